@@ -1,0 +1,448 @@
+r"""The Gaussian differential privacy (GDP) family in float64, vectorised.
+
+Notation (shared/math.md §3–4; Dong, Roth & Su, "Gaussian Differential Privacy",
+JRSS-B 2021, Corollary 2.13): a mechanism is :math:`\mu`-GDP iff it is
+:math:`(\varepsilon, \delta_\mu(\varepsilon))`-DP for every :math:`\varepsilon \ge 0`, where
+
+.. math::
+
+    \delta_\mu(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2)
+        - e^{\varepsilon}\,\Phi(-\varepsilon/\mu - \mu/2).
+
+With :math:`a = -\varepsilon/\mu + \mu/2`, :math:`b = -\varepsilon/\mu - \mu/2` one has
+:math:`b^2 - a^2 = 2\varepsilon`, hence the cancellation-free form
+
+.. math::
+
+    \delta_\mu(\varepsilon) = \tfrac12 e^{-a^2/2}
+        \left[\operatorname{erfcx}(-a/\sqrt2) - \operatorname{erfcx}(-b/\sqrt2)\right],
+
+which keeps :math:`\log\delta_\mu(\varepsilon)` finite far beyond float64 underflow
+(:math:`\delta_1(100) \approx 6.1\times10^{-2155}`) and never forms :math:`e^{\varepsilon}`,
+so nothing overflows at :math:`\varepsilon \ge 710`.
+
+Conventions shared by every function here:
+
+* Scalars in give Python floats out; arrays in give arrays out (NumPy broadcasting).
+* NaN inputs propagate to NaN outputs, element by element; they never raise and never
+  turn into a number.  Negative :math:`\varepsilon`, :math:`\mu` or :math:`\delta` and
+  :math:`\delta > 1` are outside the domain and raise :class:`~symgdp.errors.DomainError`.
+* :math:`\mu = 0` means "no information": :math:`\delta_0 \equiv 0`;
+  :math:`\mu = \infty` means "no privacy": :math:`\delta_\infty \equiv 1`.
+* :math:`\mu_{GDP}(\varepsilon, 0) = 0` and :math:`\mu_{GDP}(\varepsilon, \delta) = \infty`
+  for :math:`\delta \ge 1` (shared/math.md §4).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from .errors import ConvergenceError, DomainError
+
+__all__ = [
+    "log_delta_mu",
+    "delta_mu",
+    "mu_gdp",
+    "eps_gdp",
+    "mu_from_pure_dp",
+    "compose_gdp",
+    "tradeoff_gdp",
+    "dlog_delta_dmu",
+]
+
+_SQRT2 = math.sqrt(2.0)
+_LOG2 = math.log(2.0)
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+# Beyond this value of a = mu/2 - eps/mu the erfcx form would add large numbers whose
+# sum is close to 1; there the complement 1 - Phi(-a) - e^eps Phi(b) is used instead.
+_A_SWITCH = 0.0
+_MAX_ITER = 60
+_SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 split
+
+
+def _prepare(*args: Any) -> tuple[bool, list[np.ndarray]]:
+    """Broadcast inputs to float64 arrays; report whether all of them were scalars."""
+    scalar = all(np.ndim(x) == 0 for x in args)
+    arrays = np.broadcast_arrays(*[np.asarray(x, dtype=np.float64) for x in args])
+    return scalar, [np.array(a, dtype=np.float64) for a in arrays]
+
+
+def _finish(scalar: bool, out: np.ndarray) -> Any:
+    return float(out) if scalar else out
+
+
+def _check_nonneg(name: str, x: np.ndarray) -> None:
+    bad = x < 0  # NaN compares False and so passes through, as documented
+    if np.any(bad):
+        raise DomainError(f"{name} must be >= 0, got {x[bad].flat[0]!r}")
+
+
+def _two_prod(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Dekker's error-free product: x*y == p + e exactly (barring over/underflow)."""
+    p = x * y
+    cx = _SPLITTER * x
+    xh = cx - (cx - x)
+    xl = x - xh
+    cy = _SPLITTER * y
+    yh = cy - (cy - y)
+    yl = y - yh
+    e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    return p, e
+
+
+def _half_a_squared(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """a**2/2 as an unevaluated sum hi + lo, with a = mu/2 - eps/mu to ~2 ulp of a**2/2.
+
+    exp(-a**2/2) amplifies the absolute error of its argument into a relative error of
+    the result; near the float64 underflow a**2/2 is about 700, so a plain evaluation
+    would cost ~1e-13 relative accuracy in delta.  The double-double evaluation removes it.
+    """
+    q = eps / mu
+    p, pe = _two_prod(q, mu)
+    q_lo = ((eps - p) - pe) / mu  # eps/mu == q + q_lo to about 1e-32 relative
+    h = 0.5 * mu
+    a = h - q
+    # error of the subtraction h - q (Knuth's two-sum), then the discarded q_lo
+    bb = a - h
+    a_lo = (h - (a - bb)) + (-q - bb) - q_lo
+    sq, sq_e = _two_prod(a, a)
+    hi = 0.5 * sq
+    lo = 0.5 * sq_e + a * a_lo
+    return hi, lo
+
+
+def _log_delta_core(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
+    """log delta_mu(eps) for finite eps >= 0, 0 < mu < inf (no NaN), as float64 array."""
+    a = mu / 2.0 - eps / mu
+    b = -eps / mu - mu / 2.0
+    out = np.empty_like(a)
+    tail = a <= _A_SWITCH
+    if np.any(tail):
+        at, bt = a[tail], b[tail]
+        d = special.erfcx(-at / _SQRT2) - special.erfcx(-bt / _SQRT2)
+        out[tail] = -0.5 * at * at - _LOG2 + np.log(d)
+    head = ~tail
+    if np.any(head):
+        ah, bh, eh = a[head], b[head], eps[head]
+        s = special.ndtr(-ah) + np.exp(eh + special.log_ndtr(bh))
+        out[head] = np.log1p(-s)
+    # Rounding can only matter when the true value is within an ulp of 0 or -inf:
+    # never report log(delta) > 0, i.e. delta > 1.
+    np.minimum(out, 0.0, out=out)
+    return out
+
+
+def _edge_log_delta(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Fill edge cases (NaN, mu in {0, inf}, eps = inf); return (out, mask of regular)."""
+    out = np.full(eps.shape, np.nan)
+    nan = np.isnan(eps) | np.isnan(mu)
+    mu0 = ~nan & (mu == 0)
+    muinf = ~nan & np.isinf(mu)
+    epsinf = ~nan & np.isinf(eps) & ~muinf
+    out[mu0 | epsinf] = -np.inf
+    out[muinf & ~np.isinf(eps)] = 0.0
+    out[muinf & np.isinf(eps)] = np.nan  # delta_inf(inf): no meaningful limit
+    regular = ~(nan | mu0 | muinf | epsinf)
+    return out, regular
+
+
+def log_delta_mu(eps: Any, mu: Any) -> Any:
+    r"""Natural logarithm of the GDP privacy profile :math:`\log\delta_\mu(\varepsilon)`.
+
+    Finite wherever :math:`\delta_\mu(\varepsilon)` itself underflows float64, and accurate
+    to about 1e-15 relative (see ``docs/benchmarks.md``).
+
+    Args:
+        eps: :math:`\varepsilon \ge 0` (float or array).
+        mu: :math:`\mu \ge 0` (float or array), broadcast against ``eps``.
+
+    Returns:
+        :math:`\log\delta_\mu(\varepsilon) \le 0`; ``-inf`` for :math:`\mu = 0` or
+        :math:`\varepsilon = \infty`, ``0`` for :math:`\mu = \infty`.
+
+    Example:
+        >>> round(log_delta_mu(100.0, 1.0), 6)
+        -4960.254554
+    """
+    scalar, (e, m) = _prepare(eps, mu)
+    _check_nonneg("eps", e)
+    _check_nonneg("mu", m)
+    out, reg = _edge_log_delta(e, m)
+    if np.any(reg):
+        out[reg] = _log_delta_core(e[reg], m[reg])
+    return _finish(scalar, out)
+
+
+def delta_mu(eps: Any, mu: Any) -> Any:
+    r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (shared/math.md §3).
+
+    Computed without cancellation or overflow; relative error about 1e-13 or better
+    wherever the value is a normal float64. It underflows to ``0.0`` deep in the tail
+    (e.g. :math:`\delta_1(40) \approx 3.9\times10^{-343}`): use :func:`log_delta_mu` there.
+
+    Example:
+        >>> delta_mu(1.0, 1.0)  # doctest: +ELLIPSIS
+        0.1269...
+    """
+    scalar, (e, m) = _prepare(eps, mu)
+    _check_nonneg("eps", e)
+    _check_nonneg("mu", m)
+    logd, reg = _edge_log_delta(e, m)
+    out = np.array(np.exp(logd), dtype=np.float64)
+    if np.any(reg):
+        er, mr = e[reg], m[reg]
+        res = np.exp(_log_delta_core(er, mr))
+        a = mr / 2.0 - er / mr
+        b = -er / mr - mr / 2.0
+        tail = a <= _A_SWITCH
+        if np.any(tail):
+            et, mt, at, bt = er[tail], mr[tail], a[tail], b[tail]
+            hi, lo = _half_a_squared(et, mt)
+            d = special.erfcx(-at / _SQRT2) - special.erfcx(-bt / _SQRT2)
+            res[tail] = 0.5 * np.exp(-hi) * (1.0 - lo) * d
+        out[reg] = np.minimum(res, 1.0)
+    return _finish(scalar, out)
+
+
+def dlog_delta_dmu(eps: Any, mu: Any) -> Any:
+    r""":math:`\partial \log\delta_\mu(\varepsilon)/\partial\mu = \varphi(\varepsilon/\mu - \mu/2)/\delta_\mu(\varepsilon)`."""
+    scalar, (e, m) = _prepare(eps, mu)
+    a = m / 2.0 - e / m
+    with np.errstate(invalid="ignore", divide="ignore"):
+        out = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta_mu(e, m))
+    return _finish(scalar, out)
+
+
+def _log_delta_input(delta: Any, log_delta: Any) -> np.ndarray:
+    if (delta is None) == (log_delta is None):
+        raise TypeError("give exactly one of delta= and log_delta=")
+    if delta is not None:
+        d = np.asarray(delta, dtype=np.float64)
+        bad = (d < 0) | (d > 1)
+        if np.any(bad):
+            raise DomainError(f"delta must lie in [0, 1], got {d[bad].flat[0]!r}")
+        with np.errstate(divide="ignore"):
+            return np.log(d)
+    L = np.asarray(log_delta, dtype=np.float64)
+    bad = L > 0
+    if np.any(bad):
+        raise DomainError(f"log_delta must be <= 0 (delta <= 1), got {L[bad].flat[0]!r}")
+    return L
+
+
+def _newton(
+    x: np.ndarray,
+    step: Any,
+    rtol: float,
+    what: str,
+) -> np.ndarray:
+    """Vectorised Newton iteration on the unconverged subset.
+
+    ``step(idx, x_sub)`` returns the Newton increment for the elements ``idx``.  Both
+    callers start on the side of the root from which Newton's method converges
+    monotonically (the log-profile is concave in the variable being solved for), so
+    the iteration stops when the increment is negligible or changes sign (rounding).
+    """
+    idx = np.flatnonzero(np.isfinite(x))
+    direction = None
+    for _ in range(_MAX_ITER):
+        if idx.size == 0:
+            return x
+        dx = step(idx, x[idx])
+        if direction is None:
+            direction = np.sign(dx)
+        bad = ~np.isfinite(dx)
+        if np.any(bad):
+            raise ConvergenceError(f"{what}: non-finite Newton step at x={x[idx][bad][0]!r}")
+        # A step against the monotone direction is rounding noise at the root.
+        against = np.sign(dx) * direction < 0
+        dx = np.where(against, 0.0, dx)
+        x[idx] = x[idx] + dx
+        done = np.abs(dx) <= rtol * np.abs(x[idx])
+        keep = ~done
+        idx = idx[keep]
+        direction = direction[keep]
+    if idx.size:
+        raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} Newton steps "
+                               f"(e.g. at x={x[idx[0]]!r})")
+    return x
+
+
+def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
+    r"""The GDP transformation :math:`\mu_{GDP}(\varepsilon, \delta)`: the :math:`\mu` with
+    :math:`\delta_\mu(\varepsilon) = \delta` (shared/math.md §4).
+
+    Exactly one of ``delta`` and ``log_delta`` is given; ``log_delta`` reaches values of
+    :math:`\delta` that underflow float64.  :math:`\delta = 0` gives ``0.0`` and
+    :math:`\delta \ge 1` gives ``inf``; for :math:`\varepsilon = \infty` every
+    :math:`\delta > 0` gives ``inf``.
+
+    The root is found by Newton's method on :math:`\log\delta_\mu(\varepsilon)` started
+    from the largest of two rigorous lower bounds (:math:`\Phi(\mu/2 - \varepsilon/\mu)
+    \ge \delta_\mu(\varepsilon)` and :math:`\delta_\mu(0) \ge \delta_\mu(\varepsilon)`),
+    from which the iteration increases monotonically to the root.
+
+    Example:
+        >>> round(mu_gdp(1.0, delta_mu(1.0, 0.5)), 12)
+        0.5
+    """
+    L = _log_delta_input(delta, log_delta)
+    scalar, (e, L) = _prepare(eps, L)
+    _check_nonneg("eps", e)
+    out = np.full(e.shape, np.nan)
+    nan = np.isnan(e) | np.isnan(L)
+    zero = ~nan & np.isneginf(L)
+    inf = ~nan & ~zero & ((L >= 0) | np.isinf(e))
+    out[zero] = 0.0
+    out[inf] = np.inf
+    reg = ~(nan | zero | inf)
+    if np.any(reg):
+        out[reg] = _mu_gdp_core(e[reg], L[reg])
+    return _finish(scalar, out)
+
+
+def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
+    # Lower bound 1: Phi(mu/2 - eps/mu) = delta  <=>  mu = q + sqrt(q^2 + 2 eps).
+    q = special.ndtri_exp(L)
+    mu_tail = q + np.sqrt(q * q + 2.0 * e)
+    # Lower bound 2: delta_mu(0) = erf(mu / (2 sqrt 2)) = delta.
+    d = np.exp(L)
+    small = d < 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu_head = np.where(small, 2.0 * _SQRT2 * special.erfinv(d),
+                           2.0 * _SQRT2 * special.erfcinv(-np.expm1(L)))
+    return np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
+
+
+def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
+    x = _mu_start(e, L)
+    # mu below the smallest positive float: the answer underflows to 0.
+    x = np.where(x > 0, x, 0.0)
+    live = x > 0
+
+    def step(idx: np.ndarray, m: np.ndarray) -> np.ndarray:
+        ei, Li = e[idx], L[idx]
+        ld = _log_delta_core(ei, m)
+        a = m / 2.0 - ei / m
+        dlog = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+        return (Li - ld) / dlog
+
+    xs = np.where(live, x, np.nan)
+    xs = _newton(xs, step, 4e-16, "mu_gdp")
+    return np.where(live, xs, 0.0)
+
+
+def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
+    r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta`
+    (``0`` when :math:`\delta_\mu(0) \le \delta` already).
+
+    No bracket is assumed, so large answers are fine: ``eps_gdp(30, 1e-5)`` is about 577.
+    :math:`\delta = 0` gives ``inf`` for :math:`\mu > 0`; :math:`\mu = 0` gives ``0``.
+
+    Example:
+        >>> round(eps_gdp(1.0, delta_mu(2.0, 1.0)), 12)
+        2.0
+    """
+    L = _log_delta_input(delta, log_delta)
+    scalar, (m, L) = _prepare(mu, L)
+    _check_nonneg("mu", m)
+    out = np.full(m.shape, np.nan)
+    nan = np.isnan(m) | np.isnan(L)
+    mu0 = ~nan & (m == 0)
+    muinf = ~nan & ~mu0 & np.isinf(m)
+    out[mu0] = 0.0
+    out[muinf & (L >= 0)] = 0.0
+    out[muinf & (L < 0)] = np.inf
+    reg = ~(nan | mu0 | muinf)
+    if np.any(reg):
+        mr, Lr = m[reg], L[reg]
+        res = np.zeros(mr.shape)
+        # delta_mu(0) = erf(mu / (2 sqrt 2)); at or below delta the answer is 0.
+        ld0 = np.log(special.erf(mr / (2.0 * _SQRT2)))
+        pos = (Lr < ld0)
+        zero_delta = pos & np.isneginf(Lr)
+        res[zero_delta] = np.inf
+        solve = pos & ~zero_delta
+        if np.any(solve):
+            res[solve] = _eps_gdp_core(mr[solve], Lr[solve])
+        out[reg] = res
+    return _finish(scalar, out)
+
+
+def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
+    # Upper bound: Phi(mu/2 - eps/mu) = delta; Newton then decreases monotonically.
+    q = special.ndtri_exp(L)
+    x = np.maximum(m * (m / 2.0 - q), 0.0)
+
+    def step(idx: np.ndarray, ei: np.ndarray) -> np.ndarray:
+        mi, Li = m[idx], L[idx]
+        ld = _log_delta_core(ei, mi)
+        b = -ei / mi - mi / 2.0
+        dlog = -np.exp(ei + special.log_ndtr(b) - ld)
+        return (Li - ld) / dlog
+
+    return _newton(x, step, 4e-16, "eps_gdp")
+
+
+def mu_from_pure_dp(eps0: Any) -> Any:
+    r"""GDP parameter of any :math:`\varepsilon_0`-DP mechanism:
+    :math:`\mu = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (tight for randomized response;
+    Dong, Roth & Su 2021, and shared/math.md §3).
+
+    Computed as :math:`-2\Phi^{-1}` of :math:`\exp(-\operatorname{softplus}(\varepsilon_0))`
+    in log space, so it stays exact for large :math:`\varepsilon_0`.
+
+    Example:
+        >>> round(mu_from_pure_dp(0.2), 13)
+        0.2504839050689
+    """
+    scalar, (e,) = _prepare(eps0)
+    _check_nonneg("eps0", e)
+    log_p = -np.logaddexp(0.0, e)  # log(1/(1+e^eps0))
+    out = -2.0 * special.ndtri_exp(log_p)
+    return _finish(scalar, out)
+
+
+def compose_gdp(*mus: Any) -> Any:
+    r"""Composition of GDP guarantees: :math:`\sqrt{\sum_i \mu_i^2}`
+    (Dong, Roth & Su 2021, Corollary 3.3).
+
+    Example:
+        >>> compose_gdp(3.0, 4.0)
+        5.0
+    """
+    if not mus:
+        raise TypeError("compose_gdp needs at least one mu")
+    scalar, arrs = _prepare(*mus)
+    for m in arrs:
+        _check_nonneg("mu", m)
+    out = np.sqrt(np.sum(np.square(np.stack(arrs)), axis=0)) if len(arrs) > 1 else arrs[0]
+    # hypot-style evaluation keeps huge mu from overflowing in the squares
+    if len(arrs) > 1 and np.any(np.isinf(out)):
+        out = arrs[0]
+        for m in arrs[1:]:
+            out = np.hypot(out, m)
+    return _finish(scalar, np.asarray(out, dtype=np.float64))
+
+
+def tradeoff_gdp(alpha: Any, mu: Any) -> Any:
+    r"""The GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`.
+
+    Example:
+        >>> round(tradeoff_gdp(0.05, 0.0), 12)
+        0.95
+    """
+    scalar, (al, m) = _prepare(alpha, mu)
+    _check_nonneg("mu", m)
+    bad = (al < 0) | (al > 1)
+    if np.any(bad):
+        raise DomainError(f"alpha must lie in [0, 1], got {al[bad].flat[0]!r}")
+    # Phi^{-1}(1 - alpha) = -Phi^{-1}(alpha) avoids rounding 1 - alpha
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = special.ndtr(-special.ndtri(al) - m)
+    out = np.where(np.isinf(m) & (al > 0), 0.0, out)
+    return _finish(scalar, out)
