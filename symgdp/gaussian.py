@@ -60,7 +60,9 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 # Beyond this value of a = mu/2 - eps/mu the erfcx form would add large numbers whose
 # sum is close to 1; there the complement 1 - Phi(-a) - e^eps Phi(b) is used instead.
 _A_SWITCH = 0.0
-_MAX_ITER = 60
+_MAX_ITER = 80
+# Relative Halley step below which the next error is ~step**3: far below 1 ulp.
+_CUBIC_DONE = 1e-6
 _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 split
 
 
@@ -209,7 +211,9 @@ def delta_mu(eps: Any, mu: Any) -> Any:
 
 
 def dlog_delta_dmu(eps: Any, mu: Any) -> Any:
-    r""":math:`\partial \log\delta_\mu(\varepsilon)/\partial\mu = \varphi(\varepsilon/\mu - \mu/2)/\delta_\mu(\varepsilon)`."""
+    r"""Derivative of the log-profile in the GDP parameter:
+    :math:`\partial_\mu \log\delta_\mu(\varepsilon)
+    = \varphi(\varepsilon/\mu - \mu/2)/\delta_\mu(\varepsilon)`."""
     scalar, (e, m) = _prepare(eps, mu)
     a = m / 2.0 - e / m
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -234,40 +238,58 @@ def _log_delta_input(delta: Any, log_delta: Any) -> np.ndarray:
     return L
 
 
-def _newton(
+def _halley(
     x: np.ndarray,
-    step: Any,
-    rtol: float,
+    derivs: Any,
+    lo: np.ndarray,
+    hi: np.ndarray,
     what: str,
+    log_var: bool,
 ) -> np.ndarray:
-    """Vectorised Newton iteration on the unconverged subset.
+    """Vectorised, bracketed Halley iteration on the unconverged subset.
 
-    ``step(idx, x_sub)`` returns the Newton increment for the elements ``idx``.  Both
-    callers start on the side of the root from which Newton's method converges
-    monotonically (the log-profile is concave in the variable being solved for), so
-    the iteration stops when the increment is negligible or changes sign (rounding).
+    ``derivs(idx, x_sub)`` returns ``(F, F1, F2)``: the residual and its first two
+    derivatives with respect to ``x`` (or, with ``log_var``, with respect to ``log x``).
+    ``F`` is increasing in ``x``.  Every evaluation tightens the bracket ``[lo, hi]``; a
+    step that leaves it (or a non-finite one) is replaced by bisection, so the iteration
+    cannot run away.  Halley's method converges cubically, so once a relative step is
+    below ``_CUBIC_DONE`` the error after it is far below float64 resolution.
     """
-    idx = np.flatnonzero(np.isfinite(x))
-    direction = None
+    idx = np.flatnonzero(np.ones(x.shape, dtype=bool))
     for _ in range(_MAX_ITER):
         if idx.size == 0:
             return x
-        dx = step(idx, x[idx])
-        if direction is None:
-            direction = np.sign(dx)
-        bad = ~np.isfinite(dx)
+        xi = x[idx]
+        F, F1, F2 = derivs(idx, xi)
+        if np.any(np.isnan(F)):
+            raise ConvergenceError(f"{what}: NaN residual at x={xi[np.isnan(F)][0]!r}")
+        exact = F == 0
+        lo[idx] = np.where(F < 0, np.maximum(lo[idx], xi), lo[idx])
+        hi[idx] = np.where(F > 0, np.minimum(hi[idx], xi), hi[idx])
+        with np.errstate(all="ignore"):
+            den = 2.0 * F1 * F1 - F * F2
+            step = np.where(den > 0, -2.0 * F * F1 / den, -F / F1)
+            step = np.clip(step, -2.0, 2.0) if log_var else step
+            xn = xi * np.exp(step) if log_var else xi + step
+        l, h = lo[idx], hi[idx]
+        rel = np.abs(xn - xi) / np.maximum(np.abs(xi), 1e-300)
+        small = rel <= _CUBIC_DONE
+        outside = ~np.isfinite(xn) | (xn <= l) | (xn >= h)
+        # A tiny step that leaves the bracket is rounding noise at the root: stay put.
+        xn = np.where(small & outside, xi, xn)
+        bad = outside & ~small
         if np.any(bad):
-            raise ConvergenceError(f"{what}: non-finite Newton step at x={x[idx][bad][0]!r}")
-        # A step against the monotone direction is rounding noise at the root.
-        against = np.sign(dx) * direction < 0
-        dx = np.where(against, 0.0, dx)
-        x[idx] = x[idx] + dx
-        done = np.abs(dx) <= rtol * np.abs(x[idx])
-        keep = ~done
-        idx = idx[keep]
-        direction = direction[keep]
+            with np.errstate(all="ignore"):
+                if log_var:
+                    mid = np.where(np.isinf(h), 4.0 * l, np.where(l > 0, np.sqrt(l * h), h / 4.0))
+                else:
+                    mid = np.where(np.isinf(h), 2.0 * l + 1.0, 0.5 * (l + h))
+            xn = np.where(bad, mid, xn)
+        x[idx] = np.where(exact, xi, xn)
+        done = exact | small
+        idx = idx[~done]
     if idx.size:
-        raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} Newton steps "
+        raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} steps "
                                f"(e.g. at x={x[idx[0]]!r})")
     return x
 
@@ -321,19 +343,25 @@ def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
 def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
     x = _mu_start(e, L)
     # mu below the smallest positive float: the answer underflows to 0.
-    x = np.where(x > 0, x, 0.0)
     live = x > 0
+    if not np.all(live):
+        out = np.zeros(x.shape)
+        out[live] = _mu_gdp_core(e[live], L[live]) if np.any(live) else out[live]
+        return out
 
-    def step(idx: np.ndarray, m: np.ndarray) -> np.ndarray:
-        ei, Li = e[idx], L[idx]
+    def derivs(idx: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, ...]:
+        # F = log delta_mu(eps) - L as a function of s = log mu:
+        # d log delta / d mu = phi(a)/delta =: Q,  d2/dmu2 = -a Q (1/2 + eps/mu^2) - Q^2
+        ei = e[idx]
         ld = _log_delta_core(ei, m)
         a = m / 2.0 - ei / m
-        dlog = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
-        return (Li - ld) / dlog
+        Q = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+        d2 = -a * Q * (0.5 + ei / (m * m)) - Q * Q
+        return ld - L[idx], m * Q, m * Q + m * m * d2
 
-    xs = np.where(live, x, np.nan)
-    xs = _newton(xs, step, 4e-16, "mu_gdp")
-    return np.where(live, xs, 0.0)
+    lo = x.copy()  # a rigorous lower bound (see _mu_start)
+    hi = np.full(x.shape, np.inf)
+    return _halley(x, derivs, lo, hi, "mu_gdp", log_var=True)
 
 
 def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
@@ -374,18 +402,25 @@ def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
 
 
 def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
-    # Upper bound: Phi(mu/2 - eps/mu) = delta; Newton then decreases monotonically.
+    # Upper bound: Phi(mu/2 - eps/mu) = delta (delta_mu(eps) < Phi(a) for every eps).
     q = special.ndtri_exp(L)
     x = np.maximum(m * (m / 2.0 - q), 0.0)
 
-    def step(idx: np.ndarray, ei: np.ndarray) -> np.ndarray:
-        mi, Li = m[idx], L[idx]
+    def derivs(idx: np.ndarray, ei: np.ndarray) -> tuple[np.ndarray, ...]:
+        # Residual taken as L - log delta so that it increases with eps:
+        # d log delta/d eps = -P with P = e^eps Phi(b)/delta, and
+        # d2 log delta/d eps2 = -P + phi(a)/(mu delta) - P^2.
+        mi = m[idx]
         ld = _log_delta_core(ei, mi)
-        b = -ei / mi - mi / 2.0
-        dlog = -np.exp(ei + special.log_ndtr(b) - ld)
-        return (Li - ld) / dlog
+        a = mi / 2.0 - ei / mi
+        b = a - mi
+        P = np.exp(ei + special.log_ndtr(b) - ld)
+        Q = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+        return L[idx] - ld, P, P - Q / mi + P * P
 
-    return _newton(x, step, 4e-16, "eps_gdp")
+    lo = np.zeros(x.shape)
+    hi = x * (1.0 + 1e-15) + 1e-300  # rigorous upper bound, nudged past rounding
+    return _halley(x, derivs, lo, hi, "eps_gdp", log_var=False)
 
 
 def mu_from_pure_dp(eps0: Any) -> Any:

@@ -124,7 +124,10 @@ def _solve_monotone(f: Any, lo: mpmath.mpf, hi: mpmath.mpf, dps: int) -> mpmath.
 
 
 def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None, dps: int = 40) -> mpmath.mpf:
-    r""":math:`\mu_{GDP}(\varepsilon, \delta)` to ``dps`` digits; give ``delta`` or ``log_delta``."""
+    r""":math:`\mu_{GDP}(\varepsilon, \delta)` to ``dps`` digits.
+
+    Give exactly one of ``delta`` and ``log_delta``.
+    """
     if (delta is None) == (log_delta is None):
         raise TypeError("give exactly one of delta= and log_delta=")
     e = _mpf(eps, "eps")
@@ -165,7 +168,10 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None, dps: int = 40)
 
 
 def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None, dps: int = 40) -> mpmath.mpf:
-    r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta` to ``dps`` digits."""
+    r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta`.
+
+    Accurate to ``dps`` digits; give exactly one of ``delta`` and ``log_delta``.
+    """
     if (delta is None) == (log_delta is None):
         raise TypeError("give exactly one of delta= and log_delta=")
     m = _mpf(mu, "mu")
