@@ -1,0 +1,315 @@
+r"""Ready-made privacy profiles of standard mechanisms (shared/math.md §2, §3, §9).
+
+Every function returns a :class:`~symgdp.profile.Profile`.  A parameter given as a number
+becomes a bound value of a named parameter symbol (so the expression stays readable and
+symbolic steps still see the parameter); a parameter given as a SymPy symbol or expression
+is used as is and stays free.
+
+Two kinds of mechanism appear:
+
+* **Exact profiles**: :func:`laplace`, :func:`gaussian`, :func:`pure_dp`,
+  :func:`randomized_response` and :func:`shuffle_amplification` (a valid upper bound).
+* **Trade-off equations** :math:`\text{noise} = f(\varepsilon, \delta)` published by the
+  designers (:func:`sgd_family`, :func:`shuffle_sum`, :func:`projected_noisy_sgd`,
+  :func:`classical_gaussian`).  They return the *naive* profile, the equation solved for
+  :math:`\delta` by hand (shared/math.md §1), and carry the equation itself in
+  ``profile.meta["equation"]`` (a ``sympy.Eq`` with the noise on the left), ready for
+  ``Profile.from_tradeoff(profile.meta["equation"], profile.values)``.
+
+Sources: Balle, Barthe & Gaboardi (2020) for the Laplace profile; Dong, Roth & Su (2021)
+for GDP; Kairouz, Oh & Viswanath (2015) for the worst-case pure-DP profile; Liu, Sun,
+Jiang & Kong (NeurIPS 2022, §5–6) for the trade-off-equation examples; Dwork & Roth (2014,
+Thm A.1) for the classical Gaussian calibration; Feldman, McMillan & Talwar, "Hiding Among
+the Clones" (FOCS 2021, Thm 3.1) for amplification by shuffling.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+
+from .errors import DomainError
+from .profile import Profile, sympify_value
+from .symbols import delta as _DELTA
+from .symbols import eps as _EPS
+from .symbols import mu as _MU
+from .symbols import sigma as _SIGMA
+
+__all__ = [
+    "laplace",
+    "gaussian",
+    "pure_dp",
+    "randomized_response",
+    "sgd_family",
+    "shuffle_sum",
+    "projected_noisy_sgd",
+    "classical_gaussian",
+    "shuffle_amplification",
+    "EPS0",
+    "SENSITIVITY",
+]
+
+#: the per-mechanism privacy parameter :math:`\varepsilon_0`
+EPS0 = sympy.Symbol("varepsilon_0", positive=True, real=True)
+#: the sensitivity :math:`\Delta` of a query
+SENSITIVITY = sympy.Symbol("Delta", positive=True, real=True)
+_A = sympy.Symbol("A", positive=True, real=True)
+_B = sympy.Symbol("B", positive=True, real=True)
+_C = sympy.Symbol("C", positive=True, real=True)
+_M = sympy.Symbol("m", positive=True, real=True)
+_N = sympy.Symbol("n", positive=True, real=True)
+_EPS_L = sympy.Symbol("varepsilon_L", positive=True, real=True)
+
+
+def _phi_cdf(x: sympy.Expr) -> sympy.Expr:
+    """The standard normal CDF written with erfc (finite far into the lower tail)."""
+    return sympy.erfc(-x / sympy.sqrt(2)) / 2
+
+
+def _param(
+    value: Any, symbol: sympy.Symbol, name: str, *, allow_zero: bool = False
+) -> tuple[sympy.Expr, dict[sympy.Symbol, sympy.Expr]]:
+    """A parameter as (expression to use, bound values).
+
+    Numbers are validated (positive, or non-negative with ``allow_zero``) and bound to
+    ``symbol``; symbolic expressions are kept and rejected only when SymPy can prove them
+    out of range, so a free symbol still passes (the sympy.stats ``_value_check`` rule).
+    """
+    if isinstance(value, sympy.Basic) and not value.is_number:
+        expr = value
+        bad = expr.is_negative if allow_zero else expr.is_nonpositive
+        if bad:
+            raise DomainError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {expr}")
+        return expr, {}
+    try:
+        v = sympify_value(value)
+    except Exception as exc:  # ProfileError for non-numbers, re-raised under our name
+        raise DomainError(f"{name} must be a number or SymPy expression, got {value!r}") \
+            from exc
+    if v.is_real is False or v.is_finite is False:
+        raise DomainError(f"{name} must be a finite real number, got {value!r}")
+    if v.is_negative or (not allow_zero and v.is_zero):
+        raise DomainError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+    return symbol, {symbol: v}
+
+
+def _merge(*pairs: tuple[sympy.Expr, dict]) -> tuple[list[sympy.Expr], dict]:
+    exprs, values = [], {}
+    for e, v in pairs:
+        exprs.append(e)
+        values.update(v)
+    return exprs, values
+
+
+def laplace(eps0: Any) -> Profile:
+    r"""Exact profile of the Laplace mechanism with :math:`\varepsilon_0 = \Delta/b`.
+
+    .. math:: \delta(\varepsilon) = \bigl(1 - e^{(\varepsilon - \varepsilon_0)/2}\bigr)_+
+
+    (Balle, Barthe & Gaboardi 2020; shared/math.md §9).  It is 0 from
+    :math:`\varepsilon_0` on: the mechanism is :math:`\varepsilon_0`-DP.
+
+    Example:
+        >>> p = laplace(1.0)
+        >>> p.expr
+        Max(0, 1 - exp(varepsilon/2 - varepsilon_0/2))
+        >>> round(p(0.0), 12)  # 1 - exp(-1/2)
+        0.393469340287
+    """
+    (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+    expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
+    return Profile(expr, vals, name="Laplace",
+                   source="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
+
+
+def gaussian(mu: Any) -> Profile:
+    r"""Exact profile of a :math:`\mu`-GDP Gaussian mechanism (:math:`\mu = \Delta/\sigma`).
+
+    .. math:: \delta_\mu(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2)
+              - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2)
+
+    with :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt2)/2` (Dong, Roth & Su 2021, Cor. 2.13;
+    Balle & Wang 2018, Thm 8).
+
+    Example:
+        >>> round(gaussian(1.0)(1.0), 12)
+        0.126936737507
+    """
+    (m,), vals = _merge(_param(mu, _MU, "mu"))
+    expr = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
+    return Profile(expr, vals, name="Gaussian",
+                   source="Dong, Roth & Su (2021), Corollary 2.13")
+
+
+def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:
+    return sympy.Max(sympy.exp(e0) - sympy.exp(_EPS), 0) / (1 + sympy.exp(e0))
+
+
+def pure_dp(eps0: Any) -> Profile:
+    r"""Worst-case profile of an :math:`\varepsilon_0`-DP mechanism.
+
+    .. math:: \delta(\varepsilon) = \frac{(e^{\varepsilon_0} - e^{\varepsilon})_+}
+              {1 + e^{\varepsilon_0}}
+
+    Every :math:`\varepsilon_0`-DP mechanism has a profile at most this, and randomized
+    response attains it (Kairouz, Oh & Viswanath 2015; shared/math.md §2).
+
+    Example:
+        >>> from symgdp import eps
+        >>> p = pure_dp(sympy.log(3))
+        >>> p.bound_expr.subs(eps, 0)
+        1/2
+    """
+    (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+    return Profile(_pure_dp_expr(e0), vals, name="pure DP",
+                   source="Kairouz, Oh & Viswanath (2015); shared/math.md §2")
+
+
+def randomized_response(eps0: Any) -> Profile:
+    r"""Exact profile of binary randomized response that reports the truth with
+    probability :math:`p = e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`.
+
+    It equals the worst-case :math:`\varepsilon_0`-DP profile of :func:`pure_dp`; the
+    returned profile carries ``meta["p"]``.
+
+    Example:
+        >>> randomized_response(sympy.log(3)).meta["p"]
+        3/4
+    """
+    (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+    p = sympy.exp(e0) / (1 + sympy.exp(e0))
+    return Profile(_pure_dp_expr(e0), vals, name="randomized response",
+                   source="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals))
+
+
+def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:
+    r"""Naive profile of the "SGD family" calibration
+    :math:`\sigma = A\,\varepsilon^{-1}\sqrt{\log(B/\delta)}`:
+
+    .. math:: \tilde\delta(\varepsilon) = B\, e^{-\sigma^2\varepsilon^2/A^2}
+
+    (Liu et al. 2022, §6; shared/math.md §9).  ``meta["equation"]`` holds the equation.
+
+    Example:
+        >>> p = sgd_family(1, 1, 2)
+        >>> p.expr
+        B*exp(-sigma**2*varepsilon**2/A**2)
+    """
+    (a, b, s), vals = _merge(_param(A, _A, "A"), _param(B, _B, "B"),
+                             _param(sigma, _SIGMA, "sigma"))
+    eq = sympy.Eq(s, a / _EPS * sympy.sqrt(sympy.log(b / _DELTA)))
+    return Profile(b * sympy.exp(-s**2 * _EPS**2 / a**2), vals, name="SGD family",
+                   source="Liu, Sun, Jiang & Kong (2022), §6", equation=eq)
+
+
+def shuffle_sum(m: Any, n: Any) -> Profile:
+    r"""Naive profile of shuffle-model summation (the "ICEA" example): it is
+    :math:`(\varepsilon, \delta)`-DP when :math:`m \ge 10\log(n/(\varepsilon\delta))`, so
+
+    .. math:: \tilde\delta(\varepsilon) = \frac{n\, e^{-m/10}}{\varepsilon}
+
+    (Liu et al. 2022, §5; shared/math.md §9).  The profile is :math:`\ge 1` near 0
+    (vacuous there); ``meta["equation"]`` holds :math:`m = 10\log(n/(\varepsilon\delta))`.
+
+    Example:
+        >>> shuffle_sum(100, 1000).expr
+        n*exp(-m/10)/varepsilon
+    """
+    (mm, nn), vals = _merge(_param(m, _M, "m"), _param(n, _N, "n"))
+    eq = sympy.Eq(mm, 10 * sympy.log(nn / (_EPS * _DELTA)))
+    return Profile(nn * sympy.exp(-mm / 10) / _EPS, vals, name="shuffle sum",
+                   source="Liu, Sun, Jiang & Kong (2022), §5", equation=eq)
+
+
+def projected_noisy_sgd(C: Any, sigma: Any) -> Profile:
+    r"""Naive profile of projected noisy SGD calibrated by
+    :math:`\sigma = -C\log(\delta)/\varepsilon`:
+
+    .. math:: \tilde\delta(\varepsilon) = e^{-\sigma\varepsilon/C}
+
+    (Liu et al. 2022, §6; shared/math.md §9).  Its tail is only exponential in
+    :math:`\varepsilon`, so the tail limit of shared/math.md §5 is infinite: this
+    guarantee, as written, is not GDP.
+
+    Example:
+        >>> projected_noisy_sgd(1, 2).expr
+        exp(-sigma*varepsilon/C)
+    """
+    (c, s), vals = _merge(_param(C, _C, "C"), _param(sigma, _SIGMA, "sigma"))
+    eq = sympy.Eq(s, -c * sympy.log(_DELTA) / _EPS)
+    return Profile(sympy.exp(-s * _EPS / c), vals, name="projected noisy SGD",
+                   source="Liu, Sun, Jiang & Kong (2022), §6", equation=eq)
+
+
+def classical_gaussian(sigma: Any, sensitivity: Any = 1) -> Profile:
+    r"""Naive profile of the classical Gaussian calibration
+    :math:`\sigma = \Delta\sqrt{2\log(1.25/\delta)}/\varepsilon`:
+
+    .. math:: \tilde\delta(\varepsilon) = \tfrac54\, e^{-\sigma^2\varepsilon^2/(2\Delta^2)}
+
+    Caution: Dwork & Roth (2014, Thm A.1) prove the calibration only for
+    :math:`\varepsilon < 1`.  Beyond that the naive profile is not a guarantee: it falls
+    *below* the exact profile :math:`\delta_{\Delta/\sigma}` of the same Gaussian mechanism
+    for large :math:`\varepsilon` (for :math:`\sigma = \Delta` already at
+    :math:`\varepsilon = 10`), because :math:`-2\log\delta_\mu(\varepsilon) =
+    \varepsilon^2/\mu^2 - \varepsilon + O(\log\varepsilon)` (shared/math.md §5).  It is the
+    textbook example of a naive profile whose tail limit is :math:`\Delta^2/\sigma^2`;
+    ``meta["valid_for"]`` records the proven range.
+
+    Example:
+        >>> classical_gaussian(2).expr
+        5*exp(-sigma**2*varepsilon**2/(2*Delta**2))/4
+    """
+    (s, d), vals = _merge(_param(sigma, _SIGMA, "sigma"),
+                          _param(sensitivity, SENSITIVITY, "sensitivity"))
+    eq = sympy.Eq(s, d * sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / _DELTA)) / _EPS)
+    expr = sympy.Rational(5, 4) * sympy.exp(-s**2 * _EPS**2 / (2 * d**2))
+    return Profile(expr, vals, name="classical Gaussian",
+                   source="Dwork & Roth (2014), Theorem A.1", equation=eq,
+                   valid_for=sympy.StrictLessThan(_EPS, 1))
+
+
+def shuffle_amplification(eps_local: Any, n: Any) -> Profile:
+    r"""Profile of :math:`n` shuffled reports of an :math:`\varepsilon_0`-DP local
+    randomizer, from Feldman, McMillan & Talwar ("Hiding Among the Clones", FOCS 2021,
+    Theorem 3.1).
+
+    The theorem: for :math:`\delta \in (0, 1]` with
+    :math:`\varepsilon_0 \le \log\bigl(n / (16\log(2/\delta))\bigr)`, the shuffled output
+    is :math:`(\varepsilon, \delta)`-DP with
+
+    .. math:: \varepsilon = \log\Bigl(1 + 8\,\frac{e^{\varepsilon_0} - 1}{e^{\varepsilon_0} + 1}
+              \Bigl(\sqrt{\frac{e^{\varepsilon_0}\log(4/\delta)}{n}}
+              + \frac{e^{\varepsilon_0}}{n}\Bigr)\Bigr).
+
+    Inverting, with :math:`s(\varepsilon) = (e^{\varepsilon} - 1)(e^{\varepsilon_0} + 1)
+    / (8(e^{\varepsilon_0} - 1)) - e^{\varepsilon_0}/n`:
+    :math:`\delta = 4\exp(-n s^2/e^{\varepsilon_0})` when :math:`s > 0` (no :math:`\delta`
+    works when :math:`s \le 0`).  The validity condition is
+    :math:`\delta \ge \delta_{\min} = 2\exp(-n e^{-\varepsilon_0}/16)`; below it the theorem
+    says nothing, but :math:`(\varepsilon, \delta_{\min})` still holds for every larger
+    :math:`\varepsilon` (a profile is non-increasing), so the inverted bound is floored at
+    :math:`\delta_{\min}`.  The shuffled output is also :math:`\varepsilon_0`-DP
+    (post-processing of the local reports), so the result is the minimum with the
+    worst-case :math:`\varepsilon_0`-DP profile, which makes it 0 from
+    :math:`\varepsilon_0` on.
+
+    Example:
+        >>> p = shuffle_amplification(1.0, 10**6)
+        >>> round(p(0.02), 10)
+        6.85933e-05
+        >>> p(1.0)
+        0.0
+    """
+    (e0, nn), vals = _merge(_param(eps_local, _EPS_L, "eps_local", allow_zero=True),
+                            _param(n, _N, "n"))
+    t = (sympy.exp(e0) - 1) / (sympy.exp(e0) + 1)
+    s = (sympy.exp(_EPS) - 1) / (8 * t) - sympy.exp(e0) / nn
+    fmt = 4 * sympy.exp(-nn * s**2 * sympy.exp(-e0))
+    delta_min = 2 * sympy.exp(-nn * sympy.exp(-e0) / 16)
+    shuffled = sympy.Piecewise((1, s <= 0), (sympy.Min(1, sympy.Max(fmt, delta_min)), True))
+    expr = sympy.Min(_pure_dp_expr(e0), shuffled)
+    return Profile(expr, vals, name="shuffle amplification",
+                   source="Feldman, McMillan & Talwar (2021), Theorem 3.1",
+                   delta_min=delta_min.xreplace(vals))
