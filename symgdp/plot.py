@@ -1,0 +1,512 @@
+r"""Figures of privacy profiles, GDPTs, trade-off curves and composition bounds.
+
+Each function returns a :class:`matplotlib.figure.Figure` with mathtext (LaTeX) labels.
+Figures are built without :mod:`matplotlib.pyplot`, so plotting in a loop keeps no global
+state; they display in Jupyter and save with ``fig.savefig(path)``.  Pass ``ax=`` to draw
+into an existing pyplot axes instead.
+
+Notation (shared/math.md): :math:`\delta(\varepsilon)` a privacy profile,
+:math:`\delta_\mu(\varepsilon)` the profile of :math:`\mu`-GDP, and
+:math:`G_A(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta_A(\varepsilon))` the
+GDP transformation (GDPT) of a profile.  On an interval :math:`[x, y]` a non-increasing
+profile gives :math:`\mu_{\mathrm{GDP}}(x, \delta_A(y)) \le G_A \le
+\mu_{\mathrm{GDP}}(y, \delta_A(x))` (math §6): :func:`gdpt` draws these steps as the
+staircase bounds.  A profile implies :math:`f`-DP with
+:math:`f(\alpha) = \sup_{\varepsilon \ge 0} \max\{0, 1 - \delta(\varepsilon) -
+e^{\varepsilon}\alpha, e^{-\varepsilon}(1 - \delta(\varepsilon) - \alpha)\}` (Dong, Roth &
+Su 2021, Proposition 2.12); :func:`tradeoff` draws it against :math:`G_\mu`.
+
+matplotlib is imported only when a figure is made.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from .errors import AnalysisTimeout, DomainError
+from .gaussian import delta_mu, mu_gdp, tradeoff_gdp
+from .report import format_bracket
+
+__all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
+
+_FIGSIZE = (6.4, 4.2)
+_FONT = 11
+# Row names of symgdp.composition.table, in the order and wording of math §8.
+_ROW_LABELS = {
+    "basic": "basic",
+    "advanced": "advanced (Dwork–Rothblum–Vadhan)",
+    "gdp": r"GDP, per-step $\mu$ from pure DP",
+    "gdp_laplace": r"GDP, per-step $\mu$ of Laplace",
+    "optimal": "optimal (Kairouz–Oh–Viswanath)",
+    "gdp_summary": r"GDP summary of the optimal profile",
+}
+
+
+# -- matplotlib plumbing ---------------------------------------------------------------------
+def _figure_class() -> Any:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
+        raise ImportError("symgdp.plot needs matplotlib: pip install matplotlib") from exc
+    return Figure
+
+
+def _axes(ax: Any, figsize: tuple[float, float] = _FIGSIZE) -> tuple[Any, Any]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = _figure_class()(figsize=figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None) -> None:
+    ax.set_xlabel(xlabel, fontsize=_FONT + 1)
+    ax.set_ylabel(ylabel, fontsize=_FONT + 1)
+    ax.tick_params(labelsize=_FONT - 1)
+    ax.grid(True, which="major", alpha=0.3)
+    if title:
+        ax.set_title(title, fontsize=_FONT + 1)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=_FONT - 2, frameon=False)
+
+
+def _mathtext_ok(text: str) -> bool:
+    from matplotlib.mathtext import MathTextParser
+
+    try:
+        MathTextParser("path").parse(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _profile_label(p: Any, i: int) -> str:
+    """The profile's name, else its formula when mathtext can draw it and it is short."""
+    if getattr(p, "name", None):
+        return str(p.name)
+    if getattr(p, "breakpoint", None) is not None:
+        return f"refined profile {i + 1}"
+    try:
+        import sympy
+
+        tex = rf"$\delta(\varepsilon) = {sympy.latex(p.bound_expr)}$"
+    except Exception:  # noqa: BLE001 - a label must never break a figure
+        return f"profile {i + 1}"
+    return tex if len(tex) <= 70 and _mathtext_ok(tex) else f"profile {i + 1}"
+
+
+def _labels(items: Sequence[Any], labels: Sequence[str] | None) -> list[str]:
+    if labels is None:
+        return [_profile_label(p, i) for i, p in enumerate(items)]
+    if len(labels) != len(items):
+        raise DomainError(f"got {len(labels)} labels for {len(items)} curves")
+    return [str(s) for s in labels]
+
+
+def _as_list(x: Any) -> list[float]:
+    if x is None:
+        return []
+    return [float(v) for v in np.atleast_1d(np.asarray(x, dtype=float))]
+
+
+def _spans_decades(values: np.ndarray, decades: float = 3.0) -> bool:
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v) & (v > 0)]
+    return v.size >= 2 and math.log10(v.max() / v.min()) > decades
+
+
+def _check_range(name: str, value: float) -> float:
+    v = float(value)
+    if not (math.isfinite(v) and v > 0):
+        raise DomainError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _gdpt_values(p: Any, x: np.ndarray) -> np.ndarray:
+    """G(x) = mu_GDP(x, delta(x)); +inf (delta >= 1) is returned as NaN so it is not drawn."""
+    g = np.asarray(mu_gdp(x, log_delta=p.log_delta(x)), dtype=float)
+    return np.where(np.isfinite(g), g, np.nan)
+
+
+def _auto_eps_max(items: Sequence[Any], level: float = 1e-8) -> float:
+    """Smallest eps (between 1 and 100) where every profile is below ``level``."""
+    grid = np.linspace(0.0, 100.0, 401)[1:]
+    worst = np.max([p.log_delta(grid) for p in items], axis=0)
+    below = np.nonzero(worst < math.log(level))[0]
+    return float(np.clip(grid[below[0]] if below.size else 100.0, 1.0, 100.0))
+
+
+# -- public figures --------------------------------------------------------------------------
+def profiles(
+    *profiles: Any,
+    mu: float | Sequence[float] | None = None,
+    eps_max: float | None = None,
+    n: int = 400,
+    labels: Sequence[str] | None = None,
+    log: bool | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    r"""Privacy profiles :math:`\delta(\varepsilon)` with GDP profiles :math:`\delta_\mu`.
+
+    Args:
+        *profiles: :class:`~symgdp.profile.Profile` objects (e.g. a naive profile and its
+            refinement), every parameter bound.
+        mu: GDP parameters whose curves :math:`\delta_\mu(\varepsilon)` are drawn dashed.
+        eps_max: right end of the :math:`\varepsilon` axis; by default where every profile
+            has dropped below :math:`10^{-8}` (between 1 and 100).
+        n: grid points.
+        labels: legend entries (default: the profile names or formulas).
+        log: logarithmic :math:`\delta` axis; by default when the values span more than
+            three decades.
+        ax: draw into this axes instead of a new figure.
+        title: optional title.
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Example:
+        >>> import sympy
+        >>> from symgdp import Profile, eps
+        >>> fig = profiles(Profile(2 * sympy.exp(-eps**2)), mu=[1.0], eps_max=3)
+        >>> len(fig.axes[0].lines)
+        2
+    """
+    if not profiles:
+        raise DomainError("profiles() needs at least one Profile")
+    if n < 2:
+        raise DomainError(f"n must be at least 2, got {n!r}")
+    names = _labels(profiles, labels)
+    xmax = _auto_eps_max(profiles) if eps_max is None else _check_range("eps_max", eps_max)
+    x = np.linspace(0.0, xmax, int(n))
+    fig, ax = _axes(ax)
+    curves = []
+    for p, label in zip(profiles, names, strict=True):
+        y = np.exp(p.log_delta(x))
+        curves.append(y)
+        ax.plot(x, y, lw=2.0, label=label)
+    for m in _as_list(mu):
+        y = np.asarray(delta_mu(x, m), dtype=float)
+        curves.append(y)
+        ax.plot(x, y, ls="--", lw=1.4, color="0.35" if len(_as_list(mu)) == 1 else None,
+                label=rf"$\delta_{{\mu}}(\varepsilon),\ \mu = {m:.4g}$")
+    use_log = _spans_decades(np.concatenate(curves)) if log is None else bool(log)
+    if use_log:
+        ax.set_yscale("log")
+        positive = np.concatenate(curves)
+        positive = positive[positive > 0]
+        if positive.size:
+            ax.set_ylim(max(positive.min() / 2, 1e-300), 1.5)
+    else:
+        ax.set_ylim(-0.02, 1.02)
+    ax.set_xlim(0.0, xmax)
+    _finish(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$", title)
+    return fig
+
+
+def gdpt(
+    *profiles: Any,
+    measurements: Any = None,
+    eps_max: float | None = None,
+    n: int = 400,
+    staircase: int | None = 20,
+    tail: bool | float | Sequence[float | None] = True,
+    labels: Sequence[str] | None = None,
+    logx: bool = False,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    r"""GDPT curves :math:`G(\varepsilon)` with staircase bounds, measured bracket and tail.
+
+    Args:
+        *profiles: the profiles whose GDPT is drawn (pass the refined profile to see the
+            curve a default :meth:`~symgdp.profile.Profile.measure` bounds).
+        measurements: one ``Measurement`` or one per profile (``None`` entries allowed):
+            its guaranteed bracket :math:`[\text{lower}, \text{upper}]` of
+            :math:`\sup_{[0,\varepsilon_h]} G` is drawn as a band over the head, its
+            ``argmax`` as a dot and its ``mu_tail`` as the tail asymptote.
+        eps_max: right end of the axis; default :math:`\max(10, 3\,\text{argmax})`, at most
+            the measured :math:`\varepsilon_h`.
+        n: grid points of the curve.
+        staircase: number of steps of the staircase bounds of math §6 drawn over
+            ``[0, eps_max]`` (``None`` or 0: none).  Every step is a guaranteed lower/upper
+            bound of :math:`G` on its interval.
+        tail: ``True`` draws :math:`\mu_{\text{tail}} = \lim G` as a dotted asymptote
+            (from the measurement, else from :meth:`Profile.identify` when it decides);
+            a number (or one per profile) draws that value; ``False`` draws none.
+        labels: legend entries.
+        logx: logarithmic :math:`\varepsilon` axis.
+        ax: draw into this axes.
+        title: optional title.
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Example:
+        >>> import sympy
+        >>> from symgdp import Profile, eps
+        >>> fig = gdpt(Profile(sympy.exp(-eps**2), name="A"), staircase=8, tail=0.7071,
+        ...            eps_max=5)
+        >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
+        ['A', 'staircase bounds (8 steps)']
+    """
+    if not profiles:
+        raise DomainError("gdpt() needs at least one Profile")
+    if n < 2:
+        raise DomainError(f"n must be at least 2, got {n!r}")
+    names = _labels(profiles, labels)
+    if measurements is None or not isinstance(measurements, (list, tuple)):
+        meas = [measurements] + [None] * (len(profiles) - 1)
+    else:
+        meas = list(measurements)
+    if len(meas) != len(profiles):
+        raise DomainError(f"got {len(meas)} measurements for {len(profiles)} profiles")
+    if isinstance(tail, (bool, np.bool_)):
+        tails: list[Any] = [bool(tail)] * len(profiles)
+    elif isinstance(tail, (int, float)):
+        tails = [float(tail)] + [None] * (len(profiles) - 1)
+    else:
+        tails = list(tail)
+        if len(tails) != len(profiles):
+            raise DomainError(f"got {len(tails)} tail values for {len(profiles)} profiles")
+
+    if eps_max is None:
+        xmax = 10.0
+        for m in meas:
+            if m is not None:
+                xmax = max(xmax, 3.0 * float(m.argmax or 0.0))
+        heads = [float(m.eps_h) for m in meas if m is not None]
+        if heads:
+            xmax = min(xmax, max(heads))
+    else:
+        xmax = _check_range("eps_max", eps_max)
+    x = np.geomspace(xmax * 1e-4, xmax, n) if logx else np.linspace(0.0, xmax, int(n))
+
+    fig, ax = _axes(ax)
+    ymax = 0.0
+    for k, (p, label, m, t) in enumerate(zip(profiles, names, meas, tails, strict=True)):
+        color = f"C{k}"
+        g = _gdpt_values(p, x)
+        ax.plot(x, g, lw=2.0, color=color, label=label)
+        if np.any(np.isfinite(g)):
+            ymax = max(ymax, float(np.nanmax(g)))
+        if staircase:
+            steps = int(staircase)
+            edges = np.linspace(0.0, xmax, steps + 1)
+            ld = p.log_delta(edges)
+            lo = np.asarray(mu_gdp(edges[:-1], log_delta=ld[1:]), dtype=float)
+            up = np.asarray(mu_gdp(edges[1:], log_delta=ld[:-1]), dtype=float)
+            up = np.where(np.isfinite(up), up, np.nan)
+            ax.stairs(up, edges, color=color, lw=0.9, alpha=0.75, baseline=None,
+                      label=f"staircase bounds ({steps} steps)" if k == 0 else None)
+            ax.stairs(lo, edges, color=color, lw=0.9, alpha=0.75, baseline=None)
+            finite = up[np.isfinite(up)]
+            if finite.size:
+                ymax = max(ymax, float(np.median(finite)))
+        if m is not None:
+            lower, upper = float(m.lower), float(m.upper)
+            head = min(float(m.eps_h), xmax)
+            lo_txt, up_txt = format_bracket(lower, upper)
+            ax.fill_between([0.0, head], [lower] * 2, [upper] * 2, color=color, alpha=0.25)
+            ax.hlines([lower, upper], 0.0, head, colors=color, lw=1.0, ls="-.",
+                      label=(rf"measured $\sup_{{[0,{float(m.eps_h):g}]}} G \in "
+                             rf"[{lo_txt}, {up_txt}]$"))
+            if m.argmax is not None and math.isfinite(lower):
+                ax.plot([float(m.argmax)], [lower], "o", color=color, ms=5)
+            if math.isfinite(upper):
+                ymax = max(ymax, upper)
+        mu_tail = _tail_value(p, m, t)
+        if mu_tail is not None and math.isfinite(mu_tail):
+            ax.axhline(mu_tail, color=color, ls=":", lw=1.4,
+                       label=rf"tail limit $\lim\, G = {mu_tail:.4g}$")
+            ymax = max(ymax, mu_tail)
+    ax.set_ylim(0.0, 1.15 * ymax if ymax > 0 else 1.0)
+    if logx:
+        ax.set_xscale("log")
+    else:
+        ax.set_xlim(0.0, xmax)
+    _finish(ax, r"$\varepsilon$",
+            r"$G(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta(\varepsilon))$", title)
+    return fig
+
+
+def _tail_value(p: Any, m: Any, t: Any) -> float | None:
+    if t is None or t is False:
+        return None
+    if t is not True:
+        return float(t)
+    if m is not None and getattr(m, "mu_tail", None) is not None:
+        return float(m.mu_tail)
+    identify = getattr(p, "identify", None)
+    if identify is None:
+        return None
+    try:
+        return float(identify().mu_tail)
+    except (AnalysisTimeout, NotImplementedError):
+        return None  # undecided: draw no asymptote rather than a guessed one
+
+
+def _profile_tradeoff(p: Any, alpha: np.ndarray, n_eps: int = 2000) -> np.ndarray:
+    r"""Lower envelope of the trade-off curves f_{eps, delta(eps)} over an eps grid.
+
+    A finite grid takes the sup over fewer (eps, delta(eps)) pairs, so the curve is a valid
+    (slightly conservative) trade-off function implied by the profile.
+    """
+    xmax = _auto_eps_max([p], level=1e-12)
+    e = np.linspace(0.0, xmax, n_eps)
+    d = np.exp(p.log_delta(e))[:, None]
+    ee = np.exp(e)[:, None]
+    a = alpha[None, :]
+    with np.errstate(over="ignore"):
+        f = np.maximum.reduce([np.zeros_like(d * a), 1.0 - d - ee * a, (1.0 - d - a) / ee])
+    return f.max(axis=0)
+
+
+def tradeoff(
+    *curves: Any,
+    mu: float | Sequence[float] | None = None,
+    n: int = 400,
+    labels: Sequence[str] | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    r"""Trade-off (:math:`f`-DP) curves, type I error :math:`\alpha` vs type II error.
+
+    Args:
+        *curves: profiles (drawn as the trade-off function they imply, Dong, Roth & Su 2021,
+            Proposition 2.12, with the supremum over a dense :math:`\varepsilon` grid, which
+            is conservative) or ``(alpha, beta)`` array pairs.
+        mu: GDP parameters whose curves :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)`
+            are drawn dashed for comparison.
+        n: points on the :math:`\alpha` axis.
+        labels: legend entries for ``curves``.
+        ax: draw into this axes.
+        title: optional title.
+
+    Returns:
+        The matplotlib ``Figure`` (square axes on :math:`[0, 1]^2`, with the diagonal of
+        perfect privacy).
+
+    Example:
+        >>> fig = tradeoff(mu=[0.5, 1.0])
+        >>> len(fig.axes[0].lines)
+        3
+    """
+    if n < 2:
+        raise DomainError(f"n must be at least 2, got {n!r}")
+    alpha = np.linspace(0.0, 1.0, int(n))
+    fig, ax = _axes(ax, figsize=(5.0, 4.8))
+    ax.plot([0, 1], [1, 0], color="0.6", lw=1.0, ls=":", label=r"$1 - \alpha$ (perfect privacy)")
+    items = list(curves)
+    if labels is not None and len(labels) != len(items):
+        raise DomainError(f"got {len(labels)} labels for {len(items)} curves")
+    for i, c in enumerate(items):
+        if isinstance(c, tuple) and len(c) == 2:
+            a, b = (np.asarray(v, dtype=float) for v in c)
+            if a.shape != b.shape:
+                raise DomainError(f"alpha and beta of curve {i + 1} differ in shape: "
+                                  f"{a.shape} vs {b.shape}")
+            label = labels[i] if labels else f"curve {i + 1}"
+        else:
+            a, b = alpha, _profile_tradeoff(c, alpha)
+            label = labels[i] if labels else _profile_label(c, i)
+        ax.plot(a, b, lw=2.0, label=label)
+    for m in _as_list(mu):
+        ax.plot(alpha, tradeoff_gdp(alpha, m), ls="--", lw=1.4,
+                label=rf"$G_{{\mu}}$, $\mu = {m:.4g}$")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_aspect("equal")
+    _finish(ax, r"type I error $\alpha$", r"type II error $\beta$", title)
+    return fig
+
+
+def composition(
+    table: Mapping[str, Sequence[float]],
+    x: Sequence[float] | None = None,
+    *,
+    xlabel: str = r"$\delta$",
+    rows: Sequence[str] | None = None,
+    labels: Mapping[str, str] | None = None,
+    logx: bool | None = None,
+    logy: bool | None = None,
+    ax: Any = None,
+    title: str | None = None,
+) -> Any:
+    r"""Composition bounds: :math:`\varepsilon` against :math:`\delta` (or against :math:`k`).
+
+    Args:
+        table: row name to values, as returned by :func:`symgdp.composition.table` (one
+            :math:`\varepsilon` per :math:`\delta`).  Rows ``basic``, ``advanced``, ``gdp``,
+            ``gdp_laplace``, ``optimal`` and ``gdp_summary`` get descriptive labels.
+        x: the abscissae (the :math:`\delta` values, or the numbers of steps :math:`k`); by
+            default ``table.deltas`` when the table carries it.
+        xlabel: label of the abscissa (use ``"$k$"`` for a plot against the step count).
+        rows: the rows to draw, in order (default: all).
+        labels: overrides of row labels.
+        logx, logy: logarithmic axes; by default when the data span more than two decades.
+        ax: draw into this axes.
+        title: optional title.
+
+    Returns:
+        The matplotlib ``Figure``.
+
+    Example:
+        >>> fig = composition({"basic": [10.0, 10.0], "advanced": [8.1, 9.4]}, [1e-6, 1e-10])
+        >>> fig.axes[0].get_xscale()
+        'log'
+    """
+    if x is None:
+        x = getattr(table, "deltas", None)
+        if x is None:
+            raise DomainError("composition() needs the abscissae x (e.g. the deltas)")
+    xs = np.asarray(x, dtype=float)
+    names = list(table.keys()) if rows is None else list(rows)
+    for r in names:
+        if r not in table:
+            raise DomainError(f"the table has no row {r!r}; rows are {sorted(table)}")
+    fig, ax = _axes(ax)
+    everything = []
+    styles = ["-o", "-s", "-^", "-v", "-D", "-P", "-X", "-*"]
+    for i, r in enumerate(names):
+        ys = np.asarray(table[r], dtype=float)
+        if ys.shape != xs.shape:
+            raise DomainError(f"row {r!r} has {ys.size} values for {xs.size} abscissae")
+        everything.append(ys)
+        label = (labels or {}).get(r, _ROW_LABELS.get(r, r))
+        ax.plot(xs, ys, styles[i % len(styles)], lw=1.6, ms=4, label=label)
+    if logx if logx is not None else _spans_decades(xs, 2.0):
+        ax.set_xscale("log")
+    if logy if logy is not None else _spans_decades(np.concatenate(everything), 2.0):
+        ax.set_yscale("log")
+    _finish(ax, xlabel, r"$\varepsilon$", title)
+    return fig
+
+
+def summary(rep: Any, *, eps_max: float | None = None) -> Any:
+    r"""Two panels for a :class:`~symgdp.report.Report`: the profiles and the GDPT.
+
+    The left panel shows the naive and refined profiles with :math:`\delta_\mu` at the
+    measured upper bound; the right one the GDPT of the measured profile with its
+    staircase bounds, measured bracket and tail limit.
+    """
+    fig = _figure_class()(figsize=(11.5, 4.2), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    items = [rep.profile.replace(name="naive profile")]
+    if rep.refined is not None:
+        items.append(rep.refined.replace(name="refined profile"))
+    m = rep.measurement
+    mus = [m.upper] if m is not None and math.isfinite(m.upper) and m.upper > 0 else None
+    profiles(*items, mu=mus, eps_max=eps_max, ax=left, title="privacy profiles")
+    measured = items[-1] if m is None or m.refined else items[0]
+    tail = True
+    if rep.is_gdp is None:
+        tail = False  # the tail analysis did not decide; draw no asymptote
+    elif rep.mu_tail is not None:
+        tail = rep.mu_tail
+    gdpt(measured, measurements=m, eps_max=eps_max, tail=tail, ax=right,
+         title="GDP transformation")
+    return fig
