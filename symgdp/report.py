@@ -1,0 +1,576 @@
+r"""A report of every step from a privacy guarantee to a Gaussian-DP statement.
+
+:func:`report` runs the pipeline of shared/math.md on one profile or trade-off equation and
+keeps each derived step: the input, the naive profile :math:`\tilde\delta(\varepsilon)`
+(§1), the refinement point :math:`c` and the refined profile (§2), the tail limit
+:math:`L = \lim_{\varepsilon\to\infty} \varepsilon^2 / (-2\log\delta(\varepsilon))` and the
+verdict it implies (§5), and the guaranteed bracket of
+:math:`\sup_{[0, \varepsilon_h]} G` with the failure probability beyond
+:math:`\varepsilon_h` (§6), with the method and the time each step took.
+
+The :class:`Report` prints itself as a LaTeX ``align*`` block to paste into a paper, as
+Markdown, as plain text and as a JSON-ready dict.  Printed bounds are rounded outwards
+(a lower bound down, an upper bound and a failure probability up), so a printed
+statement is as valid as the computed one.  A step that did not finish is reported as
+"unknown"; the report never guesses a verdict.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from types import MappingProxyType
+from typing import Any
+
+import sympy
+
+from .errors import AnalysisTimeout, ParseError, ProfileError
+from .profile import Profile
+from .symbols import eps as _EPS
+
+__all__ = ["Report", "report", "format_lower", "format_upper", "format_bracket",
+           "format_log_upper"]
+
+_LN10 = math.log(10.0)
+_FLOAT_DIGITS = 10  # significant digits of floating-point constants inside displayed formulas
+
+# -- number formatting ------------------------------------------------------------------------
+
+
+def _directed(x: float, digits: int, rounding: str) -> str:
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    if x == 0:
+        return "0"
+    d = Decimal(x)  # the exact binary value, so the rounding direction is honoured
+    exp = d.adjusted() - digits + 1
+    q = d.quantize(Decimal(1).scaleb(exp), rounding=rounding)
+    if -7 < q.adjusted() < 7:
+        return format(q, "f")
+    return format(q.normalize(), "E").replace("E", "e")
+
+
+def format_lower(x: float, digits: int = 6) -> str:
+    """``x`` rounded down to ``digits`` significant digits, as text.
+
+    >>> format_lower(0.70710678118)
+    '0.707106'
+    """
+    return _directed(float(x), digits, ROUND_FLOOR)
+
+
+def format_upper(x: float, digits: int = 6) -> str:
+    """``x`` rounded up to ``digits`` significant digits, as text.
+
+    >>> format_upper(0.70710678118)
+    '0.707107'
+    """
+    return _directed(float(x), digits, ROUND_CEILING)
+
+
+def format_bracket(lower: float, upper: float) -> tuple[str, str]:
+    """A bracket rounded outwards with just enough digits to show its width (3 to 12).
+
+    >>> format_bracket(1.23203538, 1.23203601)
+    ('1.2320353', '1.2320361')
+    """
+    lo, up = float(lower), float(upper)
+    if math.isfinite(lo) and math.isfinite(up) and up > 0:
+        gap = max(up - lo, 1e-15 * up)
+        digits = int(min(12, max(3, math.ceil(math.log10(up / gap)) + 1)))
+    else:
+        digits = 6
+    return format_lower(lo, digits), format_upper(up, digits)
+
+
+def format_log_upper(log_x: float, latex: bool = False) -> str:
+    r"""An upper bound of :math:`x` from :math:`\log x`, as ``m e k`` (or LaTeX), rounded up.
+
+    Works where :math:`x` itself underflows float64.
+
+    >>> format_log_upper(-1000.0)  # exp(-1000) = 5.0759...e-435
+    '5.1e-435'
+    >>> format_log_upper(-100.0, latex=True)
+    '3.8 \\times 10^{-44}'
+    """
+    if math.isnan(log_x):
+        return "nan"
+    if log_x == -math.inf:
+        return "0"
+    if log_x >= 0:
+        return "1"
+    t = log_x / _LN10
+    k = math.floor(t)
+    m = 10.0 ** (t - k)
+    m_up = math.ceil(m * 10.0 * (1 + 1e-12)) / 10.0  # rounding up absorbs float error
+    if m_up >= 10.0:
+        m_up, k = 1.0, k + 1
+    if latex:
+        return rf"{m_up:.1f} \times 10^{{{k}}}"
+    return f"{m_up:.1f}e{k:+d}".replace("e+", "e")
+
+
+def _round_floats(expr: Any) -> Any:
+    """Floats shown with a readable number of digits (display only)."""
+    if not isinstance(expr, sympy.Basic):
+        return expr
+    floats = expr.atoms(sympy.Float)
+    return expr.xreplace({f: sympy.Float(f, _FLOAT_DIGITS) for f in floats}) if floats else expr
+
+
+def _text(expr: Any, var: sympy.Symbol = _EPS) -> str:
+    """SymPy expression as a string with ``eps`` for epsilon (as the CLI accepts it)."""
+    if expr is None:
+        return "None"
+    e = sympy.sympify(expr)
+    return sympy.sstr(_round_floats(e).xreplace({var: sympy.Symbol("eps")}))
+
+
+def _tex(expr: Any) -> str:
+    return sympy.latex(_round_floats(sympy.sympify(expr)))
+
+
+def _num(x: Any) -> Any:
+    """JSON number: finite float, "inf"/"-inf" for infinities, None for unknown."""
+    if x is None:
+        return None
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+# -- the report -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    r"""Every derived step of an analysis (see :func:`report`).
+
+    Attributes:
+        input: the input as given (text, or the SymPy expression printed).
+        kind: ``"profile"`` or ``"tradeoff"``.
+        equation: the trade-off equation :math:`\sigma = f(\varepsilon, \delta)`, if any.
+        profile: the naive profile.
+        refined: the refined profile, ``None`` when refinement was off or did not finish.
+        breakpoint: the refinement point :math:`c` (``None`` when there is none).
+        breakpoint_delta: :math:`\tilde\delta(c)`.
+        tail_limit: :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))`; ``None`` = unknown.
+        is_gdp: verdict of the tail analysis; ``None`` = unknown.
+        mu_tail: :math:`\sqrt{L}` (``inf`` when not GDP, ``None`` when unknown or symbolic).
+        tail_method: ``"symbolic"`` or ``"numeric"``.
+        measurement: the ``Measurement`` of the head, ``None`` when not measured.
+        timings: seconds spent per step.
+        notes: what did not finish or was skipped, and why.
+    """
+
+    input: str
+    kind: str
+    equation: Any
+    profile: Profile
+    refined: Profile | None
+    breakpoint: Any
+    breakpoint_delta: Any
+    tail_limit: Any
+    is_gdp: bool | None
+    mu_tail: float | None
+    tail_method: str | None
+    measurement: Any
+    timings: Mapping[str, float] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("profile", "tradeoff"):
+            raise ProfileError(f"kind must be 'profile' or 'tradeoff', got {self.kind!r}")
+        object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
+        object.__setattr__(self, "notes", tuple(self.notes))
+
+    # -- derived verdict ----------------------------------------------------------------------
+    @property
+    def verdict(self) -> str:
+        """``"GDP"``, ``"not GDP"`` or ``"unknown"`` -- never a guess.
+
+        ``"GDP"`` when the tail limit is finite, or when the measurement covers the whole
+        profile (it is 0 beyond some :math:`\\varepsilon \\le \\varepsilon_h`).
+        """
+        m = self.measurement
+        if m is not None and m.covers_tail and math.isfinite(m.upper):
+            return "GDP"
+        if self.is_gdp is None:
+            return "unknown"
+        return "GDP" if self.is_gdp else "not GDP"
+
+    @property
+    def statement(self) -> str:
+        """The guarantee in one sentence, with outward-rounded numbers."""
+        m = self.measurement
+        parts = []
+        if m is not None:
+            lo, up = format_bracket(m.lower, m.upper)
+            if m.covers_tail and math.isfinite(m.upper):
+                return (f"mu-GDP with mu = {up} (the profile is 0 beyond eps_h = "
+                        f"{m.eps_h:g}, so the head bound is the full guarantee); "
+                        f"the tightest mu is at least {lo}")
+            parts.append(f"({m.eps_h:g}, {up})-head GDP, sup of G on [0, {m.eps_h:g}] in "
+                         f"[{lo}, {up}]; beyond eps_h the failure probability is at most "
+                         f"{format_log_upper(m.log_failure_prob)}")
+        if self.is_gdp is None:
+            why = "the tail analysis did not finish" if self.tail_limit is None else \
+                "the tail limit depends on unbound parameters"
+            parts.append(f"whether it is GDP at all is unknown ({why})")
+        elif self.is_gdp:
+            if self.mu_tail is not None and math.isfinite(self.mu_tail):
+                best = self.mu_tail if m is None else max(self.mu_tail, float(m.lower))
+                parts.append(f"GDP: the tail limit is finite (lim G = "
+                             f"{format_lower(self.mu_tail)}), so the tightest mu is at "
+                             f"least {format_lower(best)}")
+            else:
+                parts.append("GDP: the tail limit is finite")
+        else:
+            parts.append("not GDP: the tail limit is infinite, the profile crosses every "
+                         "delta_mu")
+        return "; ".join(parts)
+
+    # -- renderings ---------------------------------------------------------------------------
+    def _rows(self) -> list[tuple[str, str]]:
+        """(label, LaTeX) pairs shared by the LaTeX and Markdown renderings."""
+        var = sympy.latex(self.profile.var)
+        rows: list[tuple[str, str]] = []
+        if self.equation is not None:
+            rows.append(("trade-off equation", _tex(self.equation)))
+        if self.profile.values:
+            vals = r",\ ".join(f"{sympy.latex(k)} = {_tex(v)}"
+                               for k, v in sorted(self.profile.values.items(), key=str))
+            rows.append(("parameters", vals))
+        rows.append(("naive profile", rf"\tilde\delta({var}) = {_tex(self.profile.expr)}"))
+        if self.breakpoint is not None:
+            bp = _tex(self.breakpoint)
+            approx = ""
+            if not isinstance(self.breakpoint, sympy.Float):
+                try:
+                    approx = rf" \approx {float(self.breakpoint):.8g}"
+                except TypeError:
+                    approx = ""
+            row = f"c = {bp}{approx}"
+            if self.breakpoint_delta is not None:
+                row += rf",\quad \tilde\delta(c) = {_tex(self.breakpoint_delta)}"
+                try:
+                    row += rf" \approx {float(self.breakpoint_delta):.8g}"
+                except TypeError:
+                    pass
+            rows.append(("refinement point", row))
+        if self.refined is not None:
+            rows.append(("refined profile",
+                         rf"\delta({var}) = {_tex(self.refined.bound_expr)}"))
+        lim = (rf"\lim_{{{var}\to\infty}} \frac{{{var}^2}}{{-2\log\delta({var})}}")
+        if self.tail_limit is None:
+            rows.append(("tail limit", lim + r" = \text{unknown (did not finish)}"))
+        else:
+            tail = rf"{lim} = {_tex(self.tail_limit)}"
+            if self.mu_tail is not None and math.isfinite(self.mu_tail) and \
+                    self.tail_limit.is_number and not self.tail_limit.is_Rational:
+                tail += rf" \approx {self.mu_tail**2:.8g}"
+            rows.append(("tail limit", tail))
+        verdict = {"GDP": r"\text{GDP}", "not GDP": r"\text{not GDP}",
+                   "unknown": r"\text{unknown}"}[self.verdict]
+        if self.is_gdp and self.mu_tail is not None and math.isfinite(self.mu_tail):
+            verdict += (rf",\quad \mu_{{\text{{tail}}}} = \lim G = "
+                        rf"{format_lower(self.mu_tail, 8)}\ldots")
+        rows.append(("verdict", verdict))
+        m = self.measurement
+        if m is not None:
+            lo, up = format_bracket(m.lower, m.upper)
+            up_tex = r"\infty" if up == "inf" else up
+            rows.append(("measured head",
+                         rf"{lo} \le \sup_{{0 \le {var} \le {m.eps_h:g}}} G({var}) \le {up_tex}"))
+            if m.covers_tail and math.isfinite(m.upper):
+                rows.append(("guarantee",
+                             rf"\mu\text{{-GDP with }} \mu = {up_tex}"
+                             r"\ (\text{profile} = 0 \text{ beyond } \varepsilon_h)"))
+            else:
+                rows.append(("failure probability",
+                             rf"\delta_{{\mu}}(\varepsilon_h) \le "
+                             rf"{format_log_upper(m.log_failure_prob, latex=True)}"))
+            cert = r"\text{certified}" if m.certified else r"\text{float64}"
+            rows.append(("method",
+                         rf"\text{{{m.method}}},\ \text{{tol}} = {m.tol:g},\ "
+                         rf"{m.evaluations}\ \text{{evaluations}},\ {cert}"))
+        return rows
+
+    def to_latex(self) -> str:
+        r"""A paste-ready ``align*`` block (needs ``amsmath``).
+
+        Floating-point constants in formulas are shown with 10 significant digits; the
+        measured bracket is rounded outwards and the failure probability up.
+        """
+        lines = [rf"  \text{{{label}:}} \quad & {body}" for label, body in self._rows()]
+        return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
+
+    def to_markdown(self) -> str:
+        """Markdown with one bullet per step (math in ``$...$``), for notebooks and issues."""
+        head = [f"**symgdp report** ({self.kind}): `{self.input}`", ""]
+        body = [f"- **{label}**: ${tex}$" for label, tex in self._rows()]
+        tail = ["", f"**Verdict:** {self.verdict} — {self.statement}."]
+        if self.timings:
+            tail.append("")
+            tail.append("Timings: " + ", ".join(f"{k} {v:.3g} s"
+                                                for k, v in self.timings.items()) + ".")
+        if self.notes:
+            tail += [""] + [f"> Note: {n}" for n in self.notes]
+        return "\n".join(head + body + tail)
+
+    def to_text(self) -> str:
+        """Plain ASCII text, as printed by ``symgdp analyze``."""
+        var = self.profile.var
+        rows = [("input", self.input)]
+        if self.equation is not None:
+            rows.append(("trade-off equation", _text(self.equation, var)))
+        if self.profile.values:
+            rows.append(("parameters", ", ".join(
+                f"{k} = {_text(v)}" for k, v in sorted(self.profile.values.items(), key=str))))
+        rows.append(("naive profile", f"delta(eps) = {_text(self.profile.expr, var)}"))
+        if self.breakpoint is not None:
+            bp = f"c = {_text(self.breakpoint, var)}"
+            if self.breakpoint_delta is not None:
+                bp += f", delta(c) = {_text(self.breakpoint_delta, var)}"
+            rows.append(("refinement point", bp))
+        if self.refined is not None:
+            rows.append(("refined profile", f"delta(eps) = {_text(self.refined.bound_expr, var)}"))
+        rows.append(("tail limit", "unknown (did not finish)" if self.tail_limit is None
+                     else f"lim eps^2/(-2 log delta) = {_text(self.tail_limit, var)}"
+                     + (f" (method: {self.tail_method})" if self.tail_method else "")))
+        rows.append(("verdict", self.verdict))
+        m = self.measurement
+        if m is not None:
+            lo, up = format_bracket(m.lower, m.upper)
+            rows.append(("mu (head)", f"{lo} <= sup G on [0, {m.eps_h:g}] <= {up}"))
+            rows.append(("failure prob.", f"<= {format_log_upper(m.log_failure_prob)}"
+                         + (" (profile is 0 beyond eps_h: full guarantee)"
+                            if m.covers_tail else "")))
+            rows.append(("method", f"{m.method}, tol {m.tol:g}, {m.evaluations} evaluations, "
+                         f"argmax eps = {float(m.argmax):.6g}, "
+                         f"{'certified (interval arithmetic)' if m.certified else 'float64'}"))
+        rows.append(("statement", self.statement))
+        if self.timings:
+            rows.append(("timings", ", ".join(f"{k} {v:.3g} s" for k, v in self.timings.items())))
+        rows += [("note", n) for n in self.notes]
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+    def __str__(self) -> str:
+        return self.to_text()
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-serialisable dict (``json.dumps(r.to_dict(), allow_nan=False)`` works).
+
+        Expressions are strings in the syntax ``symgdp analyze`` reads (``eps`` for
+        epsilon) with a LaTeX copy under ``"latex"``; infinities are the string ``"inf"``;
+        ``None`` (JSON ``null``) means unknown or not computed.
+        """
+        m = self.measurement
+        var = self.profile.var
+
+        def num_or_none(attr: str) -> Any:
+            return None if m is None else _num(getattr(m, attr))
+
+        d: dict[str, Any] = {
+            "input": self.input,
+            "kind": self.kind,
+            "equation": None if self.equation is None else _text(self.equation, var),
+            "values": {str(k): _text(v) for k, v in self.profile.values.items()},
+            "profile": _text(self.profile.expr, var),
+            "refined_profile": None if self.refined is None
+            else _text(self.refined.bound_expr, var),
+            "breakpoint": _num(self.breakpoint) if self.breakpoint is not None else None,
+            "breakpoint_exact": None if self.breakpoint is None
+            else _text(self.breakpoint, var),
+            "breakpoint_delta": None if self.breakpoint_delta is None
+            else _num(self.breakpoint_delta),
+            "tail_limit": None if self.tail_limit is None else _text(self.tail_limit, var),
+            "tail_method": self.tail_method,
+            "is_gdp": self.is_gdp,
+            "mu_tail": _num(self.mu_tail),
+            "verdict": self.verdict,
+            "statement": self.statement,
+            "mu_lower": num_or_none("lower"),
+            "mu_upper": num_or_none("upper"),
+            "eps_h": num_or_none("eps_h"),
+            "tol": num_or_none("tol"),
+            "covers_tail": None if m is None else bool(m.covers_tail),
+            "failure_prob": num_or_none("failure_prob"),
+            "log_failure_prob": num_or_none("log_failure_prob"),
+            "refined": None if m is None else bool(m.refined),
+            "method": None if m is None else str(m.method),
+            "certified": None if m is None else bool(m.certified),
+            "evaluations": None if m is None else int(m.evaluations),
+            "argmax": num_or_none("argmax"),
+            "timings": {k: round(float(v), 6) for k, v in self.timings.items()},
+            "notes": list(self.notes),
+        }
+        d["latex"] = {
+            "equation": None if self.equation is None else _tex(self.equation),
+            "profile": _tex(self.profile.expr),
+            "refined_profile": None if self.refined is None else _tex(self.refined.bound_expr),
+            "tail_limit": None if self.tail_limit is None else _tex(self.tail_limit),
+            "report": self.to_latex(),
+        }
+        return d
+
+    def _repr_latex_(self) -> str:
+        lines = [rf"\text{{{label}:}} \quad & {body}" for label, body in self._rows()]
+        return "$$\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}$$"
+
+    def _repr_markdown_(self) -> str:
+        return self.to_markdown()
+
+
+# -- building a report ------------------------------------------------------------------------
+
+
+def _parse(text: str, values: Mapping[Any, Any] | None, tradeoff: bool) -> tuple[Profile, Any]:
+    from . import parsing
+
+    if tradeoff:
+        equation = parsing.parse_equation(text)
+        return Profile.from_tradeoff(equation, values or {}), equation
+    if "=" in text.replace("<=", "").replace(">=", "").replace("==", "").replace("!=", ""):
+        raise ParseError(f"{text!r} looks like an equation; pass tradeoff=True "
+                         "(--tradeoff on the command line) to read it as sigma = f(eps, delta)")
+    return Profile.parse(text, values), None
+
+
+def _build(obj: Any, values: Mapping[Any, Any] | None,
+           tradeoff: bool) -> tuple[Profile, Any, str, str]:
+    """(naive profile, equation or None, input text, kind)."""
+    if isinstance(obj, str):
+        profile, equation = _parse(obj, values, tradeoff)
+        return profile, equation, obj, "tradeoff" if equation is not None else "profile"
+    if isinstance(obj, Profile):
+        if tradeoff:
+            raise ProfileError("tradeoff=True needs an equation, got a Profile")
+        if values:
+            merged = {**{str(k): v for k, v in obj.values.items()},
+                      **{str(k): v for k, v in values.items()}}
+            obj = obj.replace(values=merged)
+        return obj, None, _text(obj.expr, obj.var), "profile"
+    if isinstance(obj, sympy.Equality):
+        return Profile.from_tradeoff(obj, values or {}), obj, _text(obj), "tradeoff"
+    if isinstance(obj, (sympy.Basic, int, float)) and not isinstance(obj, bool):
+        if tradeoff:
+            raise ProfileError(f"tradeoff=True needs an equation sigma = f(eps, delta), "
+                               f"got {obj!r}")
+        p = Profile(obj, values)
+        return p, None, _text(p.expr, p.var), "profile"
+    raise ProfileError(f"report() takes a Profile, a SymPy expression or equation, or a "
+                       f"string; got {type(obj).__name__} {obj!r}")
+
+
+def _tail(p: Profile, notes: list[str]) -> tuple[Any, bool | None, float | None, str | None]:
+    """(limit, is_gdp, mu_tail, method); None entries mean unknown."""
+    if p.unbound_symbols:
+        # Symbolic derivation: the limit may be a formula in the free parameters.
+        limit = p.tail_limit()
+        if limit == sympy.oo:
+            return limit, False, math.inf, "symbolic"
+        finite = limit.is_finite and limit.is_nonnegative
+        notes.append("parameters without values: " + ", ".join(
+            sorted(map(str, p.unbound_symbols))) + "; no numeric measurement")
+        return limit, (True if finite else None), None, "symbolic"
+    ident = p.identify()
+    return ident.limit, bool(ident.is_gdp), float(ident.mu_tail), str(ident.method)
+
+
+def report(
+    profile_or_equation: Any,
+    *,
+    values: Mapping[Any, Any] | None = None,
+    eps_h: float = 100.0,
+    tol: float = 1e-6,
+    certify: bool = False,
+    tradeoff: bool = False,
+    refine: bool = True,
+    method: str = "auto",
+    measure: bool = True,
+    progress: Callable[[str], None] | None = None,
+) -> Report:
+    r"""Analyse a profile or trade-off equation and keep every derived step.
+
+    Args:
+        profile_or_equation: a :class:`~symgdp.profile.Profile`, a SymPy expression of
+            :math:`\delta(\varepsilon)`, a SymPy ``Eq`` :math:`\sigma = f(\varepsilon,
+            \delta)`, or a string of either (parsed safely; an equation needs
+            ``tradeoff=True``).
+        values: parameter values (by name or symbol).
+        eps_h: head end point of the measurement.
+        tol: requested gap between the measured lower and upper bound.
+        certify: check the measured bounds with interval arithmetic.
+        tradeoff: read a string as a trade-off equation.
+        refine: refine the profile (math §2) before measuring.
+        method: measurement method (``"auto"`` or ``"staircase"``).
+        measure: set ``False`` for the symbolic steps only.
+        progress: called with the name of each step before it starts.
+
+    Returns:
+        A :class:`Report`.  Parameters left without values keep the symbolic steps
+        (formulas in the parameters) and skip the measurement, with a note.
+
+    Raises:
+        ParseError: the string is not a safe expression or equation.
+        ProfileError: the input is not a valid profile.
+    """
+    say = progress or (lambda step: None)
+    timings: dict[str, float] = {}
+    notes: list[str] = []
+
+    t0 = time.perf_counter()
+    profile, equation, text, kind = _build(profile_or_equation, values, tradeoff)
+    timings["parse"] = time.perf_counter() - t0
+
+    refined = breakpoint_ = breakpoint_delta = None
+    if refine:
+        say("refining the profile")
+        t0 = time.perf_counter()
+        try:
+            refined = profile.refine()
+            breakpoint_ = getattr(refined, "breakpoint", None)
+            breakpoint_delta = getattr(refined, "breakpoint_delta", None)
+        except AnalysisTimeout as exc:
+            notes.append(f"refinement did not finish: {exc}")
+        timings["refine"] = time.perf_counter() - t0
+
+    say("identifying the tail")
+    t0 = time.perf_counter()
+    try:
+        limit, is_gdp, mu_tail, tail_method = _tail(profile, notes)
+    except (AnalysisTimeout, NotImplementedError) as exc:
+        limit = is_gdp = mu_tail = tail_method = None
+        notes.append(f"tail analysis did not finish, verdict unknown: {exc}")
+    timings["tail"] = time.perf_counter() - t0
+
+    measurement = None
+    if measure and not profile.unbound_symbols:
+        say("measuring the head")
+        t0 = time.perf_counter()
+        # Measure the naive profile through measure()'s own refinement so that the
+        # Measurement says refined=True; refining an already refined profile is a no-op.
+        use_refine = refine and refined is not None
+        if refine and refined is None:
+            notes.append("measured the profile as given (refinement did not finish)")
+        measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine, method=method,
+                                      certify=certify)
+        timings["measure"] = time.perf_counter() - t0
+    return Report(input=text, kind=kind, equation=equation, profile=profile, refined=refined,
+                  breakpoint=breakpoint_, breakpoint_delta=breakpoint_delta, tail_limit=limit,
+                  is_gdp=is_gdp, mu_tail=mu_tail, tail_method=tail_method,
+                  measurement=measurement, timings=timings, notes=tuple(notes))
+
