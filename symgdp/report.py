@@ -27,8 +27,9 @@ from typing import Any
 
 import sympy
 
-from .errors import AnalysisTimeout, ParseError, ProfileError
+from .errors import AnalysisTimeout, ParseError, ProfileError, UnboundParameterError
 from .profile import Profile
+from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 
 __all__ = ["Report", "report", "format_lower", "format_upper", "format_bracket",
@@ -446,7 +447,7 @@ def _parse(text: str, values: Mapping[Any, Any] | None, tradeoff: bool) -> tuple
     if "=" in text.replace("<=", "").replace(">=", "").replace("==", "").replace("!=", ""):
         raise ParseError(f"{text!r} looks like an equation; pass tradeoff=True "
                          "(--tradeoff on the command line) to read it as sigma = f(eps, delta)")
-    return Profile.parse(text, values), None
+    return Profile(parsing.parse_expression(text), values), None
 
 
 def _build(obj: Any, values: Mapping[Any, Any] | None,
@@ -475,19 +476,38 @@ def _build(obj: Any, values: Mapping[Any, Any] | None,
                        f"string; got {type(obj).__name__} {obj!r}")
 
 
-def _tail(p: Profile, notes: list[str]) -> tuple[Any, bool | None, float | None, str | None]:
-    """(limit, is_gdp, mu_tail, method); None entries mean unknown."""
+def _check_values(profile: Profile, equation: Any, values: Mapping[Any, Any] | None) -> None:
+    """Every given value names a parameter, and every parameter has a value."""
+    source = equation if equation is not None else profile.expr
+    params = {s.name for s in source.free_symbols} - {profile.var.name, _DELTA.name}
+    unknown = sorted({str(k) for k in (values or {})} - params)
+    if unknown:
+        have = ", ".join(sorted(params)) or "none"
+        raise ProfileError(f"no parameter named {', '.join(unknown)} in the input "
+                           f"(its parameters: {have})")
+    missing = sorted(str(s) for s in profile.unbound_symbols)
+    if missing:
+        raise UnboundParameterError(
+            f"parameter{'s' if len(missing) > 1 else ''} without a value: "
+            f"{', '.join(missing)}; give {'them' if len(missing) > 1 else 'it'} with "
+            + " ".join(f"--set {m}=VALUE" for m in missing))
+
+
+def _tail(p: Profile, timeout: float | None,
+          notes: list[str]) -> tuple[Any, bool | None, float | None, str | None]:
+    """(limit, is_gdp, mu_tail, method) of the tail analysis; None entries mean unknown."""
+    from .tail import identify
+
     if p.unbound_symbols:
-        # Symbolic derivation: the limit may be a formula in the free parameters.
-        limit = p.tail_limit()
-        if limit == sympy.oo:
-            return limit, False, math.inf, "symbolic"
-        finite = limit.is_finite and limit.is_nonnegative
         notes.append("parameters without values: " + ", ".join(
-            sorted(map(str, p.unbound_symbols))) + "; no numeric measurement")
-        return limit, (True if finite else None), None, "symbolic"
-    ident = p.identify()
-    return ident.limit, bool(ident.is_gdp), float(ident.mu_tail), str(ident.method)
+            sorted(map(str, p.unbound_symbols))) + "; symbolic steps only, no measurement")
+    ident = identify(p, timeout=timeout)
+    if ident.method == "unknown" or ident.limit is None:
+        notes.append(f"tail analysis inconclusive, verdict unknown: {ident.detail}")
+        return None, None, None, None
+    mu_tail = float(ident.mu_tail)
+    return (ident.limit, ident.is_gdp, None if math.isnan(mu_tail) else mu_tail,
+            str(ident.method))
 
 
 def report(
@@ -502,6 +522,8 @@ def report(
     method: str = "auto",
     measure: bool = True,
     progress: Callable[[str], None] | None = None,
+    strict: bool = False,
+    timeout: float | None = None,
 ) -> Report:
     r"""Analyse a profile or trade-off equation and keep every derived step.
 
@@ -519,6 +541,11 @@ def report(
         method: measurement method (``"auto"`` or ``"staircase"``).
         measure: set ``False`` for the symbolic steps only.
         progress: called with the name of each step before it starts.
+        timeout: wall-clock budget in seconds of the symbolic tail analysis (default:
+            that of :func:`symgdp.tail.identify`); when it runs out the verdict is
+            "unknown".
+        strict: the command-line contract: a value for a name that is not a parameter of
+            the input, or a parameter left without a value, is an error.
 
     Returns:
         A :class:`Report`.  Parameters left without values keep the symbolic steps
@@ -527,6 +554,7 @@ def report(
     Raises:
         ParseError: the string is not a safe expression or equation.
         ProfileError: the input is not a valid profile.
+        UnboundParameterError: with ``strict=True``, a parameter has no value.
     """
     say = progress or (lambda step: None)
     timings: dict[str, float] = {}
@@ -535,6 +563,8 @@ def report(
     t0 = time.perf_counter()
     profile, equation, text, kind = _build(profile_or_equation, values, tradeoff)
     timings["parse"] = time.perf_counter() - t0
+    if strict:
+        _check_values(profile, equation, values)
 
     refined = breakpoint_ = breakpoint_delta = None
     if refine:
@@ -551,8 +581,8 @@ def report(
     say("identifying the tail")
     t0 = time.perf_counter()
     try:
-        limit, is_gdp, mu_tail, tail_method = _tail(profile, notes)
-    except (AnalysisTimeout, NotImplementedError) as exc:
+        limit, is_gdp, mu_tail, tail_method = _tail(profile, timeout, notes)
+    except AnalysisTimeout as exc:
         limit = is_gdp = mu_tail = tail_method = None
         notes.append(f"tail analysis did not finish, verdict unknown: {exc}")
     timings["tail"] = time.perf_counter() - t0

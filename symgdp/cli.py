@@ -1,0 +1,264 @@
+r"""The ``symgdp`` command line.
+
+``symgdp analyze EXPR`` reads a privacy profile :math:`\delta(\varepsilon)` (or, with
+``--tradeoff``, an equation ``sigma = f(eps, delta)``), binds its parameters with ``--set``,
+and prints every derived step of :func:`symgdp.report.report`: as text (default), as one JSON
+object (``--json``) or as a LaTeX ``align*`` block (``--latex``); ``--plot FILE`` also
+saves the profiles and the GDPT.
+
+Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback);
+1 on an internal error (one line asking for a bug report; ``--debug`` shows the traceback);
+130 when interrupted.  Strings are parsed only by :mod:`symgdp.parsing` (no ``eval``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import IO, Any
+
+from .errors import ParseError, SymgdpError
+
+__all__ = ["main", "build_parser"]
+
+_PROG = "symgdp"
+_EXAMPLES = """\
+examples:
+  symgdp analyze "2*exp(-eps**2)"
+  symgdp analyze --tradeoff "sigma = sqrt(2*log(1.25/delta))/eps" --set sigma=2
+  symgdp analyze "B*exp(-sigma**2*eps**2/A**2)" --set A=1 --set B=2 --set sigma=1.5 --json
+"""
+
+
+class UsageError(Exception):
+    """A command-line usage error (reported as one line, exit status 2)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # argparse would print usage and exit
+        raise UsageError(message)
+
+
+def _positive_float() -> Any:
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (math.isfinite(value) and value > 0):
+            raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
+        return value
+
+    return convert
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``symgdp`` (its errors raise :class:`UsageError`)."""
+    from . import __version__
+
+    parser = _Parser(prog=_PROG, description="Derive, identify and measure Gaussian-DP "
+                     "guarantees of privacy profiles.", epilog=_EXAMPLES,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"{_PROG} {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    a = sub.add_parser(
+        "analyze", help="analyse a privacy profile or trade-off equation",
+        description="Refine a privacy profile, find its tail limit and measure its GDP "
+        "parameter with guaranteed error.", epilog=_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("expr", metavar="EXPR",
+                   help="the profile delta(eps), e.g. '2*exp(-eps**2)'; with --tradeoff an "
+                   "equation 'sigma = f(eps, delta)'")
+    a.add_argument("--tradeoff", action="store_true",
+                   help="EXPR is a privacy-utility trade-off equation sigma = f(eps, delta)")
+    a.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable); VALUE may be an expression like "
+                   "'sqrt(2)' or '1/3'")
+    a.add_argument("--eps-h", type=_positive_float(), default=100.0, metavar="X",
+                   help="head end point of the measurement (default 100)")
+    a.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
+                   help="gap between the measured lower and upper bound (default 1e-6)")
+    a.add_argument("--certify", action="store_true",
+                   help="check the bounds with interval arithmetic (slower)")
+    a.add_argument("--no-refine", action="store_true",
+                   help="measure the profile exactly as given, without refinement")
+    a.add_argument("--method", choices=("auto", "staircase"), default="auto",
+                   help="measurement algorithm (default auto; staircase = the published one)")
+    out = a.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object")
+    out.add_argument("--latex", action="store_true", help="print a LaTeX align* block")
+    a.add_argument("--plot", metavar="FILE",
+                   help="save the profiles and GDPT to FILE (.png, .pdf, .svg, ...)")
+    a.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+    return parser
+
+
+def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` strings to names and SymPy numbers (parsed safely)."""
+    from .parsing import parse_expression
+    from .symbols import ALIASES, delta, eps
+
+    values: dict[str, Any] = {}
+    for item in assignments:
+        name, sep, text = item.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise UsageError(f"--set expects NAME=VALUE, got {item!r}")
+        if not name.isidentifier():
+            raise UsageError(f"--set {item!r}: {name!r} is not a parameter name")
+        canonical = ALIASES.get(name)
+        if canonical is eps or canonical is delta:
+            raise UsageError(f"--set {item!r}: {name} is the variable of the profile, "
+                             "not a parameter")
+        key = canonical.name if canonical is not None else name
+        try:
+            value = parse_expression(text)
+        except ParseError as exc:
+            raise UsageError(f"--set {item!r}: {_one_line(exc)}") from None
+        if value.free_symbols or not value.is_number:
+            raise UsageError(f"--set {item!r}: the value must be a number, got {text!r}")
+        number = complex(value.evalf(30))
+        if number.imag != 0 or not math.isfinite(number.real):
+            raise UsageError(f"--set {item!r}: the value must be a finite real number")
+        if key in values:
+            raise UsageError(f"--set {name} is given twice")
+        values[key] = value
+    return values
+
+
+class _Progress:
+    """Step names on a terminal's stderr, overwritten in place; silent otherwise."""
+
+    def __init__(self, stream: IO[str], enabled: bool) -> None:
+        self.stream, self.enabled, self.shown = stream, enabled, False
+
+    def __call__(self, step: str) -> None:
+        if self.enabled:
+            self.stream.write(f"\r\033[K{_PROG}: {step}...")
+            self.stream.flush()
+            self.shown = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def _check_plot_target(path: str) -> None:
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if ext not in supported:
+        raise UsageError(f"--plot {path!r}: unknown image format {ext!r}; use one of "
+                         + ", ".join(sorted(supported)))
+
+
+def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .report import report
+
+    values = _parse_values(args.set)
+    if args.plot:
+        _check_plot_target(args.plot)
+    progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
+    try:
+        rep = report(args.expr, values=values, eps_h=args.eps_h, tol=args.tol,
+                     certify=args.certify, tradeoff=args.tradeoff,
+                     refine=not args.no_refine, method=args.method, progress=progress,
+                     strict=True)
+        if args.plot:
+            progress("drawing the plot")
+            from .plot import summary
+
+            fig = summary(rep)
+            try:
+                fig.savefig(args.plot, dpi=150)
+            except OSError as exc:
+                raise UsageError(f"--plot: cannot write {args.plot!r}: "
+                                 f"{exc.strerror or exc}") from None
+    finally:
+        progress.clear()
+    if args.json:
+        stdout.write(json.dumps(rep.to_dict(), indent=2, allow_nan=False) + "\n")
+    elif args.latex:
+        stdout.write(rep.to_latex() + "\n")
+    else:
+        stdout.write(rep.to_text() + "\n")
+        if args.plot:
+            stdout.write(f"plot written to {args.plot}\n")
+    return 0
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
+         stderr: IO[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 internal error, 2 bad input).
+
+    Example:
+        >>> import io
+        >>> err = io.StringIO()
+        >>> main(["analyze", "1 +* eps"], stderr=err)
+        2
+        >>> err.getvalue().count("\\n")
+        1
+    """
+    out = stdout if stdout is not None else sys.stdout
+    err = stderr if stderr is not None else sys.stderr
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parser = build_parser()
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as exc:  # --help / --version printed their text
+                return int(exc.code or 0)
+            if args.command is None:
+                raise UsageError("choose a command: analyze (see symgdp --help)")
+            status = _analyze(args, out, err)
+        seen = set()
+        for w in caught:
+            msg = _one_line(w.message)  # type: ignore[arg-type]
+            if msg not in seen:
+                seen.add(msg)
+                err.write(f"{_PROG}: warning: {msg}\n")
+        return status
+    except (UsageError, SymgdpError) as exc:
+        if debug:
+            raise
+        err.write(f"{_PROG}: error: {_one_line(exc)}\n")
+        return 2
+    except KeyboardInterrupt:
+        err.write(f"{_PROG}: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # The reader (e.g. `head`) has all it wanted; keep the interpreter's final flush quiet.
+        if out is sys.stdout:
+            import os
+
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # noqa: BLE001 - the command line must not show a traceback
+        if debug:
+            raise
+        err.write(f"{_PROG}: internal error ({type(exc).__name__}: {_one_line(exc)}); "
+                  "this is a bug in symgdp, please report it with the output of the same "
+                  "command run with --debug\n")
+        return 1
