@@ -1,0 +1,413 @@
+r"""Composition of :math:`k` pure :math:`\varepsilon_0`-DP mechanisms, side by side
+(shared/math.md §8).
+
+Notation: :math:`p = e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`, :math:`q = 1 - p`, and
+:math:`L_i = (k - 2i)\varepsilon_0` the privacy-loss levels of :math:`k`-fold randomized
+response, taken with probability :math:`w_i = \binom{k}{i} p^{k-i} q^{i}`.
+
+* Basic composition: :math:`(k\varepsilon_0, 0)`-DP; through the partial order of
+  shared/math.md §2 this gives :math:`\varepsilon = \log(e^{k\varepsilon_0} -
+  \delta(1 + e^{k\varepsilon_0}))` at level :math:`\delta`.
+* Advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20):
+  :math:`\varepsilon = \varepsilon_0\sqrt{2k\log(1/\delta)} + k\varepsilon_0(e^{\varepsilon_0}-1)`.
+* Optimal composition (Kairouz, Oh & Viswanath 2015, Thm 3.3; exact for :math:`k`-fold
+  randomized response):
+
+  .. math:: \delta(\varepsilon) = \sum_{j=0}^{k}\binom{k}{j}
+            \bigl(p^{j}q^{k-j} - e^{\varepsilon}q^{j}p^{k-j}\bigr)_+
+            = \sum_{i:\,L_i > \varepsilon} w_i\,\bigl(1 - e^{\varepsilon - L_i}\bigr).
+
+  The second form has only positive terms, so it is summed in log space without
+  cancellation (:func:`optimal_log_delta`), and it is affine in :math:`e^{\varepsilon}`
+  between consecutive levels, which inverts it exactly (:func:`optimal_eps`).
+* GDP composition (Dong, Roth & Su 2021, Cor. 3.3): :math:`\mu = \sqrt{k}\,\mu_0`, and
+  :math:`\varepsilon` at level :math:`\delta` solves :math:`\delta_\mu(\varepsilon) = \delta`.
+
+The GDP measurements (``gdp_laplace``, ``gdp_summary``) bound
+:math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with the interval
+bound of shared/math.md §6, :math:`\mu_{GDP}(x, \delta(y)) \le G(\varepsilon) \le
+\mu_{GDP}(y, \delta(x))` on :math:`[x, y]`, refined by branch and bound.  Both profiles are
+0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head bound covers the
+whole range.  This module evaluates them with the exact log-space formulas above rather
+than through a generic :class:`~symgdp.profile.Profile`, which is what keeps
+:func:`table` well under a second.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import sympy
+from scipy import special
+
+from .errors import ConvergenceError, DomainError
+from .gaussian import eps_gdp, mu_from_pure_dp, mu_gdp
+from .mechanisms import EPS0
+from .profile import Profile, sympify_value
+from .symbols import eps as _EPS
+
+__all__ = [
+    "basic",
+    "advanced",
+    "gdp",
+    "optimal_pure_dp",
+    "optimal_log_delta",
+    "optimal_eps",
+    "optimal_mu",
+    "laplace_mu",
+    "table",
+    "ROWS",
+    "K",
+]
+
+#: the number of composed mechanisms
+K = sympy.Symbol("k", positive=True, integer=True)
+_I = sympy.Symbol("i", integer=True, nonnegative=True)
+
+#: row names of :func:`table`, in display order
+ROWS = ("basic", "advanced", "gdp", "gdp_laplace", "optimal", "gdp_summary")
+
+_CHUNK = 1 << 21  # matrix entries per block in optimal_log_delta (memory bound)
+_MAX_ROUNDS = 200
+
+
+def _is_symbolic(*args: Any) -> bool:
+    return any(isinstance(a, sympy.Basic) and not a.is_number for a in args)
+
+
+def _check_k(k: Any) -> int:
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer, sympy.Integer)):
+        if not (isinstance(k, (float, np.floating)) and float(k).is_integer()):
+            raise DomainError(f"k must be a positive integer, got {k!r}")
+    if int(k) < 1:
+        raise DomainError(f"k must be a positive integer, got {k!r}")
+    return int(k)
+
+
+def _check_eps0(eps0: Any) -> float:
+    e = float(eps0)
+    if not (math.isfinite(e) and e > 0):
+        raise DomainError(f"eps0 must be a finite number > 0, got {eps0!r}")
+    return e
+
+
+def _delta_array(delta: Any) -> tuple[bool, np.ndarray]:
+    scalar = np.ndim(delta) == 0
+    d = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+    bad = ~((d > 0) & (d < 1))
+    if np.any(bad):
+        raise DomainError(f"delta must lie in (0, 1), got {d[bad][0]!r}")
+    return scalar, d
+
+
+def _out(scalar: bool, x: np.ndarray) -> Any:
+    return float(x[0]) if scalar else x
+
+
+# -- closed-form baselines ----------------------------------------------------------------
+def basic(eps0: Any, k: Any, delta: Any) -> Any:
+    r"""Basic composition at level :math:`\delta` sharpened by the partial order:
+    :math:`\varepsilon = \bigl(\log(e^{k\varepsilon_0} - \delta(1 + e^{k\varepsilon_0}))\bigr)_+`
+    (shared/math.md §2, §8).
+
+    Numbers in give a float (an array for an array ``delta``); any SymPy symbol among the
+    arguments gives the SymPy expression.
+
+    Example:
+        >>> round(basic(0.2, 50, 0.1), 10)
+        9.8946344399
+    """
+    if _is_symbolic(eps0, k, delta):
+        kk = sympy.sympify(k) * sympy.sympify(eps0)
+        d = sympy.sympify(delta)
+        return sympy.Max(0, sympy.log(sympy.exp(kk) - d * (1 + sympy.exp(kk))))
+    total = _check_eps0(eps0) * _check_k(k)
+    scalar, d = _delta_array(delta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # log(e^K - d(1 + e^K)) = K + log1p(-d(1 + e^-K)), no overflow for large K
+        val = total + np.log1p(-d * (1.0 + math.exp(-total)))
+    return _out(scalar, np.where(np.isnan(val), 0.0, np.maximum(val, 0.0)))
+
+
+def advanced(eps0: Any, k: Any, delta: Any) -> Any:
+    r"""Advanced composition (Dwork, Rothblum & Vadhan 2010):
+
+    .. math:: \varepsilon = \varepsilon_0\sqrt{2k\log(1/\delta)}
+              + k\varepsilon_0(e^{\varepsilon_0} - 1)
+
+    Example:
+        >>> round(advanced(0.2, 50, 0.1), 10)
+        5.2488818404
+    """
+    if _is_symbolic(eps0, k, delta):
+        e0, kk, d = (sympy.sympify(a) for a in (eps0, k, delta))
+        return e0 * sympy.sqrt(2 * kk * sympy.log(1 / d)) + kk * e0 * (sympy.exp(e0) - 1)
+    e0, kk = _check_eps0(eps0), _check_k(k)
+    scalar, d = _delta_array(delta)
+    val = e0 * np.sqrt(2.0 * kk * -np.log(d)) + kk * e0 * math.expm1(e0)
+    return _out(scalar, val)
+
+
+def gdp(mu: Any, k: Any) -> Any:
+    r""":math:`k`-fold composition of :math:`\mu`-GDP: :math:`\sqrt{k}\,\mu`
+    (Dong, Roth & Su 2021, Cor. 3.3).
+
+    Example:
+        >>> gdp(0.5, 4)
+        1.0
+    """
+    if _is_symbolic(mu, k):
+        return sympy.sqrt(sympy.sympify(k)) * sympy.sympify(mu)
+    m = float(mu)
+    if not m >= 0:
+        raise DomainError(f"mu must be >= 0, got {mu!r}")
+    return math.sqrt(_check_k(k)) * m
+
+
+# -- the optimal (KOV) profile ------------------------------------------------------------
+def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
+    r"""Exact profile of the :math:`k`-fold composition of :math:`\varepsilon_0`-DP
+    mechanisms (Kairouz, Oh & Viswanath 2015, Thm 3.3), attained by :math:`k`-fold
+    randomized response:
+
+    .. math:: \delta(\varepsilon) = (1 + e^{\varepsilon_0})^{-k}\sum_{i=0}^{k}\binom{k}{i}
+              \bigl(e^{(k-i)\varepsilon_0} - e^{\varepsilon + i\varepsilon_0}\bigr)_+ .
+
+    ``eps0`` and ``k`` may be numbers (bound values of :data:`~symgdp.mechanisms.EPS0` and
+    :data:`K`) or SymPy symbols.  The expression is the single source of truth and is
+    what :class:`Profile` evaluates; float64 evaluation of the binomial sum through
+    ``lambdify`` is fine up to :math:`k \approx 500` (beyond that the binomial
+    coefficients overflow and :class:`Profile` falls back to slow mpmath).  For numeric
+    work at any :math:`k` use :func:`optimal_log_delta` and :func:`optimal_eps`, which
+    evaluate the same sum in log space.
+
+    Example:
+        >>> p = optimal_pure_dp(0.2, 50)
+        >>> round(p(1.0), 12)
+        0.288097646937
+    """
+    if isinstance(k, sympy.Basic) and not k.is_number:
+        if k.is_integer is False or k.is_positive is False:
+            raise DomainError(f"k must be a positive integer, got {k}")
+        kk, vals = k, {}
+    else:
+        kk, vals = K, {K: sympy.Integer(_check_k(k))}
+    if isinstance(eps0, sympy.Basic) and not eps0.is_number:
+        if eps0.is_positive is False:
+            raise DomainError(f"eps0 must be > 0, got {eps0}")
+        e0 = eps0
+    else:
+        v = sympify_value(eps0)
+        if not (v.is_positive and v.is_finite):
+            raise DomainError(f"eps0 must be a finite number > 0, got {eps0!r}")
+        e0 = EPS0
+        vals[EPS0] = v
+    term = sympy.binomial(kk, _I) * sympy.Max(
+        sympy.exp((kk - _I) * e0) - sympy.exp(_EPS + _I * e0), 0)
+    expr = sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
+    return Profile(expr, vals, name="optimal composition",
+                   source="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
+
+
+def _levels(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Positive loss levels L_0 > L_1 > ... (L_i = (k - 2i) eps0), log w_i, log B_j and
+    log delta(L_j), all in log space.
+
+    On [L_j, L_{j-1}] the profile is affine in e^eps with slope -B_j, B_j = sum_{i<j} w_i
+    e^{-L_i}, so delta(eps) = delta(L_{j-1}) + B_j (e^{L_{j-1}} - e^eps): a sum of two
+    non-negative terms, and the kink values follow by the same recursion.  Nothing
+    cancels, and the cost is O(k).
+    """
+    i = np.arange(0, (k + 1) // 2, dtype=np.float64)  # exactly the i with k - 2i > 0
+    levels = (k - 2.0 * i) * eps0
+    log_binom = special.gammaln(k + 1.0) - special.gammaln(i + 1.0) - special.gammaln(k - i + 1.0)
+    # log(p^(k-i) q^i) = (k - i) eps0 - k log(1 + e^eps0)
+    log_w = log_binom + (k - i) * eps0 - k * np.logaddexp(0.0, eps0)
+    log_b = np.logaddexp.accumulate(log_w - levels)  # log B_{j+1}, j = 0..n-1
+    # delta(L_j) - delta(L_{j-1}) = B_j (e^{L_{j-1}} - e^{L_j}), j >= 1; delta(L_0) = 0
+    inc = log_b[:-1] + levels[:-1] + math.log(-math.expm1(-2.0 * eps0))
+    log_kink = np.concatenate([[-np.inf], np.logaddexp.accumulate(inc)])
+    return levels, log_w, log_b, log_kink
+
+
+def _locate(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Index j-1 of the upper kink: the number j of levels above x, minus one."""
+    # levels decrease; count of levels > x is searchsorted on the reversed array
+    n = levels.size
+    return n - np.searchsorted(levels[::-1], x, side="right") - 1
+
+
+def optimal_log_delta(eps0: float, k: int, eps: Any) -> Any:
+    r""":math:`\log\delta(\varepsilon)` of :func:`optimal_pure_dp`, vectorised over
+    :math:`\varepsilon \ge 0`, in log space and without cancellation (every quantity is a
+    sum of non-negative terms); ``-inf`` from :math:`k\varepsilon_0` on.  Cost
+    :math:`O(k + N\log k)` for :math:`N` points.
+
+    Example:
+        >>> round(math.exp(optimal_log_delta(0.2, 50, 1.0)), 12)
+        0.288097646937
+    """
+    e0, kk = _check_eps0(eps0), _check_k(k)
+    scalar = np.ndim(eps) == 0
+    x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    if np.any(~(x >= 0)):
+        raise DomainError(f"eps must be >= 0, got {x[~(x >= 0)][0]!r}")
+    levels, _, log_b, log_kink = _levels(e0, kk)
+    out = np.full(x.shape, -np.inf)
+    u = _locate(levels, x)  # upper kink L_u; active terms i = 0..u
+    act = u >= 0
+    if np.any(act):
+        uu, xa = u[act], x[act]
+        up = levels[uu]
+        with np.errstate(divide="ignore"):
+            slope = log_b[uu] + up + np.log(-np.expm1(xa - up))
+        out[act] = np.logaddexp(log_kink[uu], slope)
+    np.minimum(out, 0.0, out=out)
+    return float(out[0]) if scalar else out
+
+
+def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
+    r"""The :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) = \delta` for the
+    optimal composition profile, solved exactly: on :math:`[L_j, L_{j-1}]`,
+    :math:`\delta(\varepsilon) = \delta(L_{j-1}) + B_j(e^{L_{j-1}} - e^{\varepsilon})` with
+    :math:`B_j = \sum_{i<j} w_i e^{-L_i}`.
+
+    Example:
+        >>> e = optimal_eps(0.2, 50, 1e-3)
+        >>> round(math.exp(optimal_log_delta(0.2, 50, e)), 15)
+        0.001
+    """
+    e0, kk = _check_eps0(eps0), _check_k(k)
+    scalar, d = _delta_array(delta)
+    levels, _, log_b, log_kink = _levels(e0, kk)
+    ld = np.log(d)
+    log_d0 = optimal_log_delta(e0, kk, 0.0)
+    # index of the upper kink: the last kink whose delta is still below the target
+    u = np.searchsorted(log_kink, ld, side="right") - 1
+    up = levels[u]
+    # e^eps = e^U - (delta - delta(U)) / B  =>  eps = U + log1p(-(delta - delta(U))/(B e^U))
+    with np.errstate(divide="ignore"):
+        gap = ld + np.log(-np.expm1(log_kink[u] - ld))  # log(delta - delta(U))
+    val = up + np.log1p(-np.exp(gap - log_b[u] - up))
+    lower = np.where(u + 1 < levels.size, levels[np.minimum(u + 1, levels.size - 1)], 0.0)
+    out = np.where(ld >= log_d0, 0.0, np.clip(np.nan_to_num(val, nan=0.0), lower, up))
+    return _out(scalar, out)
+
+
+# -- GDP measurement by branch and bound --------------------------------------------------
+def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float, tol: float,
+              n0: int = 64) -> tuple[float, float, float]:
+    """Guaranteed (lower, upper, argmax) of sup G on [0, eps_z] for a non-increasing profile
+    that is 0 from eps_z on (shared/math.md §6): on [x, y], G <= mu_GDP(y, delta(x)) and
+    every point value of G is a lower bound.  Intervals whose upper bound cannot beat the
+    best point value by more than tol/2 are settled; the rest are split in four."""
+    x = np.linspace(0.0, eps_z, n0 + 1)
+    ld = log_delta(x)
+    g = mu_gdp(x, log_delta=ld)
+    best_i = int(np.argmax(g))
+    best, argmax = float(g[best_i]), float(x[best_i])
+    lo, hi, ld_lo = x[:-1], x[1:], ld[:-1]
+    settled = best
+    for _ in range(_MAX_ROUNDS):
+        up = mu_gdp(hi, log_delta=ld_lo)
+        live = up > best + tol / 2
+        if np.any(~live):
+            settled = max(settled, float(np.max(up[~live])))
+        if not np.any(live):
+            return best, max(settled, best), argmax
+        lo, hi, ld_lo = lo[live], hi[live], ld_lo[live]
+        w = (hi - lo) / 4.0
+        pts = np.concatenate([lo + w, lo + 2 * w, lo + 3 * w])
+        ldp = log_delta(pts)
+        gp = mu_gdp(pts, log_delta=ldp)
+        i = int(np.argmax(gp))
+        if gp[i] > best:
+            best, argmax = float(gp[i]), float(pts[i])
+        m = lo.size
+        lo = np.concatenate([lo, pts])
+        hi = np.concatenate([pts[:m], pts[m:2 * m], pts[2 * m:], hi])
+        ld_lo = np.concatenate([ld_lo, ldp])
+    raise ConvergenceError(f"sup of the GDPT not bracketed to tol={tol} after "
+                           f"{_MAX_ROUNDS} rounds (best lower bound {best})")
+
+
+def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
+    r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the Laplace
+    mechanism with :math:`\varepsilon_0 = \Delta/b`, measured from its exact profile
+    :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+` (:func:`symgdp.mechanisms.laplace`).
+    The closed form :math:`-2\Phi^{-1}(e^{-\varepsilon_0/2}/2)` (the GDPT at
+    :math:`\varepsilon = 0`) lies in the bracket; the tests check it independently.
+
+    Example:
+        >>> lo, up = laplace_mu(0.2)
+        >>> round(lo, 9), up - lo < 1e-8
+        (0.239105584, True)
+    """
+    e0 = _check_eps0(eps0)
+
+    def log_delta(x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.log(-np.expm1(np.minimum(x - e0, 0.0) / 2.0))
+        return np.where(x < e0, v, -np.inf)
+
+    lower, upper, _ = _sup_gdpt(log_delta, e0, tol)
+    return lower, upper
+
+
+def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]:
+    r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
+    :math:`k`-fold composition profile (the "GDP summary" of shared/math.md §8):
+    :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
+    :math:`\delta` from :func:`optimal_log_delta`.
+
+    Example:
+        >>> lo, up = optimal_mu(0.2, 50)
+        >>> up - lo < 1e-8
+        True
+    """
+    e0, kk = _check_eps0(eps0), _check_k(k)
+    lower, upper, _ = _sup_gdpt(lambda x: optimal_log_delta(e0, kk, x), kk * e0, tol)
+    return lower, upper
+
+
+def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8
+          ) -> dict[str, list[float]]:
+    r"""Comparison of composition theorems for :math:`k`-fold :math:`\varepsilon_0`-DP
+    (shared/math.md §8): row name → list of :math:`\varepsilon`, one per :math:`\delta`.
+
+    Rows (in :data:`ROWS` order):
+
+    * ``basic``, ``advanced``: :func:`basic`, :func:`advanced`;
+    * ``gdp``: per-step :math:`\mu_0 = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (pure DP),
+      composed to :math:`\sqrt{k}\mu_0`;
+    * ``gdp_laplace``: per-step :math:`\mu_0` measured from the Laplace profile
+      (:func:`laplace_mu`, upper bound), composed;
+    * ``optimal``: :func:`optimal_eps`, exact;
+    * ``gdp_summary``: the tightest :math:`\mu` of the optimal profile (:func:`optimal_mu`,
+      upper bound), then :math:`\varepsilon` at each :math:`\delta`.
+
+    GDP rows use the guaranteed *upper* bound on :math:`\mu`, so every entry is a valid
+    guarantee.
+
+    Example:
+        >>> t = table(0.2, 50, [1e-1, 1e-2])
+        >>> [round(v, 4) for v in t["optimal"]]
+        [2.1147, 3.6313]
+    """
+    e0, kk = _check_eps0(eps0), _check_k(k)
+    _, d = _delta_array(list(deltas))
+    mu_pure = gdp(mu_from_pure_dp(e0), kk)
+    mu_lap = gdp(laplace_mu(e0, tol=tol)[1], kk)
+    mu_sum = optimal_mu(e0, kk, tol=tol)[1]
+    rows = {
+        "basic": basic(e0, kk, d),
+        "advanced": advanced(e0, kk, d),
+        "gdp": eps_gdp(mu_pure, d),
+        "gdp_laplace": eps_gdp(mu_lap, d),
+        "optimal": optimal_eps(e0, kk, d),
+        "gdp_summary": eps_gdp(mu_sum, d),
+    }
+    return {name: [float(v) for v in np.atleast_1d(rows[name])] for name in ROWS}
