@@ -139,6 +139,8 @@ _COMPARISONS: dict[type, Callable[..., sympy.Basic]] = {
     ast.Lt: sympy.Lt, ast.LtE: sympy.Le, ast.Gt: sympy.Gt, ast.GtE: sympy.Ge,
     ast.Eq: sympy.Eq, ast.NotEq: sympy.Ne,
 }
+# Operators of equal precedence that Python chains to the left: a chain is one level deep.
+_CHAIN_GROUP: dict[type, str] = {ast.Add: "+", ast.Sub: "+", ast.Mult: "*", ast.Div: "*"}
 _GRAMMAR_NODES = (ast.operator, ast.unaryop, ast.cmpop, ast.boolop, ast.expr_context)
 
 _UNDEFINED = (sympy.zoo, sympy.nan, sympy.oo, -sympy.oo)
@@ -239,18 +241,9 @@ class _Builder:
             value = self.expr(node.operand)
             return self.sized(-value if isinstance(node.op, ast.USub) else value, node)
         if isinstance(node, ast.BinOp):
-            left, right = self.expr(node.left), self.expr(node.right)
             if isinstance(node.op, ast.Pow):
-                return self.power(left, right, node)
-            if isinstance(node.op, ast.Add):
-                value = left + right
-            elif isinstance(node.op, ast.Sub):
-                value = left - right
-            elif isinstance(node.op, ast.Mult):
-                value = left * right
-            else:
-                value = left / right
-            return self.sized(value, node)
+                return self.power(self.expr(node.left), self.expr(node.right), node)
+            return self.chain(node)
         if isinstance(node, ast.Call):
             return self.call(node)
         if isinstance(node, (ast.Compare, ast.BoolOp)):
@@ -258,6 +251,28 @@ class _Builder:
         if isinstance(node, ast.Tuple):
             raise self.fail(node, "tuples are only allowed as Piecewise pieces (expr, cond)")
         raise self.fail(node, "unsupported syntax")  # unreachable after _check_tree
+
+    def chain(self, node: ast.BinOp) -> sympy.Expr:
+        """``a + b - c + ...`` or ``a * b / c * ...`` in one SymPy call.
+
+        Python nests such chains to the left, one level per operator; walking the spine
+        iteratively keeps long sums (explicit compositions) within the recursion limit.
+        """
+        group = _CHAIN_GROUP[type(node.op)]
+        spine: list[tuple[ast.operator, ast.AST]] = []
+        cur: ast.AST = node
+        while isinstance(cur, ast.BinOp) and _CHAIN_GROUP.get(type(cur.op)) == group:
+            spine.append((cur.op, cur.right))
+            cur = cur.left
+        terms = [self.expr(cur)]
+        for op, right in reversed(spine):
+            value = self.expr(right)
+            if isinstance(op, ast.Sub):
+                value = -value
+            elif isinstance(op, ast.Div):
+                value = sympy.Pow(value, -1)
+            terms.append(value)
+        return self.sized(sympy.Add(*terms) if group == "+" else sympy.Mul(*terms), node)
 
     def number(self, node: ast.Constant) -> sympy.Expr:
         v = node.value
@@ -308,7 +323,7 @@ class _Builder:
             return ALIASES[name]
         if name in _FUNCTIONS:
             raise self.fail(node, f"{name} is a function; call it as {name}(...)")
-        if name in ("I", "j"):
+        if name == "I":
             raise self.fail(node, "the imaginary unit is not allowed")
         if name in ("oo", "zoo", "nan", "inf", "infinity", "Infinity", "NaN"):
             raise self.fail(node, "infinities and NaN are not allowed")
@@ -334,6 +349,8 @@ class _Builder:
     def call(self, node: ast.Call) -> sympy.Expr:
         if not isinstance(node.func, ast.Name):
             raise self.fail(node, "only whitelisted functions can be called, by name")
+        if node.func.id.startswith("_"):
+            raise self.fail(node, "names may not start with an underscore")
         fname = _greek_name(node.func.id)
         spec = _FUNCTIONS.get(fname)
         if spec is None:
@@ -491,9 +508,14 @@ def _check_tree(tree: ast.Expression, text: str) -> None:
                 if type(cop) not in _COMPARISONS:
                     raise ParseError(f"operator {_OPERATORS.get(type(cop), '?')} not allowed: "
                                      f"{piece}")
+        group = _CHAIN_GROUP.get(type(op)) if isinstance(node, ast.BinOp) else None
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, _GRAMMAR_NODES):
-                stack.append((child, depth + 1))
+            if isinstance(child, _GRAMMAR_NODES):
+                continue
+            same_chain = (group is not None and child is getattr(node, "left", None)
+                          and isinstance(child, ast.BinOp)
+                          and _CHAIN_GROUP.get(type(child.op)) == group)
+            stack.append((child, depth if same_chain else depth + 1))
 
 
 def _prepare(text: object, max_length: int) -> str:
