@@ -15,6 +15,17 @@ Conventions:
   :math:`\log\delta` is finite wherever :math:`\delta > 0`.
 * A negative, NaN or complex value is an error (:class:`~symgdp.errors.ProfileError`)
   naming the :math:`\varepsilon` at which it occurred.
+* What counts as a profile (shared/api.md): :meth:`Profile.validate` rejects negative,
+  complex, increasing and everywhere-vacuous (:math:`\ge 1`) expressions, deciding
+  symbolically where SymPy can and otherwise on a dense numeric grid; the message says
+  which.
+
+The symbolic pipeline delegates to :mod:`symgdp.refine` (partial-order refinement,
+math §2; Poisson subsampling, math §7) and :mod:`symgdp.tail` (tail limit and
+identification, math §5).  Trade-off equations :math:`\sigma = f(\varepsilon, \delta)`
+(math §1) are solved for :math:`\delta` by :meth:`Profile.from_tradeoff`; when SymPy
+cannot, the profile holds :class:`LogDeltaRoot`, an implicit function evaluated by a
+bracketed root search in :math:`\log\delta` (float64 or mpmath).
 """
 
 from __future__ import annotations
@@ -27,10 +38,13 @@ import mpmath
 import numpy as np
 import sympy
 
-from .errors import ProfileError, UnboundParameterError
+from ._bounded import run_bounded
+from .errors import AnalysisTimeout, ProfileError, UnboundParameterError
+from .symbols import ALIASES
+from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 
-__all__ = ["Profile", "sympify_value"]
+__all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
 
 # Rounding noise below zero that is read as an exact zero (e.g. 1 - exp(0) at a kink).
 _NEG_TOL = 1e-14
@@ -61,6 +75,158 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     if isinstance(expr, sympy.Piecewise):
         return sympy.Piecewise(*[(_log_expression(e), c) for e, c in expr.args])
     return sympy.expand_log(sympy.log(expr), force=True)
+
+
+# -- trade-off equations that SymPy cannot solve -------------------------------------------
+# Search range for t = log(delta): beyond t = -_T_MAX the profile value is reported as
+# e^{-_T_MAX}, a valid upper bound (no trade-off equation reaches it in practice).
+_T_MAX = 1e300
+_FLOAT_ITER = 80
+
+
+def _root_side(h0: Any, hlo: Any) -> Any:
+    """Sign with which the residual approaches t = 0 (delta = 1): the 'enough noise' side."""
+    return np.sign(h0 - hlo)
+
+
+def _log_delta_root_float(x: Any, h: Any) -> np.ndarray:
+    r"""Vectorised :math:`t(\varepsilon)` with :math:`h(\varepsilon, t) = 0`, :math:`t \le 0`.
+
+    The residual ``h`` is assumed monotone in :math:`t` (a trade-off equation: the noise
+    needed falls as :math:`\delta` grows).  Where even :math:`\delta = 1` does not satisfy
+    the equation, or ``h`` is undefined, the answer is 0 (:math:`\delta = 1`, always a
+    valid bound); where every :math:`\delta \ge e^{-T}` does, it is :math:`-T`.
+    """
+    xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    with np.errstate(all="ignore"):
+        def H(t: np.ndarray) -> np.ndarray:
+            return np.broadcast_to(np.asarray(h(xs, t), dtype=np.float64), xs.shape)
+
+        h0 = H(np.zeros_like(xs))
+        hfar = H(np.full_like(xs, -_T_MAX))
+        side = _root_side(h0, hfar)
+        out = np.zeros_like(xs)
+        ok = np.isfinite(h0) & (side != 0) & ~np.isnan(hfar)
+        # enough noise already at delta = e^{-T}
+        far = ok & (hfar * side >= 0)
+        out[far] = -_T_MAX
+        todo = ok & ~far & (h0 * side > 0)
+        if np.any(todo):
+            hi = np.zeros_like(xs)
+            lo = np.full_like(xs, -1.0)
+            # expand the bracket geometrically: -1, -4, -16, ... -T
+            for _ in range(520):
+                need = todo & (H(lo) * side > 0) & (lo > -_T_MAX)
+                if not np.any(need):
+                    break
+                hi = np.where(need, lo, hi)
+                lo = np.where(need, np.maximum(4.0 * lo, -_T_MAX), lo)
+            for _ in range(_FLOAT_ITER):
+                mid = 0.5 * (lo + hi)
+                good = H(mid) * side > 0
+                hi = np.where(todo & good, mid, hi)
+                lo = np.where(todo & ~good, mid, lo)
+            # hi always satisfies the equation side: an upper bound on log delta
+            out[todo] = hi[todo]
+    return out
+
+
+def _log_delta_root_mp(x: Any, h: Any) -> mpmath.mpf:
+    """The mpmath counterpart of :func:`_log_delta_root_float` at the working precision."""
+    x = mpmath.mpf(x)
+    try:
+        h0 = h(x, mpmath.mpf(0))
+        hfar = h(x, mpmath.mpf(-_T_MAX))
+    except (ZeroDivisionError, ValueError):
+        return mpmath.mpf(0)
+    if isinstance(h0, mpmath.mpc) or isinstance(hfar, mpmath.mpc) or not mpmath.isfinite(h0):
+        return mpmath.mpf(0)
+    side = mpmath.sign(h0 - hfar)
+    if side == 0:
+        return mpmath.mpf(0)
+    if hfar * side >= 0:
+        return mpmath.mpf(-_T_MAX)
+    if h0 * side <= 0:
+        return mpmath.mpf(0)
+    hi, lo = mpmath.mpf(0), mpmath.mpf(-1)
+    while h(x, lo) * side > 0 and lo > -_T_MAX:
+        hi, lo = lo, max(4 * lo, mpmath.mpf(-_T_MAX))
+    for _ in range(mpmath.mp.prec + 30):
+        mid = (lo + hi) / 2
+        if mid in (lo, hi):
+            break
+        if h(x, mid) * side > 0:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _log_delta_root_impl(x: Any, h: Any) -> Any:
+    if isinstance(x, (mpmath.mpf, mpmath.mpc)):
+        return _log_delta_root_mp(x.real, h)
+    scalar = np.ndim(x) == 0
+    out = _log_delta_root_float(x, h)
+    return float(out[0]) if scalar else out.reshape(np.shape(x))
+
+
+class LogDeltaRoot(sympy.Function):
+    r""":math:`\log\delta(\varepsilon)` defined implicitly by a trade-off equation.
+
+    ``LogDeltaRoot(eps, Lambda((e, t), h))`` is the :math:`t \le 0` with
+    :math:`h(\varepsilon, t) = 0`, where :math:`h` is the residual of
+    :math:`\sigma = f(\varepsilon, \delta)` with :math:`\delta = e^t`.  It is what
+    :meth:`Profile.from_tradeoff` builds when SymPy cannot solve for :math:`\delta`.
+    ``lambdify`` evaluates it by a bracketed bisection (float64, vectorised, or mpmath at
+    the working precision; the bracket end on the "enough noise" side is returned, so the
+    value never understates :math:`\delta`), and :meth:`fdiff` gives the implicit
+    derivative :math:`-h_\varepsilon/h_t`, so refinement works on it too.
+    """
+
+    is_extended_real = True
+
+    def _eval_is_extended_nonpositive(self) -> bool:
+        return True
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        if argindex != 1:
+            raise sympy.ArgumentIndexError(self, argindex)
+        lam = self.args[1]
+        e, t = lam.variables
+        he, ht = sympy.diff(lam.expr, e), sympy.diff(lam.expr, t)
+        return (-he / ht).xreplace({e: self.args[0], t: self})
+
+    def _code(self, printer: Any) -> str:
+        lam = self.args[1]
+        e, t = lam.variables
+        E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
+        body = printer._print(lam.expr.xreplace({e: E, t: T}))
+        return (f"LogDeltaRoot({printer._print(self.args[0])}, "
+                f"(lambda _root_e, _root_t: ({body})))")
+
+    _numpycode = _scipycode = _mpmathcode = _pythoncode = _lambdacode = _code
+
+    def _latex(self, printer: Any) -> str:
+        lam = self.args[1]
+        e, t = lam.variables
+        T = sympy.Symbol("t", real=True)
+        body = printer._print(lam.expr.xreplace({e: self.args[0], t: T}))
+        return rf"\operatorname{{root}}_{{t \le 0}}\left\{{{body} = 0\right\}}"
+
+
+LogDeltaRoot._imp_ = staticmethod(_log_delta_root_impl)
+
+
+def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list:
+    return list(sympy.solve(residual, symbol, dict=False))
+
+
+def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
+    """The symbol of ``expr`` named like ``sym`` (equations may carry their own symbols)."""
+    if sym in expr.free_symbols:
+        return sym
+    same = [s for s in expr.free_symbols if getattr(s, "name", None) == sym.name]
+    return same[0] if len(same) == 1 else sym
 
 
 class Profile:
@@ -205,6 +371,228 @@ class Profile:
                 f"numeric work on this profile needs values for: {names} "
                 f"(pass values={{...}} or, on the command line, --set NAME=VALUE)")
 
+    # -- construction from text and from trade-off equations -------------------------------
+    @staticmethod
+    def _symbol_table(var: sympy.Symbol, values: Mapping[Any, Any] | None,
+                      extra: tuple[sympy.Symbol, ...] = ()) -> dict[str, sympy.Symbol]:
+        table: dict[str, sympy.Symbol] = dict(ALIASES)
+        for s in (*extra, *(k for k in (values or {}) if isinstance(k, sympy.Symbol))):
+            table[s.name] = s
+        if var != _EPS:
+            # the user's own epsilon symbol replaces the canonical one under every alias
+            for alias, s in ALIASES.items():
+                if s == _EPS:
+                    table[alias] = var
+        table[var.name] = var
+        return table
+
+    @classmethod
+    def parse(cls, text: str, values: Mapping[Any, Any] | None = None, *,
+              var: sympy.Symbol = _EPS, name: str | None = None, **meta: Any) -> Profile:
+        r"""A profile from a string, parsed safely (no ``eval``; :mod:`symgdp.parsing`).
+
+        ``eps``/``epsilon``/``ε`` name ``var``; other identifiers become positive
+        parameters, which ``values`` may bind.
+
+        Example:
+            >>> p = Profile.parse("B*exp(-sigma^2*eps^2/A^2)", {"A": 2, "B": 1, "sigma": 2})
+            >>> round(p(1.0), 12)
+            0.367879441171
+        """
+        from .parsing import parse_expression
+
+        expr = parse_expression(text, symbols=cls._symbol_table(var, values))
+        return cls(expr, values, var=var, name=name, source=text, **meta)
+
+    @classmethod
+    def from_tradeoff(cls, equation: Any, values: Mapping[Any, Any] | None = None, *,
+                      solve_for: sympy.Symbol = _DELTA, var: sympy.Symbol = _EPS,
+                      name: str | None = None, timeout: float | None = None,
+                      method: str = "auto") -> Profile:
+        r"""The naive profile of a trade-off equation :math:`\sigma = f(\varepsilon, \delta)`.
+
+        The equation is solved for ``solve_for`` (:math:`\delta`) with SymPy under the
+        time budget, keeping unbound parameters symbolic (math §1).  When SymPy finds no
+        solution in time (or ``method="numeric"``), the profile is
+        :math:`e^{t(\varepsilon)}` with ``t`` a :class:`LogDeltaRoot`: it inverts the
+        equation numerically at every evaluation, assuming that the noise it asks for
+        falls as :math:`\delta` grows.  ``meta["method"]`` says which (``"symbolic"`` or
+        ``"numeric"``) and ``meta["tradeoff"]`` keeps the equation.
+
+        Args:
+            equation: a ``sympy.Eq`` or a string ``"sigma = f(eps, delta)"``.
+            values: parameter values (e.g. ``{"sigma": 2, "A": 2, "B": 1}``).
+            solve_for: the symbol to solve for, by default :data:`symgdp.delta`.
+            var: the symbol for :math:`\varepsilon`.
+            name: display name.
+            timeout: budget in seconds for ``sympy.solve``.
+            method: ``"auto"``, ``"symbolic"`` (raise if SymPy cannot solve) or
+                ``"numeric"``.
+
+        Example:
+            >>> p = Profile.from_tradeoff("sigma = A/eps*sqrt(log(B/delta))")
+            >>> p.expr
+            B*exp(-sigma**2*varepsilon**2/A**2)
+            >>> p.meta["method"]
+            'symbolic'
+        """
+        if method not in ("auto", "symbolic", "numeric"):
+            raise ValueError(f"method must be 'auto', 'symbolic' or 'numeric', got {method!r}")
+        text = None
+        if isinstance(equation, str):
+            from .parsing import parse_equation
+
+            text = equation
+            equation = parse_equation(
+                equation, symbols=cls._symbol_table(var, values, (solve_for,)))
+        if not isinstance(equation, sympy.Eq):
+            raise ProfileError(f"from_tradeoff needs an equation sigma = f(eps, delta) "
+                               f"(sympy.Eq or a string), got {equation!r}")
+        d = _match_symbol(solve_for, equation)
+        v = _match_symbol(var, equation)
+        if d not in equation.free_symbols:
+            raise ProfileError(f"the equation {equation} does not contain {solve_for}")
+        if v not in equation.free_symbols:
+            raise ProfileError(f"the equation {equation} does not contain {var}")
+        residual = equation.lhs - equation.rhs
+        if v != var:
+            residual = residual.xreplace({v: var})
+        meta: dict[str, Any] = {"tradeoff": equation}
+        if text is not None:
+            meta["source"] = text
+        if method != "numeric":
+            sols = None
+            why = ""
+            try:
+                sols = run_bounded(_solve_for, residual, d, timeout=timeout)
+            except AnalysisTimeout as exc:
+                why = str(exc)
+            except Exception as exc:  # noqa: BLE001 - SymPy raises many kinds
+                why = f"sympy.solve failed: {exc}"
+            if sols is not None:
+                keep = [s for s in sols if s.is_positive is not False
+                        and s.is_extended_real is not False and d not in s.free_symbols]
+                if len(keep) == 1:
+                    return cls(keep[0], values, var=var, name=name, method="symbolic", **meta)
+                if len(keep) > 1:
+                    picked = cls._pick_solution(keep, residual, d, var, values)
+                    if picked is not None:
+                        return cls(picked, values, var=var, name=name, method="symbolic",
+                                   **meta)
+                    why = (f"sympy.solve gave {len(keep)} candidate solutions "
+                           f"{keep} and none could be singled out")
+                else:
+                    why = f"sympy.solve found no positive solution for {d}"
+            if method == "symbolic":
+                raise ProfileError(f"cannot solve {equation} for {d} symbolically: {why}")
+            meta["why_numeric"] = why
+        e_, t_ = sympy.Dummy("e", positive=True), sympy.Dummy("t", real=True)
+        h = sympy.expand_log(residual.xreplace({var: e_, d: sympy.exp(t_)}), force=True)
+        expr = sympy.exp(LogDeltaRoot(var, sympy.Lambda((e_, t_), h)))
+        return cls(expr, values, var=var, name=name, method="numeric", **meta)
+
+    @classmethod
+    def _pick_solution(cls, candidates: list, residual: sympy.Expr, d: sympy.Symbol,
+                       var: sympy.Symbol, values: Mapping[Any, Any] | None) -> Any:
+        """The one candidate that agrees with the numeric inversion, if values allow."""
+        numeric = cls.from_tradeoff(sympy.Eq(residual, 0), values, solve_for=d, var=var,
+                                    method="numeric")
+        if numeric.unbound_symbols:
+            return None
+        xs = np.array([0.5, 1.0, 2.0, 5.0])
+        ref = numeric.log_delta(xs)
+        match = []
+        for c in candidates:
+            try:
+                got = cls(c, values, var=var).log_delta(xs)
+            except ProfileError:
+                continue
+            inside = ref < -1e-9
+            if np.any(inside) and np.allclose(got[inside], ref[inside], rtol=1e-8, atol=1e-10):
+                match.append(c)
+        return match[0] if len(match) == 1 else None
+
+    # -- the symbolic pipeline (delegates to refine.py and tail.py) ------------------------
+    @property
+    def breakpoint(self) -> sympy.Expr | None:
+        r"""The refinement point :math:`c` (math §2) of a refined profile, else ``None``.
+
+        With several flat pieces it is the one nearest :math:`\varepsilon = 0`; all of
+        them are in ``meta["segments"]`` as ``(start, c, delta_naive(c))``.
+        """
+        return self._meta.get("breakpoint")
+
+    @property
+    def breakpoint_delta(self) -> sympy.Expr | None:
+        r"""The naive profile at the refinement point, :math:`\tilde\delta(c)`, or ``None``."""
+        return self._meta.get("breakpoint_delta")
+
+    def validate(self, *, timeout: float | None = None) -> Profile:
+        r"""Check that this is a privacy profile; return ``self`` or raise ``ProfileError``.
+
+        Negative, complex, increasing and everywhere-vacuous (:math:`\ge 1`) expressions
+        are rejected (shared/api.md "What counts as a profile").  SymPy's assumptions
+        decide what they can (time-bounded); with every parameter bound the profile is
+        also evaluated on a dense grid of :math:`\varepsilon \in [0, 10^4]`.  Values
+        above 1 are read as 1 and are fine.  The message says how it was decided.
+
+        Example:
+            >>> from symgdp import eps
+            >>> Profile(1 - sympy.exp(-eps)).validate()  # doctest: +ELLIPSIS
+            Traceback (most recent call last):
+            ...
+            symgdp.errors.ProfileError: the profile 1 - exp(-varepsilon) is increasing (decided...
+        """
+        from .refine import check_profile
+
+        key = "validated"
+        if key not in self._cache:
+            check_profile(self, timeout=timeout)
+            self._cache[key] = True
+        return self
+
+    def refine(self, *, timeout: float | None = None, dps: int = 40) -> Profile:
+        r"""The partial-order refinement of math §2 (see :func:`symgdp.refine.refine`)."""
+        from .refine import refine
+
+        return refine(self, timeout=timeout, dps=dps)
+
+    def subsample(self, gamma: Any) -> Profile:
+        r"""Poisson subsampling with rate ``gamma`` (math §7; :func:`symgdp.refine.subsample`)."""
+        from .refine import subsample
+
+        return subsample(self, gamma)
+
+    def tail_limit(self, *, timeout: float | None = None) -> sympy.Expr:
+        r""":math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (math §5;
+        :func:`symgdp.tail.tail_limit`)."""
+        from .tail import tail_limit
+
+        self.validate(timeout=timeout)
+        return tail_limit(self, timeout=timeout)
+
+    def identify(self, *, timeout: float | None = None) -> Any:
+        r"""The GDP verdict from the tail (math §5; :func:`symgdp.tail.identify`)."""
+        from .tail import identify
+
+        self.validate(timeout=timeout)
+        return identify(self, timeout=timeout)
+
+    def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
+                method: str = "auto", certify: bool = False, **kw: Any) -> Any:
+        """Guaranteed bounds on the GDP parameter (math §6; :func:`symgdp.measure.measure`)."""
+        from .measure import measure
+
+        return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
+                       certify=certify, **kw)
+
+    def gdpt(self, eps: Any) -> Any:
+        r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
+        \delta(\varepsilon))` (math §4; :func:`symgdp.measure.gdpt`)."""
+        from .measure import gdpt
+
+        return gdpt(self, eps)
+
     # -- numeric evaluation ----------------------------------------------------------------
     def _fn(self, kind: str) -> Any:
         c = self._cache
@@ -302,9 +690,36 @@ class Profile:
         return float(out[0]) if scalar else out.reshape(np.shape(eps))
 
     # -- display ---------------------------------------------------------------------------
-    def latex(self, *, bound: bool = False) -> str:
-        """LaTeX of the expression (``bound=True`` substitutes the parameter values)."""
-        return sympy.latex(self.bound_expr if bound else self._expr)
+    def latex(self, *, bound: bool = False, digits: int = 8) -> str:
+        r"""LaTeX of the right-hand side :math:`\delta(\varepsilon) = \ldots`.
+
+        ``bound=True`` substitutes the parameter values.  A refined profile is shown with
+        its breakpoints as symbols (:math:`c`, :math:`\tilde\delta(c)`, and :math:`a_k`
+        where a flat piece starts after 0), followed by their values to ``digits``
+        significant digits (exact closed forms are shown too).
+
+        Example:
+            >>> import sympy
+            >>> from symgdp import eps
+            >>> s = Profile(2 * sympy.exp(-eps)).refine().latex(digits=5)
+            >>> for part in s.split(r",\quad ")[1].split(r",\ "):
+            ...     print(part)
+            c = \log{\left(2 + \sqrt{6} \right)} \approx 1.4928
+            \tilde{\delta}(c) = \frac{2}{2 + \sqrt{6}} \approx 0.44949
+        """
+        template = self._meta.get("latex_template")
+        if template is None:
+            return sympy.latex(self.bound_expr if bound else self._expr)
+        if bound and self._values:
+            template = template.xreplace(dict(self._values))
+        parts = []
+        for sym, val in self._meta.get("latex_constants", ()):
+            approx = mpmath.nstr(mpmath.mpf(sympy.N(val, digits + 5)), digits)
+            if isinstance(val, sympy.Float):
+                parts.append(rf"{sympy.latex(sym)} \approx {approx}")
+            else:
+                parts.append(rf"{sympy.latex(sym)} = {sympy.latex(val)} \approx {approx}")
+        return sympy.latex(template) + r",\quad " + r",\ ".join(parts)
 
     def _repr_latex_(self) -> str:
         lhs = rf"\delta_{{\mathrm{{{self._name}}}}}" if self._name else r"\delta"
