@@ -1,0 +1,335 @@
+r"""Trade-off curves (f-DP) of standard mechanisms and their GDP parameter.
+
+Notation (Dong, Roth & Su, "Gaussian Differential Privacy", JRSS-B 2021, §2): for a test
+between the outputs on neighbours :math:`S, S'` with type I error :math:`\alpha`, the
+trade-off curve :math:`T(\alpha)` is the smallest achievable type II error.  A mechanism is
+:math:`\mu`-GDP iff :math:`T \ge G_\mu`, :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`,
+and :math:`(\varepsilon, \delta)`-DP iff :math:`T \ge f_{\varepsilon,\delta}` with
+
+.. math:: f_{\varepsilon,\delta}(\alpha) = \max\{0,\ 1 - \delta - e^{\varepsilon}\alpha,\
+          e^{-\varepsilon}(1 - \delta - \alpha)\}.
+
+Curves here (a :class:`TradeoffCurve` is a vectorised callable):
+
+* :func:`randomized_response` — :math:`f_{\varepsilon,0}` exactly (Dong et al., Ex. 2.5);
+* :func:`eps_delta` — :math:`f_{\varepsilon,\delta}`;
+* :func:`laplace` — exact, piecewise (Dong et al. 2021, Appendix A / the Dong blog):
+  :math:`1 - e^{\varepsilon}\alpha` for :math:`\alpha < e^{-\varepsilon}/2`,
+  :math:`e^{-\varepsilon}/(4\alpha)` on :math:`[e^{-\varepsilon}/2, 1/2]`,
+  :math:`e^{-\varepsilon}(1 - \alpha)` beyond;
+* :func:`gaussian` — :math:`G_\mu`;
+* :func:`randomized_response_composition` — the :math:`k`-fold composition of
+  :math:`f_{\varepsilon_0,0}`, exact: the Neyman–Pearson test between
+  :math:`\mathrm{Bin}(k, q)` and :math:`\mathrm{Bin}(k, p)`,
+  :math:`p = e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`, :math:`q = 1 - p`, a piecewise
+  linear curve through the points :math:`(P[J \ge t], Q[J < t])`.
+
+Two bridges to profiles:
+
+* :func:`profile_delta` — :math:`\delta(\varepsilon) = \sup_\alpha\,(1 - T(\alpha) -
+  e^{\varepsilon}\alpha)` (Dong et al. 2021, Prop. 2.12: the profile is the convex
+  conjugate of the curve);
+* :func:`gdp_mu` — the smallest :math:`\mu` with :math:`T \ge G_\mu`, i.e.
+  :math:`\sup_{\alpha}\,[\Phi^{-1}(1 - T(\alpha)) - \Phi^{-1}(\alpha)]`.
+
+Each curve also carries its complement :math:`1 - T(\alpha)` (the power of the test)
+computed directly, because :math:`\Phi^{-1}(1 - T)` near :math:`\alpha = 0` would
+otherwise be lost to rounding in :math:`1 - T`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from .errors import DomainError
+from .gaussian import tradeoff_gdp
+
+__all__ = [
+    "TradeoffCurve",
+    "randomized_response",
+    "eps_delta",
+    "laplace",
+    "gaussian",
+    "randomized_response_composition",
+    "profile_delta",
+    "gdp_mu",
+]
+
+_Fn = Callable[[np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, slots=True)
+class TradeoffCurve:
+    r"""A trade-off curve :math:`T: [0, 1] \to [0, 1]` (convex, non-increasing,
+    :math:`T(\alpha) \le 1 - \alpha`).
+
+    Attributes:
+        name: display name.
+        fn: vectorised :math:`T(\alpha)`.
+        power: vectorised :math:`1 - T(\alpha)`, computed without cancellation.
+        kinks: the :math:`\alpha` where :math:`T` is not differentiable (vertices of a
+            piecewise curve), used by :func:`profile_delta` and :func:`gdp_mu`.
+        params: the parameters the curve was built from.
+        piecewise_linear: True when the curve is linear between its kinks (then the
+            suprema of :func:`profile_delta` sit exactly at kinks).
+    """
+
+    name: str
+    fn: _Fn
+    power: _Fn
+    kinks: tuple[float, ...] = ()
+    params: Mapping[str, Any] = field(default_factory=dict)
+    piecewise_linear: bool = False
+
+    def __post_init__(self) -> None:
+        if any(not (0.0 <= a <= 1.0) for a in self.kinks):
+            raise DomainError(f"kinks of a trade-off curve must lie in [0, 1]: {self.kinks}")
+
+    def __call__(self, alpha: Any) -> Any:
+        """:math:`T(\\alpha)` (scalars in, scalars out)."""
+        scalar, a = _alpha(alpha)
+        out = np.clip(np.asarray(self.fn(a), dtype=np.float64), 0.0, 1.0)
+        return float(out) if scalar else out
+
+    def complement(self, alpha: Any) -> Any:
+        """:math:`1 - T(\\alpha)`, accurate where :math:`T` is close to 1."""
+        scalar, a = _alpha(alpha)
+        out = np.clip(np.asarray(self.power(a), dtype=np.float64), 0.0, 1.0)
+        return float(out) if scalar else out
+
+
+def _alpha(alpha: Any) -> tuple[bool, np.ndarray]:
+    scalar = np.ndim(alpha) == 0
+    a = np.asarray(alpha, dtype=np.float64)
+    bad = ~((a >= 0) & (a <= 1))
+    if np.any(bad):
+        raise DomainError(f"alpha must lie in [0, 1], got {a[bad].flat[0]!r}")
+    return scalar, a
+
+
+def _check(name: str, v: Any, *, positive: bool = False) -> float:
+    x = float(v)
+    if not math.isfinite(x) or x < 0 or (positive and x == 0):
+        raise DomainError(f"{name} must be a finite number {'> 0' if positive else '>= 0'}, "
+                          f"got {v!r}")
+    return x
+
+
+# -- curves -------------------------------------------------------------------------------
+def eps_delta(eps: float, delta: float = 0.0) -> TradeoffCurve:
+    r"""The :math:`(\varepsilon, \delta)`-DP curve :math:`f_{\varepsilon,\delta}`.
+
+    Example:
+        >>> f = eps_delta(math.log(3), 0.0)
+        >>> f(0.25), f(0.5)
+        (0.25, 0.16666666666666666)
+    """
+    e = _check("eps", eps)
+    d = _check("delta", delta)
+    if d >= 1:
+        raise DomainError(f"delta must be < 1, got {delta!r}")
+    ee, em = math.exp(e), math.exp(-e)
+
+    def fn(a: np.ndarray) -> np.ndarray:
+        return np.maximum(0.0, np.maximum(1.0 - d - ee * a, em * (1.0 - d - a)))
+
+    def power(a: np.ndarray) -> np.ndarray:
+        return np.minimum(1.0, np.minimum(d + ee * a, 1.0 - em * (1.0 - d - a)))
+
+    kinks = ((1.0 - d) / (1.0 + ee), 1.0 - d)
+    return TradeoffCurve(f"f_({e:g},{d:g})", fn, power, kinks, {"eps": e, "delta": d},
+                         piecewise_linear=True)
+
+
+def randomized_response(eps0: float) -> TradeoffCurve:
+    r"""Exact trade-off curve of binary randomized response, :math:`f_{\varepsilon_0, 0}`.
+
+    Example:
+        >>> randomized_response(0.0)(0.3)
+        0.7
+    """
+    c = eps_delta(eps0, 0.0)
+    return TradeoffCurve(f"randomized response ({c.params['eps']:g})", c.fn, c.power,
+                         c.kinks, {"eps0": c.params["eps"]}, piecewise_linear=True)
+
+
+def laplace(eps0: float) -> TradeoffCurve:
+    r"""Exact trade-off curve of the Laplace mechanism with :math:`\varepsilon_0 = \Delta/b`.
+
+    Example:
+        >>> round(laplace(1.0)(0.5), 12)  # e^{-1}/2
+        0.183939720586
+    """
+    e = _check("eps0", eps0)
+    em = math.exp(-e)
+    a1 = em / 2.0
+
+    def fn(a: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            mid = em / (4.0 * a)
+        return np.where(a < a1, 1.0 - a / em, np.where(a <= 0.5, mid, em * (1.0 - a)))
+
+    def power(a: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            mid = 1.0 - em / (4.0 * a)
+        return np.where(a < a1, a / em, np.where(a <= 0.5, mid, 1.0 - em * (1.0 - a)))
+
+    return TradeoffCurve(f"Laplace ({e:g})", fn, power, (a1, 0.5), {"eps0": e})
+
+
+def gaussian(mu: float) -> TradeoffCurve:
+    r"""The GDP curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`.
+
+    Example:
+        >>> round(gaussian(1.0)(0.05), 12)
+        0.740488977159
+    """
+    m = _check("mu", mu)
+
+    def power(a: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return special.ndtr(special.ndtri(a) + m)
+
+    return TradeoffCurve(f"G_{m:g}", lambda a: tradeoff_gdp(a, m), power, (), {"mu": m})
+
+
+def randomized_response_composition(eps0: float, k: int) -> TradeoffCurve:
+    r"""Exact trade-off curve of :math:`k`-fold randomized response (the :math:`k`-fold
+    composition :math:`f_{\varepsilon_0,0}^{\otimes k}`, Dong et al. 2021, §3).
+
+    The count :math:`J` of reported ones is :math:`\mathrm{Bin}(k, q)` on one neighbour and
+    :math:`\mathrm{Bin}(k, p)` on the other; the likelihood ratio increases with :math:`J`,
+    so the optimal (randomised) tests reject for large :math:`J` and the curve is the
+    piecewise-linear interpolation of :math:`(P[J \ge t], Q[J < t])`, :math:`t = 0..k+1`.
+
+    Example:
+        >>> c = randomized_response_composition(math.log(3), 1)
+        >>> round(c(0.25), 12) == round(randomized_response(math.log(3))(0.25), 12)
+        True
+    """
+    e = _check("eps0", eps0)
+    if isinstance(k, bool) or int(k) != k or int(k) < 1:
+        raise DomainError(f"k must be a positive integer, got {k!r}")
+    kk = int(k)
+    q = 1.0 / (1.0 + math.exp(e))
+    p = 1.0 - q
+    t = np.arange(kk + 1, -1, -1)  # thresholds, giving increasing alpha
+    alpha = stats.binom.sf(t - 1, kk, q)
+    beta = stats.binom.cdf(t - 1, kk, p)
+    pw = stats.binom.sf(t - 1, kk, p)  # 1 - beta without cancellation
+    alpha[0], beta[0], pw[0] = 0.0, 1.0, 0.0
+    alpha[-1], beta[-1], pw[-1] = 1.0, 0.0, 1.0
+
+    def fn(a: np.ndarray) -> np.ndarray:
+        return np.interp(a, alpha, beta)
+
+    def power(a: np.ndarray) -> np.ndarray:
+        return np.interp(a, alpha, pw)
+
+    return TradeoffCurve(f"{kk}-fold randomized response ({e:g})", fn, power,
+                         tuple(float(x) for x in alpha), {"eps0": e, "k": kk},
+                         piecewise_linear=True)
+
+
+# -- bridges to profiles and GDP ----------------------------------------------------------
+def _candidates(curve: TradeoffCurve, n: int) -> np.ndarray:
+    # probit-spaced grid reaches alpha ~ 1e-300 and 1 - 1e-16 alike
+    z = np.linspace(-37.0, 8.2, n)
+    grid = special.ndtr(z)
+    return np.unique(np.concatenate([grid, np.asarray(curve.kinks, dtype=np.float64),
+                                     [0.0, 1.0]]))
+
+
+def _refine_max(f: Callable[[float], float], a: np.ndarray, vals: np.ndarray
+                ) -> float:
+    """Local bounded maximisation of f around the best candidate; never below it."""
+    i = int(np.argmax(vals))
+    best = float(vals[i])
+    lo, hi = a[max(i - 1, 0)], a[min(i + 1, a.size - 1)]
+    if hi > lo:
+        res = optimize.minimize_scalar(lambda x: -f(x), bounds=(lo, hi), method="bounded",
+                                       options={"xatol": 1e-14 * max(1.0, abs(lo))})
+        if np.isfinite(res.fun):
+            best = max(best, -float(res.fun))
+    return best
+
+
+def profile_delta(curve: TradeoffCurve, eps: Any, *, n: int = 2001) -> Any:
+    r"""The privacy profile of a trade-off curve,
+    :math:`\delta(\varepsilon) = \sup_\alpha\,(1 - T(\alpha) - e^{\varepsilon}\alpha)`
+    (Dong, Roth & Su 2021, Prop. 2.12).
+
+    The objective is concave in :math:`\alpha` (:math:`T` is convex); for piecewise-linear
+    curves the supremum is taken over the kinks exactly, otherwise over kinks and a
+    probit-spaced grid of ``n`` points followed by a bounded local maximisation.
+
+    Example:
+        >>> round(profile_delta(randomized_response(math.log(3)), 0.0), 12)  # (3 - 1)/4
+        0.5
+    """
+    scalar = np.ndim(eps) == 0
+    x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    if np.any(~(x >= 0)):
+        raise DomainError(f"eps must be >= 0, got {x[~(x >= 0)][0]!r}")
+    if curve.piecewise_linear:
+        a = np.unique(np.concatenate([np.asarray(curve.kinks, dtype=np.float64), [0.0, 1.0]]))
+    else:
+        a = _candidates(curve, n)
+    pw = curve.complement(a)
+    out = np.empty(x.shape)
+    for j, e in enumerate(x.ravel()):
+        ee = math.exp(e)
+        vals = pw - ee * a
+        if curve.piecewise_linear:
+            best = float(np.max(vals))
+        else:
+            best = _refine_max(lambda al, ee=ee: float(curve.complement(al)) - ee * al, a, vals)
+        out.flat[j] = min(max(best, 0.0), 1.0)
+    return float(out[0]) if scalar else out
+
+
+def gdp_mu(curve: TradeoffCurve, *, n: int = 4001) -> float:
+    r"""The smallest :math:`\mu` with :math:`T \ge G_\mu`:
+    :math:`\sup_{0<\alpha<1}\,[\Phi^{-1}(1 - T(\alpha)) - \Phi^{-1}(\alpha)]`.
+
+    ``inf`` when :math:`T(0) < 1` or :math:`T` reaches 0 before :math:`\alpha = 1` (such a
+    curve, e.g. :math:`f_{\varepsilon,\delta}` with :math:`\delta > 0`, is not GDP).  The
+    supremum is searched over the kinks and a probit-spaced grid, then refined locally;
+    every evaluated point is a lower bound, so the result is a lower bound that is exact
+    whenever the supremum sits at a kink or inside a refined bracket.  Guaranteed bounds
+    come from the profile route (:func:`symgdp.composition.optimal_mu`, ``measure``).
+
+    Example:
+        >>> round(gdp_mu(randomized_response(0.2)), 12)  # -2 Phi^{-1}(1/(1 + e^0.2))
+        0.250483905069
+    """
+    if curve.complement(0.0) > 0.0:
+        return math.inf
+    a = _candidates(curve, n)
+    a = a[(a > 0) & (a < 1)]
+
+    def h_vec(al: np.ndarray) -> np.ndarray:
+        # Phi^{-1}(1 - T) from whichever of T and 1 - T is the small one (no rounding of
+        # 1 - T to 1 near alpha = 1, nor of T to 1 near alpha = 0)
+        t, pw = curve(al), curve.complement(al)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            first = np.where(pw < 0.5, special.ndtri(pw), -special.ndtri(t))
+            return first - special.ndtri(al)
+
+    vals = h_vec(a)
+    if np.any(np.isposinf(vals)):
+        return math.inf  # T reaches 0 before alpha = 1: not GDP
+    vals = np.where(np.isnan(vals), -np.inf, vals)
+
+    def h(al: float) -> float:
+        if not 0.0 < al < 1.0:
+            return -math.inf
+        return float(h_vec(np.asarray(al)))
+
+    return max(_refine_max(h, a, vals), 0.0)
