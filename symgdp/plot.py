@@ -323,6 +323,10 @@ def gdpt(
             ax.axhline(mu_tail, color=color, ls=":", lw=1.4,
                        label=rf"tail limit $\lim\, G = {mu_tail:.4g}$")
             ymax = max(ymax, mu_tail)
+        elif mu_tail is not None and mu_tail > 0:
+            # nothing to draw at infinity, but the verdict belongs in the legend
+            ax.plot([], [], color=color, ls=":", lw=1.4,
+                    label=r"tail limit $\lim\, G = \infty$ (not GDP)")
     ax.set_ylim(0.0, 1.15 * ymax if ymax > 0 else 1.0)
     if logx:
         ax.set_xscale("log")

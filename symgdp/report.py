@@ -128,12 +128,29 @@ def _text(expr: Any, var: sympy.Symbol = _EPS) -> str:
     """SymPy expression as a string with ``eps`` for epsilon (as the CLI accepts it)."""
     if expr is None:
         return "None"
-    e = sympy.sympify(expr)
-    return sympy.sstr(_round_floats(e).xreplace({var: sympy.Symbol("eps")}))
+    e = _round_floats(sympy.sympify(expr)).xreplace({var: sympy.Symbol("eps")})
+    if isinstance(e, sympy.Equality):
+        return f"{sympy.sstr(e.lhs)} = {sympy.sstr(e.rhs)}"
+    return sympy.sstr(e)
 
 
 def _tex(expr: Any) -> str:
     return sympy.latex(_round_floats(sympy.sympify(expr)))
+
+
+def _sci_tex(x: float) -> str:
+    """A setting such as a tolerance in LaTeX: ``1e-06`` becomes ``10^{-6}``."""
+    v = float(x)
+    if 1e-3 <= abs(v) < 1e4 or v == 0:
+        return f"{v:g}"
+    mant, _, exp = f"{v:.2e}".partition("e")
+    mant = mant.rstrip("0").rstrip(".")
+    power = f"10^{{{int(exp)}}}"
+    return power if mant == "1" else rf"{mant} \times {power}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
 
 
 def _num(x: Any) -> Any:
@@ -236,7 +253,8 @@ class Report:
                              f"{format_lower(self.mu_tail)}), so the tightest mu is at "
                              f"least {format_lower(best)}")
             else:
-                parts.append("GDP: the tail limit is finite")
+                parts.append(f"GDP: the tail limit {_text(self.tail_limit, self.profile.var)} "
+                             "is finite, and the tightest mu^2 is at least that")
         else:
             parts.append("not GDP: the tail limit is infinite, the profile crosses every "
                          "delta_mu")
@@ -265,10 +283,11 @@ class Report:
             row = f"c = {bp}{approx}"
             if self.breakpoint_delta is not None:
                 row += rf",\quad \tilde\delta(c) = {_tex(self.breakpoint_delta)}"
-                try:
-                    row += rf" \approx {float(self.breakpoint_delta):.8g}"
-                except TypeError:
-                    pass
+                if not isinstance(self.breakpoint_delta, sympy.Float):
+                    try:
+                        row += rf" \approx {float(self.breakpoint_delta):.8g}"
+                    except TypeError:
+                        pass
             rows.append(("refinement point", row))
         if self.refined is not None:
             rows.append(("refined profile",
@@ -304,7 +323,7 @@ class Report:
                              rf"{format_log_upper(m.log_failure_prob, latex=True)}"))
             cert = r"\text{certified}" if m.certified else r"\text{float64}"
             rows.append(("method",
-                         rf"\text{{{m.method}}},\ \text{{tol}} = {m.tol:g},\ "
+                         rf"\text{{{m.method}}},\ \text{{tol}} = {_sci_tex(m.tol)},\ "
                          rf"{m.evaluations}\ \text{{evaluations}},\ {cert}"))
         return rows
 
@@ -447,7 +466,7 @@ def _parse(text: str, values: Mapping[Any, Any] | None, tradeoff: bool) -> tuple
     if "=" in text.replace("<=", "").replace(">=", "").replace("==", "").replace("!=", ""):
         raise ParseError(f"{text!r} looks like an equation; pass tradeoff=True "
                          "(--tradeoff on the command line) to read it as sigma = f(eps, delta)")
-    return Profile(parsing.parse_expression(text), values), None
+    return Profile.parse(text, values), None
 
 
 def _build(obj: Any, values: Mapping[Any, Any] | None,
@@ -562,7 +581,7 @@ def report(
 
     t0 = time.perf_counter()
     profile, equation, text, kind = _build(profile_or_equation, values, tradeoff)
-    timings["parse"] = time.perf_counter() - t0
+    timings["input"] = time.perf_counter() - t0
     if strict:
         _check_values(profile, equation, values)
 
@@ -575,7 +594,10 @@ def report(
             breakpoint_ = getattr(refined, "breakpoint", None)
             breakpoint_delta = getattr(refined, "breakpoint_delta", None)
         except AnalysisTimeout as exc:
-            notes.append(f"refinement did not finish: {exc}")
+            notes.append(f"refinement did not finish: {_one_line(exc)}")
+        except UnboundParameterError as exc:
+            # the refinement point is found numerically, so it needs every value
+            notes.append(f"refinement skipped: {_one_line(exc)}")
         timings["refine"] = time.perf_counter() - t0
 
     say("identifying the tail")
@@ -584,7 +606,7 @@ def report(
         limit, is_gdp, mu_tail, tail_method = _tail(profile, timeout, notes)
     except AnalysisTimeout as exc:
         limit = is_gdp = mu_tail = tail_method = None
-        notes.append(f"tail analysis did not finish, verdict unknown: {exc}")
+        notes.append(f"tail analysis did not finish, verdict unknown: {_one_line(exc)}")
     timings["tail"] = time.perf_counter() - t0
 
     measurement = None
