@@ -127,13 +127,18 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
         y = profile._eval_numpy(x, "numpy")
     except ProfileError as exc:
         raise ProfileError(f"{exc} {how}") from None
+    try:
+        y = _float_values(profile, x, y)
+    except ProfileError as exc:
+        raise ProfileError(f"{exc} {how}") from None
     nan = np.isnan(y) & (x > 0)
     if np.any(nan):
-        raise ProfileError(f"the profile {expr} is undefined (NaN) at eps={x[nan][0]!r} {how}")
+        raise ProfileError(f"the profile {expr} is undefined (NaN) at "
+                           f"eps={float(x[nan][0])!r} {how}")
     neg = y < -1e-14
     if np.any(neg):
-        raise ProfileError(f"the profile {expr} is negative at eps={x[neg][0]!r}: "
-                           f"{y[neg][0]!r} {how}")
+        raise ProfileError(f"the profile {expr} is negative at eps={float(x[neg][0])!r}: "
+                           f"{float(y[neg][0])!r} {how}")
     c = np.where(np.isnan(y), 1.0, np.clip(y, 0.0, 1.0))
     if np.all(c >= 1.0):
         raise ProfileError(f"the profile {expr} is at least 1 for every eps in [0, "
@@ -141,8 +146,24 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     up = c[1:] > c[:-1] * (1 + 1e-9) + 1e-12
     if np.any(up):
         i = int(np.argmax(up))
-        raise ProfileError(f"the profile {expr} is increasing between eps={x[i]!r} and "
-                           f"eps={x[i + 1]!r} (from {c[i]!r} to {c[i + 1]!r}) {how}")
+        raise ProfileError(f"the profile {expr} is increasing between eps={float(x[i])!r} "
+                           f"and eps={float(x[i + 1])!r} (from {float(c[i])!r} to "
+                           f"{float(c[i + 1])!r}) {how}")
+
+
+def _float_values(profile: Profile, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Replace float64 artefacts (inf * 0 = NaN, overflow) by 30-digit mpmath values."""
+    redo = ~np.isfinite(y) & (x > 0)
+    if np.any(redo):
+        y = y.copy()
+        for i in np.flatnonzero(redo):
+            try:
+                y[i] = float(profile.mp(float(x[i]), dps=30))
+            except (ZeroDivisionError, ValueError, OverflowError) as exc:
+                if isinstance(exc, ProfileError):  # complex: a real property, not an artefact
+                    raise
+                y[i] = np.nan
+    return y
 
 
 # -- refinement ------------------------------------------------------------------------------
@@ -259,7 +280,7 @@ def _segments(profile: Profile, naive: _Naive, roots: list | None) -> list[tuple
     if roots:
         extra = [float(r) for r in roots if 0 <= float(r) <= 700]
         x = np.unique(np.concatenate([x, np.array(extra, dtype=np.float64)]))
-    raw = profile._eval_numpy(x, "numpy")
+    raw = _float_values(profile, x, profile._eval_numpy(x, "numpy"))
     d = np.where(np.isnan(raw), 1.0, np.clip(raw, 0.0, 1.0))
     with np.errstate(all="ignore"):
         R = (1.0 - d) * np.exp(-np.logaddexp(0.0, x))

@@ -26,7 +26,8 @@ How the limit is found, in order:
    :math:`q(\varepsilon) = \varepsilon^2/(-2\log\delta(\varepsilon))` in 50-digit mpmath at
    :math:`\varepsilon = 10^2, 10^4, \dots, 10^{12}`.  It is accepted only when the sequence
    visibly converges (two successive relative changes below :data:`NUMERIC_RTOL`), falls
-   geometrically to 0, or grows geometrically; ``method="numeric"`` says so.  A limit that
+   geometrically to 0, or grows geometrically; ``method="numeric"`` says so, and a
+   converged value is rounded to 10 significant digits.  A limit that
    is approached slower than this (e.g. :math:`e^{-\varepsilon^{1.99}}`) is reported as
    unknown rather than guessed.
 
@@ -202,6 +203,9 @@ def _eventual(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> sympy.Exp
         best = args[0]
         for a in args[1:]:
             s = _eventual_sign(a - best, var, budget)
+            if s is None and a.is_positive and best.is_positive:
+                # both vanish (difference -> 0): compare by their ratio instead
+                s = _eventual_sign(a / best - 1, var, budget)
             if s is None or s == 0:
                 return None
             if (s > 0) == isinstance(expr, sympy.Max):
@@ -260,7 +264,9 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
     r1 = abs(last[1] - last[0]) / last[1]
     r2 = abs(last[2] - last[1]) / last[2]
     if r1 <= NUMERIC_RTOL and r2 <= NUMERIC_RTOL and r2 <= r1 * 1.0001:
-        val = sympy.Float(mpmath.nstr(last[2], 15), 15)
+        # q(eps) typically converges like 1/eps (GDP profiles: q = mu^2 (1 + mu^2/eps)),
+        # so at eps = 1e12 about 10 significant digits are right; report no more.
+        val = sympy.Float(mpmath.nstr(last[2], 10), 10)
         return val, f"numeric: converged to {mpmath.nstr(last[2], 10)}; {where}"
     ratios = [qs[i + 1] / qs[i] for i in range(len(qs) - 4, len(qs) - 1)]
     if all(r <= 0.5 for r in ratios) and last[2] <= 1e-6 * qs[0]:
