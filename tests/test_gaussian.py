@@ -368,6 +368,61 @@ def test_mu_to_zero_and_mu_inf() -> None:
     assert g.log_delta_mu(1.0, 1e-300) <= -1e300 or g.log_delta_mu(1.0, 1e-300) == -math.inf
 
 
+@pytest.mark.parametrize("mu", [5e-324, 1e-300, 1e-100, 1e-20])
+def test_log_delta_at_eps_zero_for_tiny_mu(mu: float) -> None:
+    """μ → 0 at ε = 0: log δ_μ(0) = log erf(μ/(2√2)) ≈ log(μ/√(2π)) stays finite (it is
+    about −745 even for the smallest subnormal μ); 40-digit mpmath reference."""
+    with mpmath.workdps(REF_DPS):
+        ref = float(mpmath.log(mpmath.erf(mpmath.mpf(mu) / (2 * mpmath.sqrt(2)))))
+    assert abs(g.log_delta_mu(0.0, mu) - ref) <= LOG_TOL * abs(ref)
+
+
+@pytest.mark.parametrize("L", [-50.0, -300.0, -700.0, -745.0, -2000.0])
+def test_mu_gdp_at_eps_zero_for_tiny_delta(L: float) -> None:
+    """μ_GDP(0, δ) = 2√2 erf⁻¹(δ) for δ = e^L down to below the float range, where μ
+    underflows to 0 (40-digit mpmath reference)."""
+    with mpmath.workdps(REF_DPS):
+        ref = float(2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.exp(L)))
+    got = g.mu_gdp(0.0, log_delta=L)
+    # subnormal answers only have absolute accuracy
+    assert abs(got - ref) <= RT_TOL * ref + 5e-324
+
+
+def test_mu_gdp_tiny_mu_deep_tail() -> None:
+    """μ_GDP(1e-10, log δ = −1e5) ≈ 2.2365e-13: a valid input that must not raise.
+    Reference: bracketed mpmath root of this file's 40-digit reference."""
+    with mpmath.workdps(REF_DPS):
+        root = float(mpmath.findroot(lambda m: ref_log_delta(1e-10, m) + 100000,
+                                     (mpmath.mpf(2.0e-13), mpmath.mpf(2.5e-13)),
+                                     solver="anderson"))
+    assert abs(g.mu_gdp(1e-10, log_delta=-1e5) - root) <= RT_TOL * root
+
+
+def test_mu_gdp_delta_within_subnormal_of_one() -> None:
+    """log δ = −5e-324 (δ = 1 − 5e-324 < 1) has a finite answer, μ ≈ 76.97: at ε = 0,
+    erfc(μ/(2√2)) = −expm1(L), solved by mpmath.  log δ is subnormal there, so only 1e-6
+    relative is asked; the point is that a valid input must not raise."""
+    with mpmath.workdps(REF_DPS):
+        target = mpmath.log(-mpmath.expm1(mpmath.mpf(-5e-324)))
+        x = mpmath.findroot(lambda x: mpmath.log(mpmath.erfc(x)) - target,
+                            (mpmath.mpf(20), mpmath.mpf(30)), solver="anderson")
+        ref = float(2 * mpmath.sqrt(2) * x)
+    assert g.mu_gdp(0.0, log_delta=-5e-324) == pytest.approx(ref, rel=1e-6)
+
+
+def test_eps_gdp_zero_when_delta_exceeds_delta_mu_zero_near_one() -> None:
+    """δ_30(0) = 1 − 7.3e-51 < 1 − 1e-100 = δ: already (0, δ)-DP, so ε_GDP = 0 (documented),
+    even though erf(30/(2√2)) rounds to 1.0 in float64."""
+    assert g.eps_gdp(30.0, log_delta=-1e-100) == 0.0
+
+
+@pytest.mark.parametrize("mu", [5e-324, 1e-300])
+def test_eps_gdp_delta_zero_tiny_mu(mu: float) -> None:
+    """Documented: δ = 0 gives ε = inf for every μ > 0, however small (δ_μ(ε) > 0)."""
+    assert g.eps_gdp(mu, log_delta=-math.inf) == math.inf
+    assert g.eps_gdp(mu, 0.0) == math.inf
+
+
 def test_eps_inf() -> None:
     assert g.delta_mu(math.inf, 2.0) == 0.0
     assert g.log_delta_mu(math.inf, 2.0) == -math.inf
