@@ -17,6 +17,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from symgdp import mechanisms, plot
+from symgdp.report import format_bracket
 
 LAPLACE_EPS0 = 1.0
 SGD = {"A": 1.0, "B": 1.25, "sigma": 1.5}
@@ -41,14 +42,14 @@ def main(argv: list[str] | None = None) -> int:
               (mechanisms.shuffle_sum(**SHUFFLE), 10.0)]
     fig = Figure(figsize=(15, 4.3), layout="constrained")
     axes = fig.subplots(1, 3)
-    print(f"{'mechanism':>12}  {'lower':>10}  {'upper':>10}  tail limit  covers tail")
+    print(f"{'mechanism':>12}  {'lower':>10}  {'upper':>10}  lim G     covers tail")
     for ax, (naive, eps_max) in zip(axes, panels, strict=True):
         refined = naive.refine()
         m = naive.measure(eps_h=eps_h, tol=tol)
         plot.gdpt(refined.replace(name=f"{naive.name} (refined)"), measurements=m,
                   eps_max=eps_max, staircase=steps, n=n, ax=ax, title=naive.name)
-        print(f"{naive.name:>12}  {m.lower:10.6f}  {m.upper:10.6f}  {m.mu_tail:10.6g}  "
-              f"{m.covers_tail}")
+        lower, upper = format_bracket(m.lower, m.upper)
+        print(f"{naive.name:>12}  {lower:>10}  {upper:>10}  {m.mu_tail:<8.6g}  {m.covers_tail}")
     path = args.out / "gdpt.png"
     fig.savefig(path, dpi=100 if args.small else 200)
     if not args.small:

@@ -15,6 +15,7 @@ from pathlib import Path
 from matplotlib.figure import Figure
 
 from symgdp import mechanisms, plot
+from symgdp.report import format_bracket
 
 # Parameters of the two mechanisms (illustrative; change them freely).
 SGD = {"A": 1.0, "B": 1.25, "sigma": 1.5}
@@ -42,8 +43,9 @@ def main(argv: list[str] | None = None) -> int:
         m = naive.measure(eps_h=eps_h, tol=tol)
         plot.profiles(naive.replace(name="naive"), refined.replace(name="refined"),
                       mu=[m.upper], eps_max=eps_max, n=n, ax=ax, title=naive.name)
+        lower, upper = format_bracket(m.lower, m.upper)
         print(f"{naive.name:>12}: refinement point c = {float(refined.breakpoint):.6f}, "
-              f"sup G on [0, {eps_h:g}] in [{m.lower:.6f}, {m.upper:.6f}]")
+              f"sup G on [0, {eps_h:g}] in [{lower}, {upper}]")
     path = args.out / "profiles.png"
     fig.savefig(path, dpi=100 if args.small else 200)
     if not args.small:

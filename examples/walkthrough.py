@@ -21,7 +21,7 @@ from pathlib import Path
 
 from symgdp import Profile, plot
 from symgdp.parsing import parse_equation
-from symgdp.report import report
+from symgdp.report import format_bracket, report
 
 EQUATION = "sigma = A/eps*sqrt(log(B/delta))"
 VALUES = {"A": 1, "B": 1.25, "sigma": 1.5}
@@ -56,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     m = naive.measure(eps_h=eps_h, tol=tol)
     print(f"3. refinement point:     c = {float(refined.breakpoint):.8f}, "
           f"delta(c) = {float(refined.breakpoint_delta):.8f}")
-    print(f"   measured:             {m.lower:.8f} <= sup G on [0, {eps_h:g}] <= "
-          f"{m.upper:.8f}  ({m.method}, {m.evaluations} evaluations)")
+    lower, upper = format_bracket(m.lower, m.upper)  # rounded outwards
+    print(f"   measured:             {lower} <= sup G on [0, {eps_h:g}] <= {upper}  "
+          f"({m.method}, {m.evaluations} evaluations)")
     print(f"   failure probability:  {m.failure_prob:.3g} beyond eps_h = {eps_h:g}")
 
     # 4. Everything at once, as a report to paste into the paper.

@@ -29,6 +29,7 @@ import numpy as np
 
 from .errors import AnalysisTimeout, DomainError
 from .gaussian import delta_mu, mu_gdp, tradeoff_gdp
+from .profile import Profile
 from .report import format_bracket
 
 __all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
@@ -382,7 +383,8 @@ def tradeoff(
     Args:
         *curves: profiles (drawn as the trade-off function they imply, Dong, Roth & Su 2021,
             Proposition 2.12, with the supremum over a dense :math:`\varepsilon` grid, which
-            is conservative) or ``(alpha, beta)`` array pairs.
+            is conservative), trade-off curves :math:`T(\alpha)` such as those of
+            :mod:`symgdp.tradeoff` (any vectorised callable), or ``(alpha, beta)`` pairs.
         mu: GDP parameters whose curves :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)`
             are drawn dashed for comparison.
         n: points on the :math:`\alpha` axis.
@@ -414,9 +416,15 @@ def tradeoff(
                 raise DomainError(f"alpha and beta of curve {i + 1} differ in shape: "
                                   f"{a.shape} vs {b.shape}")
             label = labels[i] if labels else f"curve {i + 1}"
-        else:
+        elif isinstance(c, Profile):
             a, b = alpha, _profile_tradeoff(c, alpha)
             label = labels[i] if labels else _profile_label(c, i)
+        elif callable(c):
+            a, b = alpha, np.asarray(c(alpha), dtype=float)
+            label = labels[i] if labels else str(getattr(c, "name", None) or f"curve {i + 1}")
+        else:
+            raise DomainError(f"curve {i + 1} must be a Profile, a trade-off curve or an "
+                              f"(alpha, beta) pair, got {type(c).__name__}")
         ax.plot(a, b, lw=2.0, label=label)
     for m in _as_list(mu):
         ax.plot(alpha, tradeoff_gdp(alpha, m), ls="--", lw=1.4,
