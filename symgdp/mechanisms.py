@@ -251,8 +251,8 @@ def classical_gaussian(sigma: Any, sensitivity: Any = 1) -> Profile:
     Caution: Dwork & Roth (2014, Thm A.1) prove the calibration only for
     :math:`\varepsilon < 1`.  Beyond that the naive profile is not a guarantee: it falls
     *below* the exact profile :math:`\delta_{\Delta/\sigma}` of the same Gaussian mechanism
-    for large :math:`\varepsilon` (for :math:`\sigma = \Delta` already at
-    :math:`\varepsilon = 10`), because :math:`-2\log\delta_\mu(\varepsilon) =
+    for large :math:`\varepsilon` (for :math:`\sigma = \Delta` from about
+    :math:`\varepsilon = 12.8` on), because :math:`-2\log\delta_\mu(\varepsilon) =
     \varepsilon^2/\mu^2 - \varepsilon + O(\log\varepsilon)` (shared/math.md §5).  It is the
     textbook example of a naive profile whose tail limit is :math:`\Delta^2/\sigma^2`;
     ``meta["valid_for"]`` records the proven range.
