@@ -14,6 +14,7 @@ Exit status: 0 on success; 2 on bad input (one line on stderr, never a traceback
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -96,6 +97,20 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--debug", action="store_true",
                    help="show the traceback of an internal error")
     return parser
+
+
+def _dash_hint(argv: Sequence[str]) -> str:
+    """A hint when an expression starting with '-' was taken for an option."""
+    options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
+               "--certify", "--no-refine", "--method", "--json", "--latex", "--plot",
+               "--debug"}
+    for a in argv:
+        if a == "--":
+            break
+        if a.startswith("-") and a.split("=", 1)[0] not in options:
+            return (f" (an EXPR that starts with '-' goes after '--': "
+                    f"symgdp analyze [options] -- {a!r})")
+    return ""
 
 
 def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
@@ -227,9 +242,12 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             warnings.simplefilter("always")
             parser = build_parser()
             try:
-                args = parser.parse_args(argv)
+                with contextlib.redirect_stdout(out):
+                    args = parser.parse_args(argv)
             except SystemExit as exc:  # --help / --version printed their text
                 return int(exc.code or 0)
+            except UsageError as exc:
+                raise UsageError(str(exc) + _dash_hint(argv)) from None
             if args.command is None:
                 raise UsageError("choose a command: analyze (see symgdp --help)")
             status = _analyze(args, out, err)
