@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from scipy.special import log_ndtr
 
 from symgdp import gaussian as g
 from symgdp import precise
@@ -627,21 +628,22 @@ def _mu_cond_tol(eps: float, mu: float, L: float, extra: float = 0.0) -> float:
 @example(2000.0, 0.05)
 @example(710.0, 1.0)
 @example(1e-300, 3.0)
+@example(1.90625, 0.05)  # delta = 8.4e-321 is subnormal
 def test_round_trip_eps_delta_mu(eps: float, mu: float) -> None:
     """ε, μ → log δ → μ and → ε, with the condition-number-aware tolerance."""
     L = g.log_delta_mu(eps, mu)
     assert abs(g.mu_gdp(eps, log_delta=L) - mu) <= _mu_cond_tol(eps, mu, L)
     if L < 0:
         b = -eps / mu - mu / 2
-        from scipy.special import log_ndtr
-
+        # |d log delta / d eps| = e^eps Phi(b) / delta (math.md §3), for the tolerance only
         dlog = math.exp(eps + float(log_ndtr(b)) - L)
         tol_e = RT_TOL * eps + LOG_TOL * abs(L) / dlog
         assert abs(g.eps_gdp(mu, log_delta=L) - eps) <= tol_e
     d = g.delta_mu(eps, mu)
     if 0.0 < d < 1.0:
-        # rounding delta itself costs u in log delta
-        assert abs(g.mu_gdp(eps, delta=d) - mu) <= _mu_cond_tol(eps, mu, L, 2 * U)
+        # rounding delta itself costs u in log delta, or 2^-1074/delta for a subnormal delta
+        extra = 2 * U + 2.0**-1074 / d
+        assert abs(g.mu_gdp(eps, delta=d) - mu) <= _mu_cond_tol(eps, mu, L, extra)
 
 
 @given(st.floats(0.0, 2000.0), st.floats(-1e5, -1e-50))
