@@ -215,6 +215,18 @@ def test_eps_gdp_matches_mpmath(grid: dict[str, Any]) -> None:
     assert np.all(err <= tol), worst("eps_gdp(mu, log_delta=ref)", err, tol, E, M, LR)
 
 
+def test_dlog_delta_dmu_matches_mpmath(grid: dict[str, Any]) -> None:
+    """∂ log δ/∂μ = φ(a)/δ against 40 digits.  It is evaluated as exp(−a²/2 − log√(2π) − log δ),
+    whose exponent cancels (a²/2 ≈ |log δ| ≈ 8e8 at ε = 2000, μ = 0.05): the rounding of the
+    two large terms, ~2u(a²/2 + |log δ|), is the honest accuracy, plus 1e-13."""
+    E, M, LR = grid["eps"], grid["mu"], grid["log"]
+    got = g.dlog_delta_dmu(E, M)
+    a = M / 2 - E / M
+    err = rel_err(got, grid["dlog_dmu"])
+    tol = 1e-13 + 4 * U * (a * a / 2 + np.abs(LR))
+    assert np.all(err <= tol), worst("dlog_delta_dmu", err, tol, E, M)
+
+
 def test_precise_matches_reference_on_grid(grid: dict[str, Any]) -> None:
     """Cross-check symgdp.precise (40 digits) against this file's reference on the grid."""
     E, M = grid["eps"], grid["mu"]
