@@ -1,0 +1,431 @@
+r"""Rigorous ball arithmetic for profiles and the GDP family (python-flint ``arb``).
+
+Certified measurement (shared/math.md §6, §10) must prove inequalities such as
+:math:`\delta_A(x) \le \delta_\mu(y)` rather than trust float64 rounding.  This module
+provides the two ingredients, both in FLINT/Arb ball arithmetic (a ball is a midpoint and
+a radius that provably contains the true value):
+
+* :func:`lambdify_arb` turns a profile's SymPy expression into a function of an ``arb``
+  ball.  Numbers enter exactly (a SymPy ``Float`` is the binary number it stores, a
+  ``Rational`` is rounded outward), and comparisons are three-valued: a ``Piecewise`` or
+  logical condition that the balls cannot decide evaluates every candidate branch and
+  returns the hull of their values, so the result still encloses the profile.
+* :func:`delta_mu_arb` encloses the GDP profile of Dong, Roth & Su (2021, Cor. 2.13),
+  :math:`\delta_\mu(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2)
+  - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2)` with
+  :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt2)/2`.  Arb's exponent range is unbounded,
+  so :math:`\delta_1(2000) \approx 1.9\times10^{-868162}` is enclosed like any other value.
+
+:func:`prove` runs a three-valued check at increasing working precision until it is
+decided; precision is always scoped with ``flint.ctx.workprec`` (never set globally).
+
+Example:
+    >>> from flint import arb
+    >>> d = delta_mu_arb(2000.0, 1.0, prec=64)
+    >>> d.mid().str(3, radius=False)
+    '1.88e-868162'
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy
+from flint import arb, ctx, fmpq, fmpz
+from sympy.printing.lambdarepr import LambdaPrinter
+
+from .errors import ProfileError
+
+__all__ = [
+    "ArbUnsupported",
+    "PRECISIONS",
+    "to_arb",
+    "lambdify_arb",
+    "profile_arb",
+    "delta_mu_arb",
+    "log_delta_mu_arb",
+    "prove",
+]
+
+#: working precisions (bits) tried in turn by :func:`prove`
+PRECISIONS: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
+
+
+class ArbUnsupported(ProfileError):
+    """The expression uses a function that has no ball-arithmetic counterpart here."""
+
+
+def to_arb(x: Any) -> arb:
+    """An exact ``arb`` for a Python/NumPy float or int, or a SymPy number (outward-rounded
+    when the number is not a binary fraction, e.g. ``Rational(1, 3)``)."""
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, (fmpz, fmpq)):
+        return arb(x)
+    if isinstance(x, sympy.Basic):
+        x = sympy.sympify(x)
+        if isinstance(x, sympy.Float):
+            return _float_arb(x)
+        if isinstance(x, sympy.Integer):
+            return arb(fmpz(int(x)))
+        if isinstance(x, sympy.Rational):
+            return arb(fmpq(int(x.p), int(x.q)))
+        if x is sympy.pi:
+            return arb.pi()
+        if x is sympy.E:
+            return arb.const_e()
+        raise ArbUnsupported(f"cannot convert {x!r} to a ball")
+    if isinstance(x, int):
+        return arb(fmpz(x))
+    return arb(float(x))  # a float64 is a binary fraction: exact
+
+
+def _float_arb(f: sympy.Float) -> arb:
+    sign, man, exp, _bc = f._mpf_
+    if man == 0:
+        if f == 0:
+            return arb(0)
+        return arb("nan") if f != f else arb(float(f))  # +-inf keep their sign
+    value = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
+    return arb(-value if sign else value)
+
+
+# -- three-valued logic over balls -------------------------------------------------------
+# True / False when decided, None when the balls overlap the boundary.
+
+def _tri(definitely: bool, definitely_not: bool) -> bool | None:
+    if definitely:
+        return True
+    if definitely_not:
+        return False
+    return None
+
+
+def _lt(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    return _tri(a < b, a >= b)
+
+
+def _le(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    return _tri(a <= b, a > b)
+
+
+def _gt(a: Any, b: Any) -> bool | None:
+    return _lt(b, a)
+
+
+def _ge(a: Any, b: Any) -> bool | None:
+    return _le(b, a)
+
+
+def _eq(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    if a.is_exact() and b.is_exact() and a == b:
+        return True
+    return _tri(False, not a.overlaps(b))
+
+
+def _ne(a: Any, b: Any) -> bool | None:
+    r = _eq(a, b)
+    return None if r is None else not r
+
+
+def _and(*xs: bool | None) -> bool | None:
+    if any(x is False for x in xs):
+        return False
+    return True if all(x is True for x in xs) else None
+
+
+def _or(*xs: bool | None) -> bool | None:
+    if any(x is True for x in xs):
+        return True
+    return False if all(x is False for x in xs) else None
+
+
+def _not(x: bool | None) -> bool | None:
+    return None if x is None else not x
+
+
+def _piecewise(*pairs: tuple[bool | None, Callable[[], Any]]) -> arb:
+    """Hull of every branch whose condition may hold, up to the first one that surely does."""
+    out: arb | None = None
+    for cond, branch in pairs:
+        if cond is False:
+            continue
+        v = to_arb(branch())
+        out = v if out is None else out.union(v)
+        if cond is True:
+            break
+    if out is None:  # no branch applies: SymPy's Piecewise is undefined here
+        return arb("nan")
+    return out
+
+
+def _max(*xs: Any) -> arb:
+    out = to_arb(xs[0])
+    for x in xs[1:]:
+        out = out.max(to_arb(x))
+    return out
+
+
+def _min(*xs: Any) -> arb:
+    out = to_arb(xs[0])
+    for x in xs[1:]:
+        out = out.min(to_arb(x))
+    return out
+
+
+def _log(x: Any, base: Any = None) -> arb:
+    v = to_arb(x).log()
+    return v if base is None else v / to_arb(base).log()
+
+
+def _heaviside(x: Any, h0: Any = None) -> arb:
+    x = to_arb(x)
+    lo = _tri(x > 0, x < 0)
+    if lo is True:
+        return arb(1)
+    if lo is False:
+        return arb(0)
+    half = arb(fmpq(1, 2)) if h0 is None else to_arb(h0)
+    if x.is_exact() and x.is_zero():
+        return half
+    return arb(0).union(arb(1))
+
+
+_NAMESPACE: dict[str, Any] = {
+    "arb": arb,
+    "_A": to_arb,
+    "exp": lambda x: to_arb(x).exp(),
+    "log": _log,
+    "sqrt": lambda x: to_arb(x).sqrt(),
+    "erf": lambda x: to_arb(x).erf(),
+    "erfc": lambda x: to_arb(x).erfc(),
+    "abs": lambda x: abs(to_arb(x)),
+    "Abs": lambda x: abs(to_arb(x)),
+    "sin": lambda x: to_arb(x).sin(),
+    "cos": lambda x: to_arb(x).cos(),
+    "tanh": lambda x: to_arb(x).tanh(),
+    "sinh": lambda x: to_arb(x).sinh(),
+    "cosh": lambda x: to_arb(x).cosh(),
+    "atan": lambda x: to_arb(x).atan(),
+    "gamma": lambda x: to_arb(x).gamma(),
+    "loggamma": lambda x: to_arb(x).lgamma(),
+    "Heaviside": _heaviside,
+    "_max": _max,
+    "_min": _min,
+    "_pw": _piecewise,
+    "_lt": _lt,
+    "_le": _le,
+    "_gt": _gt,
+    "_ge": _ge,
+    "_eq": _eq,
+    "_ne": _ne,
+    "_and": _and,
+    "_or": _or,
+    "_not": _not,
+}
+
+_FUNCTIONS = {
+    sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.Abs, sympy.sin, sympy.cos,
+    sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
+    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise,
+}
+
+
+class _ArbPrinter(LambdaPrinter):
+    """Python code in which every number is an exact ball and every test is three-valued."""
+
+    def __init__(self, settings: dict | None = None) -> None:
+        super().__init__(settings)
+        self.constants: list[arb] = []
+
+    def _const(self, value: Any) -> str:
+        # Stored as exact rationals: the ball is rebuilt at the caller's precision.
+        self.constants.append(value)
+        return f"_A(_K[{len(self.constants) - 1}])"
+
+    def _print_Float(self, expr: sympy.Float) -> str:
+        sign, man, exp, _bc = expr._mpf_
+        if man == 0 and expr != 0:
+            return f"arb({str(float(expr))!r})"
+        v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
+        return self._const(-v if sign else v)
+
+    def _print_Rational(self, expr: sympy.Rational) -> str:
+        return self._const(fmpq(int(expr.p), int(expr.q)))
+
+    def _print_Integer(self, expr: sympy.Integer) -> str:
+        return self._const(fmpz(int(expr)))
+
+    def _print_Half(self, expr: sympy.Rational) -> str:
+        return self._print_Rational(expr)
+
+    def _print_One(self, expr: Any) -> str:
+        return self._print_Integer(expr)
+
+    def _print_NegativeOne(self, expr: Any) -> str:
+        return self._print_Integer(expr)
+
+    def _print_Zero(self, expr: Any) -> str:
+        return self._print_Integer(expr)
+
+    def _print_Pi(self, expr: Any) -> str:
+        return "arb.pi()"
+
+    def _print_Exp1(self, expr: Any) -> str:
+        return "arb.const_e()"
+
+    def _print_Infinity(self, expr: Any) -> str:
+        return "arb('inf')"
+
+    def _print_NegativeInfinity(self, expr: Any) -> str:
+        return "arb('-inf')"
+
+    def _print_BooleanTrue(self, expr: Any) -> str:
+        return "True"
+
+    def _print_BooleanFalse(self, expr: Any) -> str:
+        return "False"
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        base, e = expr.args
+        if e == sympy.S.Half:
+            return f"sqrt({self._print(base)})"
+        if e.is_Integer:
+            # integer powers of balls are exact operations; keep them so (x**2 of a
+            # ball straddling 0 is then correctly non-negative)
+            return f"(_A({self._print(base)})**{int(e)})"
+        return f"(_A({self._print(base)})**_A({self._print(e)}))"
+
+    def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
+        fn = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge", "==": "_eq",
+              "!=": "_ne"}[expr.rel_op]
+        return f"{fn}({self._print(expr.lhs)}, {self._print(expr.rhs)})"
+
+    def _print_And(self, expr: Any) -> str:
+        return "_and(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Or(self, expr: Any) -> str:
+        return "_or(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Not(self, expr: Any) -> str:
+        return f"_not({self._print(expr.args[0])})"
+
+    def _print_Max(self, expr: Any) -> str:
+        return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Min(self, expr: Any) -> str:
+        return "_min(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Piecewise(self, expr: Any) -> str:
+        parts = ", ".join(f"({self._print(c)}, lambda: {self._print(e)})"
+                          for e, c in expr.args)
+        return f"_pw({parts})"
+
+
+def _check_supported(expr: sympy.Expr) -> None:
+    for f in expr.atoms(sympy.Function):
+        if f.func not in _FUNCTIONS:
+            raise ArbUnsupported(
+                f"the function {f.func} in the profile has no ball-arithmetic counterpart; "
+                "certified measurement supports " +
+                ", ".join(sorted(str(g) for g in _FUNCTIONS)))
+    for s in expr.atoms(sympy.Sum, sympy.Product, sympy.Integral, sympy.Derivative):
+        raise ArbUnsupported(f"unevaluated {type(s).__name__} in the profile: call .doit()")
+
+
+def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
+    r"""Compile a SymPy expression in ``var`` to a function of a ball.
+
+    The returned function takes a float or ``arb`` and returns an ``arb`` enclosing the
+    expression's value at the working precision in force (``flint.ctx.workprec``).
+    Undecided ``Piecewise`` conditions give the hull of the candidate branches.
+
+    Raises:
+        ArbUnsupported: the expression holds a function without a ball counterpart, or a
+            free symbol other than ``var``.
+
+    Example:
+        >>> import sympy
+        >>> x = sympy.Symbol("x")
+        >>> f = lambdify_arb(sympy.Piecewise((1 - x, x < 1), (0, True)), x)
+        >>> f(0.25)
+        0.750000000000000
+        >>> f(2.0)
+        0
+    """
+    expr = sympy.sympify(expr)
+    _check_supported(expr)
+    extra = expr.free_symbols - {var}
+    if extra:
+        names = ", ".join(sorted(str(s) for s in extra))
+        raise ArbUnsupported(f"the expression has unbound symbols: {names}")
+    printer = _ArbPrinter({"fully_qualified_modules": False})
+    ns = dict(_NAMESPACE)
+    fn = sympy.lambdify(var, expr, modules=[ns], printer=printer)
+    fn.__globals__["_K"] = tuple(printer.constants)
+    return lambda x: to_arb(fn(to_arb(x)))
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
+    f = lambdify_arb(expr, var)
+
+    def delta(x: Any) -> arb:
+        # values above 1 are vacuous and read as 1 (the Profile convention)
+        return f(x).min(arb(1))
+
+    return delta
+
+
+def profile_arb(profile: Any) -> Callable[[Any], arb]:
+    r"""Ball enclosure :math:`x \mapsto \delta(x)` of a :class:`~symgdp.profile.Profile`
+    (values above 1 read as 1), compiled once per bound expression."""
+    profile.require_bound()
+    return _profile_arb_cached(profile.bound_expr, profile.var)
+
+
+def delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:
+    r"""Ball enclosing :math:`\delta_\mu(\varepsilon)` (exact 0 for :math:`\mu = 0`, exact 1
+    for :math:`\mu = \infty`), at ``prec`` bits or the precision in force."""
+    if prec is not None:
+        with ctx.workprec(prec):
+            return delta_mu_arb(eps, mu)
+    m = to_arb(mu)
+    if m.is_exact() and m.is_zero():
+        return arb(0)
+    if not m.is_finite():
+        return arb(1)
+    e = to_arb(eps)
+    r = arb(fmpq(1, 2)).sqrt()
+    q = e / m
+    a = m / 2 - q
+    b = -q - m / 2
+    return ((-a * r).erfc() - e.exp() * (-b * r).erfc()) / 2
+
+
+def log_delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:
+    r"""Ball enclosing :math:`\log\delta_\mu(\varepsilon)` (finite far beyond float64)."""
+    if prec is not None:
+        with ctx.workprec(prec):
+            return log_delta_mu_arb(eps, mu)
+    d = delta_mu_arb(eps, mu)
+    return d.log() if d > 0 else arb("-inf")
+
+
+def prove(check: Callable[[], bool | None],
+          precisions: Sequence[int] = PRECISIONS) -> bool | None:
+    """Run a three-valued ``check`` at increasing precision until it is decided.
+
+    Returns True (proved), False (disproved) or None (undecided at the highest precision).
+    """
+    for p in precisions:
+        with ctx.workprec(p):
+            r = check()
+        if r is not None:
+            return r
+    return None

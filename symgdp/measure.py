@@ -1,0 +1,639 @@
+r"""Measuring a profile's GDP parameter with guaranteed error.
+
+The GDP transformation (GDPT) of a privacy profile :math:`\delta_A` is
+:math:`G_A(\varepsilon) = \mu_{GDP}(\varepsilon, \delta_A(\varepsilon))`, and the tightest
+head-GDP parameter on :math:`[0, \varepsilon_h]` is :math:`\sup_{[0,\varepsilon_h]} G_A`
+("Identification, Amplification and Measurement: A bridge to Gaussian Differential
+Privacy", NeurIPS 2022; shared/math.md §4 and §6).  Everything here rests on one fact:
+for a non-increasing profile and :math:`\varepsilon \in [x, y]`,
+
+.. math::
+
+    \mu_{GDP}(x, \delta_A(y)) \;\le\; G_A(\varepsilon) \;\le\; \mu_{GDP}(y, \delta_A(x)),
+
+and every point value :math:`G_A(x)` is a lower bound on the supremum.
+
+Two searches return a bracket ``[lower, upper]`` of width at most ``tol``:
+
+* ``"branch-and-bound"`` (the default): intervals are evaluated in vectorised batches,
+  discarded when their upper bound cannot beat the best point value, and halved otherwise.
+  Near a maximum of :math:`G_A` with curvature :math:`c` it needs about
+  :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}` evaluations; when the maximum sits at
+  :math:`\varepsilon = 0` with a non-zero slope (most refined profiles) only
+  :math:`O(\log(\varepsilon_h/\mathrm{tol}))`.  A flat GDPT (the Gaussian mechanism itself)
+  is the worst case, about :math:`1.25\,\varepsilon_h/\mathrm{tol}` evaluations, because
+  without derivatives the bound above cannot tell a flat profile from a step.
+* ``"staircase"``: the published algorithm (math §6) -- a uniform grid of
+  :math:`n = \lceil\sqrt{8\pi}\,\varepsilon_h/\mathrm{tol}\rceil` steps visited in random
+  order, with a root-find only where a step beats the running bound.  Kept for
+  reproducibility and as the benchmark baseline.
+
+Rounding: the float bracket is finalised by re-checking every bound it rests on with the
+*forward* map :func:`~symgdp.gaussian.log_delta_mu` (``log δ_A(x) ≤ log δ_upper(y)`` on every
+leaf interval, ``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point) with a slack of
+``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of ``log_delta_mu``
+seen against 40-digit mpmath, and nudging the bound outward where a check fails.  The float
+profile values themselves are trusted.  ``certify=True`` removes both assumptions: the same
+checks are proved in ball arithmetic (:mod:`symgdp.interval`), with the profile itself
+evaluated from its SymPy expression.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from flint import arb
+
+from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
+from .gaussian import delta_mu, log_delta_mu, mu_gdp
+from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
+
+__all__ = ["Measurement", "measure", "gdpt", "METHODS"]
+
+#: accepted values of ``method=`` and the name each one is recorded under
+METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
+           "bnb": "branch-and-bound", "staircase": "staircase"}
+
+# Relative slack on log delta_mu in the float re-check: the largest relative error of
+# gaussian.log_delta_mu against 40-digit mpmath over 1500 random points spanning
+# eps in [1e-6, 2000], mu in [3e-4, 100] was 3.4e-13 (at mu ~ 5e-4); ten times that.
+_LOG_SLACK = 4e-12
+# Reserve kept between the search's raw gap and tol for the outward nudges.
+_MARGIN_FLOAT = 1e-11
+_MARGIN_CERT = 1e-13
+#: smallest tol honoured in float64 (finer needs certify=True) and in certified mode
+MIN_TOL_FLOAT = 1e-9
+MIN_TOL_CERTIFIED = 1e-12
+_SQRT_8PI = math.sqrt(8.0 * math.pi)
+_DEFAULT_BUDGET = 5_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` (shared/api.md).
+
+    Attributes:
+        lower: guaranteed lower bound on the supremum of the GDPT over ``[0, eps_h]``.
+        upper: guaranteed upper bound; the mechanism is ``(eps_h, upper)``-head GDP, and
+            ``upper``-GDP outright when ``covers_tail``.
+        eps_h: end of the measured head.
+        tol: requested bracket width (``upper - lower <= tol``).
+        covers_tail: the profile is exactly 0 from some :math:`\varepsilon \le` ``eps_h`` on
+            (proved by an exact evaluation, not a float underflow).
+        mu_tail: :math:`\sqrt{\lim G^2}` from the symbolic identification (``inf`` when not
+            GDP, ``nan`` when unknown, 0 when ``covers_tail``).
+        failure_prob: :math:`\delta_{upper}(\varepsilon_h)`, what the tail beyond ``eps_h``
+            can cost (0 when ``covers_tail``); may underflow to 0.0.
+        log_failure_prob: its natural logarithm (finite where the float underflows).
+        refined: the refined profile (math §2) was measured.
+        method: ``"branch-and-bound"`` or ``"staircase"``.
+        certified: every bound was proved in ball arithmetic.
+        evaluations: float profile evaluations used by the search.
+        argmax: :math:`\varepsilon` of the best point value (where ``lower`` was found).
+        seconds: wall time of the whole measurement.
+        certify_evaluations: ball-arithmetic profile evaluations (0 unless certified).
+        notes: remarks on how the result was obtained.
+        cover: the leaf intervals as rows ``(x, y, U)`` with ``U`` the float upper bound of
+            :math:`G` on ``[x, y]`` (for plots; ``None`` for the staircase).
+        profile: the profile that was measured (refined or as given).
+    """
+
+    lower: float
+    upper: float
+    eps_h: float
+    tol: float
+    covers_tail: bool
+    mu_tail: float
+    failure_prob: float
+    log_failure_prob: float
+    refined: bool
+    method: str
+    certified: bool
+    evaluations: int
+    argmax: float
+    seconds: float = math.nan
+    certify_evaluations: int = 0
+    notes: tuple[str, ...] = ()
+    cover: Any = field(default=None, compare=False, repr=False)
+    profile: Any = field(default=None, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if math.isnan(self.lower) or math.isnan(self.upper) or self.lower > self.upper:
+            raise DomainError(f"invalid bracket [{self.lower!r}, {self.upper!r}]")
+        if self.lower < 0:
+            raise DomainError(f"lower must be >= 0, got {self.lower!r}")
+        if not self.tol > 0:
+            raise DomainError(f"tol must be > 0, got {self.tol!r}")
+        if self.method not in ("branch-and-bound", "staircase"):
+            raise DomainError(f"unknown method {self.method!r}")
+
+    @property
+    def width(self) -> float:
+        """``upper - lower`` (0 for an infinite bracket)."""
+        return 0.0 if self.lower == self.upper else self.upper - self.lower
+
+    def __contains__(self, mu: float) -> bool:
+        return self.lower <= mu <= self.upper
+
+    def __str__(self) -> str:
+        how = "certified" if self.certified else "float64"
+        head = (f"sup G on [0, {self.eps_h:g}] in [{self.lower:.10g}, {self.upper:.10g}] "
+                f"({self.method}, {how}, {self.evaluations} evaluations)")
+        if self.covers_tail:
+            return head + f"; the profile is 0 beyond eps_h: {self.upper:.10g}-GDP"
+        return head + f"; head GDP, tail failure probability exp({self.log_failure_prob:.6g})"
+
+
+# ---------------------------------------------------------------------------------------
+# helpers
+
+
+def gdpt(profile: Any, eps: Any) -> Any:
+    r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
+    \delta(\varepsilon))` of a profile, vectorised and in log space (finite where
+    :math:`\delta` underflows float64).
+
+    Args:
+        profile: a :class:`~symgdp.profile.Profile` (anything with ``log_delta``).
+        eps: :math:`\varepsilon \ge 0`, float or array.
+
+    Example:
+        >>> import sympy
+        >>> from symgdp import Profile, eps
+        >>> p = Profile(sympy.exp(-eps**2))
+        >>> round(gdpt(p, 50.0), 5)  # tends to sqrt(1/2) from below (math §5)
+        0.70497
+    """
+    scalar = np.ndim(eps) == 0
+    x = np.asarray(eps, dtype=np.float64)
+    out = mu_gdp(x, log_delta=np.asarray(profile.log_delta(x), dtype=np.float64))
+    return float(out) if scalar else np.asarray(out)
+
+
+class _Counted:
+    """``log_delta`` of a profile that counts evaluations and rejects NaN."""
+
+    def __init__(self, profile: Any) -> None:
+        self.profile = profile
+        self.count = 0
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        self.count += int(np.size(x))
+        y = np.asarray(self.profile.log_delta(x), dtype=np.float64).reshape(np.shape(x))
+        if np.any(np.isnan(y)):
+            raise ProfileError(f"the profile is NaN at eps={x[np.isnan(y)].flat[0]!r}")
+        return y
+
+
+@dataclass
+class _Search:
+    lower: float
+    argmax: float
+    upper: float
+    leaf_a: np.ndarray  # leaves cover [0, eps_h]: upper bound mu_gdp(b, log_delta=la)
+    leaf_b: np.ndarray
+    leaf_la: np.ndarray
+    leaf_u: np.ndarray
+    notes: list[str]
+
+
+def _margin(certify: bool, upper: float) -> float:
+    if not math.isfinite(upper):
+        return 0.0
+    return (_MARGIN_CERT if certify else _MARGIN_FLOAT) * (1.0 + upper)
+
+
+# ---------------------------------------------------------------------------------------
+# branch-and-bound
+
+
+def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
+                      max_evaluations: int, initial: int) -> _Search:
+    x = np.linspace(0.0, eps_h, initial + 1)
+    lx = ld(x)
+    g = mu_gdp(x, log_delta=lx)
+    i = int(np.argmax(g))
+    best, arg = float(g[i]), float(x[i])
+    a, b, la = x[:-1], x[1:], lx[:-1]
+    u = mu_gdp(b, log_delta=la)
+    pool: list[tuple[np.ndarray, ...]] = []
+    while True:
+        if math.isinf(best):  # delta = 1 somewhere: no finite mu
+            break
+        up = max(best, float(u.max())) if u.size else best
+        target = tol - 2.0 * _margin(certify, up)
+        if target <= 0.5 * tol:
+            raise PrecisionError(
+                f"tol={tol!r} is too fine for mu ~ {up:.6g} in "
+                f"{'ball' if certify else 'float64'} arithmetic"
+                + ("" if certify else "; pass certify=True"))
+        if up - best <= target:
+            break
+        pruned = u <= best
+        if np.any(pruned):
+            pool.append((a[pruned], b[pruned], la[pruned], u[pruned]))
+        split = u > best + target
+        keep = ~pruned & ~split
+        m = 0.5 * (a[split] + b[split])
+        if np.any((m <= a[split]) | (m >= b[split])):
+            raise PrecisionError(
+                f"the bracket [{best!r}, {up!r}] cannot be narrowed to tol={tol!r}: an "
+                f"interval at eps~{float(a[split][0])!r} is down to one float64 ulp "
+                "(a jump of the profile there?)")
+        if ld.count + m.size > max_evaluations:
+            raise ConvergenceError(
+                f"branch-and-bound stopped at the bracket [{best:.10g}, {up:.10g}] after "
+                f"{ld.count} profile evaluations (max_evaluations={max_evaluations}); a flat "
+                "GDPT needs about 1.25*eps_h/tol of them: raise tol or lower eps_h")
+        lm = ld(m)
+        gm = mu_gdp(m, log_delta=lm)
+        if gm.size:
+            j = int(np.argmax(gm))
+            if gm[j] > best:
+                best, arg = float(gm[j]), float(m[j])
+        asp, bsp, lasp = a[split], b[split], la[split]
+        a = np.concatenate([a[keep], asp, m])
+        b = np.concatenate([b[keep], m, bsp])
+        la = np.concatenate([la[keep], lasp, lm])
+        u = np.concatenate([u[keep], mu_gdp(m, log_delta=lasp), mu_gdp(bsp, log_delta=lm)])
+    pool.append((a, b, la, u))
+    cols = [np.concatenate(c) for c in zip(*pool, strict=True)]
+    up = max(best, float(cols[3].max())) if cols[3].size else best
+    return _Search(best, arg, up, *cols, notes=[])
+
+
+# ---------------------------------------------------------------------------------------
+# the published staircase (math §6)
+
+
+def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
+               max_evaluations: int, chunk: int = 1 << 18) -> _Search:
+    n = max(1, math.ceil(_SQRT_8PI * eps_h / tol))
+    if n + 2 > max_evaluations:
+        raise ConvergenceError(
+            f"the staircase needs n+2 = {n + 2} profile evaluations for eps_h={eps_h!r}, "
+            f"tol={tol!r} (max_evaluations={max_evaluations})")
+    step = eps_h / n
+    rng = np.random.default_rng(seed)
+    up, lo, arg = 0.0, 0.0, 0.0
+    root_finds = 0
+    # steps i = 0..n cover [x_i, x_{i+1}] with x_i = i*D; visited block by block in random
+    # block order and in random order inside a block, as the algorithm shuffles its steps
+    starts = np.arange(0, n + 1, chunk)
+    rng.shuffle(starts)
+    for s in starts:
+        e = min(s + chunk, n + 1)
+        pts = np.arange(s, e + 1, dtype=np.float64) * step
+        lp = ld(pts)
+        xl, xr, l_left, l_right = pts[:-1], pts[1:], lp[:-1], lp[1:]
+        order = rng.permutation(e - s)
+        # upper steps mu_gdp(x_{i+1}, delta(x_i)): a step beats the running bound U iff
+        # delta(x_i) > delta_U(x_{i+1}), a forward evaluation; root-find only the records
+        cand = order[l_left[order] > log_delta_mu(xr[order], up)]
+        while cand.size:
+            j = cand[0]
+            v = float(mu_gdp(xr[j], log_delta=l_left[j]))
+            root_finds += 1
+            up = max(up, v)
+            if math.isinf(up):
+                break
+            rest = cand[1:]
+            cand = rest[l_left[rest] > log_delta_mu(xr[rest], up)]
+        # lower steps mu_gdp(x_i, delta(x_{i+1}))
+        cand = order[l_right[order] > log_delta_mu(xl[order], lo)]
+        while cand.size:
+            j = cand[0]
+            v = float(mu_gdp(xl[j], log_delta=l_right[j]))
+            root_finds += 1
+            if v > lo:
+                lo, arg = v, float(xl[j])
+            if math.isinf(lo):
+                break
+            rest = cand[1:]
+            cand = rest[l_right[rest] > log_delta_mu(xl[rest], lo)]
+    empty = np.empty(0)
+    return _Search(lo, arg, up, empty, empty, empty, empty,
+                   notes=[f"staircase: n={n} steps of width {step:.3g}, "
+                          f"{root_finds} root-finds"])
+
+
+def _cover_below(ld: _Counted, eps_h: float, cap: float, max_evaluations: int,
+                 initial: int = 64) -> tuple[np.ndarray, ...]:
+    """Leaves covering [0, eps_h] whose float upper bounds are all <= cap (for certifying a
+    bracket found by another method)."""
+    x = np.linspace(0.0, eps_h, initial + 1)
+    lx = ld(x)
+    a, b, la = x[:-1], x[1:], lx[:-1]
+    u = mu_gdp(b, log_delta=la)
+    done: list[tuple[np.ndarray, ...]] = []
+    while True:
+        ok = u <= cap
+        done.append((a[ok], b[ok], la[ok], u[ok]))
+        if np.all(ok):
+            break
+        a, b, la = a[~ok], b[~ok], la[~ok]
+        m = 0.5 * (a + b)
+        if np.any((m <= a) | (m >= b)) or ld.count + m.size > max_evaluations:
+            raise PrecisionError(
+                f"could not cover [0, {eps_h!r}] by intervals whose bound stays below "
+                f"{cap!r} (stuck near eps={float(a[0])!r})")
+        lm = ld(m)
+        a, b, la = np.concatenate([a, m]), np.concatenate([m, b]), np.concatenate([la, lm])
+        u = mu_gdp(b, log_delta=la)
+    return tuple(np.concatenate(c) for c in zip(*done, strict=True))
+
+
+# ---------------------------------------------------------------------------------------
+# finalising the bracket
+
+
+def _slack(L: np.ndarray) -> np.ndarray:
+    return _LOG_SLACK * np.abs(L) + 1e-300
+
+
+def _float_upper(s: _Search) -> float:
+    """Smallest nudge of s.upper such that log delta(x) <= log delta_upper(y) - slack holds
+    on every leaf in float64."""
+    up = s.upper
+    if math.isinf(up):
+        return up
+    la, b = s.leaf_la, s.leaf_b
+    bump = 1e-13 * (1.0 + up)
+    for _ in range(60):
+        lm = log_delta_mu(b, up)
+        bad = ~(la <= lm - _slack(lm))
+        if not np.any(bad):
+            return up
+        la, b = la[bad], b[bad]
+        up += bump
+        bump *= 2.0
+    raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed")
+
+
+def _float_lower(s: _Search, ld_arg: float) -> float:
+    lo = s.lower
+    if lo <= 0 or math.isinf(lo):
+        return max(lo, 0.0)
+    bump = 1e-13 * (1.0 + lo)
+    for _ in range(60):
+        lm = float(log_delta_mu(s.argmax, lo))
+        if lm + _LOG_SLACK * abs(lm) <= ld_arg:
+            return lo
+        lo -= bump
+        bump *= 2.0
+        if lo <= 0:
+            return 0.0
+    raise PrecisionError(f"the float lower bound near {s.lower!r} could not be confirmed")
+
+
+def _to_float_up(v: arb) -> float:
+    f = float(v.upper())
+    return f if arb(f) >= v.upper() else math.nextafter(f, math.inf)
+
+
+class _Certifier:
+    """Proves the float bracket in ball arithmetic, nudging it outward where needed."""
+
+    def __init__(self, profile: Any) -> None:
+        try:
+            self.f = profile_arb(profile)
+        except ArbUnsupported as exc:
+            raise PrecisionError(f"cannot certify: {exc}") from exc
+        except AttributeError as exc:
+            raise PrecisionError("cannot certify a profile without a SymPy expression "
+                                 f"({type(profile).__name__})") from exc
+        self.cache: dict[tuple[float, int], arb] = {}
+        self.count = 0
+
+    def delta(self, x: float, prec: int) -> arb:
+        key = (x, prec)
+        v = self.cache.get(key)
+        if v is None:
+            v = self.f(x)
+            self.count += 1
+            if v.is_nan() or v < 0:
+                raise ProfileError(f"the profile is negative or undefined at eps={x!r} "
+                                   f"(ball {v.str(5)})")
+            self.cache[key] = v
+        return v
+
+    def _leaf_ok(self, x: float, y: float, mu: float) -> bool:
+        from flint import ctx
+
+        def check() -> bool | None:
+            d = self.delta(x, ctx.prec)
+            if d.is_exact() and d.is_zero():
+                return True
+            g = delta_mu_arb(y, mu)
+            if d <= g:
+                return True
+            if d > g:
+                return False
+            return None
+
+        return prove(check) is True
+
+    def upper(self, a: np.ndarray, b: np.ndarray, up: float) -> float:
+        if math.isinf(up):
+            return up
+        pending = list(zip(a.tolist(), b.tolist(), strict=True))
+        bump = max(abs(up), 1e-300) * 2.0**-50
+        for _ in range(45):
+            pending = [(x, y) for x, y in pending if not self._leaf_ok(x, y, up)]
+            if not pending:
+                return up
+            up += bump
+            bump *= 4.0
+        x, y = pending[0]
+        raise PrecisionError(f"could not prove G <= {up!r} on [{x!r}, {y!r}]")
+
+    def lower(self, x: float, lo: float) -> float:
+        from flint import ctx
+
+        if math.isinf(lo):
+            ok = prove(lambda: self.delta(x, ctx.prec) >= 1 or None)
+            if ok:
+                return lo
+            raise PrecisionError(f"could not prove delta({x!r}) = 1, i.e. G = inf there")
+        bump = max(abs(lo), 1e-300) * 2.0**-50
+        for _ in range(45):
+            if lo <= 0:
+                return 0.0
+
+            def check(lo: float = lo) -> bool | None:
+                d, g = self.delta(x, ctx.prec), delta_mu_arb(x, lo)
+                return True if g <= d else (False if g > d else None)
+
+            if prove(check):
+                return lo
+            lo -= bump
+            bump *= 4.0
+        raise PrecisionError(f"could not prove G({x!r}) >= {lo!r}")
+
+    def zero_at(self, x: float) -> bool | None:
+        try:
+            d = self.delta(x, 64)
+        except ProfileError:
+            return None
+        return bool(d.is_exact() and d.is_zero())
+
+
+def _exactly_zero(profile: Any, x: float) -> bool:
+    """delta(x) == 0 exactly (a ball of radius 0 at 0), hence 0 on [x, inf)."""
+    try:
+        f = profile_arb(profile)
+    except (ArbUnsupported, AttributeError, SymgdpError):
+        return False
+    from flint import ctx
+
+    with ctx.workprec(64):
+        d = f(x)
+    return bool(d.is_exact() and d.is_zero())
+
+
+# ---------------------------------------------------------------------------------------
+
+
+def _refined(profile: Any, refine: bool, notes: list[str]) -> tuple[Any, bool]:
+    if not refine:
+        return profile, False
+    if not hasattr(profile, "refine"):
+        notes.append(f"{type(profile).__name__} has no refine(): measured as given")
+        return profile, False
+    return profile.refine(), True
+
+
+def _mu_tail(profile: Any, covers_tail: bool, notes: list[str]) -> float:
+    if covers_tail:
+        return 0.0  # an eventually-zero profile has tail limit 0 (math §5)
+    if not hasattr(profile, "identify"):
+        notes.append("no identify(): mu_tail unknown")
+        return math.nan
+    try:
+        return float(profile.identify().mu_tail)
+    except SymgdpError as exc:
+        notes.append(f"identification failed ({type(exc).__name__}: {exc}); mu_tail unknown")
+        return math.nan
+
+
+def measure(
+    profile: Any,
+    eps_h: float = 100.0,
+    tol: float = 1e-6,
+    *,
+    refine: bool = True,
+    method: str = "auto",
+    certify: bool = False,
+    max_evaluations: int | None = None,
+    seed: int = 0,
+    initial_intervals: int = 64,
+) -> Measurement:
+    r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
+
+    Args:
+        profile: a :class:`~symgdp.profile.Profile` (or any object with a vectorised
+            ``log_delta``; certification also needs ``bound_expr`` and ``var``).
+        eps_h: end of the head :math:`[0, \varepsilon_h]`.
+        tol: guaranteed bracket width, ``upper - lower <= tol``.
+        refine: measure ``profile.refine()`` (math §2; always valid and never worse).
+        method: ``"auto"``/``"branch-and-bound"`` or ``"staircase"`` (math §6).
+        certify: prove every bound of the bracket in ball arithmetic.
+        max_evaluations: budget of float profile evaluations (:class:`ConvergenceError`
+            beyond it, with the bracket reached); default 5 000 000 for the
+            branch-and-bound and unlimited for the staircase.
+        seed: seed of the staircase's shuffle.
+        initial_intervals: size of the branch-and-bound's first uniform grid.
+
+    Returns:
+        A :class:`Measurement`.
+
+    Raises:
+        DomainError: ``eps_h`` or ``tol`` out of range.
+        PrecisionError: ``tol`` below what the arithmetic can guarantee
+            (:data:`MIN_TOL_FLOAT`; :data:`MIN_TOL_CERTIFIED` with ``certify=True``), or a
+            bound that could not be certified.
+        ConvergenceError: ``max_evaluations`` exhausted.
+
+    Example:
+        >>> import sympy
+        >>> from symgdp import Profile, eps, mu_from_pure_dp
+        >>> e0 = sympy.Integer(1)
+        >>> p = Profile(sympy.Max(sympy.exp(e0) - sympy.exp(eps), 0) / (1 + sympy.exp(e0)))
+        >>> m = measure(p, eps_h=10, tol=1e-8, refine=False)
+        >>> m.lower <= mu_from_pure_dp(1.0) <= m.upper, m.upper - m.lower <= 1e-8
+        (True, True)
+        >>> m.covers_tail
+        True
+    """
+    t0 = time.perf_counter()
+    eps_h, tol = float(eps_h), float(tol)
+    if not (math.isfinite(eps_h) and eps_h > 0):
+        raise DomainError(f"eps_h must be a finite number > 0, got {eps_h!r}")
+    if not (math.isfinite(tol) and tol > 0):
+        raise DomainError(f"tol must be a finite number > 0, got {tol!r}")
+    if method not in METHODS:
+        raise DomainError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    how = METHODS[method]
+    if max_evaluations is None:
+        max_evaluations = _DEFAULT_BUDGET if how == "branch-and-bound" else 2**62
+    if tol < (MIN_TOL_CERTIFIED if certify else MIN_TOL_FLOAT):
+        raise PrecisionError(
+            f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}); pass "
+            "certify=True" if not certify else
+            f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
+    notes: list[str] = []
+    p, refined = _refined(profile, refine, notes)
+    if hasattr(p, "require_bound"):
+        p.require_bound()
+    ld = _Counted(p)
+    if how == "branch-and-bound":
+        s = _branch_and_bound(ld, eps_h, tol, certify, max_evaluations, initial_intervals)
+    else:
+        s = _staircase(ld, eps_h, tol, seed, max_evaluations)
+    notes.extend(s.notes)
+    evaluations = ld.count
+    cover = None
+    if how == "branch-and-bound":
+        order = np.argsort(s.leaf_a, kind="stable")
+        cover = np.column_stack([s.leaf_a[order], s.leaf_b[order], s.leaf_u[order]])
+    elif math.isfinite(s.upper):
+        # the staircase's own n steps are too many to re-check one by one; any cover of
+        # [0, eps_h] whose bounds stay below the claimed upper proves the same statement
+        s.leaf_a, s.leaf_b, s.leaf_la, s.leaf_u = _cover_below(
+            _Counted(p), eps_h, s.upper, _DEFAULT_BUDGET)
+
+    ld_arg = float(ld(np.array([s.argmax]))[0])
+    cert_evals = 0
+    if certify:
+        c = _Certifier(p)
+        lower = c.lower(s.argmax, s.lower)
+        upper = c.upper(s.leaf_a, s.leaf_b, s.upper)
+        cert_evals = c.count
+        lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+               if math.isfinite(upper) else 0.0)
+    else:
+        lower = _float_lower(s, ld_arg)
+        upper = _float_upper(s)
+        lfp = float(log_delta_mu(eps_h, upper))
+    width = upper - lower if upper != lower else 0.0
+    if width > tol:
+        raise PrecisionError(
+            f"after outward rounding the bracket [{lower!r}, {upper!r}] is wider than "
+            f"tol={tol!r}; use a larger tol" + ("" if certify else " or certify=True"))
+    covers_tail = _exactly_zero(p, eps_h)
+    if covers_tail:
+        lfp = -math.inf
+    mu_tail = _mu_tail(profile, covers_tail, notes)
+    fp = math.exp(lfp) if lfp > -math.inf else 0.0
+    if certify and fp > 0:
+        fp = max(fp, float(delta_mu(eps_h, upper)))
+    return Measurement(
+        lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=covers_tail,
+        mu_tail=mu_tail, failure_prob=fp, log_failure_prob=lfp, refined=refined,
+        method=how, certified=bool(certify), evaluations=evaluations, argmax=s.argmax,
+        seconds=time.perf_counter() - t0, certify_evaluations=cert_evals,
+        notes=tuple(notes), cover=cover, profile=p)
