@@ -230,34 +230,49 @@ class Report:
 
     @property
     def statement(self) -> str:
-        """The guarantee in one sentence, with outward-rounded numbers."""
+        """The guarantee in one sentence, with outward-rounded numbers.
+
+        Lower bounds speak about the profile, not the mechanism: a naive profile is an
+        upper bound of the mechanism's own, so "no mu below x follows from this profile".
+        """
         m = self.measurement
         parts = []
+        floor = None  # the largest mu that no analysis of this profile can go below
         if m is not None:
             lo, up = format_bracket(m.lower, m.upper)
-            if m.covers_tail and math.isfinite(m.upper):
-                return (f"mu-GDP with mu = {up} (the profile is 0 beyond eps_h = "
-                        f"{m.eps_h:g}, so the head bound is the full guarantee); "
-                        f"the tightest mu is at least {lo}")
-            parts.append(f"({m.eps_h:g}, {up})-head GDP, sup of G on [0, {m.eps_h:g}] in "
-                         f"[{lo}, {up}]; beyond eps_h the failure probability is at most "
-                         f"{format_log_upper(m.log_failure_prob)}")
-        if self.is_gdp is None:
+            if not math.isfinite(m.upper):
+                parts.append(f"no GDP guarantee on [0, {m.eps_h:g}]: the profile reaches 1"
+                             + ("" if m.refined else " (refinement usually removes that)"))
+            elif m.covers_tail:
+                parts.append(f"mu-GDP with mu = {up} (the profile is 0 beyond some eps <= "
+                             f"eps_h = {m.eps_h:g}, so the head bound is the full guarantee)")
+                floor = float(m.lower)
+            else:
+                parts.append(f"({m.eps_h:g}, {up})-head GDP, sup of G on [0, {m.eps_h:g}] "
+                             f"in [{lo}, {up}]; beyond eps_h the failure probability is at "
+                             f"most {format_log_upper(m.log_failure_prob)}")
+                floor = float(m.lower)
+        if self.is_gdp is None and not (m is not None and m.covers_tail):
             why = "the tail analysis did not finish" if self.tail_limit is None else \
                 "the tail limit depends on unbound parameters"
             parts.append(f"whether it is GDP at all is unknown ({why})")
+        elif self.is_gdp is False:
+            parts.append("not GDP: the tail limit is infinite, so the profile crosses every "
+                         "delta_mu and implies no mu-GDP guarantee")
         elif self.is_gdp:
             if self.mu_tail is not None and math.isfinite(self.mu_tail):
-                best = self.mu_tail if m is None else max(self.mu_tail, float(m.lower))
-                parts.append(f"GDP: the tail limit is finite (lim G = "
-                             f"{format_lower(self.mu_tail)}), so the tightest mu is at "
-                             f"least {format_lower(best)}")
-            else:
+                floor = self.mu_tail if floor is None else max(floor, self.mu_tail)
+                if not (m is not None and m.covers_tail):
+                    parts.append(f"GDP: the tail limit is finite (lim G = "
+                                 f"{format_lower(self.mu_tail)})")
+            elif self.tail_limit is not None and self.tail_limit.free_symbols:
                 parts.append(f"GDP: the tail limit {_text(self.tail_limit, self.profile.var)} "
-                             "is finite, and the tightest mu^2 is at least that")
-        else:
-            parts.append("not GDP: the tail limit is infinite, the profile crosses every "
-                         "delta_mu")
+                             "is finite, and no mu^2 below it follows from this profile")
+        if floor is not None and math.isfinite(floor):
+            from_head = m is not None and floor == float(m.lower)
+            where = "this profile as given (refinement may do better)" \
+                if from_head and not m.refined else "this profile"
+            parts.append(f"no mu below {format_lower(floor)} follows from {where}")
         return "; ".join(parts)
 
     # -- renderings ---------------------------------------------------------------------------
