@@ -618,10 +618,19 @@ class Profile:
         return np.broadcast_to(np.asarray(y, dtype=np.float64), x.shape).copy()
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
-        """The profile at one point with mpmath at ``dps`` digits (values above 1 kept)."""
+        r"""The profile at one point with mpmath at ``dps`` digits (values above 1 kept).
+
+        At a pole or a 0/0 (``K/eps`` at 0, a division by zero) the value is taken just
+        to the right, at :math:`\varepsilon + 2^{-p/2}` for a working precision of
+        :math:`p` bits (a pole then reads as a huge, i.e. vacuous, value).
+        """
         f = self._fn("mpmath")
         with mpmath.workdps(dps):
-            v = f(mpmath.mpf(eps))
+            x = mpmath.mpf(eps)
+            try:
+                v = f(x)
+            except ZeroDivisionError:
+                v = f(x + mpmath.ldexp(max(abs(x), mpmath.mpf(1)), -(mpmath.mp.prec // 2)))
             if isinstance(v, mpmath.mpc):
                 if v.imag != 0:
                     raise ProfileError(f"the profile is complex at eps={eps!r}: {v}")

@@ -299,6 +299,13 @@ def _segments(profile: Profile, naive: _Naive, roots: list | None) -> list[tuple
         i1 = i - 1
         j = i1 + 1  # first index back on the running maximum
         lo, hi = x[max(j - 1, 0)], x[min(j + 1, n - 1)]
+        k = i0 + int(np.argmin(R[i0:j]))
+        # Cheap mpmath pre-check: a constant R (pure DP) shows float noise as many short
+        # "flat" runs; where R is constant to 1e-20 around x_j there is nothing to gain.
+        near = [naive.R(mpmath.mpf(t)) for t in (x[k], lo, x[j], hi)]
+        top = max(near)
+        if top > 0 and (top - min(near)) / top <= _TIGHT_RTOL:
+            continue
         c = naive.argmax_R(lo, hi)
         exact = None
         for r in roots or []:
@@ -308,7 +315,6 @@ def _segments(profile: Profile, naive: _Naive, roots: list | None) -> list[tuple
                 break
         level = naive.R(c)
         # the least R inside the interval decides whether refining gains anything
-        k = i0 + int(np.argmin(R[i0:j]))
         probe = [mpmath.mpf(x[k]), (mpmath.mpf(x[i0]) + c) / 2]
         gain = max((level - naive.R(p)) / level for p in probe)
         if gain <= _TIGHT_RTOL:
@@ -347,8 +353,10 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
     naive = _Naive(profile, dps)
     roots = None
     bound = profile.bound_expr
+    # closed forms are sought for exact expressions only: with Float coefficients
+    # solveset is slow and its "closed form" would be no more exact than the root
     if naive.has_bracket and not bound.has(sympy.Piecewise, LogDeltaRoot, sympy.Max,
-                                           sympy.Min):
+                                           sympy.Min) and not bound.atoms(sympy.Float):
         d = bound
         dp = sympy.diff(d, var)
         try:
@@ -547,7 +555,7 @@ def subsample(profile: Profile, gamma: Any) -> Profile:
     if g.is_number:
         if not g.is_real or g <= 0 or g > 1:
             raise DomainError(f"the sampling rate gamma must lie in (0, 1], got {gamma!r}")
-        if g == 1:
+        if float(g) == 1.0:
             return profile
     elif g.is_positive is False:
         raise DomainError(f"the sampling rate gamma must be positive, got {gamma!r}")
