@@ -499,7 +499,7 @@ class Profile:
                                     method="numeric")
         if numeric.unbound_symbols:
             return None
-        xs = np.array([0.5, 1.0, 2.0, 5.0])
+        xs = np.array([0.01, 0.1, 0.5, 1.0, 2.0, 5.0])
         ref = numeric.log_delta(xs)
         match = []
         for c in candidates:
