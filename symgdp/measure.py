@@ -45,8 +45,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+import mpmath
 import numpy as np
-from flint import arb
+from flint import arb, ctx
 
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
@@ -390,6 +391,38 @@ def _float_lower(s: _Search, ld_arg: float) -> float:
     raise PrecisionError(f"the float lower bound near {s.lower!r} could not be confirmed")
 
 
+def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> None:
+    """Compare the float profile values the bracket hinges on (the best point and the
+    left ends of the leaves with the largest bounds) with a 30-digit evaluation.
+
+    The search trusts float64 profile values; an expression that cancels or underflows
+    badly somewhere would silently move the bracket.  This cheap check catches that where
+    it matters and refuses instead.
+    """
+    if not hasattr(profile, "mp"):
+        return
+    xs = [s.argmax]
+    if s.leaf_u.size:
+        top = np.argsort(s.leaf_u)[-count:]
+        xs += s.leaf_a[top].tolist()
+    xs = sorted(set(xs))
+    lf = ld(np.asarray(xs))
+    for x, l_float in zip(xs, lf.tolist(), strict=True):
+        v = profile.mp(x, dps=30)
+        if v <= 0:
+            ok = l_float == -math.inf
+            l_ref = -math.inf
+        else:
+            with mpmath.workdps(30):
+                l_ref = float(mpmath.log(min(v, mpmath.mpf(1))))
+            ok = abs(l_float - l_ref) <= 1e-9 * (1.0 + abs(l_ref))
+        if not ok:
+            raise PrecisionError(
+                f"the profile's float64 evaluation is inaccurate at eps={x!r}: "
+                f"log delta = {l_float!r}, but {l_ref!r} at 30 digits; rewrite the "
+                "expression (cancellation/underflow) or lower eps_h")
+
+
 def _to_float_up(v: arb) -> float:
     f = float(v.upper())
     return f if arb(f) >= v.upper() else math.nextafter(f, math.inf)
@@ -422,8 +455,6 @@ class _Certifier:
         return v
 
     def _leaf_ok(self, x: float, y: float, mu: float) -> bool:
-        from flint import ctx
-
         def check() -> bool | None:
             d = self.delta(x, ctx.prec)
             if d.is_exact() and d.is_zero():
@@ -452,8 +483,6 @@ class _Certifier:
         raise PrecisionError(f"could not prove G <= {up!r} on [{x!r}, {y!r}]")
 
     def lower(self, x: float, lo: float) -> float:
-        from flint import ctx
-
         if math.isinf(lo):
             ok = prove(lambda: self.delta(x, ctx.prec) >= 1 or None)
             if ok:
@@ -488,8 +517,6 @@ def _exactly_zero(profile: Any, x: float) -> bool:
         f = profile_arb(profile)
     except (ArbUnsupported, AttributeError, SymgdpError):
         return False
-    from flint import ctx
-
     with ctx.workprec(64):
         d = f(x)
     return bool(d.is_exact() and d.is_zero())
@@ -606,6 +633,7 @@ def measure(
         s.leaf_a, s.leaf_b, s.leaf_la, s.leaf_u = _cover_below(
             _Counted(p), eps_h, s.upper, _DEFAULT_BUDGET)
 
+    _spot_check(p, s, _Counted(p))
     ld_arg = float(ld(np.array([s.argmax]))[0])
     cert_evals = 0
     if certify:
