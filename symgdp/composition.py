@@ -97,9 +97,9 @@ def _check_eps0(eps0: Any) -> float:
 def _delta_array(delta: Any) -> tuple[bool, np.ndarray]:
     scalar = np.ndim(delta) == 0
     d = np.atleast_1d(np.asarray(delta, dtype=np.float64))
-    bad = ~((d > 0) & (d < 1))
+    bad = ~((d > 0) & (d <= 1))  # delta = 1 is vacuous but legal (answer eps = 0)
     if np.any(bad):
-        raise DomainError(f"delta must lie in (0, 1), got {d[bad][0]!r}")
+        raise DomainError(f"delta must lie in (0, 1], got {d[bad][0]!r}")
     return scalar, d
 
 
@@ -289,9 +289,10 @@ def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
     u = np.searchsorted(log_kink, ld, side="right") - 1
     up = levels[u]
     # e^eps = e^U - (delta - delta(U)) / B  =>  eps = U + log1p(-(delta - delta(U))/(B e^U))
-    with np.errstate(divide="ignore"):
+    # targets at or above delta(0) (answer 0) give NaN here and are masked below
+    with np.errstate(divide="ignore", invalid="ignore"):
         gap = ld + np.log(-np.expm1(log_kink[u] - ld))  # log(delta - delta(U))
-    val = up + np.log1p(-np.exp(gap - log_b[u] - up))
+        val = up + np.log1p(-np.exp(gap - log_b[u] - up))
     lower = np.where(u + 1 < levels.size, levels[np.minimum(u + 1, levels.size - 1)], 0.0)
     out = np.where(ld >= log_d0, 0.0, np.clip(np.nan_to_num(val, nan=0.0), lower, up))
     return _out(scalar, out)
