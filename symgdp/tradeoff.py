@@ -226,11 +226,22 @@ def randomized_response_composition(eps0: float, k: int) -> TradeoffCurve:
     alpha[0], beta[0], pw[0] = 0.0, 1.0, 0.0
     alpha[-1], beta[-1], pw[-1] = 1.0, 0.0, 1.0
 
+    # Interpolate T from each segment's right end and 1 - T from its left end: both are
+    # then sums of non-negative terms, so T stays accurate (and positive) as alpha -> 1
+    # and 1 - T as alpha -> 0, where np.interp would cancel to 0.
     def fn(a: np.ndarray) -> np.ndarray:
-        return np.interp(a, alpha, beta)
+        j = np.clip(np.searchsorted(alpha, a, side="left"), 1, alpha.size - 1)
+        width = alpha[j] - alpha[j - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(width > 0, (beta[j - 1] - beta[j]) / width, 0.0)
+        return beta[j] + (alpha[j] - a) * slope
 
     def power(a: np.ndarray) -> np.ndarray:
-        return np.interp(a, alpha, pw)
+        j = np.clip(np.searchsorted(alpha, a, side="right"), 1, alpha.size - 1)
+        width = alpha[j] - alpha[j - 1]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope = np.where(width > 0, (pw[j] - pw[j - 1]) / width, 0.0)
+        return pw[j - 1] + (a - alpha[j - 1]) * slope
 
     return TradeoffCurve(f"{kk}-fold randomized response ({e:g})", fn, power,
                          tuple(float(x) for x in alpha), {"eps0": e, "k": kk},
