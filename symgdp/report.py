@@ -124,11 +124,16 @@ def _round_floats(expr: Any) -> Any:
     return expr.xreplace({f: sympy.Float(f, _FLOAT_DIGITS) for f in floats}) if floats else expr
 
 
-def _text(expr: Any, var: sympy.Symbol = _EPS) -> str:
-    """SymPy expression as a string with ``eps`` for epsilon (as the CLI accepts it)."""
+def _text(expr: Any, var: sympy.Symbol = _EPS, *, full: bool = False) -> str:
+    """SymPy expression as a string with ``eps`` for epsilon (as the CLI accepts it).
+
+    Floats keep every digit with ``full=True`` (JSON, for machines), else 10 significant
+    digits (text for people).
+    """
     if expr is None:
         return "None"
-    e = _round_floats(sympy.sympify(expr)).xreplace({var: sympy.Symbol("eps")})
+    e = sympy.sympify(expr)
+    e = (e if full else _round_floats(e)).xreplace({var: sympy.Symbol("eps")})
     if isinstance(e, sympy.Equality):
         return f"{sympy.sstr(e.lhs)} = {sympy.sstr(e.rhs)}"
     return sympy.sstr(e)
@@ -409,7 +414,8 @@ class Report:
         """A JSON-serialisable dict (``json.dumps(r.to_dict(), allow_nan=False)`` works).
 
         Expressions are strings in the syntax ``symgdp analyze`` reads (``eps`` for
-        epsilon) with a LaTeX copy under ``"latex"``; infinities are the string ``"inf"``;
+        epsilon), floating-point constants with every digit, with a LaTeX copy under
+        ``"latex"``; infinities are the string ``"inf"``;
         ``None`` (JSON ``null``) means unknown or not computed.
         """
         m = self.measurement
@@ -421,17 +427,18 @@ class Report:
         d: dict[str, Any] = {
             "input": self.input,
             "kind": self.kind,
-            "equation": None if self.equation is None else _text(self.equation, var),
-            "values": {str(k): _text(v) for k, v in self.profile.values.items()},
-            "profile": _text(self.profile.expr, var),
+            "equation": None if self.equation is None else _text(self.equation, var, full=True),
+            "values": {str(k): _text(v, full=True) for k, v in self.profile.values.items()},
+            "profile": _text(self.profile.expr, var, full=True),
             "refined_profile": None if self.refined is None
-            else _text(self.refined.bound_expr, var),
+            else _text(self.refined.bound_expr, var, full=True),
             "breakpoint": _num(self.breakpoint) if self.breakpoint is not None else None,
             "breakpoint_exact": None if self.breakpoint is None
-            else _text(self.breakpoint, var),
+            else _text(self.breakpoint, var, full=True),
             "breakpoint_delta": None if self.breakpoint_delta is None
             else _num(self.breakpoint_delta),
-            "tail_limit": None if self.tail_limit is None else _text(self.tail_limit, var),
+            "tail_limit": None if self.tail_limit is None
+            else _text(self.tail_limit, var, full=True),
             "tail_method": self.tail_method,
             "is_gdp": self.is_gdp,
             "mu_tail": _num(self.mu_tail),

@@ -61,3 +61,27 @@ def test_griffe_doctest_rewrite():
     out = hook.rewrite(text)
     assert "```pycon\n>>> f(1)[0]\n2\n```" in out
     assert "Examples:\n    >>> g()" in out and "```pycon\n    >>> g()" not in out
+
+
+@pytest.mark.parametrize("page", ["getting-started.md", "tutorial.md"])
+def test_python_in_the_guides_runs(page, tmp_path, monkeypatch):
+    """The guides' Python blocks run in order, as a reader would paste them."""
+    import contextlib
+    import io
+    import re
+
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert code
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__docs__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for block in code:
+            exec(compile(block, page, "exec"), namespace)
+    if page == "tutorial.md":
+        # the values the tutorial quotes (c is checked against mpmath in test_report.py)
+        assert f"{float(namespace['refined'].breakpoint):.8f}" in text
+        assert f"{float(namespace['refined'].breakpoint_delta):.8f}" in text
+        m = namespace["m"]
+        assert m.upper - m.lower <= 1e-8 * (1 + 1e-9)
+        assert (tmp_path / "walkthrough.png").exists() and (tmp_path / "tradeoff.png").exists()
