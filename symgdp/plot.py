@@ -51,7 +51,7 @@ _ROW_LABELS = {
 def _figure_class() -> Any:
     try:
         from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - matplotlib is a dependency
+    except ImportError as exc:
         raise ImportError("symgdp.plot needs matplotlib: pip install matplotlib") from exc
     return Figure
 
@@ -90,12 +90,9 @@ def _profile_label(p: Any, i: int) -> str:
         return str(p.name)
     if getattr(p, "breakpoint", None) is not None:
         return f"refined profile {i + 1}"
-    try:
-        import sympy
+    import sympy
 
-        tex = rf"$\delta(\varepsilon) = {sympy.latex(p.bound_expr)}$"
-    except Exception:  # noqa: BLE001 - a label must never break a figure
-        return f"profile {i + 1}"
+    tex = rf"$\delta(\varepsilon) = {sympy.latex(p.bound_expr)}$"
     return tex if len(tex) <= 70 and _mathtext_ok(tex) else f"profile {i + 1}"
 
 
@@ -355,10 +352,10 @@ def _tail_value(p: Any, m: Any, t: Any) -> float | None:
 
 
 def _profile_tradeoff(p: Any, alpha: np.ndarray, n_eps: int = 2000) -> np.ndarray:
-    r"""Lower envelope of the trade-off curves f_{eps, delta(eps)} over an eps grid.
+    r"""sup over an eps grid of the trade-off curves f_{eps, delta(eps)} (pointwise max).
 
     A finite grid takes the sup over fewer (eps, delta(eps)) pairs, so the curve is a valid
-    (slightly conservative) trade-off function implied by the profile.
+    (slightly conservative: never above the exact one) trade-off function of the profile.
     """
     xmax = _auto_eps_max([p], level=1e-12)
     e = np.linspace(0.0, xmax, n_eps)
