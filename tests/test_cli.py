@@ -8,6 +8,7 @@ limit 1/sigma^2 (math §5).
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import shutil
@@ -131,12 +132,13 @@ def test_progress_only_on_a_terminal_and_never_with_json():
 
 
 def test_internal_error_is_one_line_exit_1_and_debug_shows_it(monkeypatch):
-    import symgdp.report
+    # the module, even when the package exports the function symgdp.report under its name
+    report_module = importlib.import_module("symgdp.report")
 
     def boom(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(symgdp.report, "report", boom)
+    monkeypatch.setattr(report_module, "report", boom)
     code, out, err = run("analyze", "exp(-eps**2)")
     assert code == 1 and out == ""
     assert err.count("\n") == 1 and "internal error (RuntimeError: boom)" in err
