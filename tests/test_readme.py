@@ -69,12 +69,29 @@ def test_quickstart_commands_match_ci():
     assert install_run.startswith("pip install -e . && symgdp analyze ")
 
 
-@pytest.mark.parametrize("words", symgdp_commands(), ids=lambda w: " ".join(w[1:3]))
-def test_readme_symgdp_commands_succeed(words, tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "symgdp", *words[1:]], capture_output=True,
-                          text=True, timeout=300, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    assert "verdict" in proc.stdout or "\\begin{align*}" in proc.stdout
+COMMANDS = symgdp_commands()
+
+
+@pytest.fixture(scope="module")
+def command_runs(tmp_path_factory):
+    """Start every command at once; each pays the import of SymPy/SciPy."""
+    cwd = tmp_path_factory.mktemp("readme")
+    procs = [subprocess.Popen([sys.executable, "-m", "symgdp", *words[1:]], cwd=cwd,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for words in COMMANDS]
+    yield procs
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+
+
+@pytest.mark.parametrize("index", range(len(COMMANDS)),
+                         ids=[" ".join(w[1:3]) for w in COMMANDS])
+def test_readme_symgdp_commands_succeed(index, command_runs):
+    proc = command_runs[index]
+    stdout, stderr = proc.communicate(timeout=300)
+    assert proc.returncode == 0, stderr
+    assert "verdict" in stdout or "\\begin{align*}" in stdout
 
 
 def test_readme_links_resolve():
