@@ -304,7 +304,10 @@ def gdpt(
             finite = up[np.isfinite(up)]
             if finite.size:
                 ymax = max(ymax, float(np.median(finite)))
-        if m is not None:
+        if m is not None and not math.isfinite(float(m.upper)):
+            ax.plot([], [], color=color, ls="-.", lw=1.0,
+                    label=rf"measured $\sup_{{[0,{float(m.eps_h):g}]}} G = \infty$")
+        elif m is not None:
             lower, upper = float(m.lower), float(m.upper)
             head = min(float(m.eps_h), xmax)
             lo_txt, up_txt = format_bracket(lower, upper)

@@ -144,6 +144,13 @@ def test_gdpt_tail_infinite_or_off():
     assert any("not GDP" in t for t in legend_texts(fig.axes[0]))
     fig = plot.gdpt(SGD, staircase=None, tail=False, n=20, labels=["x"])
     assert legend_texts(fig.axes[0]) == ["x"]
+    # a profile measured as given can have sup G = inf: said in the legend, no band drawn
+    m = SimpleNamespace(lower=math.inf, upper=math.inf, eps_h=5.0, argmax=0.0, mu_tail=0.7,
+                        covers_tail=False)
+    fig = plot.gdpt(SGD, measurements=m, staircase=None, n=20)
+    assert any("= \\infty" in t for t in legend_texts(fig.axes[0]))
+    assert not [c for c in fig.axes[0].collections if isinstance(c, PolyCollection)]
+    render(fig)
 
 
 def test_gdpt_with_a_real_measurement_contains_closed_form_mu():
