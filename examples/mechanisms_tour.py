@@ -1,0 +1,122 @@
+r"""A tour of the ready-made mechanisms: profile, tail limit, measured GDP parameter.
+
+For every mechanism of :mod:`symgdp.mechanisms` the script prints the profile in LaTeX,
+its identification (the tail limit of shared/math.md §5) and the measured bracket on the
+tightest :math:`\mu` (§6).  Where a trade-off curve exists (:mod:`symgdp.tradeoff`) the
+GDP parameter of the curve is printed beside it: the profile route and the trade-off
+route must agree.  A last section shows the conversions of :mod:`symgdp.conversions`.
+
+Writes ``mechanisms_tour.md`` and ``mechanisms_tour.json`` to ``--out`` (default
+``examples/out/``).  ``--small`` uses a coarse tolerance and skips the slow symbolic
+identification of the erfc-form Gaussian profile.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from symgdp import conversions, mechanisms, tradeoff
+from symgdp.errors import SymgdpError
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
+                   help="output folder (default: examples/out/)")
+    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
+    return p.parse_args(argv)
+
+
+def cases(small: bool) -> list[dict[str, Any]]:
+    """(profile, whether to refine, tolerance, trade-off curve or None, identify?)."""
+    tol = 1e-2 if small else 1e-5
+    return [
+        dict(profile=mechanisms.laplace(1.0), refine=False, tol=tol,
+             curve=tradeoff.laplace(1.0)),
+        # delta_mu in erfc form loses digits to cancellation and its GDPT is flat (== mu),
+        # so float noise shows directly in the bracket: a looser tolerance
+        dict(profile=mechanisms.gaussian(1.0), refine=False, tol=max(tol, 1e-2),
+             curve=tradeoff.gaussian(1.0), identify=not small),
+        dict(profile=mechanisms.pure_dp(1.0), refine=False, tol=tol,
+             curve=tradeoff.randomized_response(1.0)),
+        dict(profile=mechanisms.sgd_family(2, 1, 1.5), refine=True, tol=tol),
+        dict(profile=mechanisms.shuffle_sum(120, 1000), refine=True, tol=tol),
+        dict(profile=mechanisms.projected_noisy_sgd(1, 2), refine=True, tol=tol),
+        dict(profile=mechanisms.classical_gaussian(2.0), refine=True, tol=tol),
+        # refinement (math §2) lowers mu a lot here (the eps0-DP part dominates near 0),
+        # but refining this Min/Piecewise profile takes minutes: as given in small mode
+        dict(profile=mechanisms.shuffle_amplification(2.0, 10**4), refine=not small,
+             tol=tol),
+    ]
+
+
+def tour(small: bool) -> list[dict[str, Any]]:
+    eps_h = 10.0 if small else 50.0
+    results = []
+    for case in cases(small):
+        p = case["profile"]
+        row: dict[str, Any] = {"name": p.name, "source": p.meta.get("source"),
+                               "latex": p.latex(), "values": {str(k): str(v) for k, v
+                                                             in p.values.items()}}
+        if "equation" in p.meta:
+            row["equation"] = str(p.meta["equation"])
+        t0 = time.perf_counter()
+        if case.get("identify", True):
+            ident = p.identify()
+            row.update(tail_limit=str(ident.limit), is_gdp=bool(ident.is_gdp),
+                       mu_tail=float(ident.mu_tail))
+        try:
+            m = p.measure(eps_h=eps_h, tol=case["tol"], refine=case["refine"])
+            row.update(mu_lower=m.lower, mu_upper=m.upper, covers_tail=m.covers_tail,
+                       refined=m.refined, eps_h=eps_h)
+        except SymgdpError as exc:  # an honest refusal is part of the tour
+            row["measure_error"] = f"{type(exc).__name__}: {exc}"
+        if case.get("curve") is not None:
+            row["mu_tradeoff_route"] = tradeoff.gdp_mu(case["curve"])
+        row["seconds"] = time.perf_counter() - t0
+        results.append(row)
+    return results
+
+
+def conversion_notes() -> dict[str, float]:
+    eps, delta = 0.5, 1e-5
+    return {
+        "sigma_analytic(0.5, 1e-5)": conversions.analytic_gaussian_sigma(eps, delta),
+        "sigma_classical(0.5, 1e-5)": conversions.classical_gaussian_sigma(eps, delta),
+        "rdp_of_1_dp(alpha=2)": conversions.rdp_of_pure_dp(1.0, 2.0),
+        "zcdp_of_1_dp(tight)": conversions.zcdp_of_pure_dp(1.0),
+        "zcdp_of_1_dp(folklore)": conversions.zcdp_of_pure_dp(1.0, tight=False),
+        "eps_from_zcdp(rho=0.5, 1e-5)": conversions.zcdp_to_dp(0.5, delta),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    rows = tour(args.small)
+    notes = conversion_notes()
+    md = ["| mechanism | profile | tail limit | μ bracket | trade-off route |",
+          "|---|---|---|---|---|"]
+    for r in rows:
+        bracket = (f"[{r['mu_lower']:.6f}, {r['mu_upper']:.6f}]" if "mu_lower" in r
+                   else r.get("measure_error", ""))
+        curve = f"{r['mu_tradeoff_route']:.6f}" if "mu_tradeoff_route" in r else ""
+        md.append(f"| {r['name']} | ${r['latex']}$ | {r.get('tail_limit', '(skipped)')} | "
+                  f"{bracket} | {curve} |")
+    md += ["", "| conversion | value |", "|---|---|"]
+    md += [f"| {k} | {v:.6f} |" for k, v in notes.items()]
+    (args.out / "mechanisms_tour.md").write_text("\n".join(md) + "\n", encoding="utf-8")
+    (args.out / "mechanisms_tour.json").write_text(
+        json.dumps({"mechanisms": rows, "conversions": notes}, indent=2, default=str),
+        encoding="utf-8")
+    print("\n".join(md))
+    print(f"wrote {args.out / 'mechanisms_tour.md'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
