@@ -29,13 +29,17 @@ Two searches return a bracket ``[lower, upper]`` of width at most ``tol``:
   reproducibility and as the benchmark baseline.
 
 Rounding: the float bracket is finalised by re-checking every bound it rests on with the
-*forward* map :func:`~symgdp.gaussian.log_delta_mu` (``log δ_A(x) ≤ log δ_upper(y)`` on every
-leaf interval, ``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point) with a slack of
-``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of ``log_delta_mu``
-seen against 40-digit mpmath, and nudging the bound outward where a check fails.  The float
-profile values themselves are trusted.  ``certify=True`` removes both assumptions: the same
-checks are proved in ball arithmetic (:mod:`symgdp.interval`), with the profile itself
-evaluated from its SymPy expression.
+*forward* map :math:`\mu \mapsto \log\delta_\mu` rather than trusting the inverse
+``mu_gdp``: ``log δ_A(x) ≤ log δ_upper(y)`` on every leaf interval (in float64 with a slack
+of ``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of
+:func:`~symgdp.gaussian.log_delta_mu` seen against 40-digit mpmath, and in ball arithmetic
+where that check fails or :math:`\delta` is within 0.001 of 1), and
+``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
+outward until its checks pass.  The float profile values themselves are trusted to
+``_PROFILE_SLACK`` (a relative 1e-11 in :math:`\delta`), verified at 30 digits on the
+ones the bracket hinges on; the lower bound uses the 30-digit value.  ``certify=True`` removes that
+last assumption: every check is proved in ball arithmetic (:mod:`symgdp.interval`) with the
+profile itself evaluated from its SymPy expression.
 """
 
 from __future__ import annotations
@@ -63,6 +67,11 @@ METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
 # gaussian.log_delta_mu against 40-digit mpmath over 1500 random points spanning
 # eps in [1e-6, 2000], mu in [3e-4, 100] was 3.4e-13 (at mu ~ 5e-4); ten times that.
 _LOG_SLACK = 4e-12
+# Above this log delta (delta > 0.999) the float check is not trusted: ball arithmetic.
+_NEAR_ONE = -1e-3
+# Trusted accuracy of float64 profile values: |error of log delta| <= this*(1+|log delta|);
+# verified at 30 digits on the values the bracket hinges on (_spot_check).
+_PROFILE_SLACK = 1e-11
 # Reserve kept between the search's raw gap and tol for the outward nudges.
 _MARGIN_FLOAT = 1e-11
 _MARGIN_CERT = 1e-13
@@ -356,71 +365,104 @@ def _slack(L: np.ndarray) -> np.ndarray:
     return _LOG_SLACK * np.abs(L) + 1e-300
 
 
+def _log_le_arb(la: float, y: float, mu: float) -> bool:
+    """Prove la <= log delta_mu(y) in ball arithmetic (la an exact float)."""
+    if la == -math.inf:
+        return True
+
+    def check() -> bool | None:
+        g = log_delta_mu_arb(y, mu)
+        r = arb(la)
+        return True if r <= g else (False if r > g else None)
+
+    return prove(check) is True
+
+
 def _float_upper(s: _Search) -> float:
-    """Smallest nudge of s.upper such that log delta(x) <= log delta_upper(y) - slack holds
-    on every leaf in float64."""
+    """Smallest outward nudge of s.upper such that log delta(x) <= log delta_upper(y) holds
+    on every leaf [x, y]: in float64 with a slack where log_delta_mu is accurate, and in
+    ball arithmetic where that check fails or delta_upper(y) is near 1 (there float64
+    log_delta_mu loses relative accuracy in log delta)."""
     up = s.upper
     if math.isinf(up):
         return up
     la, b = s.leaf_la, s.leaf_b
+    # float profile values are trusted to _PROFILE_SLACK (checked where it matters)
+    fin = np.isfinite(la)
+    la = np.where(fin, np.minimum(la + _PROFILE_SLACK * (1.0 + np.abs(np.where(fin, la, 0.0))),
+                                  0.0), la)
     bump = 1e-13 * (1.0 + up)
-    for _ in range(60):
+    for _ in range(200):
         lm = log_delta_mu(b, up)
-        bad = ~(la <= lm - _slack(lm))
-        if not np.any(bad):
+        doubt = ~((la <= lm - _slack(lm)) & (lm <= _NEAR_ONE))
+        idx = np.flatnonzero(doubt)
+        bad = [i for i in idx.tolist() if not _log_le_arb(float(la[i]), float(b[i]), up)]
+        if not bad:
             return up
         la, b = la[bad], b[bad]
         up += bump
-        bump *= 2.0
+        bump *= 1.25
     raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed")
 
 
 def _float_lower(s: _Search, ld_arg: float) -> float:
+    """Largest inward nudge of s.lower with log delta_lower(x*) <= ld_arg, proved in ball
+    arithmetic; ld_arg is a 30-digit (or slack-reduced float) value of log delta(x*)."""
     lo = s.lower
     if lo <= 0 or math.isinf(lo):
         return max(lo, 0.0)
     bump = 1e-13 * (1.0 + lo)
-    for _ in range(60):
-        lm = float(log_delta_mu(s.argmax, lo))
-        if lm + _LOG_SLACK * abs(lm) <= ld_arg:
+    x = s.argmax
+    for _ in range(200):
+
+        def check(lo: float = lo) -> bool | None:
+            g, r = log_delta_mu_arb(x, lo), arb(ld_arg)
+            return True if g <= r else (False if g > r else None)
+
+        if prove(check):
             return lo
         lo -= bump
-        bump *= 2.0
+        bump *= 1.25
         if lo <= 0:
             return 0.0
     raise PrecisionError(f"the float lower bound near {s.lower!r} could not be confirmed")
 
 
-def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> None:
+def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> float | None:
     """Compare the float profile values the bracket hinges on (the best point and the
-    left ends of the leaves with the largest bounds) with a 30-digit evaluation.
+    left ends of the leaves with the largest bounds) with a 30-digit evaluation; return
+    the 30-digit log delta at the best point (``None`` without ``profile.mp``).
 
-    The search trusts float64 profile values; an expression that cancels or underflows
-    badly somewhere would silently move the bracket.  This cheap check catches that where
-    it matters and refuses instead.
+    The float search trusts float64 profile values to ``_PROFILE_SLACK``; an expression
+    that cancels or underflows badly somewhere would silently move the bracket.  This
+    cheap check catches that where it matters and refuses instead.
     """
     if not hasattr(profile, "mp"):
-        return
+        return None
     xs = [s.argmax]
     if s.leaf_u.size:
         top = np.argsort(s.leaf_u)[-count:]
         xs += s.leaf_a[top].tolist()
     xs = sorted(set(xs))
     lf = ld(np.asarray(xs))
+    at_best = None
     for x, l_float in zip(xs, lf.tolist(), strict=True):
         v = profile.mp(x, dps=30)
         if v <= 0:
-            ok = l_float == -math.inf
             l_ref = -math.inf
+            ok = l_float == -math.inf
         else:
             with mpmath.workdps(30):
                 l_ref = float(mpmath.log(min(v, mpmath.mpf(1))))
-            ok = abs(l_float - l_ref) <= 1e-9 * (1.0 + abs(l_ref))
+            ok = abs(l_float - l_ref) <= _PROFILE_SLACK * (1.0 + abs(l_ref))
         if not ok:
             raise PrecisionError(
                 f"the profile's float64 evaluation is inaccurate at eps={x!r}: "
                 f"log delta = {l_float!r}, but {l_ref!r} at 30 digits; rewrite the "
-                "expression (cancellation/underflow) or lower eps_h")
+                "expression (cancellation/underflow), lower eps_h, or use certify=True")
+        if x == s.argmax:
+            at_best = l_ref
+    return at_best
 
 
 def _to_float_up(v: arb) -> float:
@@ -534,9 +576,11 @@ def _refined(profile: Any, refine: bool, notes: list[str]) -> tuple[Any, bool]:
     return profile.refine(), True
 
 
-def _mu_tail(profile: Any, covers_tail: bool, notes: list[str]) -> float:
+def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str]) -> float:
     if covers_tail:
         return 0.0  # an eventually-zero profile has tail limit 0 (math §5)
+    if not identify:
+        return math.nan
     if not hasattr(profile, "identify"):
         notes.append("no identify(): mu_tail unknown")
         return math.nan
@@ -545,6 +589,44 @@ def _mu_tail(profile: Any, covers_tail: bool, notes: list[str]) -> float:
     except SymgdpError as exc:
         notes.append(f"identification failed ({type(exc).__name__}: {exc}); mu_tail unknown")
         return math.nan
+
+
+def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: float,
+                         certifier: _Certifier | None, max_evaluations: int, seed: int,
+                         initial: int) -> tuple[_Search, float, float, float, Any]:
+    """One search to ``tol`` and its outward-rounded (or certified) bracket."""
+    certify = certifier is not None
+    if how == "branch-and-bound":
+        s = _branch_and_bound(ld, eps_h, tol, certify, max_evaluations, initial)
+    else:
+        s = _staircase(ld, eps_h, tol, seed, max_evaluations)
+    cover = None
+    if how == "branch-and-bound":
+        order = np.argsort(s.leaf_a, kind="stable")
+        cover = np.column_stack([s.leaf_a[order], s.leaf_b[order], s.leaf_u[order]])
+    elif math.isfinite(s.upper):
+        # the staircase's own n steps are too many to re-check one by one; any cover of
+        # [0, eps_h] whose bounds stay below the claimed upper proves the same statement
+        extra = _Counted(p)
+        s.leaf_a, s.leaf_b, s.leaf_la, s.leaf_u = _cover_below(
+            extra, eps_h, s.upper, _DEFAULT_BUDGET)
+        s.notes.append(f"rounding checked on a cover of {s.leaf_a.size} intervals "
+                       f"({extra.count} extra evaluations)")
+    if certifier is not None:
+        lower = certifier.lower(s.argmax, s.lower)
+        upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper)
+        lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+               if math.isfinite(upper) else 0.0)
+    else:
+        ref = _spot_check(p, s, _Counted(p))
+        if ref is None:
+            ld_arg = float(ld(np.array([s.argmax]))[0])
+            ld.count -= 1
+            ref = ld_arg - _PROFILE_SLACK * (1.0 + abs(ld_arg))
+        lower = _float_lower(s, ref)
+        upper = _float_upper(s)
+        lfp = float(log_delta_mu(eps_h, upper))
+    return s, lower, upper, lfp, cover
 
 
 def measure(
@@ -558,6 +640,7 @@ def measure(
     max_evaluations: int | None = None,
     seed: int = 0,
     initial_intervals: int = 64,
+    identify: bool = True,
 ) -> Measurement:
     r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
 
@@ -574,6 +657,8 @@ def measure(
             branch-and-bound and unlimited for the staircase.
         seed: seed of the staircase's shuffle.
         initial_intervals: size of the branch-and-bound's first uniform grid.
+        identify: run ``profile.identify()`` for ``mu_tail`` (a symbolic, possibly slow
+            step); ``False`` leaves ``mu_tail`` as ``nan`` unless ``covers_tail``.
 
     Returns:
         A :class:`Measurement`.
@@ -617,45 +702,33 @@ def measure(
     if hasattr(p, "require_bound"):
         p.require_bound()
     ld = _Counted(p)
-    if how == "branch-and-bound":
-        s = _branch_and_bound(ld, eps_h, tol, certify, max_evaluations, initial_intervals)
+    certifier = _Certifier(p) if certify else None
+    search_tol = tol
+    for _attempt in range(4):
+        s, lower, upper, lfp, cover = _search_and_finalise(
+            p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
+            initial_intervals)
+        excess = (upper - lower if upper != lower else 0.0) - tol
+        if excess <= 0:
+            break
+        # the outward nudges took more than the reserved margin (mu large, delta near 1):
+        # search again to a bracket narrower by (at least) twice the excess
+        search_tol = min(search_tol - 2.0 * excess, 0.9 * search_tol)
+        if search_tol < 0.5 * tol:
+            break
     else:
-        s = _staircase(ld, eps_h, tol, seed, max_evaluations)
-    notes.extend(s.notes)
-    evaluations = ld.count
-    cover = None
-    if how == "branch-and-bound":
-        order = np.argsort(s.leaf_a, kind="stable")
-        cover = np.column_stack([s.leaf_a[order], s.leaf_b[order], s.leaf_u[order]])
-    elif math.isfinite(s.upper):
-        # the staircase's own n steps are too many to re-check one by one; any cover of
-        # [0, eps_h] whose bounds stay below the claimed upper proves the same statement
-        s.leaf_a, s.leaf_b, s.leaf_la, s.leaf_u = _cover_below(
-            _Counted(p), eps_h, s.upper, _DEFAULT_BUDGET)
-
-    _spot_check(p, s, _Counted(p))
-    ld_arg = float(ld(np.array([s.argmax]))[0])
-    cert_evals = 0
-    if certify:
-        c = _Certifier(p)
-        lower = c.lower(s.argmax, s.lower)
-        upper = c.upper(s.leaf_a, s.leaf_b, s.upper)
-        cert_evals = c.count
-        lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
-               if math.isfinite(upper) else 0.0)
-    else:
-        lower = _float_lower(s, ld_arg)
-        upper = _float_upper(s)
-        lfp = float(log_delta_mu(eps_h, upper))
-    width = upper - lower if upper != lower else 0.0
-    if width > tol:
+        excess = 1.0
+    if excess > 0:
         raise PrecisionError(
             f"after outward rounding the bracket [{lower!r}, {upper!r}] is wider than "
             f"tol={tol!r}; use a larger tol" + ("" if certify else " or certify=True"))
+    notes.extend(s.notes)
+    evaluations = ld.count
+    cert_evals = certifier.count if certifier is not None else 0
     covers_tail = _exactly_zero(p, eps_h)
     if covers_tail:
         lfp = -math.inf
-    mu_tail = _mu_tail(profile, covers_tail, notes)
+    mu_tail = _mu_tail(profile, covers_tail, identify, notes)
     fp = math.exp(lfp) if lfp > -math.inf else 0.0
     if certify and fp > 0:
         fp = max(fp, float(delta_mu(eps_h, upper)))

@@ -1,0 +1,350 @@
+"""Guaranteed GDPT brackets (symgdp.measure; shared/math.md §4, §6).
+
+Every bracket is tested as ``lower <= truth <= upper`` and ``upper - lower <= tol`` with the
+truth known independently: a closed form evaluated with 40-digit mpmath in the test, or
+(for profiles without a closed form) 40-digit point values of the GDPT and a second
+algorithm (the staircase against the branch-and-bound).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+import sympy
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from symgdp import precise
+from symgdp.errors import ConvergenceError, DomainError, PrecisionError
+from symgdp.gaussian import log_delta_mu
+from symgdp.measure import _LOG_SLACK, _NEAR_ONE, Measurement, gdpt, measure
+from symgdp.profile import Profile
+from symgdp.symbols import eps
+
+E = sympy.exp
+DPS = 40
+
+
+def mu_pure_dp_ref(e0: float) -> float:
+    """-2 Phi^{-1}(1/(1+e^{e0})) at 40 digits (math §3), written out with erfinv."""
+    with mpmath.workdps(DPS):
+        p = 1 / (1 + mpmath.exp(mpmath.mpf(e0)))
+        return float(-2 * mpmath.sqrt(2) * mpmath.erfinv(2 * p - 1))
+
+
+def mu_laplace_ref(e0: float) -> float:
+    """-2 Phi^{-1}(e^{-e0/2}/2) at 40 digits (issue 4 target)."""
+    with mpmath.workdps(DPS):
+        q = mpmath.exp(-mpmath.mpf(e0) / 2) / 2
+        return float(-2 * mpmath.sqrt(2) * mpmath.erfinv(2 * q - 1))
+
+
+def pure_dp(e0: float) -> Profile:
+    z = sympy.Float(e0)
+    return Profile(sympy.Max(E(z) - E(eps), 0) / (1 + E(z)))
+
+
+def laplace(e0: float) -> Profile:
+    return Profile(sympy.Max(1 - E((eps - sympy.Float(e0)) / 2), 0))
+
+
+def gaussian_erfc(mu: float) -> Profile:
+    """delta_mu written with erfc (math §3), Phi(x) = erfc(-x/sqrt 2)/2."""
+    m = sympy.Float(mu)
+
+    def Phi(x: sympy.Expr) -> sympy.Expr:
+        return sympy.erfc(-x / sympy.sqrt(2)) / 2
+
+    return Profile(Phi(-eps / m + m / 2) - E(eps) * Phi(-eps / m - m / 2))
+
+
+class GaussianLogDelta:
+    """A duck-typed profile whose log delta is the float64 GDP family itself."""
+
+    def __init__(self, mu: float) -> None:
+        self.mu = mu
+
+    def log_delta(self, x: np.ndarray) -> np.ndarray:
+        return log_delta_mu(x, self.mu)
+
+
+def g_ref(profile: Profile, x: float) -> float:
+    """G(x) from a 40-digit profile value and the mpmath inverse (precise.mu_gdp)."""
+    d = profile.mp(x, dps=DPS)
+    if d <= 0:
+        return 0.0
+    with mpmath.workdps(DPS):
+        L = mpmath.log(min(d, mpmath.mpf(1)))
+    return float(precise.mu_gdp(x, log_delta=L, dps=30))
+
+
+def check(m: Measurement, truth: float, tol: float) -> None:
+    assert m.lower <= truth <= m.upper, (m.lower, truth, m.upper)
+    assert m.upper - m.lower <= tol
+
+
+# -- the three closed forms of the issue ------------------------------------------------
+
+
+@pytest.mark.parametrize("certify", [False, True])
+@pytest.mark.parametrize("tol", [1e-6, 1e-8])
+def test_pure_dp_closed_form(tol: float, certify: bool) -> None:
+    m = measure(pure_dp(1.0), 100.0, tol, refine=False, certify=certify)
+    check(m, mu_pure_dp_ref(1.0), tol)
+    assert m.certified is certify
+    assert m.covers_tail and m.failure_prob == 0.0 and m.mu_tail == 0.0
+    assert m.argmax < 1e-3  # G of the worst-case eps0-DP profile peaks (flatly) at 0
+    assert m.evaluations < 50_000
+    if certify:
+        assert m.certify_evaluations > 0
+
+
+@pytest.mark.parametrize("certify", [False, True])
+def test_laplace_closed_form(certify: bool) -> None:
+    m = measure(laplace(2.0), 100.0, 1e-7, refine=False, certify=certify)
+    check(m, mu_laplace_ref(2.0), 1e-7)
+    assert m.covers_tail
+
+
+@settings(max_examples=8)
+@given(st.floats(0.01, 8.0))
+@example(0.2)
+@example(6.0)
+def test_laplace_random(e0: float) -> None:
+    m = measure(laplace(e0), 50.0, 1e-6, refine=False, identify=False)
+    check(m, mu_laplace_ref(e0), 1e-6)
+
+
+@settings(max_examples=8)
+@given(st.floats(0.01, 8.0))
+@example(0.2)
+@example(5.5)
+def test_pure_dp_random(e0: float) -> None:
+    m = measure(pure_dp(e0), 20.0, 1e-6, refine=False, identify=False)
+    check(m, mu_pure_dp_ref(e0), 1e-6)
+
+
+@settings(max_examples=8)
+@given(st.floats(0.05, 6.0))
+@example(1.0)
+def test_gaussian_flat_gdpt(mu: float) -> None:
+    # delta_mu's GDPT is the constant mu (math §4): the flat worst case of the search
+    m = measure(GaussianLogDelta(mu), 10.0, 1e-3, refine=False)
+    check(m, mu, 1e-3)
+    assert "no refine" not in " ".join(m.notes)  # refine=False: nothing to report
+    assert math.isnan(m.mu_tail)  # a duck profile has no identification
+
+
+def test_gaussian_written_with_erfc() -> None:
+    m = measure(gaussian_erfc(1.5), 12.0, 2e-3, refine=False, identify=False)
+    check(m, 1.5, 2e-3)
+    assert not m.covers_tail and m.failure_prob > 0
+
+
+@pytest.mark.slow
+def test_gaussian_written_with_erfc_certified() -> None:
+    m = measure(gaussian_erfc(0.7), 4.0, 5e-3, refine=False, identify=False, certify=True)
+    check(m, 0.7, 5e-3)
+    assert m.certified
+
+
+# -- the staircase (published algorithm) as a second algorithm ---------------------------
+
+
+@settings(max_examples=5)
+@given(st.floats(0.5, 3.0))
+def test_staircase_agrees_with_branch_and_bound(e0: float) -> None:
+    p = laplace(e0)
+    truth = mu_laplace_ref(e0)
+    # eps_h = e0: past e0 the profile is an exact 0, which Profile evaluates slowly
+    s = measure(p, e0, 1e-3, refine=False, method="staircase", identify=False)
+    b = measure(p, e0, 1e-3, refine=False, identify=False)
+    check(s, truth, 1e-3)
+    check(b, truth, 1e-3)
+    assert s.method == "staircase" and b.method == "branch-and-bound"
+    assert max(s.lower, b.lower) <= min(s.upper, b.upper)
+    # the staircase evaluates its whole grid: n + 2 points, n = ceil(sqrt(8 pi) eps_h/tol)
+    n = math.ceil(math.sqrt(8 * math.pi) * e0 / 1e-3)
+    assert s.evaluations >= n + 2
+    assert b.evaluations < s.evaluations / 5
+
+
+def test_staircase_certified() -> None:
+    m = measure(pure_dp(0.5), 1.0, 1e-3, refine=False, method="staircase", certify=True,
+                identify=False)
+    check(m, mu_pure_dp_ref(0.5), 1e-3)
+    assert m.certified
+
+
+# -- shapes of G that break naive searches -----------------------------------------------
+
+
+def k_fold_rr(e0: float, k: int) -> Profile:
+    """Optimal k-fold composition of eps0-DP (Kairouz-Oh-Viswanath; math §8): the GDPT
+    oscillates with many local maxima."""
+    z = sympy.Float(e0)
+    p = E(z) / (1 + E(z))
+    q = 1 - p
+    terms = [sympy.binomial(k, j) * sympy.Max(p**j * q ** (k - j) - E(eps) * q**j * p ** (k - j), 0)
+             for j in range(k + 1)]
+    return Profile(sympy.Add(*terms))
+
+
+def test_many_local_maxima() -> None:
+    p = k_fold_rr(0.3, 6)
+    xs = np.linspace(0.0, 1.8, 37)
+    g = gdpt(p, xs)
+    assert np.sum((g[1:-1] > g[:-2]) & (g[1:-1] > g[2:])) >= 2  # the oscillation is real
+    m = measure(p, 10.0, 1e-6, refine=False, identify=False)
+    assert m.upper - m.lower <= 1e-6 and m.covers_tail  # k*eps0 = 1.8 <= eps_h
+    # independent: 40-digit point values of G are lower bounds of the supremum
+    ref = [g_ref(p, float(x)) for x in np.linspace(0.0, 1.8, 25)] + [g_ref(p, m.argmax)]
+    assert max(ref) <= m.upper
+    assert abs(g_ref(p, m.argmax) - m.lower) <= 1e-9
+    s = measure(p, 2.0, 1e-4, refine=False, method="staircase", identify=False)
+    assert max(s.lower, m.lower) <= min(s.upper, m.upper)
+
+
+def test_discontinuous_profile_sup_not_attained() -> None:
+    # delta = 1/2 on [0, 1), then e^{-eps^2}/10: G increases to mu_GDP(1, 1/2) as eps -> 1-
+    # and jumps down; that limit is the supremum because for eps in [1, 3] monotonicity
+    # gives G <= mu_GDP(3, e^{-1}/10), which is smaller (checked below at 40 digits)
+    p = Profile(sympy.Piecewise((sympy.Rational(1, 2), eps < 1),
+                                (E(-(eps**2)) / 10, True)))
+    truth = float(precise.mu_gdp(1, sympy.Rational(1, 2), dps=DPS))
+    with mpmath.workdps(DPS):
+        assert precise.mu_gdp(3, mpmath.exp(-1) / 10, dps=DPS) < truth
+    for certify in (False, True):
+        m = measure(p, 3.0, 1e-8, refine=False, certify=certify, identify=False)
+        check(m, truth, 1e-8)
+        assert abs(m.argmax - 1.0) < 1e-7
+
+
+def test_constant_profile_peaks_at_eps_h() -> None:
+    # delta = 0.3: G(eps) = mu_GDP(eps, 0.3) increases, so the sup is at eps_h (not GDP)
+    p = Profile(sympy.Float(0.3))
+    truth = float(precise.mu_gdp(7, 0.3, dps=DPS))
+    m = measure(p, 7.0, 1e-7, refine=False, identify=False)
+    check(m, truth, 1e-7)
+    assert m.argmax == 7.0 and not m.covers_tail
+
+
+def test_zero_from_start() -> None:
+    # eps0 = 0: the worst-case 0-DP profile Max(0, 1 - e^eps)/2 is 0 everywhere
+    m = measure(pure_dp(0.0), 100.0, 1e-6, refine=False, certify=True)
+    assert (m.lower, m.upper, m.covers_tail, m.failure_prob) == (0.0, 0.0, True, 0.0)
+    assert m.log_failure_prob == -math.inf
+
+
+def test_delta_one_somewhere_gives_infinity() -> None:
+    # a naive profile with delta >= 1 near 0 and refine=False: no finite mu on the head
+    p = Profile(sympy.Min(2 * E(-eps), 1))
+    m = measure(p, 10.0, 1e-6, refine=False, identify=False)
+    assert m.lower == m.upper == math.inf
+
+
+def test_underflow_is_not_an_exact_zero() -> None:
+    # exp(-eps^2)/2 underflows float64 long before eps_h = 60 but is never 0 (math §5)
+    p = Profile(E(-(eps**2)) / 2)
+    m = measure(p, 60.0, 1e-6, refine=False)
+    assert not m.covers_tail
+    assert m.log_failure_prob == pytest.approx(log_delta_mu(60.0, m.upper), rel=1e-12)
+    assert m.log_failure_prob < -745 and m.failure_prob == 0.0  # underflowed float only
+    # mu_tail comes from the symbolic identification: lim eps^2/(-2 log delta) = 1/2
+    assert m.mu_tail == pytest.approx(math.sqrt(0.5), rel=1e-12)
+    assert m.lower <= g_ref(p, m.argmax) + 1e-9
+    assert max(g_ref(p, x) for x in (0.5, 1.0, 10.0, 50.0)) <= m.upper
+
+
+def test_head_bound_failure_probability_and_refinement() -> None:
+    # refine=True measures the refined profile (math §2): never worse, and finite here
+    p = Profile(sympy.Min(2 * E(-(eps**2)), 1))
+    m = measure(p, 5.0, 1e-5, identify=False)
+    assert m.refined and math.isfinite(m.upper)
+    raw = measure(p, 5.0, 1e-5, refine=False, identify=False)
+    assert raw.upper == math.inf and m.upper <= raw.upper
+    # independent check of the refined bracket: 40-digit point values of the refined GDPT
+    r = m.profile
+    assert max(g_ref(r, x) for x in np.linspace(0.0, 5.0, 11)) <= m.upper
+
+
+def test_float_slack_covers_log_delta_mu_error() -> None:
+    # the float re-check rests on log_delta_mu's relative error being below _LOG_SLACK
+    # where log delta <= _NEAR_ONE (closer to delta = 1 it uses ball arithmetic):
+    # compare with 40-digit mpmath (precise.log_delta_mu) over a wide random sample
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        x = float(10 ** rng.uniform(-6, 3.3))
+        m = float(10 ** rng.uniform(-3.3, 2))
+        ref = float(precise.log_delta_mu(x, m, dps=DPS))
+        if ref > _NEAR_ONE:
+            continue
+        got = float(log_delta_mu(x, m))
+        assert abs(got - ref) <= _LOG_SLACK * abs(ref) + 1e-300, (x, m, got, ref)
+
+
+# -- gdpt --------------------------------------------------------------------------------
+
+
+def test_gdpt_vectorised_and_in_log_space() -> None:
+    p = Profile(E(-(eps**2)))
+    xs = np.array([0.5, 10.0, 50.0])
+    got = gdpt(p, xs)
+    assert got.shape == (3,)
+    # math §5 quotes G(10) ~ 0.71289 and G(50) ~ 0.70497; here the 40-digit inverse
+    for x, g in zip(xs, got, strict=True):
+        ref = float(precise.mu_gdp(x, log_delta=-(x**2), dps=DPS))
+        assert g == pytest.approx(ref, rel=1e-12)
+    assert isinstance(gdpt(p, 50.0), float)
+
+
+# -- refusals ----------------------------------------------------------------------------
+
+
+def test_bad_arguments() -> None:
+    p = laplace(1.0)
+    with pytest.raises(DomainError, match="eps_h"):
+        measure(p, -1.0)
+    with pytest.raises(DomainError, match="tol"):
+        measure(p, 10.0, 0.0)
+    with pytest.raises(DomainError, match="method"):
+        measure(p, 10.0, method="grid")
+    with pytest.raises(PrecisionError, match="certify=True"):
+        measure(p, 10.0, 1e-11, refine=False)
+    with pytest.raises(ConvergenceError, match="max_evaluations"):
+        measure(GaussianLogDelta(1.0), 100.0, 1e-6, refine=False, max_evaluations=10_000)
+    with pytest.raises(DomainError):
+        Measurement(lower=2.0, upper=1.0, eps_h=1.0, tol=1.0, covers_tail=False,
+                    mu_tail=0.0, failure_prob=0.0, log_failure_prob=0.0, refined=False,
+                    method="staircase", certified=False, evaluations=0, argmax=0.0)
+
+
+def test_certified_below_float_limit() -> None:
+    # G approaches its sup linearly at a jump, so tol 1e-11 takes few evaluations here
+    # (delta = 1/4 on [0, 2), e^{-eps}/100 after; for eps in [2, 5] monotonicity gives
+    # G <= mu_GDP(5, e^{-2}/100), smaller than the limit at 2-)
+    p = Profile(sympy.Piecewise((sympy.Rational(1, 4), eps < 2), (E(-eps) / 100, True)))
+    truth = float(precise.mu_gdp(2, sympy.Rational(1, 4), dps=DPS))
+    with mpmath.workdps(DPS):
+        assert precise.mu_gdp(5, mpmath.exp(-2) / 100, dps=DPS) < truth
+    m = measure(p, 5.0, 1e-11, refine=False, certify=True, identify=False)
+    check(m, truth, 1e-11)
+    assert m.certified
+
+
+def test_inaccurate_float_profile_is_refused() -> None:
+    # 1e15*log(1 + 3e-16 e^{-eps/100}) ~ 0.3 e^{-eps/100}, but float64 rounds the argument
+    # of log to a neighbour of 1: on [0, 5] the float values are off by tens of per cent
+    p = Profile(sympy.Float(1e15) * sympy.log(1 + sympy.Float(3e-16) * E(-eps / 100)))
+    with pytest.raises(PrecisionError, match="inaccurate"):
+        measure(p, 5.0, 1e-4, refine=False, identify=False)
+
+
+def test_measurement_str_and_width() -> None:
+    m = measure(laplace(1.0), 10.0, 1e-6, refine=False)
+    assert m.width == m.upper - m.lower
+    assert mu_laplace_ref(1.0) in m
+    assert "GDP" in str(m)
