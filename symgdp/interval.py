@@ -178,6 +178,24 @@ def _min(*xs: Any) -> arb:
     return out
 
 
+def _ipow(x: Any, n: int) -> arb:
+    """x**n for an integer n; Arb's own power is NaN on a ball containing 0."""
+    x = to_arb(x)
+    if n < 0:
+        return 1 / _ipow(x, -n)
+    if n == 0:
+        return arb(1)
+    if x > 0 or x < 0:
+        return x**n
+    out, base, k = arb(1), x, n
+    while k:
+        if k & 1:
+            out = out * base
+        base = base * base
+        k >>= 1
+    return out.nonnegative_part() if n % 2 == 0 else out
+
+
 def _log(x: Any, base: Any = None) -> arb:
     v = to_arb(x).log()
     return v if base is None else v / to_arb(base).log()
@@ -215,6 +233,7 @@ _NAMESPACE: dict[str, Any] = {
     "gamma": lambda x: to_arb(x).gamma(),
     "loggamma": lambda x: to_arb(x).lgamma(),
     "Heaviside": _heaviside,
+    "_ipow": _ipow,
     "_max": _max,
     "_min": _min,
     "_pw": _piecewise,
@@ -298,7 +317,7 @@ class _ArbPrinter(LambdaPrinter):
         if e.is_Integer:
             # integer powers of balls are exact operations; keep them so (x**2 of a
             # ball straddling 0 is then correctly non-negative)
-            return f"(_A({self._print(base)})**{int(e)})"
+            return f"_ipow({self._print(base)}, {int(e)})"
         return f"(_A({self._print(base)})**_A({self._print(e)}))"
 
     def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:

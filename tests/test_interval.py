@@ -1,0 +1,157 @@
+"""Ball arithmetic for profiles and the GDP family (symgdp.interval).
+
+Every enclosure is tested as ``lower <= truth <= upper`` with the truth from 50-digit
+mpmath computed here (independent of Arb).
+"""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+import sympy
+from flint import arb, ctx
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from symgdp.interval import (
+    ArbUnsupported,
+    delta_mu_arb,
+    lambdify_arb,
+    log_delta_mu_arb,
+    profile_arb,
+    prove,
+    to_arb,
+)
+from symgdp.profile import Profile
+from symgdp.symbols import eps
+
+E = sympy.exp
+DPS = 50
+
+
+def encloses(ball: arb, truth: mpmath.mpf) -> bool:
+    """truth lies in the ball: compare with the ball's ends converted exactly to mpmath."""
+    with mpmath.workdps(DPS + 20):
+        lo = mpmath.mpf(ball.lower().str(DPS + 10, radius=False))
+        hi = mpmath.mpf(ball.upper().str(DPS + 10, radius=False))
+        # the decimal print of an end point is itself rounded: allow its last digit
+        slack = (abs(lo) + abs(hi)) * mpmath.mpf(10) ** (-(DPS + 8))
+        return lo - slack <= truth <= hi + slack
+
+
+def delta_mu_ref(x: float, m: float) -> mpmath.mpf:
+    """delta_mu(eps) at 50 digits, raising precision against cancellation (math §3)."""
+    work = DPS + 20
+    while True:
+        with mpmath.workdps(work):
+            e, mu = mpmath.mpf(x), mpmath.mpf(m)
+            a, b = -e / mu + mu / 2, -e / mu - mu / 2
+            first = mpmath.ncdf(a)
+            d = first - mpmath.exp(e) * mpmath.ncdf(b)
+            if d > 0 and mpmath.log10(first / d) + DPS + 5 < work:
+                return +d
+            work *= 2
+
+
+def test_to_arb_is_exact_for_binary_numbers() -> None:
+    assert to_arb(0.1).is_exact() and to_arb(sympy.Float(0.1)).is_exact()
+    # a SymPy Float is the binary number it stores, not the decimal it was typed as
+    assert to_arb(sympy.Float(0.1)) == to_arb(0.1)
+    third = to_arb(sympy.Rational(1, 3))
+    assert (3 * third).contains(arb(1)) and not third.is_exact()
+    assert to_arb(sympy.Integer(2) ** 80).is_exact()
+
+
+@settings(max_examples=40)
+@given(st.floats(0.0, 60.0), st.floats(0.05, 20.0))
+@example(2000.0, 1.0)  # delta_1(2000) ~ 1.9e-868162 (math §10)
+@example(0.0, 1e-3)
+@example(1e-6, 30.0)  # delta within 1e-40 of 1
+def test_delta_mu_encloses_mpmath(x: float, m: float) -> None:
+    ref = delta_mu_ref(x, m)
+    for prec in (64, 256):
+        assert encloses(delta_mu_arb(x, m, prec=prec), ref)
+    with mpmath.workdps(DPS):
+        assert encloses(log_delta_mu_arb(x, m, prec=128), mpmath.log(ref))
+
+
+def test_delta_mu_far_tail() -> None:
+    d = delta_mu_arb(2000.0, 1.0, prec=64)
+    assert d > 0
+    with mpmath.workdps(30):
+        ref = delta_mu_ref(2000.0, 1.0)
+        assert mpmath.nstr(ref, 3) == "1.88e-868162"
+    assert encloses(d, ref)
+
+
+def test_delta_mu_edges() -> None:
+    assert delta_mu_arb(1.0, 0.0).is_zero()
+    assert delta_mu_arb(1.0, math.inf) == 1
+
+
+EXPRESSIONS = [
+    sympy.Max(1 - E((eps - sympy.Rational(7, 3)) / 2), 0),  # Laplace, eps0 = 7/3
+    sympy.Max(E(sympy.Float(1.3)) - E(eps), 0) / (1 + E(sympy.Float(1.3))),  # pure DP
+    sympy.erfc(eps / sympy.sqrt(2) - sympy.Rational(1, 4)) / 2
+    - E(eps) * sympy.erfc(eps / sympy.sqrt(2) + sympy.Rational(1, 4)) / 2,  # delta_mu, mu=1/sqrt2
+    sympy.Min(3 * E(-(eps**2) * sympy.pi), 1),
+    sympy.Piecewise((sympy.Rational(7, 10) - E(eps) / 5, eps < sympy.log(2)),
+                    (E(-eps) / sympy.sqrt(8), True)),
+    sympy.log(1 + E(-eps)) * sympy.erf(1 / (1 + eps)) / sympy.Abs(eps - 5),
+    (1 + eps) ** sympy.Rational(-3, 2) * E(-eps) ** 2,
+]
+
+
+@pytest.mark.parametrize("k", range(len(EXPRESSIONS)))
+@pytest.mark.parametrize("x", [0.0, 0.3, 0.6931471805599453, 1.3, 2.5, 7.75])
+def test_lambdify_encloses_mpmath(k: int, x: float) -> None:
+    expr = EXPRESSIONS[k]
+    f = lambdify_arb(expr, eps)
+    mp = sympy.lambdify(eps, expr, modules="mpmath")
+    with mpmath.workdps(DPS):
+        ref = mp(mpmath.mpf(x))
+    for prec in (64, 200):
+        with ctx.workprec(prec):
+            v = f(x)
+        assert encloses(v, ref), (expr, x, v, ref)
+
+
+def test_piecewise_undecided_gives_the_hull() -> None:
+    f = lambdify_arb(sympy.Piecewise((1 - eps, eps < 1), (eps / 4, True)), eps)
+    ball = arb(1, 1e-3)  # straddles the breakpoint
+    v = f(ball)
+    assert v.contains(arb(0)) and v.contains(arb(0.25))  # both branches near eps = 1
+    assert f(arb(0.5)) == 0.5 and f(arb(2)) == 0.5
+
+
+def test_three_valued_logic() -> None:
+    g = lambdify_arb(sympy.Piecewise((1, (eps > 1) & (eps < 2)), (0, True)), eps)
+    assert g(1.5) == 1 and g(3.0) == 0
+    assert g(arb(1, 0.5)).contains(arb(0)) and g(arb(1, 0.5)).contains(arb(1))
+
+
+def test_integer_power_of_a_ball_straddling_zero_is_nonnegative() -> None:
+    f = lambdify_arb((eps - 1) ** 2, eps)
+    assert f(arb(1, 0.1)) >= 0
+
+
+def test_unsupported_function_is_refused() -> None:
+    with pytest.raises(ArbUnsupported, match="besselj"):
+        lambdify_arb(sympy.besselj(0, eps), eps)
+    with pytest.raises(ArbUnsupported, match="unbound"):
+        lambdify_arb(eps * sympy.Symbol("k"), eps)
+
+
+def test_profile_arb_reads_values_above_one_as_one() -> None:
+    k = sympy.Symbol("k", positive=True)
+    f = profile_arb(Profile(k * E(-eps), {"k": 3}))
+    assert f(0.0) == 1
+    assert encloses(f(2.0), 3 * mpmath.exp(-2))
+
+
+def test_prove_raises_precision_until_decided() -> None:
+    # 1 + 2^-100 > 1 is invisible at 64 bits and decided at 128
+    assert prove(lambda: arb(1) + arb(2) ** -100 > arb(1) or None) is True
+    assert prove(lambda: None, precisions=(64, 128)) is None
