@@ -7,10 +7,10 @@ result (pickled SymPy objects) through a pipe, and kills the child when the budg
 expires, raising :class:`~symgdp.errors.AnalysisTimeout`.
 
 Cost: a fork of an interpreter with SymPy, NumPy and SciPy loaded, plus the pickle round
-trip, was measured at about 3--6 ms per call on the 2-core CI machine
-(``benchmarks/bench_bounded.py`` style measurement: ``run_bounded(int, 1)`` in a loop).
-That is negligible next to the SymPy calls it guards, but it is why callers batch their
-symbolic work into one bounded call rather than many tiny ones.
+trip, was measured at about 8 ms per call on the 2-core development machine (50 calls of
+``run_bounded(int, 1)`` in a loop).  That is negligible next to the SymPy calls it guards,
+but it is why callers batch their symbolic work into one bounded call rather than many
+tiny ones.
 
 Caveats:
 

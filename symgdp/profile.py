@@ -56,6 +56,8 @@ _MODULES = ["scipy", "numpy"]
 def sympify_value(v: Any) -> sympy.Expr:
     """Turn a parameter value into a SymPy number (or keep a SymPy expression)."""
     if isinstance(v, sympy.Basic):
+        if v.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or v.is_finite is False:
+            raise ProfileError(f"a parameter value must be finite, got {v!r}")
         return v
     if isinstance(v, bool):
         raise ProfileError(f"a parameter value must be a number, got {v!r}")
@@ -74,7 +76,34 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     expr = sympy.piecewise_fold(expr)
     if isinstance(expr, sympy.Piecewise):
         return sympy.Piecewise(*[(_log_expression(e), c) for e, c in expr.args])
+    if expr.is_zero:
+        return sympy.S.NegativeInfinity
     return sympy.expand_log(sympy.log(expr), force=True)
+
+
+def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
+    """Whether evaluating ``e`` in float may subtract nearly equal numbers.
+
+    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
+    negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
+    profile); function arguments (exp, erfc, ...) are not inspected, since a cancellation
+    there does not make the function value lose relative accuracy in the same way.
+    """
+    if var not in e.free_symbols:
+        return False
+    if isinstance(e, sympy.Add):
+        if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
+            return True
+        return any(_cancels(t, var) for t in e.args)
+    if isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
+        return any(_cancels(a, var) for a in e.args)
+    if isinstance(e, sympy.Pow):
+        return _cancels(e.base, var)
+    if isinstance(e, sympy.Piecewise):
+        return any(_cancels(b, var) for b, _ in e.args)
+    if isinstance(e, sympy.log):
+        return _cancels(e.args[0], var)
+    return False
 
 
 # -- trade-off equations that SymPy cannot solve -------------------------------------------
@@ -583,6 +612,7 @@ class Profile:
         """Guaranteed bounds on the GDP parameter (math §6; :func:`symgdp.measure.measure`)."""
         from .measure import measure
 
+        self.validate()
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 
@@ -604,6 +634,12 @@ class Profile:
             else:
                 c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
         return c[kind]
+
+    def _log_cancels(self) -> bool:
+        c = self._cache
+        if "log_cancels" not in c:
+            c["log_cancels"] = _cancels(_log_expression(self.bound_expr), self._var)
+        return c["log_cancels"]
 
     def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -685,6 +721,11 @@ class Profile:
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1
         rest = np.isnan(out)
+        if np.any(rest) and self._log_cancels():
+            # the float log-expression would still subtract nearly equal tiny numbers
+            # (e.g. the erfc difference of the Gaussian profile): use mpmath throughout
+            out[rest] = [self._mp_log(float(e)) for e in x[rest]]
+            rest[:] = False
         if np.any(rest):
             xr = x[rest]
             ly = self._eval_numpy(xr, "log")
