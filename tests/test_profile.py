@@ -235,3 +235,43 @@ def test_profile_stays_immutable_and_comparable():
     with pytest.raises(AttributeError):
         p.x = 1
     assert p == Profile(E(-eps**2)) and hash(p) == hash(Profile(E(-eps**2)))
+
+
+# -- log space near and beyond float underflow ---------------------------------------------
+def test_zero_profile_and_zero_branches_are_exact_minus_infinity():
+    assert Profile(sympy.Integer(0)).log_delta(1.0) == -np.inf
+    lap = Profile(sympy.Piecewise((1 - E((eps - 1) / 2), eps < 1), (0, True)))
+    assert lap.log_delta(2.0) == -np.inf
+    # 1 - e^{-h/2} for h = 1e-9 (closed form, 20 digits)
+    with mpmath.workdps(30):
+        ref = float(mpmath.log(-mpmath.expm1(mpmath.mpf("-5e-10"))))
+    assert lap.log_delta(1.0 - 1e-9) == pytest.approx(ref, rel=1e-6)
+
+
+def test_gaussian_log_delta_where_the_erfc_difference_underflows():
+    # delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (math §3); both terms
+    # fall below the float64 normal range near log delta = -708.  Reference: the same
+    # definition in 60-digit mpmath, computed here.
+    mu = sympy.Rational(3, 10)
+    Phi = lambda x: sympy.erfc(-x / sympy.sqrt(2)) / 2  # noqa: E731
+    p = Profile(Phi(-eps / mu + mu / 2) - E(eps) * Phi(-eps / mu - mu / 2))
+    for x in (11.0, 11.27, 11.5, 30.0):
+        with mpmath.workdps(60):
+            m, e = mpmath.mpf(3) / 10, mpmath.mpf(x)
+            d = mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+            ref = mpmath.log(d)
+        assert p.log_delta(x) == pytest.approx(float(ref), rel=1e-12), x
+
+
+@pytest.mark.parametrize("value", [sympy.oo, -sympy.oo, sympy.zoo, sympy.nan])
+def test_infinite_parameter_values_are_refused(value):
+    with pytest.raises(ProfileError, match="finite"):
+        Profile(A * E(-eps**2), {"A": value})
+
+
+def test_refinement_sees_through_min():
+    # Min(1, K/eps) and K/eps are the same profile (values above 1 read as 1)
+    K = 4 * E(-2)
+    a = Profile(sympy.Min(1, K / eps)).refine()
+    b = Profile(K / eps).refine()
+    assert abs(float(a.breakpoint) - float(b.breakpoint)) < 1e-30
