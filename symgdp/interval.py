@@ -354,7 +354,7 @@ def _check_supported(expr: sympy.Expr) -> None:
                 "certified measurement supports " +
                 ", ".join(sorted(str(g) for g in _FUNCTIONS)))
     for s in expr.atoms(sympy.Sum, sympy.Product, sympy.Integral, sympy.Derivative):
-        raise ArbUnsupported(f"unevaluated {type(s).__name__} in the profile: call .doit()")
+        raise ArbUnsupported(f"unevaluated {type(s).__name__} in the profile")
 
 
 def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
@@ -378,6 +378,11 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
         0
     """
     expr = sympy.sympify(expr)
+    # finite sums with numeric limits (e.g. the k-fold composition profile) become Adds
+    expr = expr.replace(
+        lambda e: isinstance(e, (sympy.Sum, sympy.Product))
+        and all(lim.is_number for lim in sum((list(t[1:]) for t in e.limits), [])),
+        lambda e: e.doit())
     _check_supported(expr)
     extra = expr.free_symbols - {var}
     if extra:
