@@ -29,7 +29,7 @@ from typing import Any
 
 import sympy
 
-from .errors import DomainError
+from .errors import DomainError, ProfileError
 from .profile import Profile, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -84,7 +84,7 @@ def _param(
         return expr, {}
     try:
         v = sympify_value(value)
-    except Exception as exc:  # ProfileError for non-numbers, re-raised under our name
+    except (ProfileError, TypeError, ValueError) as exc:
         raise DomainError(f"{name} must be a number or SymPy expression, got {value!r}") \
             from exc
     if v.is_real is False or v.is_finite is False:

@@ -92,13 +92,13 @@ class TradeoffCurve:
             raise DomainError(f"kinks of a trade-off curve must lie in [0, 1]: {self.kinks}")
 
     def __call__(self, alpha: Any) -> Any:
-        """:math:`T(\\alpha)` (scalars in, scalars out)."""
+        r""":math:`T(\alpha)` (scalars in, scalars out)."""
         scalar, a = _alpha(alpha)
         out = np.clip(np.asarray(self.fn(a), dtype=np.float64), 0.0, 1.0)
         return float(out) if scalar else out
 
     def complement(self, alpha: Any) -> Any:
-        """:math:`1 - T(\\alpha)`, accurate where :math:`T` is close to 1."""
+        r""":math:`1 - T(\alpha)`, accurate where :math:`T` is close to 1."""
         scalar, a = _alpha(alpha)
         out = np.clip(np.asarray(self.power(a), dtype=np.float64), 0.0, 1.0)
         return float(out) if scalar else out
