@@ -382,7 +382,10 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
                 d_val = bound.subs(var, exact)
             else:
                 c_val = sympy.Float(c, dps)
-                d_val = sympy.Float(naive.d(c), dps)
+                # delta~ at the *rounded* c, nudged up by a few units in the last place
+                # before rounding, so (c, delta~(c)) stays a valid (eps0, delta0) pair
+                d_c = naive.d(mpmath.mpf(c_val))
+                d_val = sympy.Float(d_c * (1 + mpmath.mpf(10) ** (2 - dps)), dps)
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
             if a > 0:
@@ -484,7 +487,7 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
     if not (e_t.is_number and d_t.is_number) or e_t < 0 or not (0 < d_t < 1):
         raise DomainError(f"the target must have eps >= 0 and 0 < delta < 1, "
                           f"got eps={eps!r}, delta={delta!r}")
-    naive = sympy.simplify(f.xreplace({v: e_t, d: d_t}))
+    naive = f.xreplace({v: e_t, d: d_t})  # SymPy's automatic evaluation only: no hang
     f_np = sympy.lambdify((v, d), f, modules=["scipy", "numpy"])
     f_mp = sympy.lambdify((v, d), f, modules="mpmath")
     ef, df = float(e_t), float(d_t)
