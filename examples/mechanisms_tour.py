@@ -59,11 +59,11 @@ def tour(small: bool) -> list[dict[str, Any]]:
     results = []
     for case in cases(small):
         p = case["profile"]
-        row: dict[str, Any] = {"name": p.name, "source": p.meta.get("source"),
+        row: dict[str, Any] = {"name": p.name, "source": p.meta.get("reference"),
                                "latex": p.latex(), "values": {str(k): str(v) for k, v
                                                              in p.values.items()}}
-        if "equation" in p.meta:
-            row["equation"] = str(p.meta["equation"])
+        if "tradeoff" in p.meta:
+            row["tradeoff"] = str(p.meta["tradeoff"])
         t0 = time.perf_counter()
         if case.get("identify", True):
             ident = p.identify()

@@ -209,7 +209,7 @@ def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
         sympy.exp((kk - _I) * e0) - sympy.exp(_EPS + _I * e0), 0)
     expr = sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
     return Profile(expr, vals, name="optimal composition",
-                   source="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
+                   reference="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
 
 
 def _levels(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -13,8 +13,8 @@ Two kinds of mechanism appear:
   designers (:func:`sgd_family`, :func:`shuffle_sum`, :func:`projected_noisy_sgd`,
   :func:`classical_gaussian`).  They return the *naive* profile, the equation solved for
   :math:`\delta` by hand (shared/math.md §1), and carry the equation itself in
-  ``profile.meta["equation"]`` (a ``sympy.Eq`` with the noise on the left), ready for
-  ``Profile.from_tradeoff(profile.meta["equation"], profile.values)``.
+  ``profile.meta["tradeoff"]`` (a ``sympy.Eq`` with the noise on the left), ready for
+  ``Profile.from_tradeoff(profile.meta["tradeoff"], profile.values)``.
 
 Sources: Balle, Barthe & Gaboardi (2020) for the Laplace profile; Dong, Roth & Su (2021)
 for GDP; Kairouz, Oh & Viswanath (2015) for the worst-case pure-DP profile; Liu, Sun,
@@ -120,7 +120,7 @@ def laplace(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
     return Profile(expr, vals, name="Laplace",
-                   source="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
+                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
 
 
 def gaussian(mu: Any) -> Profile:
@@ -139,7 +139,7 @@ def gaussian(mu: Any) -> Profile:
     (m,), vals = _merge(_param(mu, _MU, "mu"))
     expr = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
     return Profile(expr, vals, name="Gaussian",
-                   source="Dong, Roth & Su (2021), Corollary 2.13")
+                   reference="Dong, Roth & Su (2021), Corollary 2.13")
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:
@@ -163,7 +163,7 @@ def pure_dp(eps0: Any) -> Profile:
     """
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     return Profile(_pure_dp_expr(e0), vals, name="pure DP",
-                   source="Kairouz, Oh & Viswanath (2015); shared/math.md §2")
+                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2")
 
 
 def randomized_response(eps0: Any) -> Profile:
@@ -180,7 +180,7 @@ def randomized_response(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     p = sympy.exp(e0) / (1 + sympy.exp(e0))
     return Profile(_pure_dp_expr(e0), vals, name="randomized response",
-                   source="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals))
+                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals))
 
 
 def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:
@@ -189,7 +189,7 @@ def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:
 
     .. math:: \tilde\delta(\varepsilon) = B\, e^{-\sigma^2\varepsilon^2/A^2}
 
-    (Liu et al. 2022, §6; shared/math.md §9).  ``meta["equation"]`` holds the equation.
+    (Liu et al. 2022, §6; shared/math.md §9).  ``meta["tradeoff"]`` holds the equation.
 
     Example:
         >>> p = sgd_family(1, 1, 2)
@@ -200,7 +200,7 @@ def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:
                              _param(sigma, _SIGMA, "sigma"))
     eq = sympy.Eq(s, a / _EPS * sympy.sqrt(sympy.log(b / _DELTA)))
     return Profile(b * sympy.exp(-s**2 * _EPS**2 / a**2), vals, name="SGD family",
-                   source="Liu, Sun, Jiang & Kong (2022), §6", equation=eq)
+                   reference="Liu, Sun, Jiang & Kong (2022), §6", tradeoff=eq)
 
 
 def shuffle_sum(m: Any, n: Any) -> Profile:
@@ -210,7 +210,7 @@ def shuffle_sum(m: Any, n: Any) -> Profile:
     .. math:: \tilde\delta(\varepsilon) = \frac{n\, e^{-m/10}}{\varepsilon}
 
     (Liu et al. 2022, §5; shared/math.md §9).  The profile is :math:`\ge 1` near 0
-    (vacuous there); ``meta["equation"]`` holds :math:`m = 10\log(n/(\varepsilon\delta))`.
+    (vacuous there); ``meta["tradeoff"]`` holds :math:`m = 10\log(n/(\varepsilon\delta))`.
 
     Example:
         >>> shuffle_sum(100, 1000).expr
@@ -219,7 +219,7 @@ def shuffle_sum(m: Any, n: Any) -> Profile:
     (mm, nn), vals = _merge(_param(m, _M, "m"), _param(n, _N, "n"))
     eq = sympy.Eq(mm, 10 * sympy.log(nn / (_EPS * _DELTA)))
     return Profile(nn * sympy.exp(-mm / 10) / _EPS, vals, name="shuffle sum",
-                   source="Liu, Sun, Jiang & Kong (2022), §5", equation=eq)
+                   reference="Liu, Sun, Jiang & Kong (2022), §5", tradeoff=eq)
 
 
 def projected_noisy_sgd(C: Any, sigma: Any) -> Profile:
@@ -239,7 +239,7 @@ def projected_noisy_sgd(C: Any, sigma: Any) -> Profile:
     (c, s), vals = _merge(_param(C, _C, "C"), _param(sigma, _SIGMA, "sigma"))
     eq = sympy.Eq(s, -c * sympy.log(_DELTA) / _EPS)
     return Profile(sympy.exp(-s * _EPS / c), vals, name="projected noisy SGD",
-                   source="Liu, Sun, Jiang & Kong (2022), §6", equation=eq)
+                   reference="Liu, Sun, Jiang & Kong (2022), §6", tradeoff=eq)
 
 
 def classical_gaussian(sigma: Any, sensitivity: Any = 1) -> Profile:
@@ -266,7 +266,7 @@ def classical_gaussian(sigma: Any, sensitivity: Any = 1) -> Profile:
     eq = sympy.Eq(s, d * sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / _DELTA)) / _EPS)
     expr = sympy.Rational(5, 4) * sympy.exp(-s**2 * _EPS**2 / (2 * d**2))
     return Profile(expr, vals, name="classical Gaussian",
-                   source="Dwork & Roth (2014), Theorem A.1", equation=eq,
+                   reference="Dwork & Roth (2014), Theorem A.1", tradeoff=eq,
                    valid_for=sympy.StrictLessThan(_EPS, 1))
 
 
@@ -311,5 +311,5 @@ def shuffle_amplification(eps_local: Any, n: Any) -> Profile:
     shuffled = sympy.Piecewise((1, s <= 0), (sympy.Min(1, sympy.Max(fmt, delta_min)), True))
     expr = sympy.Min(_pure_dp_expr(e0), shuffled)
     return Profile(expr, vals, name="shuffle amplification",
-                   source="Feldman, McMillan & Talwar (2021), Theorem 3.1",
+                   reference="Feldman, McMillan & Talwar (2021), Theorem 3.1",
                    delta_min=delta_min.xreplace(vals))

@@ -112,7 +112,7 @@ TRADEOFF_CASES = [
 def test_naive_profile_solves_its_tradeoff_equation(make, args):
     # reference: SymPy's solve of the published equation for delta (second derivation)
     p = make(*args)
-    eq = p.meta["equation"]
+    eq = p.meta["tradeoff"]
     sols = sympy.solve(eq, DELTA)
     assert len(sols) == 1
     assert sympy.simplify(sols[0] - p.expr) == 0
@@ -130,7 +130,7 @@ def test_naive_profile_agrees_with_profile_from_tradeoff(make, args):
     p = make(*args)
     if not hasattr(type(p), "from_tradeoff"):
         pytest.skip("Profile.from_tradeoff not available")
-    q = type(p).from_tradeoff(p.meta["equation"], p.values)
+    q = type(p).from_tradeoff(p.meta["tradeoff"], p.values)
     x = np.array([0.3, 1.0, 2.5])
     np.testing.assert_allclose(q.log_delta(x), p.log_delta(x), rtol=1e-12)
 
