@@ -731,7 +731,8 @@ def measure(
     mu_tail = _mu_tail(profile, covers_tail, identify, notes)
     fp = math.exp(lfp) if lfp > -math.inf else 0.0
     if certify and fp > 0:
-        fp = max(fp, float(delta_mu(eps_h, upper)))
+        # lfp is an upper end; keep the float above the true value too
+        fp = math.nextafter(max(fp, float(delta_mu(eps_h, upper))), math.inf)
     return Measurement(
         lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=covers_tail,
         mu_tail=mu_tail, failure_prob=fp, log_failure_prob=lfp, refined=refined,

@@ -155,3 +155,15 @@ def test_prove_raises_precision_until_decided() -> None:
     # 1 + 2^-100 > 1 is invisible at 64 bits and decided at 128
     assert prove(lambda: arb(1) + arb(2) ** -100 > arb(1) or None) is True
     assert prove(lambda: None, precisions=(64, 128)) is None
+
+
+def test_finite_sum_is_expanded() -> None:
+    # the k-fold composition profile is written as a Sum with numeric limits (math §8)
+    i = sympy.Symbol("i", integer=True, nonnegative=True)
+    expr = sympy.Sum(sympy.binomial(4, i) * sympy.Max(E(-i * eps) - E(-2 * eps), 0),
+                     (i, 0, 4))
+    f = lambdify_arb(expr, eps)
+    with mpmath.workdps(DPS):
+        ref = sum(mpmath.binomial(4, j) * max(mpmath.exp(-j * mpmath.mpf(0.7))
+                                              - mpmath.exp(-1.4), 0) for j in range(5))
+    assert encloses(f(0.7), ref)

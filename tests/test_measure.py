@@ -348,3 +348,10 @@ def test_measurement_str_and_width() -> None:
     assert m.width == m.upper - m.lower
     assert mu_laplace_ref(1.0) in m
     assert "GDP" in str(m)
+
+
+def test_profile_methods_delegate_here() -> None:
+    p = laplace(1.5)
+    m = p.measure(10.0, 1e-6, refine=False, identify=False)
+    check(m, mu_laplace_ref(1.5), 1e-6)
+    assert p.gdpt(0.0) == gdpt(p, 0.0)
