@@ -72,6 +72,8 @@ ROWS = ("basic", "advanced", "gdp", "gdp_laplace", "optimal", "gdp_summary")
 
 _CHUNK = 1 << 21  # matrix entries per block in optimal_log_delta (memory bound)
 _MAX_ROUNDS = 200
+# outward widening of the GDPT bracket for float64 rounding (see _sup_gdpt)
+_ROUNDING = 1e-11
 
 
 def _is_symbolic(*args: Any) -> bool:
@@ -304,7 +306,11 @@ def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float, tol: 
     """Guaranteed (lower, upper, argmax) of sup G on [0, eps_z] for a non-increasing profile
     that is 0 from eps_z on (shared/math.md §6): on [x, y], G <= mu_GDP(y, delta(x)) and
     every point value of G is a lower bound.  Intervals whose upper bound cannot beat the
-    best point value by more than tol/2 are settled; the rest are split in four."""
+    best point value by more than tol/2 are settled; the rest are split in four.
+
+    Float64 evaluation of log delta (gammaln, logaddexp: ~1e-13 absolute) and of mu_GDP
+    (~1e-15 relative) is covered by widening the result outward by _ROUNDING relative;
+    symgdp.measure with certify=True gives a ball-arithmetic proof instead."""
     x = np.linspace(0.0, eps_z, n0 + 1)
     ld = log_delta(x)
     g = mu_gdp(x, log_delta=ld)
@@ -318,7 +324,8 @@ def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float, tol: 
         if np.any(~live):
             settled = max(settled, float(np.max(up[~live])))
         if not np.any(live):
-            return best, max(settled, best), argmax
+            pad = _ROUNDING * max(1.0, best)
+            return best - pad, max(settled, best) + pad, argmax
         lo, hi, ld_lo = lo[live], hi[live], ld_lo[live]
         w = (hi - lo) / 4.0
         pts = np.concatenate([lo + w, lo + 2 * w, lo + 3 * w])
@@ -362,7 +369,8 @@ def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
     :math:`k`-fold composition profile (the "GDP summary" of shared/math.md §8):
     :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
-    :math:`\delta` from :func:`optimal_log_delta`.
+    :math:`\delta` from :func:`optimal_log_delta`.  The bracket is widened outward by
+    1e-11 relative for float64 rounding; the gap is at most ``tol/2`` plus that margin.
 
     Example:
         >>> lo, up = optimal_mu(0.2, 50)
