@@ -169,7 +169,7 @@ def _family(kind, b, k):
     return {"gauss": bb * E(-kk * eps**2), "inv": bb / eps, "exp": bb * E(-kk * eps)}[kind]
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(families)
 def test_property_refined_below_naive_and_idempotent(fam):
     p = Profile(_family(*fam))
@@ -178,7 +178,7 @@ def test_property_refined_below_naive_and_idempotent(fam):
     assert r.refine() == r
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=8, deadline=None)
 @given(families)
 def test_property_refined_profile_is_closed_under_implication(fam):
     # math §2: for eps <= eps0, delta_ref(eps) <= g(eps, eps0) computed from delta_ref(eps0)
@@ -229,7 +229,7 @@ def test_refine_calibration_rejects_bad_targets():
 
 
 # -- subsampling ------------------------------------------------------------------------
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(st.floats(0.01, 1.0), st.floats(0.0, 30.0))
 def test_subsample_identity(g, x):
     # math §7: delta_sub(eps) = gamma * min(1, delta(log(1 + (e^eps - 1)/gamma))), checked
