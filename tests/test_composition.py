@@ -97,7 +97,7 @@ def test_optimal_profile_object_matches_kov_sum_and_stays_symbolic():
         assert float((one - ref).subs(EPS, x)) == pytest.approx(0.0, abs=1e-15)
 
 
-@pytest.mark.parametrize("eps0,k", [(0.2, 50), (1.0, 7), (0.01, 200)])
+@pytest.mark.parametrize("eps0,k", [(0.2, 50), (1.0, 7), (0.02, 100)])
 def test_optimal_eps_matches_bisection_of_kov_sum(eps0, k):
     # reference: mpmath bisection on the 40-digit KOV sum
     got = C.optimal_eps(eps0, k, DELTAS)
@@ -178,10 +178,10 @@ def test_gdp_summary_agrees_with_measure_module():
     # reference: symgdp.measure's branch and bound on the Profile objects
     measure = pytest.importorskip("symgdp.measure").measure
     lo, up = C.optimal_mu(0.2, 50)
-    m = measure(C.optimal_pure_dp(0.2, 50), eps_h=10.0, tol=1e-6, refine=False)
+    m = measure(C.optimal_pure_dp(0.2, 50), eps_h=10.0, tol=1e-5, refine=False)
     assert max(lo, m.lower) <= min(up, m.upper) + 1e-12
     lo, up = C.laplace_mu(0.2)
-    m = measure(M.laplace(0.2), eps_h=1.0, tol=1e-6, refine=False)
+    m = measure(M.laplace(0.2), eps_h=1.0, tol=1e-5, refine=False)
     assert max(lo, m.lower) <= min(up, m.upper) + 1e-12
 
 
