@@ -404,7 +404,7 @@ def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8
     On the published version of this table (50-fold 0.2-DP, :math:`\delta = 10^{-1}, \dots,
     10^{-4}`), one row is known to be inexact.  Every row here is checked against an
     independent reference in ``tests/test_composition.py`` (the published numbers were not
-    at hand, so which published row it is was not confirmed).  The likely culprit: KOV
+    at hand, so which published row it is was not confirmed).  One candidate: KOV
     state the optimal composition at the loss levels :math:`(k - 2i)\varepsilon_0` only,
     and an ``optimal`` row read at those levels rounds :math:`\varepsilon` up to the next
     level (2.4, 4.0, 4.8, 5.6 instead of the exact 2.1147, 3.6313, 4.7311, 5.5641 that
