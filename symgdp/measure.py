@@ -125,7 +125,7 @@ class Measurement:
     certified: bool
     evaluations: int
     argmax: float
-    seconds: float = math.nan
+    seconds: float = field(default=math.nan, compare=False)
     certify_evaluations: int = 0
     notes: tuple[str, ...] = ()
     cover: Any = field(default=None, compare=False, repr=False)

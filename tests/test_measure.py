@@ -9,6 +9,7 @@ algorithm (the staircase against the branch-and-bound).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import mpmath
 import numpy as np
@@ -125,6 +126,15 @@ def test_laplace_random(e0: float) -> None:
 def test_pure_dp_random(e0: float) -> None:
     m = measure(pure_dp(e0), 20.0, 1e-6, refine=False, identify=False)
     check(m, mu_pure_dp_ref(e0), 1e-6)
+
+
+@settings(max_examples=4)
+@given(st.floats(0.01, 6.0), st.sampled_from([laplace, pure_dp]))
+def test_certified_random(e0: float, family: Any) -> None:
+    truth = (mu_laplace_ref if family is laplace else mu_pure_dp_ref)(e0)
+    m = measure(family(e0), 10.0, 1e-6, refine=False, identify=False, certify=True)
+    check(m, truth, 1e-6)
+    assert m.certified
 
 
 @settings(max_examples=8)
