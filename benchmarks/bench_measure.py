@@ -197,13 +197,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--quick", action="store_true", help="smoke run: tol 1e-4 only")
     ap.add_argument("--staircase-budget", type=float, default=None,
                     help="run a staircase only when predicted to take at most this many "
-                         "seconds (default 1200, quick 5)")
+                         "seconds (default 900, quick 5)")
     ap.add_argument("--pilot", type=int, default=None,
                     help="steps of the pilot staircase (default 200000, quick 20000)")
     ap.add_argument("--no-write", action="store_true", help="print only")
     args = ap.parse_args(argv)
     if args.staircase_budget is None:
-        args.staircase_budget = 5.0 if args.quick else 1200.0
+        args.staircase_budget = 5.0 if args.quick else 900.0
     if args.pilot is None:
         args.pilot = 20_000 if args.quick else 200_000
     tols = (1e-4,) if args.quick else (1e-4, 1e-6)
