@@ -340,7 +340,15 @@ class Profile:
         return f"Profile({self._expr}{', {' + vals + '}' if vals else ''}{nm})"
 
     def replace(self, **changes: Any) -> Profile:
-        """A copy with some of ``expr``, ``values``, ``var``, ``name`` or metadata changed."""
+        """A copy with some of ``expr``, ``values``, ``var``, ``name`` or metadata changed.
+
+        A refined profile's flat pieces were computed for its parameter values, so new
+        ``values`` (or ``var``) for it are refused: refine the naive profile again.
+        """
+        if self._meta.get("segments") and ("values" in changes or "var" in changes):
+            raise ProfileError("the breakpoints of a refined profile were computed for its "
+                               "parameter values; replace the values of the naive profile "
+                               "(meta['naive']) and refine again")
         kw = dict(self._meta)
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})

@@ -277,7 +277,18 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
 
 
 def _analyse(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
-    """(limit or None, method, detail, timed_out)."""
+    """(limit or None, method, detail, timed_out), cached on the (immutable) profile."""
+    cache = getattr(profile, "_cache", None)
+    key = ("tail", resolve_timeout(timeout))
+    if cache is not None and key in cache:
+        return cache[key]
+    result = _analyse_uncached(profile, timeout)
+    if cache is not None:
+        cache[key] = result
+    return result
+
+
+def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
     budget = _Budget(timeout)
     var = profile.var
     expr = profile.bound_expr

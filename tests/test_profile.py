@@ -276,3 +276,10 @@ def test_refinement_sees_through_min():
     a = Profile(sympy.Min(1, K / eps)).refine()
     b = Profile(K / eps).refine()
     assert abs(float(a.breakpoint) - float(b.breakpoint)) < 1e-30
+
+
+def test_refined_profile_refuses_new_values():
+    r = Profile(B * E(-eps**2), {"B": 2}).refine()
+    with pytest.raises(ProfileError, match="refine again"):
+        r.replace(values={"B": 3})
+    assert r.replace(name="x").name == "x"
