@@ -367,6 +367,8 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
     with mpmath.workdps(dps + 10):
         segs = _segments(profile, naive, roots)
         if not segs:
+            if profile.meta.get("refined"):
+                return profile  # keeps the breakpoints of the earlier refinement
             return profile.replace(refined=True, breakpoint=None, breakpoint_delta=None,
                                    segments=())
         one = len(segs) == 1
