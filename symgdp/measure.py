@@ -260,16 +260,19 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
                 f"{ld.count} profile evaluations (max_evaluations={max_evaluations}); a flat "
                 "GDPT needs about 1.25*eps_h/tol of them: raise tol or lower eps_h")
         lm = ld(m)
-        gm = mu_gdp(m, log_delta=lm)
-        if gm.size:
+        asp, bsp, lasp = a[split], b[split], la[split]
+        # one vectorised inversion for the new point values and both children's bounds
+        k = m.size
+        mus = mu_gdp(np.concatenate([m, m, bsp]), log_delta=np.concatenate([lm, lasp, lm]))
+        gm = mus[:k]
+        if k:
             j = int(np.argmax(gm))
             if gm[j] > best:
                 best, arg = float(gm[j]), float(m[j])
-        asp, bsp, lasp = a[split], b[split], la[split]
         a = np.concatenate([a[keep], asp, m])
         b = np.concatenate([b[keep], m, bsp])
         la = np.concatenate([la[keep], lasp, lm])
-        u = np.concatenate([u[keep], mu_gdp(m, log_delta=lasp), mu_gdp(bsp, log_delta=lm)])
+        u = np.concatenate([u[keep], mus[k:]])
     pool.append((a, b, la, u))
     cols = [np.concatenate(c) for c in zip(*pool, strict=True)]
     up = max(best, float(cols[3].max())) if cols[3].size else best
