@@ -21,7 +21,7 @@ from pathlib import Path
 
 from symgdp import Profile, plot
 from symgdp.parsing import parse_equation
-from symgdp.report import format_bracket, report
+from symgdp.report import format_bracket, format_log_upper, report
 
 EQUATION = "sigma = A/eps*sqrt(log(B/delta))"
 VALUES = {"A": 1, "B": 1.25, "sigma": 1.5}
@@ -59,7 +59,9 @@ def main(argv: list[str] | None = None) -> int:
     lower, upper = format_bracket(m.lower, m.upper)  # rounded outwards
     print(f"   measured:             {lower} <= sup G on [0, {eps_h:g}] <= {upper}  "
           f"({m.method}, {m.evaluations} evaluations)")
-    print(f"   failure probability:  {m.failure_prob:.3g} beyond eps_h = {eps_h:g}")
+    # from the log: the probability itself underflows float64 for a long head
+    print(f"   failure probability:  <= {format_log_upper(m.log_failure_prob)} beyond "
+          f"eps_h = {eps_h:g}")
 
     # 4. Everything at once, as a report to paste into the paper.
     rep = report(EQUATION, values=VALUES, tradeoff=True, eps_h=eps_h, tol=tol)
