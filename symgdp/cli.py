@@ -87,6 +87,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="check the bounds with interval arithmetic (slower)")
     a.add_argument("--no-refine", action="store_true",
                    help="measure the profile exactly as given, without refinement")
+    a.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
+                   help="time budget of each symbolic step (refinement, tail limit); when "
+                   "the tail analysis runs out of time the verdict is 'unknown'")
     a.add_argument("--method", choices=("auto", "staircase"), default="auto",
                    help="measurement algorithm (default auto; staircase = the published one)")
     out = a.add_mutually_exclusive_group()
@@ -102,8 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _dash_hint(argv: Sequence[str]) -> str:
     """A hint when an expression starting with '-' was taken for an option."""
     options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
-               "--certify", "--no-refine", "--method", "--json", "--latex", "--plot",
-               "--debug"}
+               "--certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
+               "--plot", "--debug"}
     for a in argv:
         if a == "--":
             break
@@ -190,7 +193,7 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         rep = report(args.expr, values=values, eps_h=args.eps_h, tol=args.tol,
                      certify=args.certify, tradeoff=args.tradeoff,
                      refine=not args.no_refine, method=args.method, progress=progress,
-                     strict=True)
+                     strict=True, timeout=args.timeout)
         if args.plot:
             progress("drawing the plot")
             from .plot import summary

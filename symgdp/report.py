@@ -582,9 +582,9 @@ def report(
         method: measurement method (``"auto"`` or ``"staircase"``).
         measure: set ``False`` for the symbolic steps only.
         progress: called with the name of each step before it starts.
-        timeout: wall-clock budget in seconds of the symbolic tail analysis (default:
-            that of :func:`symgdp.tail.identify`); when it runs out the verdict is
-            "unknown".
+        timeout: wall-clock budget in seconds of each symbolic step, the refinement and
+            the tail analysis (default: theirs); when the tail analysis runs out of time the
+            verdict is "unknown".
         strict: the command-line contract: a value for a name that is not a parameter of
             the input, or a parameter left without a value, is an error.
 
@@ -612,7 +612,7 @@ def report(
         say("refining the profile")
         t0 = time.perf_counter()
         try:
-            refined = profile.refine()
+            refined = profile.refine(timeout=timeout)
             breakpoint_ = getattr(refined, "breakpoint", None)
             breakpoint_delta = getattr(refined, "breakpoint_delta", None)
         except AnalysisTimeout as exc:

@@ -170,3 +170,25 @@ def test_console_script_runs():
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["covers_tail"] is True
+
+
+def test_timeout_reaches_the_tail_analysis_and_unknown_is_reported(monkeypatch):
+    """An undecided tail analysis gives verdict "unknown" (is_gdp null), never a guess."""
+    import math
+
+    import symgdp.tail as tail
+
+    seen = {}
+
+    def undecided(profile, timeout=None):
+        seen["timeout"] = timeout
+        return tail.Identification(None, None, math.nan, "unknown", "out of time")
+
+    monkeypatch.setattr(tail, "identify", undecided)
+    code, out, err = run("analyze", "exp(-eps**2)", "--timeout", "7", "--json",
+                         "--eps-h", "5", "--tol", "1e-3")
+    assert code == 0, err
+    d = json.loads(out)
+    assert seen["timeout"] == 7.0
+    assert d["is_gdp"] is None and d["tail_limit"] is None and d["verdict"] == "unknown"
+    assert d["mu_upper"] is not None and "unknown" in d["statement"]
