@@ -178,10 +178,10 @@ def test_timeout_reaches_the_tail_analysis_and_unknown_is_reported(monkeypatch):
 
     import symgdp.tail as tail
 
-    seen = {}
+    seen = []
 
     def undecided(profile, timeout=None):
-        seen["timeout"] = timeout
+        seen.append(timeout)
         return tail.Identification(None, None, math.nan, "unknown", "out of time")
 
     monkeypatch.setattr(tail, "identify", undecided)
@@ -189,6 +189,6 @@ def test_timeout_reaches_the_tail_analysis_and_unknown_is_reported(monkeypatch):
                          "--eps-h", "5", "--tol", "1e-3")
     assert code == 0, err
     d = json.loads(out)
-    assert seen["timeout"] == 7.0
+    assert 7.0 in seen  # (measure() may consult the tail analysis too)
     assert d["is_gdp"] is None and d["tail_limit"] is None and d["verdict"] == "unknown"
     assert d["mu_upper"] is not None and "unknown" in d["statement"]
