@@ -339,7 +339,7 @@ class Report:
                              r"\ (\text{profile} = 0 \text{ beyond } \varepsilon_h)"))
             else:
                 rows.append(("failure probability",
-                             rf"\delta_{{\mu}}(\varepsilon_h) \le "
+                             rf"\delta_{{{up_tex}}}({m.eps_h:g}) \le "
                              rf"{format_log_upper(m.log_failure_prob, latex=True)}"))
             cert = r"\text{certified}" if m.certified else r"\text{float64}"
             rows.append(("method",
