@@ -35,6 +35,7 @@ Conventions shared by every function here:
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -63,7 +64,26 @@ _A_SWITCH = 0.0
 _MAX_ITER = 80
 # Relative Halley step below which the next error is ~step**3: far below 1 ulp.
 _CUBIC_DONE = 1e-6
+# Below this mu (or past this erfcx cancellation) log delta is evaluated in mpmath.
+_MU_TINY = 1e-100
+_CANCEL = 1e-3
+# |residual| below this many ulps of |log delta| is rounding noise.
+_ULP = float(np.finfo(np.float64).eps)
+_RESID_ULPS = 32.0 * _ULP
 _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 split
+
+
+def _quiet(fn: Any) -> Any:
+    """Run ``fn`` with floating-point warnings off: every edge case is handled explicitly
+    (and tested against references), so an intermediate inf/NaN in a discarded branch of
+    ``np.where`` is not a reason to warn the user."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(all="ignore"):
+            return fn(*args, **kwargs)
+
+    return wrapper
 
 
 def _prepare(*args: Any) -> tuple[bool, list[np.ndarray]]:
@@ -123,19 +143,45 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
     b = -eps / mu - mu / 2.0
     out = np.empty_like(a)
     tail = a <= _A_SWITCH
+    slow = mu < _MU_TINY
     if np.any(tail):
         at, bt = a[tail], b[tail]
-        d = special.erfcx(-at / _SQRT2) - special.erfcx(-bt / _SQRT2)
+        e1 = special.erfcx(-at / _SQRT2)
+        d = e1 - special.erfcx(-bt / _SQRT2)
         out[tail] = -0.5 * at * at - _LOG2 + np.log(d)
+        # For mu small against |a| the two erfcx values nearly coincide and their difference
+        # loses log10(e1/d) digits.  Where that loss could reach ~1e-13 of |log delta|, those
+        # (rare, mu << 0.05) elements are recomputed in mpmath instead.
+        slow[tail] |= d * np.maximum(1.0, 0.5 * at * at) < _CANCEL * e1
     head = ~tail
     if np.any(head):
         ah, bh, eh = a[head], b[head], eps[head]
-        s = special.ndtr(-ah) + np.exp(eh + special.log_ndtr(bh))
-        out[head] = np.log1p(-s)
+        # Here b < 0 < a, so Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2 is a sum of
+        # positive terms: accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
+        direct = 0.5 * (special.erf(ah / _SQRT2) + special.erf(-bh / _SQRT2)) \
+            - np.expm1(eh) * special.ndtr(bh)
+        # Near delta = 1 the complement 1 - delta = Phi(-a) + e^eps Phi(b) is the accurate one.
+        comp = special.ndtr(-ah) + np.exp(eh + special.log_ndtr(bh))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[head] = np.where(direct < 0.5, np.log(direct), np.log1p(-comp))
+    if np.any(slow):
+        out[slow] = [_mp_log_delta(x, m) for x, m in zip(eps[slow], mu[slow], strict=True)]
     # Rounding can only matter when the true value is within an ulp of 0 or -inf:
     # never report log(delta) > 0, i.e. delta > 1.
     np.minimum(out, 0.0, out=out)
     return out
+
+
+def _mp_log_delta(eps: float, mu: float) -> float:
+    """log delta_mu(eps) through mpmath (which raises its precision against cancellation)."""
+    from .precise import log_delta_mu as mp_log_delta_mu
+
+    a = mu / 2.0 - eps / mu
+    if a < -1e8:
+        # delta = phi(a) mu / (a b) (1 + O(1/a^2)) (Mills ratio), exact to float64 here
+        b = a - mu
+        return -0.5 * a * a - _LOG_SQRT_2PI + math.log(mu) - math.log(-a) - math.log(-b)
+    return float(mp_log_delta_mu(eps, mu, dps=20))
 
 
 def _edge_log_delta(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -152,6 +198,7 @@ def _edge_log_delta(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.nda
     return out, regular
 
 
+@_quiet
 def log_delta_mu(eps: Any, mu: Any) -> Any:
     r"""Natural logarithm of the GDP privacy profile :math:`\log\delta_\mu(\varepsilon)`.
 
@@ -179,6 +226,7 @@ def log_delta_mu(eps: Any, mu: Any) -> Any:
     return _finish(scalar, out)
 
 
+@_quiet
 def delta_mu(eps: Any, mu: Any) -> Any:
     r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (shared/math.md §3).
 
@@ -204,12 +252,15 @@ def delta_mu(eps: Any, mu: Any) -> Any:
         if np.any(tail):
             et, mt, at, bt = er[tail], mr[tail], a[tail], b[tail]
             hi, lo = _half_a_squared(et, mt)
-            d = special.erfcx(-at / _SQRT2) - special.erfcx(-bt / _SQRT2)
-            res[tail] = 0.5 * np.exp(-hi) * (1.0 - lo) * d
+            e1 = special.erfcx(-at / _SQRT2)
+            d = e1 - special.erfcx(-bt / _SQRT2)
+            fine = (d * np.maximum(1.0, 0.5 * at * at) >= _CANCEL * e1) & (mt >= _MU_TINY)
+            res[tail] = np.where(fine, 0.5 * np.exp(-hi) * (1.0 - lo) * d, res[tail])
         out[reg] = np.minimum(res, 1.0)
     return _finish(scalar, out)
 
 
+@_quiet
 def dlog_delta_dmu(eps: Any, mu: Any) -> Any:
     r"""Derivative of the log-profile in the GDP parameter:
     :math:`\partial_\mu \log\delta_\mu(\varepsilon)
@@ -245,17 +296,21 @@ def _halley(
     hi: np.ndarray,
     what: str,
     log_var: bool,
+    scale: np.ndarray,
 ) -> np.ndarray:
     """Vectorised, bracketed Halley iteration on the unconverged subset.
 
     ``derivs(idx, x_sub)`` returns ``(F, F1, F2)``: the residual and its first two
     derivatives with respect to ``x`` (or, with ``log_var``, with respect to ``log x``).
-    ``F`` is increasing in ``x``.  Every evaluation tightens the bracket ``[lo, hi]``; a
-    step that leaves it (or a non-finite one) is replaced by bisection, so the iteration
-    cannot run away.  Halley's method converges cubically, so once a relative step is
-    below ``_CUBIC_DONE`` the error after it is far below float64 resolution.
+    ``F`` is increasing in ``x``; ``scale`` (the target log-delta) sets the rounding
+    level of ``F`` below which the iteration stops.  Every evaluation tightens the
+    bracket ``[lo, hi]``; a step that leaves it, a non-finite one, or one after which the
+    residual did not halve is replaced by bisection, so the iteration cannot run away.
+    Halley's method converges cubically, so once a relative step is below
+    ``_CUBIC_DONE`` the error after it is far below float64 resolution.
     """
     idx = np.flatnonzero(np.ones(x.shape, dtype=bool))
+    prev = np.full(x.shape, np.inf)  # |F| at the previous iterate, to detect stalling
     for _ in range(_MAX_ITER):
         if idx.size == 0:
             return x
@@ -266,27 +321,32 @@ def _halley(
         exact = F == 0
         lo[idx] = np.where(F < 0, np.maximum(lo[idx], xi), lo[idx])
         hi[idx] = np.where(F > 0, np.minimum(hi[idx], xi), hi[idx])
-        with np.errstate(all="ignore"):
-            den = 2.0 * F1 * F1 - F * F2
-            step = np.where(den > 0, -2.0 * F * F1 / den, -F / F1)
-            step = np.clip(step, -2.0, 2.0) if log_var else step
-            xn = xi * np.exp(step) if log_var else xi + step
+        den = 2.0 * F1 * F1 - F * F2
+        step = np.where(den > 0, -2.0 * F * F1 / den, -F / F1)
+        step = np.clip(step, -2.0, 2.0) if log_var else step
+        xn = xi * np.exp(step) if log_var else xi + step
         l, h = lo[idx], hi[idx]
         rel = np.abs(xn - xi) / np.maximum(np.abs(xi), 1e-300)
         small = rel <= _CUBIC_DONE
         outside = ~np.isfinite(xn) | (xn <= l) | (xn >= h)
         # A tiny step that leaves the bracket is rounding noise at the root: stay put.
         xn = np.where(small & outside, xi, xn)
-        bad = outside & ~small
+        # Bisect where the step leaves the bracket or the residual stopped shrinking (a
+        # residual that is a staircase at the rounding level stalls Halley's method).
+        stalled = np.abs(F) > 0.5 * prev[idx]
+        bad = (outside | stalled) & ~small
+        prev[idx] = np.abs(F)
         if np.any(bad):
-            with np.errstate(all="ignore"):
-                if log_var:
-                    mid = np.where(np.isinf(h), 4.0 * l, np.where(l > 0, np.sqrt(l * h), h / 4.0))
-                else:
-                    mid = np.where(np.isinf(h), 2.0 * l + 1.0, 0.5 * (l + h))
+            if log_var:
+                mid = np.where(np.isinf(h), 4.0 * l, np.where(l > 0, np.sqrt(l * h), h / 4.0))
+            else:
+                mid = np.where(np.isinf(h), 2.0 * l + 1.0, 0.5 * (l + h))
             xn = np.where(bad, mid, xn)
         x[idx] = np.where(exact, xi, xn)
-        done = exact | small
+        # Done: exact zero, a cubically small step, a residual at the rounding level of
+        # log(delta) (it cannot be improved on), or a bracket one ulp wide.
+        done = (exact | small | (np.abs(F) <= _RESID_ULPS * np.abs(scale[idx]))
+                | (np.isfinite(h) & ((h - l <= 4.0 * _ULP * np.abs(h)) | (h - l <= 1e-300))))
         idx = idx[~done]
     if idx.size:
         raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} steps "
@@ -294,6 +354,7 @@ def _halley(
     return x
 
 
+@_quiet
 def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     r"""The GDP transformation :math:`\mu_{GDP}(\varepsilon, \delta)`: the :math:`\mu` with
     :math:`\delta_\mu(\varepsilon) = \delta` (shared/math.md §4).
@@ -322,21 +383,40 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     out[zero] = 0.0
     out[inf] = np.inf
     reg = ~(nan | zero | inf)
+    at0 = reg & (e == 0)
+    if np.any(at0):
+        # delta_mu(0) = erf(mu / (2 sqrt 2)): invert in closed form.
+        out[at0] = _mu_at_eps_zero(L[at0])
+    reg &= ~at0
     if np.any(reg):
         out[reg] = _mu_gdp_core(e[reg], L[reg])
     return _finish(scalar, out)
 
 
+def _mu_at_eps_zero(L: np.ndarray) -> np.ndarray:
+    """mu with erf(mu / (2 sqrt 2)) = exp(L), accurate for delta near 0 and near 1."""
+    d = np.exp(L)
+    # erfinv(d) = d sqrt(pi)/2 (1 + O(d^2)): below 1e-10 the log form also covers underflow.
+    # Near delta = 1: mu = 2 sqrt2 erfcinv(y) = -2 Phi^{-1}(y/2), y = 1 - delta, in logs.
+    return np.where(d < 1e-10, np.exp(L + _LOG_SQRT_2PI),
+                    np.where(d < 0.5, 2.0 * _SQRT2 * special.erfinv(d),
+                             -2.0 * special.ndtri_exp(np.log(-np.expm1(L)) - _LOG2)))
+
+
+def _quantile_of_log(L: np.ndarray) -> np.ndarray:
+    """Phi^{-1}(exp(L)), accurate also when exp(L) is within an ulp of 1."""
+    return np.where(L < -0.6931471805599453, special.ndtri_exp(L),
+                    -special.ndtri(-np.expm1(L)))
+
+
 def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
     # Lower bound 1: Phi(mu/2 - eps/mu) = delta  <=>  mu = q + sqrt(q^2 + 2 eps).
-    q = special.ndtri_exp(L)
-    mu_tail = q + np.sqrt(q * q + 2.0 * e)
+    q = _quantile_of_log(L)
+    r = np.sqrt(q * q + 2.0 * e)
+    # q + r cancels when q << 0 (tiny delta); 2 eps / (r - q) is the same number, stably.
+    mu_tail = np.where(q < 0, 2.0 * e / (r - q), q + r)
     # Lower bound 2: delta_mu(0) = erf(mu / (2 sqrt 2)) = delta.
-    d = np.exp(L)
-    small = d < 0.5
-    with np.errstate(divide="ignore", invalid="ignore"):
-        mu_head = np.where(small, 2.0 * _SQRT2 * special.erfinv(d),
-                           2.0 * _SQRT2 * special.erfcinv(-np.expm1(L)))
+    mu_head = _mu_at_eps_zero(L)
     return np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
 
 
@@ -350,20 +430,23 @@ def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
         return out
 
     def derivs(idx: np.ndarray, m: np.ndarray) -> tuple[np.ndarray, ...]:
-        # F = log delta_mu(eps) - L as a function of s = log mu:
-        # d log delta / d mu = phi(a)/delta =: Q,  d2/dmu2 = -a Q (1/2 + eps/mu^2) - Q^2
+        # F = log delta_mu(eps) - L as a function of s = log mu.  With
+        # Q = d log delta/d mu = phi(a)/delta and d2/dmu2 = -a Q (1/2 + eps/mu^2) - Q^2:
+        # g1 = mu Q and g2 = g1 (1 - a (mu/2 + eps/mu) - g1), formed in log space so that
+        # neither Q nor Q^2 overflows when delta is far below the float64 range.
         ei = e[idx]
         ld = _log_delta_core(ei, m)
         a = m / 2.0 - ei / m
-        Q = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
-        d2 = -a * Q * (0.5 + ei / (m * m)) - Q * Q
-        return ld - L[idx], m * Q, m * Q + m * m * d2
+        g1 = np.exp(np.log(m) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+        g2 = g1 * (1.0 - a * (m / 2.0 + ei / m) - g1)
+        return ld - L[idx], g1, g2
 
     lo = x.copy()  # a rigorous lower bound (see _mu_start)
     hi = np.full(x.shape, np.inf)
-    return _halley(x, derivs, lo, hi, "mu_gdp", log_var=True)
+    return _halley(x, derivs, lo, hi, "mu_gdp", log_var=True, scale=L)
 
 
+@_quiet
 def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta`
     (``0`` when :math:`\delta_\mu(0) \le \delta` already).
@@ -389,12 +472,12 @@ def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     if np.any(reg):
         mr, Lr = m[reg], L[reg]
         res = np.zeros(mr.shape)
-        # delta_mu(0) = erf(mu / (2 sqrt 2)); at or below delta the answer is 0.
-        ld0 = np.log(special.erf(mr / (2.0 * _SQRT2)))
-        pos = (Lr < ld0)
-        zero_delta = pos & np.isneginf(Lr)
+        # delta = 0 needs eps = inf; delta >= delta_mu(0) is met already at eps = 0.  The
+        # comparison uses the same log-profile as the iteration, so both agree at the edge.
+        zero_delta = np.isneginf(Lr)
         res[zero_delta] = np.inf
-        solve = pos & ~zero_delta
+        ld0 = _log_delta_core(np.zeros(mr.shape), mr)
+        solve = ~zero_delta & (Lr < ld0)
         if np.any(solve):
             res[solve] = _eps_gdp_core(mr[solve], Lr[solve])
         out[reg] = res
@@ -403,7 +486,7 @@ def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
 
 def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
     # Upper bound: Phi(mu/2 - eps/mu) = delta (delta_mu(eps) < Phi(a) for every eps).
-    q = special.ndtri_exp(L)
+    q = _quantile_of_log(L)
     x = np.maximum(m * (m / 2.0 - q), 0.0)
 
     def derivs(idx: np.ndarray, ei: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -420,9 +503,10 @@ def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
 
     lo = np.zeros(x.shape)
     hi = x * (1.0 + 1e-15) + 1e-300  # rigorous upper bound, nudged past rounding
-    return _halley(x, derivs, lo, hi, "eps_gdp", log_var=False)
+    return _halley(x, derivs, lo, hi, "eps_gdp", log_var=False, scale=L)
 
 
+@_quiet
 def mu_from_pure_dp(eps0: Any) -> Any:
     r"""GDP parameter of any :math:`\varepsilon_0`-DP mechanism:
     :math:`\mu = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (tight for randomized response;
@@ -437,11 +521,16 @@ def mu_from_pure_dp(eps0: Any) -> Any:
     """
     scalar, (e,) = _prepare(eps0)
     _check_nonneg("eps0", e)
-    log_p = -np.logaddexp(0.0, e)  # log(1/(1+e^eps0))
-    out = -2.0 * special.ndtri_exp(log_p)
+    with np.errstate(invalid="ignore"):
+        log_p = -np.logaddexp(0.0, e)  # log(1/(1+e^eps0))
+        # Near eps0 = 0 the quantile is close to 0 and ndtri_exp loses relative accuracy;
+        # there 1 - 2p = tanh(eps0/2) and Phi^{-1}(p) = -sqrt2 erfinv(tanh(eps0/2)) is exact.
+        out = np.where(e < 1.0, 2.0 * _SQRT2 * special.erfinv(np.tanh(0.5 * e)),
+                       -2.0 * special.ndtri_exp(log_p))
     return _finish(scalar, out)
 
 
+@_quiet
 def compose_gdp(*mus: Any) -> Any:
     r"""Composition of GDP guarantees: :math:`\sqrt{\sum_i \mu_i^2}`
     (Dong, Roth & Su 2021, Corollary 3.3).
@@ -455,15 +544,14 @@ def compose_gdp(*mus: Any) -> Any:
     scalar, arrs = _prepare(*mus)
     for m in arrs:
         _check_nonneg("mu", m)
-    out = np.sqrt(np.sum(np.square(np.stack(arrs)), axis=0)) if len(arrs) > 1 else arrs[0]
-    # hypot-style evaluation keeps huge mu from overflowing in the squares
-    if len(arrs) > 1 and np.any(np.isinf(out)):
-        out = arrs[0]
-        for m in arrs[1:]:
-            out = np.hypot(out, m)
+    # hypot never overflows in the squares (huge mu) and keeps full accuracy
+    out = arrs[0]
+    for m in arrs[1:]:
+        out = np.hypot(out, m)
     return _finish(scalar, np.asarray(out, dtype=np.float64))
 
 
+@_quiet
 def tradeoff_gdp(alpha: Any, mu: Any) -> Any:
     r"""The GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`.
 
@@ -479,5 +567,7 @@ def tradeoff_gdp(alpha: Any, mu: Any) -> Any:
     # Phi^{-1}(1 - alpha) = -Phi^{-1}(alpha) avoids rounding 1 - alpha
     with np.errstate(divide="ignore", invalid="ignore"):
         out = special.ndtr(-special.ndtri(al) - m)
-    out = np.where(np.isinf(m) & (al > 0), 0.0, out)
+    # mu = inf: G(0) = 1 by continuity in alpha at every finite mu, and 0 for alpha > 0.
+    out = np.where(np.isinf(m), np.where(al > 0, 0.0, 1.0), out)
+    out = np.where(np.isnan(al) | np.isnan(m), np.nan, out)
     return _finish(scalar, out)
