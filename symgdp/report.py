@@ -394,9 +394,12 @@ class Report:
         if m is not None:
             lo, up = format_bracket(m.lower, m.upper)
             rows.append(("mu (head)", f"{lo} <= sup G on [0, {m.eps_h:g}] <= {up}"))
-            rows.append(("failure prob.", f"<= {format_log_upper(m.log_failure_prob)}"
-                         + (" (profile is 0 beyond eps_h: full guarantee)"
-                            if m.covers_tail else "")))
+            if m.covers_tail:
+                rows.append(("failure prob.", "0 (the profile is 0 beyond some eps <= eps_h: "
+                             "full guarantee)"))
+            else:
+                rows.append(("failure prob.", f"<= {format_log_upper(m.log_failure_prob)} "
+                             f"(delta_mu at eps_h = {m.eps_h:g}, mu = the upper bound)"))
             rows.append(("method", f"{m.method}, tol {m.tol:g}, {m.evaluations} evaluations, "
                          f"argmax eps = {float(m.argmax):.6g}, "
                          f"{'certified (interval arithmetic)' if m.certified else 'float64'}"))
