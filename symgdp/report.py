@@ -27,7 +27,13 @@ from typing import Any
 
 import sympy
 
-from .errors import AnalysisTimeout, ParseError, ProfileError, UnboundParameterError
+from .errors import (
+    AnalysisTimeout,
+    ConvergenceError,
+    ParseError,
+    ProfileError,
+    UnboundParameterError,
+)
 from .profile import Profile
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -618,7 +624,8 @@ def report(
             refined = profile.refine(timeout=timeout)
             breakpoint_ = getattr(refined, "breakpoint", None)
             breakpoint_delta = getattr(refined, "breakpoint_delta", None)
-        except AnalysisTimeout as exc:
+        except (AnalysisTimeout, ConvergenceError) as exc:
+            # refinement only improves a valid profile, so the analysis goes on without it
             notes.append(f"refinement did not finish: {_one_line(exc)}")
         except UnboundParameterError as exc:
             # the refinement point is found numerically, so it needs every value

@@ -228,3 +228,18 @@ def test_profile_values_are_merged():
 def test_rejects_other_inputs():
     with pytest.raises(ProfileError, match="list"):
         report([1, 2])
+
+
+def test_refinement_that_does_not_finish_is_a_note_not_a_guess(monkeypatch):
+    """Without the refinement the profile is measured as given, and the report says so."""
+    from symgdp.errors import AnalysisTimeout
+
+    def slow(self, **kwargs):
+        raise AnalysisTimeout("refinement ran out of time")
+
+    monkeypatch.setattr(Profile, "refine", slow)
+    r = report(PURE_DP_1, eps_h=3.0, tol=1e-4)
+    assert r.refined is None and r.breakpoint is None
+    assert r.measurement.refined is False
+    assert any("refinement did not finish" in n for n in r.notes)
+    assert any("as given" in n for n in r.notes)
