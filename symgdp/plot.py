@@ -211,6 +211,7 @@ def gdpt(
     eps_max: float | None = None,
     n: int = 400,
     staircase: int | None = 20,
+    cover: bool = True,
     tail: bool | float | Sequence[float | None] = True,
     labels: Sequence[str] | None = None,
     logx: bool = False,
@@ -232,6 +233,8 @@ def gdpt(
         staircase: number of steps of the staircase bounds of math §6 drawn over
             ``[0, eps_max]`` (``None`` or 0: none).  Every step is a guaranteed lower/upper
             bound of :math:`G` on its interval.
+        cover: draw the upper bounds of :math:`G` that the measurement proved on each
+            interval of its final cover (``Measurement.cover``, branch-and-bound only).
         tail: ``True`` draws :math:`\mu_{\text{tail}} = \lim G` as a dotted asymptote
             (from the measurement, else from :meth:`Profile.identify` when it decides);
             a number (or one per profile) draws that value; ``False`` draws none.
@@ -310,6 +313,15 @@ def gdpt(
         elif m is not None:
             lower, upper = float(m.lower), float(m.upper)
             head = min(float(m.eps_h), xmax)
+            leaves = getattr(m, "cover", None) if cover else None
+            if leaves is not None and len(leaves):
+                leaves = np.asarray(leaves, dtype=float)
+                leaves = leaves[np.argsort(leaves[:, 0])]
+                shown = leaves[leaves[:, 0] < xmax]
+                edges = np.append(shown[:, 0], shown[-1, 1])
+                ax.stairs(np.where(np.isfinite(shown[:, 2]), shown[:, 2], np.nan), edges,
+                          color=color, lw=0.8, ls="--", alpha=0.8, baseline=None,
+                          label=f"measured upper bounds ({len(leaves)} intervals)")
             lo_txt, up_txt = format_bracket(lower, upper)
             ax.fill_between([0.0, head], [lower] * 2, [upper] * 2, color=color, alpha=0.25)
             ax.hlines([lower, upper], 0.0, head, colors=color, lw=1.0, ls="-.",
@@ -514,6 +526,8 @@ def summary(rep: Any, *, eps_max: float | None = None) -> Any:
     mus = [m.upper] if m is not None and math.isfinite(m.upper) and m.upper > 0 else None
     profiles(*items, mu=mus, eps_max=eps_max, ax=left, title="privacy profiles")
     measured = items[-1] if m is None or m.refined else items[0]
+    if m is not None and getattr(m, "profile", None) is not None:
+        measured = m.profile.replace(name=measured.name)
     tail = True
     if rep.is_gdp is None:
         tail = False  # the tail analysis did not decide; draw no asymptote

@@ -652,6 +652,7 @@ def report(
             notes.append("measured the profile as given (refinement did not finish)")
         measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine, method=method,
                                       certify=certify)
+        notes += [f"measurement: {n}" for n in getattr(measurement, "notes", ())]
         timings["measure"] = time.perf_counter() - t0
     return Report(input=text, kind=kind, equation=equation, profile=profile, refined=refined,
                   breakpoint=breakpoint_, breakpoint_delta=breakpoint_delta, tail_limit=limit,

@@ -167,6 +167,29 @@ def test_gdpt_with_a_real_measurement_contains_closed_form_mu():
     render(fig)
 
 
+def test_gdpt_draws_the_upper_bounds_the_measurement_proved():
+    """Reference: G of the worst-case 1-DP profile, (e - e^eps)/(1 + e), with 40-digit mpmath
+    (symgdp.precise) at points inside each drawn interval must lie below its bound."""
+    p = Profile.parse("Max(0, (exp(1) - exp(eps))/(1 + exp(1)))")
+    m = p.measure(eps_h=3.0, tol=1e-4)
+    if m.cover is None:
+        pytest.skip("this measurement method keeps no cover")
+    fig = plot.gdpt(p, measurements=m, staircase=None, eps_max=3.0, n=20)
+    ax = fig.axes[0]
+    (bounds,) = [s for s in ax.patches if isinstance(s, StepPatch)]
+    u, edges, _ = bounds.get_data()
+    assert any(t.startswith("measured upper bounds (") for t in legend_texts(ax))
+    assert edges[0] == 0.0 and edges[-1] == pytest.approx(3.0)
+    e1 = mpmath.e
+    with mpmath.workdps(40):
+        for i in range(0, len(u), max(1, len(u) // 25)):
+            x = mpmath.mpf((edges[i] + edges[i + 1]) / 2)
+            d = max((e1 - mpmath.exp(x)) / (1 + e1), 0)
+            g = float(mp.mu_gdp(x, d, dps=40)) if d > 0 else 0.0
+            assert np.isnan(u[i]) or g <= u[i] * (1 + 1e-9)
+    render(fig)
+
+
 def test_gdpt_argument_checks():
     with pytest.raises(DomainError, match="2 measurements for 1"):
         plot.gdpt(SGD, measurements=[None, None])
