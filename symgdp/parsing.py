@@ -40,8 +40,10 @@ are SymPy functions (``exp``, ``sin``, ``factorial``, ...).  The tree is built b
 every power whose base and exponent are numbers is sized *before* SymPy evaluates it:
 ``9**9**9**9`` stops at ``9**387420489``.  No number built along the way may exceed
 :data:`MAX_DIGITS` decimal digits, and numeric exponents are limited to
-:data:`MAX_EXPONENT` in absolute value.  Results that are undefined (``1/0``, ``log(0)``)
-are refused too.
+:data:`MAX_EXPONENT` in absolute value.  SymPy compares the arguments of ``Max``/``Min``
+pairwise (seconds for a dozen symbolic ones), so their number is limited too
+(:data:`MAX_EXTREMUM_ARGS` per call, :data:`MAX_EXTREMUM_TOTAL` in all).  Results that
+are undefined (``1/0``, ``log(0)``) are refused too.
 """
 
 from __future__ import annotations
@@ -49,12 +51,15 @@ from __future__ import annotations
 import ast
 import math
 import re
+import signal
+import threading
 import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import mpmath
+import scipy.special
 import sympy
 
 from .errors import ParseError
@@ -64,6 +69,9 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_DIGITS",
     "MAX_EXPONENT",
+    "MAX_EXTREMUM_ARGS",
+    "MAX_EXTREMUM_TOTAL",
+    "DEFAULT_TIMEOUT",
     "MAX_LITERAL_DIGITS",
     "MAX_LITERAL_EXPONENT",
     "MAX_NODES",
@@ -83,6 +91,12 @@ MAX_LITERAL_EXPONENT = 1000
 MAX_DIGITS = 1000
 #: largest absolute value of a numeric exponent
 MAX_EXPONENT = 10**6
+#: most arguments of one Max or Min (after SymPy's flattening of nested ones)
+MAX_EXTREMUM_ARGS = 6
+#: most Max/Min arguments in one text
+MAX_EXTREMUM_TOTAL = 16
+#: default wall-clock budget (seconds) for building the SymPy tree of one text
+DEFAULT_TIMEOUT = 3.0
 # SymPy looks for exact roots of integers by factoring: keep the radicand small.
 _MAX_ROOT_DIGITS = 300
 # Largest |x| for which a Float argument of exp is evaluated: e^x then has <= MAX_DIGITS digits.
@@ -208,6 +222,49 @@ def _names_sympy_functions() -> frozenset[str]:
 _SYMPY_CALLABLES = _names_sympy_functions()
 
 
+_FLOAT_FUNCS: dict[type, Callable[..., float]] = {
+    sympy.exp: math.exp, sympy.log: math.log, sympy.erf: math.erf, sympy.erfc: math.erfc,
+    sympy.erfinv: scipy.special.erfinv, sympy.erfcinv: scipy.special.erfcinv,
+    sympy.Abs: abs, sympy.floor: math.floor, sympy.ceiling: math.ceil,
+}
+
+
+def _float_value(e: sympy.Basic) -> float | None:
+    """float64 value of a constant expression (``±inf`` on overflow), or ``None``.
+
+    Used only to size constants before SymPy evaluates them, never as a result, so
+    rounding does not matter; anything unusual gives ``None`` ("size unknown").
+    """
+    try:
+        if e.is_Number:
+            try:
+                return float(e)
+            except OverflowError:
+                return math.copysign(math.inf, float(sympy.sign(e)))
+        if e.is_NumberSymbol:
+            return float(e)
+        args = [_float_value(a) for a in e.args]
+        if any(a is None for a in args):
+            return None
+        if isinstance(e, sympy.Add):
+            return math.fsum(args)  # type: ignore[arg-type]
+        if isinstance(e, sympy.Mul):
+            return math.prod(args)  # type: ignore[arg-type]
+        if isinstance(e, sympy.Pow):
+            b, x = args
+            return b ** x  # type: ignore[operator]
+        if isinstance(e, (sympy.Max, sympy.Min)):
+            return (max if isinstance(e, sympy.Max) else min)(args)  # type: ignore[type-var]
+        f = _FLOAT_FUNCS.get(type(e))
+        if f is not None and len(args) == 1:
+            return float(f(args[0]))
+    except OverflowError:
+        return math.inf
+    except (ValueError, TypeError, ZeroDivisionError, ArithmeticError):
+        return None
+    return None
+
+
 class _Builder:
     """Walks a checked AST and builds the SymPy tree, sizing numbers before evaluating."""
 
@@ -215,6 +272,7 @@ class _Builder:
         self.text = text
         self.symbols = symbols
         self.rational = rational
+        self.extremum_args = 0
 
     # -- helpers -----------------------------------------------------------------------------
     def piece(self, node: ast.AST) -> str:
@@ -344,6 +402,14 @@ class _Builder:
                         and _digits(base) > _MAX_ROOT_DIGITS):
                     raise self.fail(node, "root of an exact number with more than "
                                           f"{_MAX_ROOT_DIGITS} digits")
+        elif not expo.free_symbols and not base.free_symbols:
+            # b**a with a constant but not a number (2**(2**(10*pi)), E**exp(exp(20))):
+            # SymPy keeps it symbolic, but any later comparison would evaluate it.
+            vb, ve = _float_value(base), _float_value(expo)
+            if vb is not None and ve is not None and vb != 0:
+                size = abs(ve) * abs(math.log(abs(vb))) if math.isfinite(vb) else math.inf
+                if not size <= _MAX_EXP_ARG:
+                    raise self.fail(node, f"the power may exceed 10^±{MAX_DIGITS}")
         return self.sized(sympy.Pow(base, expo), node)
 
     def call(self, node: ast.Call) -> sympy.Expr:
@@ -409,6 +475,19 @@ def _one(f: Callable[[sympy.Expr], sympy.Expr], *, limit: float | None = None
     return build
 
 
+def _exp(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
+    (x,) = args
+    if not x.free_symbols:
+        # A Float argument is evaluated at once; a constant one (exp(exp(exp(20)))) is
+        # evaluated by the first comparison, floor or Max that meets it.  Either way its
+        # size must be known to be sane first.
+        v = float(x) if x.is_Number else _float_value(x)
+        if v is not None and not abs(v) <= _MAX_EXP_ARG:
+            raise b.fail(node, f"exponent beyond ±{_MAX_EXP_ARG:.6g} (the value would lie "
+                               f"outside 10^±{MAX_DIGITS}) in")
+    return sympy.exp(x)
+
+
 def _log(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
     return sympy.log(*args)
 
@@ -421,12 +500,20 @@ def _phi(x: sympy.Expr) -> sympy.Expr:
     return sympy.erfc(-x / sympy.sqrt(2)) / 2
 
 
-def _max(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
-    return sympy.Max(*args)
-
-
-def _min(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
-    return sympy.Min(*args)
+def _extremum(cls: type) -> Callable[[_Builder, list[sympy.Expr], ast.Call], sympy.Expr]:
+    def build(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
+        # SymPy flattens Max(Max(a, b), c) and compares the arguments pairwise under the
+        # assumptions system: 64 symbolic arguments take about a minute.  Count them as
+        # SymPy will see them, before it does.
+        n = sum(len(a.args) if isinstance(a, cls) else 1 for a in args)
+        if n > MAX_EXTREMUM_ARGS:
+            raise b.fail(node, f"{cls.__name__} of {n} arguments (limit {MAX_EXTREMUM_ARGS})")
+        b.extremum_args += n
+        if b.extremum_args > MAX_EXTREMUM_TOTAL:
+            raise b.fail(node, f"more than {MAX_EXTREMUM_TOTAL} Max/Min arguments in all, "
+                               "at")
+        return cls(*args)
+    return build
 
 
 def _binomial(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
@@ -445,7 +532,7 @@ def _unused(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
 
 
 _FUNCTIONS: dict[str, _Function] = {
-    "exp": _Function(1, 1, _one(sympy.exp, limit=_MAX_EXP_ARG)),
+    "exp": _Function(1, 1, _exp),
     "log": _Function(1, 2, _log),
     "ln": _Function(1, 1, _log),
     "sqrt": _Function(1, 1, _sqrt),
@@ -456,10 +543,10 @@ _FUNCTIONS: dict[str, _Function] = {
     "Phi": _Function(1, 1, _one(_phi, limit=_MAX_SPECIAL_ARG)),
     "Abs": _Function(1, 1, _one(sympy.Abs)),
     "abs": _Function(1, 1, _one(sympy.Abs)),
-    "Max": _Function(1, None, _max),
-    "max": _Function(1, None, _max),
-    "Min": _Function(1, None, _min),
-    "min": _Function(1, None, _min),
+    "Max": _Function(1, None, _extremum(sympy.Max)),
+    "max": _Function(1, None, _extremum(sympy.Max)),
+    "Min": _Function(1, None, _extremum(sympy.Min)),
+    "min": _Function(1, None, _extremum(sympy.Min)),
     "floor": _Function(1, 1, _one(sympy.floor)),
     "ceiling": _Function(1, 1, _one(sympy.ceiling)),
     "ceil": _Function(1, 1, _one(sympy.ceiling)),
@@ -534,6 +621,15 @@ def _prepare(text: object, max_length: int) -> str:
     return text
 
 
+def _check_timeout(timeout: object) -> None:
+    if timeout is None:
+        return
+    if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+            or not math.isfinite(timeout) or timeout <= 0):
+        raise ParseError(f"timeout must be a positive number of seconds or None, "
+                         f"got {timeout!r}")
+
+
 def _normalise_symbols(symbols: Mapping[str, sympy.Expr] | None) -> dict[str, sympy.Expr]:
     out: dict[str, sympy.Expr] = {}
     for k, v in (symbols or {}).items():
@@ -563,13 +659,60 @@ def _parse_tree(text: str) -> ast.Expression:
         raise ParseError(f"cannot parse {_quote(text)}: {exc}") from None
 
 
+class _OutOfTime(BaseException):
+    """Raised by the alarm handler; a BaseException so that SymPy's ``except Exception``
+    clauses do not swallow it."""
+
+
+def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.Expr:
+    """``fn()`` under a wall-clock budget (SIGALRM), where one can be set.
+
+    The limits above keep SymPy's automatic evaluation small; the budget is the safety
+    net for whatever they miss.  It needs the main thread of a POSIX process with no
+    other interval timer running; elsewhere ``fn`` runs without a budget.
+    """
+    if (seconds is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        return fn()
+    state = {"armed": True}
+
+    def on_alarm(signum: int, frame: object) -> None:
+        if state["armed"]:
+            raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        # Re-fire every 50 ms after the budget: an alarm that lands in a finaliser (where
+        # an exception cannot propagate) is not lost.
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+        return fn()
+    finally:
+        # An alarm may still fire while this runs; retry until the timer is off and the
+        # previous handler is back, so nothing of ours outlives the call.
+        while True:
+            try:
+                state["armed"] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except _OutOfTime:
+                continue
+
+
 def _build(text: str, node: ast.AST, symbols: dict[str, sympy.Expr], rational: bool,
-           ) -> sympy.Expr:
+           timeout: float | None = None) -> sympy.Expr:
     builder = _Builder(text, symbols, rational)
     try:
-        value = builder.expr(node)
+        value = _with_budget(lambda: builder.expr(node), timeout)
     except ParseError:
         raise
+    except _OutOfTime:
+        # An interrupted assumption query leaves "unknown" cached on the objects it was
+        # working on; drop SymPy's caches so that later work does not reuse them.
+        sympy.core.cache.clear_cache()
+        raise ParseError(f"building {_quote(text)} took more than timeout={timeout:g} s; "
+                         "simplify the expression") from None
     except Exception as exc:  # noqa: BLE001 -- SymPy may raise anything on odd input
         raise ParseError(f"cannot build {_quote(text)}: {type(exc).__name__}: {exc}") from None
     if not isinstance(value, sympy.Expr):
@@ -586,6 +729,7 @@ def parse_expression(
     symbols: Mapping[str, sympy.Symbol] | None = None,
     max_length: int = 2000,
     rational: bool = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> sympy.Expr:
     r"""Parse a mathematical expression safely into SymPy (no ``eval``).
 
@@ -595,6 +739,9 @@ def parse_expression(
         max_length: longest text accepted, in characters.
         rational: read decimal literals as exact rationals (``1.25`` → ``5/4``) instead of
             SymPy Floats carrying every typed digit.
+        timeout: wall-clock budget in seconds for building the SymPy tree (``None``: no
+            budget).  Enforced with ``SIGALRM`` in the main thread of a POSIX process;
+            elsewhere only the size limits apply.
 
     Returns:
         The SymPy expression.
@@ -619,9 +766,10 @@ def parse_expression(
     """
     text = _prepare(text, max_length)
     syms = _normalise_symbols(symbols)
+    _check_timeout(timeout)
     tree = _parse_tree(text)
     _check_tree(tree, text)
-    return _build(text, tree.body, syms, rational)
+    return _build(text, tree.body, syms, rational, timeout)
 
 
 _LONE_EQUALS = re.compile(r"(?<![<>=!])=(?!=)")
@@ -633,11 +781,13 @@ def parse_equation(
     symbols: Mapping[str, sympy.Symbol] | None = None,
     max_length: int = 2000,
     rational: bool = False,
+    timeout: float | None = DEFAULT_TIMEOUT,
 ) -> sympy.Eq:
     r"""Parse an equation ``"lhs = rhs"`` (or ``"lhs == rhs"``) safely into ``sympy.Eq``.
 
-    Both sides follow the rules of :func:`parse_expression`.  An equation that SymPy
-    decides is always true or always false (``"x = x"``) is refused.
+    Both sides follow the rules of :func:`parse_expression` (the same keywords, and each
+    side gets the ``timeout`` budget).  An equation that SymPy decides is always true or
+    always false (``"x = x"``) is refused.
 
     Example:
         >>> eq = parse_equation("sigma = A/eps * sqrt(log(B/delta))")
@@ -648,6 +798,7 @@ def parse_equation(
     """
     text = _prepare(text, max_length)
     syms = _normalise_symbols(symbols)
+    _check_timeout(timeout)
     lone = _LONE_EQUALS.findall(text)
     if len(lone) > 1:
         raise ParseError(f"an equation has exactly one '=': {_quote(text)}")
@@ -661,7 +812,7 @@ def parse_equation(
                 raise ParseError(f"the equation has an empty side: {_quote(text)}")
             tree = _parse_tree(part)
             _check_tree(tree, part)
-            sides.append(_build(part, tree.body, syms, rational))
+            sides.append(_build(part, tree.body, syms, rational, timeout))
         lhs, rhs = sides
     else:
         tree = _parse_tree(text)
@@ -670,8 +821,8 @@ def parse_equation(
                 and isinstance(body.ops[0], ast.Eq)):
             raise ParseError(f"expected an equation 'lhs = rhs', got {_quote(text)}")
         _check_tree(tree, text)
-        lhs = _build(text, body.left, syms, rational)
-        rhs = _build(text, body.comparators[0], syms, rational)
+        lhs = _build(text, body.left, syms, rational, timeout)
+        rhs = _build(text, body.comparators[0], syms, rational, timeout)
     eq = sympy.Eq(lhs, rhs)
     if not isinstance(eq, sympy.Eq):
         raise ParseError(f"the equation {_quote(text)} is always {bool(eq)}; nothing to solve")

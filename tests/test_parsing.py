@@ -4,6 +4,8 @@ limits, and proof that nothing in the user's text is executed."""
 from __future__ import annotations
 
 import builtins
+import math
+import sys
 import types
 from unittest import mock
 
@@ -182,6 +184,12 @@ def test_newlines_inside_parentheses_and_comments():
     assert parse_expression("x + 1  # the offset") == x + 1
 
 
+def _symbolic(f):
+    """Apply f only to non-constant expressions: SymPy itself evaluates f of a constant
+    (and can overflow inside mpmath doing so), which is not what is under test here."""
+    return lambda e: f(e) if e.free_symbols else e
+
+
 @settings(max_examples=60)
 @given(st.recursive(
     st.one_of(st.sampled_from([x, y, A, eps, delta, sigma]),
@@ -191,7 +199,8 @@ def test_newlines_inside_parentheses_and_comments():
         st.tuples(sub, sub).map(lambda t: t[0] + t[1]),
         st.tuples(sub, sub).map(lambda t: t[0] * t[1]),
         st.tuples(sub, st.integers(-4, 4)).map(lambda t: t[0] ** t[1]),
-        sub.map(sympy.exp), sub.map(sympy.erfc), sub.map(sympy.sqrt),
+        sub.map(_symbolic(sympy.exp)), sub.map(_symbolic(sympy.erfc)),
+        sub.map(_symbolic(sympy.sqrt)),
         st.tuples(sub, sub).map(lambda t: sympy.Max(*t)),
         st.tuples(sub, sub).map(lambda t: sympy.Min(*t)),
         sub.map(lambda s: sympy.Piecewise((s, eps < 1), (0, True))),
@@ -355,6 +364,7 @@ def test_refused_with_parse_error(text, match):
     ("1 + 9**9**9**9", "'9**9**9'"),
     ("x + a[0]", "'a[0]'"),
     ("exp(1e10) + 1", "'exp(1e10)'"),
+    ("1 + floor(exp(exp(exp(5))))", "'exp(exp(exp(5)))'"),
 ])
 def test_message_quotes_the_offending_piece(text, quoted):
     with pytest.raises(ParseError) as info:
@@ -386,8 +396,16 @@ def test_non_string_input():
     ("1e1001", "exponent beyond"),
     ("1e-1001", "exponent beyond"),
     ("1e99999999999999999", "exponent beyond"),
-    ("exp(1e10)", "argument beyond"),
-    ("exp(-2400.0)", "argument beyond"),
+    ("exp(1e10)", "exponent beyond"),
+    ("exp(-2400.0)", "exponent beyond"),
+    ("exp(3000)", "exponent beyond"),
+    ("exp(exp(exp(5)))", "exponent beyond"),
+    ("floor(exp(exp(exp(5)))*pi)", "exponent beyond"),
+    ("Min(exp(exp(exp(20))), exp(exp(exp(20))) + 1)", "exponent beyond"),
+    ("Piecewise((1, exp(exp(exp(20))) > 1), (0, True))", "exponent beyond"),
+    ("exp(-exp(exp(7)))", "exponent beyond"),
+    ("E**exp(exp(20))", "exponent beyond"),
+    ("2**(2**(10*pi))", "power may exceed"),
     ("erfc(1e1000)", "argument beyond"),
     ("Phi(-1e7)", "argument beyond"),
     ("binomial(10**6, 5)", "binomial"),
@@ -401,6 +419,23 @@ def test_non_string_input():
 def test_absurd_sizes_refused(text, match):
     with pytest.raises(ParseError, match=match):
         parse_expression(text, max_length=10_000)
+
+
+def test_max_min_argument_limits():
+    n = parsing.MAX_EXTREMUM_ARGS
+    ok = "Max(" + ", ".join(f"x{i}" for i in range(n)) + ")"
+    assert len(parse_expression(ok).args) == n
+    with pytest.raises(ParseError, match=f"Max of {n + 1} arguments"):
+        parse_expression("Max(" + ", ".join(f"x{i}" for i in range(n + 1)) + ")")
+    # nesting does not get around it: SymPy flattens Max(Max(..), ..) into one Max
+    inner = "Max(" + ", ".join(f"x{i}" for i in range(n)) + ")"
+    with pytest.raises(ParseError, match=f"Max of {n + 1} arguments"):
+        parse_expression(f"Max({inner}, y)")
+    with pytest.raises(ParseError, match="min of|Min of"):
+        parse_expression("min(" + ", ".join(f"x{i}" for i in range(300)) + ")")
+    many = " + ".join(f"Min(a{j}, b{j}, c{j})" for j in range(parsing.MAX_EXTREMUM_TOTAL))
+    with pytest.raises(ParseError, match="Max/Min arguments in all"):
+        parse_expression(many)
 
 
 def test_length_limit():
@@ -440,6 +475,51 @@ def test_within_limits_is_accepted():
     assert parse_expression(nest).count(sympy.exp) == 20
 
 
+def test_constant_towers_within_range_are_kept_symbolic():
+    # e^(e^5) is about 10^64: a legitimate (if odd) constant, kept exact
+    assert parse_expression("exp(exp(5))") == sympy.exp(sympy.exp(5))
+    assert parse_expression("exp(1/(sqrt(2) - 1))") == sympy.exp(1 / (sympy.sqrt(2) - 1))
+    assert parse_expression("Max(pi, exp(exp(5)))") == sympy.exp(sympy.exp(5))
+    assert parse_expression("exp(-2000)") == sympy.exp(-2000)
+
+
+def test_time_budget_stops_a_slow_build(monkeypatch):
+    # Lift the Max/Min limits so that SymPy's pairwise comparisons take many seconds;
+    # the budget must stop it, say so, and leave no alarm behind.
+    import signal
+    import time
+
+    monkeypatch.setattr(parsing, "MAX_EXTREMUM_ARGS", 10_000)
+    monkeypatch.setattr(parsing, "MAX_EXTREMUM_TOTAL", 10_000)
+    text = "Min(" + ", ".join(f"exp(-{i}*eps)" for i in range(80)) + ")"
+    before = signal.getsignal(signal.SIGALRM)
+    start = time.perf_counter()
+    with pytest.raises(ParseError, match="took more than timeout=0.5 s"):
+        parse_expression(text, timeout=0.5)
+    assert time.perf_counter() - start < 5
+    assert signal.getsignal(signal.SIGALRM) is before
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    # SymPy still works afterwards, assumptions included
+    assert parse_expression("exp(-eps)").is_positive
+    assert eps.is_positive and (eps + 1).is_positive
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, math.nan, math.inf, "1", True])
+def test_bad_timeout(bad):
+    with pytest.raises(ParseError, match="timeout"):
+        parse_expression("x", timeout=bad)
+
+
+def test_no_timeout_in_a_thread_still_parses():
+    import threading
+
+    out = {}
+    t = threading.Thread(target=lambda: out.setdefault("v", parse_expression("x + 1")))
+    t.start()
+    t.join()
+    assert out["v"] == x + 1
+
+
 def test_equation_sides_are_limited_too():
     with pytest.raises(ParseError, match="exponent beyond"):
         parse_equation("sigma = 9**9**9**9")
@@ -452,11 +532,23 @@ def _is_dynamic_code(source: object) -> bool:
     """Source text, or code compiled from text rather than loaded from a module file.
 
     Importing a module (SymPy imports some lazily) runs ``exec`` on the module's code
-    object; that is not user input and is not counted.
+    object; that is not user input and is not counted.  ``source`` is the first argument
+    of the eval/exec call being inspected, made from the spy two frames down.
     """
-    if isinstance(source, (str, bytes)):
-        return True
-    return isinstance(source, types.CodeType) and source.co_filename.startswith("<")
+    if not (isinstance(source, (str, bytes)) or (
+            isinstance(source, types.CodeType) and source.co_filename.startswith("<"))):
+        return False
+    # SymPy compiles its polynomial monomial arithmetic from its own templates
+    # ("def monomial_mul(A, B): ..."), and some of its modules, imported lazily, sympify
+    # constant strings while they load; neither ever contains user text.
+    frame = sys._getframe(2)
+    if frame.f_code.co_filename.replace("\\", "/").endswith("sympy/polys/monomials.py"):
+        return False
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            return False
+        frame = frame.f_back
+    return True
 
 
 PAYLOADS = [
