@@ -172,6 +172,13 @@ def test_invalid_profiles_are_named(expr, problem, how):
     assert how in str(info.value)
 
 
+def test_vacuous_far_beyond_the_grid_is_still_a_profile():
+    # K/log(1 + eps)^p with K = 6.8, p = 0.39 drops below 1 only near eps = e^140
+    p = Profile(sympy.Float(6.8) / sympy.log(1 + eps) ** sympy.Float(0.39))
+    assert p.validate() is p
+    assert p.identify().is_gdp is False  # -2 log delta grows like log log eps
+
+
 def test_values_above_one_are_read_as_one():
     p = Profile(4 * E(-2) / eps)  # shuffle sum n = 4, m = 20
     assert p.validate() is p
