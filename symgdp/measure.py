@@ -36,7 +36,7 @@ of ``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of
 where that check fails or :math:`\delta` is within 0.001 of 1), and
 ``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
 outward until its checks pass.  The float profile values themselves are trusted to
-``_PROFILE_SLACK`` (a relative 1e-11 in :math:`\delta`), verified at 30 digits on the
+``_PROFILE_SLACK`` (a relative 1e-13 in :math:`\delta`), verified at 30 digits on the
 ones the bracket hinges on; the lower bound uses the 30-digit value.  ``certify=True`` removes that
 last assumption: every check is proved in ball arithmetic (:mod:`symgdp.interval`) with the
 profile itself evaluated from its SymPy expression.
@@ -71,7 +71,7 @@ _LOG_SLACK = 4e-12
 _NEAR_ONE = -1e-3
 # Trusted accuracy of float64 profile values: |error of log delta| <= this*(1+|log delta|);
 # verified at 30 digits on the values the bracket hinges on (_spot_check).
-_PROFILE_SLACK = 1e-11
+_PROFILE_SLACK = 1e-13
 # Reserve kept between the search's raw gap and tol for the outward nudges.
 _MARGIN_FLOAT = 1e-11
 _MARGIN_CERT = 1e-13
@@ -79,7 +79,7 @@ _MARGIN_CERT = 1e-13
 MIN_TOL_FLOAT = 1e-9
 MIN_TOL_CERTIFIED = 1e-12
 _SQRT_8PI = math.sqrt(8.0 * math.pi)
-_DEFAULT_BUDGET = 5_000_000
+_DEFAULT_BUDGET = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +231,7 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     a, b, la = x[:-1], x[1:], lx[:-1]
     u = mu_gdp(b, log_delta=la)
     pool: list[tuple[np.ndarray, ...]] = []
+    history: list[int] = []
     while True:
         if math.isinf(best):  # delta = 1 somewhere: no finite mu
             break
@@ -254,6 +255,19 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
                 f"the bracket [{best!r}, {up!r}] cannot be narrowed to tol={tol!r}: an "
                 f"interval at eps~{float(a[split][0])!r} is down to one float64 ulp "
                 "(a jump of the profile there?)")
+        history.append(int(np.count_nonzero(split)))
+        if len(history) >= 5 and all(h1 >= 1.8 * h0 for h0, h1 in
+                                     zip(history[-4:-1], history[-3:], strict=True)):
+            # nothing is being pruned: a flat GDPT (e.g. the Gaussian mechanism's own
+            # profile).  There an interval still needs about (U - best)/target children,
+            # so the total is predictable: give up now rather than after the budget.
+            need = float(np.sum(np.minimum((u[split] - best) / target, 1e15)))
+            if ld.count + need > max_evaluations:
+                raise ConvergenceError(
+                    f"branch-and-bound stopped at the bracket [{best:.10g}, {up:.10g}] after "
+                    f"{ld.count} profile evaluations: the GDPT is flat and about {need:.2g} "
+                    f"more are needed (max_evaluations={max_evaluations}; a flat GDPT "
+                    "needs up to 1.25*eps_h/tol): raise tol or lower eps_h")
         if ld.count + m.size > max_evaluations:
             raise ConvergenceError(
                 f"branch-and-bound stopped at the bracket [{best:.10g}, {up:.10g}] after "
@@ -656,7 +670,7 @@ def measure(
         method: ``"auto"``/``"branch-and-bound"`` or ``"staircase"`` (math §6).
         certify: prove every bound of the bracket in ball arithmetic.
         max_evaluations: budget of float profile evaluations (:class:`ConvergenceError`
-            beyond it, with the bracket reached); default 5 000 000 for the
+            beyond it, with the bracket reached); default 2 000 000 for the
             branch-and-bound and unlimited for the staircase.
         seed: seed of the staircase's shuffle.
         initial_intervals: size of the branch-and-bound's first uniform grid.
