@@ -180,14 +180,41 @@ def _log_delta_root_mp(x: Any, h: Any) -> mpmath.mpf:
     hi, lo = mpmath.mpf(0), mpmath.mpf(-1)
     while h(x, lo) * side > 0 and lo > -_T_MAX:
         hi, lo = lo, max(4 * lo, mpmath.mpf(-_T_MAX))
-    for _ in range(mpmath.mp.prec + 30):
-        mid = (lo + hi) / 2
-        if mid in (lo, hi):
-            break
-        if h(x, mid) * side > 0:
-            hi = mid
+    # Illinois (safeguarded regula falsi): invariant side*h(lo) <= 0 < side*h(hi), so
+    # hi -- the end returned -- always satisfies the equation's "enough noise" side.
+    f_lo, f_hi = side * h(x, lo), side * h(x, hi)
+    last = 0
+    width = hi - lo
+    for i in range(4 * mpmath.mp.prec + 100):
+        if i % 3 == 2:
+            # a bisection step every third iteration unless the bracket halved meanwhile
+            if hi - lo > width / 2:
+                m = (lo + hi) / 2
+            else:
+                m = None
+            width = hi - lo
         else:
-            lo = mid
+            m = None
+        if m is None:
+            den = f_hi - f_lo
+            m = hi - f_hi * (hi - lo) / den if den != 0 else (lo + hi) / 2
+            if not lo < m < hi:
+                m = (lo + hi) / 2
+        if m in (lo, hi):
+            break
+        fm = side * h(x, m)
+        if fm > 0:
+            hi, f_hi = m, fm
+            if last == 1:
+                f_lo /= 2
+            last = 1
+        else:
+            lo, f_lo = m, fm
+            if last == -1:
+                f_hi /= 2
+            last = -1
+        if hi - lo <= mpmath.eps * 4 * abs(hi):
+            break
     return hi
 
 
