@@ -263,7 +263,8 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
         return None, f"numeric tail inconclusive; {where}"
     r1 = abs(last[1] - last[0]) / last[1]
     r2 = abs(last[2] - last[1]) / last[2]
-    if r1 <= NUMERIC_RTOL and r2 <= NUMERIC_RTOL and r2 <= r1 * 1.0001:
+    # changes must shrink, unless both are at the rounding level of the 50-digit arithmetic
+    if r1 <= NUMERIC_RTOL and r2 <= NUMERIC_RTOL and r2 <= max(r1 * 1.0001, 1e-30):
         # q(eps) typically converges like 1/eps (GDP profiles: q = mu^2 (1 + mu^2/eps)),
         # so at eps = 1e12 about 10 significant digits are right; report no more.
         val = sympy.Float(mpmath.nstr(last[2], 10), 10)
