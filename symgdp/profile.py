@@ -288,6 +288,14 @@ def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
 class Profile:
     r"""A privacy profile :math:`\delta(\varepsilon)` as a SymPy expression.
 
+    Construction: ``Profile(expr, values)``, :meth:`parse` (a string, safely),
+    :meth:`from_tradeoff` (a trade-off equation :math:`\sigma = f(\varepsilon,\delta)`).
+    Symbolic steps keep unbound parameters symbolic: :meth:`refine` (math §2),
+    :meth:`subsample` (§7), :meth:`tail_limit` and :meth:`identify` (§5), :meth:`latex`.
+    Numeric steps need every parameter bound: ``__call__``, :meth:`log_delta`,
+    :meth:`mp`, :meth:`measure`, :meth:`gdpt`.  :meth:`validate` checks that the
+    expression is a privacy profile at all.
+
     Args:
         expr: SymPy expression (or number) in ``var``.
         values: parameter values, keyed by SymPy symbol or by symbol name.
