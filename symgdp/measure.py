@@ -36,7 +36,8 @@ of ``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of
 where that check fails or :math:`\delta` is within 0.001 of 1), and
 ``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
 outward until its checks pass.  The float profile values themselves are trusted to
-``_PROFILE_SLACK`` (a relative 1e-13 in :math:`\delta`), verified at 30 digits on the
+``_PROFILE_SLACK`` (1e-13 relative in :math:`\delta` plus 1e-12 relative in
+:math:`\log\delta`), verified at 30 digits on the
 ones the bracket hinges on; the lower bound uses the 30-digit value.  ``certify=True`` removes that
 last assumption: every check is proved in ball arithmetic (:mod:`symgdp.interval`) with the
 profile itself evaluated from its SymPy expression.
@@ -69,9 +70,12 @@ METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
 _LOG_SLACK = 4e-12
 # Above this log delta (delta > 0.999) the float check is not trusted: ball arithmetic.
 _NEAR_ONE = -1e-3
-# Trusted accuracy of float64 profile values: |error of log delta| <= this*(1+|log delta|);
+# Trusted accuracy of float64 profile values: |error of log delta| <= _PROFILE_SLACK
+# + _PROFILE_SLACK_LOG*|log delta| (a relative error in delta, plus one in log delta where
+# the profile is evaluated in log space; the latter moves mu by only ~5e-13*mu in the tail);
 # verified at 30 digits on the values the bracket hinges on (_spot_check).
 _PROFILE_SLACK = 1e-13
+_PROFILE_SLACK_LOG = 1e-12
 # Reserve kept between the search's raw gap and tol for the outward nudges.
 _MARGIN_FLOAT = 1e-11
 _MARGIN_CERT = 1e-13
@@ -378,6 +382,10 @@ def _cover_below(ld: _Counted, eps_h: float, cap: float, max_evaluations: int,
 # finalising the bracket
 
 
+def _profile_slack(L: Any) -> Any:
+    return _PROFILE_SLACK + _PROFILE_SLACK_LOG * np.abs(L)
+
+
 def _slack(L: np.ndarray) -> np.ndarray:
     return _LOG_SLACK * np.abs(L) + 1e-300
 
@@ -406,8 +414,7 @@ def _float_upper(s: _Search) -> float:
     la, b = s.leaf_la, s.leaf_b
     # float profile values are trusted to _PROFILE_SLACK (checked where it matters)
     fin = np.isfinite(la)
-    la = np.where(fin, np.minimum(la + _PROFILE_SLACK * (1.0 + np.abs(np.where(fin, la, 0.0))),
-                                  0.0), la)
+    la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
     bump = 1e-13 * (1.0 + up)
     for _ in range(200):
         lm = log_delta_mu(b, up)
@@ -471,7 +478,7 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
         else:
             with mpmath.workdps(30):
                 l_ref = float(mpmath.log(min(v, mpmath.mpf(1))))
-            ok = abs(l_float - l_ref) <= _PROFILE_SLACK * (1.0 + abs(l_ref))
+            ok = abs(l_float - l_ref) <= _profile_slack(l_ref)
         if not ok:
             raise PrecisionError(
                 f"the profile's float64 evaluation is inaccurate at eps={x!r}: "
@@ -639,7 +646,7 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1
-            ref = ld_arg - _PROFILE_SLACK * (1.0 + abs(ld_arg))
+            ref = ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
         upper = _float_upper(s)
         lfp = float(log_delta_mu(eps_h, upper))
