@@ -326,6 +326,8 @@ def test_bad_arguments() -> None:
         measure(p, 10.0, 1e-11, refine=False)
     with pytest.raises(ConvergenceError, match="max_evaluations"):
         measure(GaussianLogDelta(1.0), 10.0, 1e-6, refine=False, max_evaluations=2_000)
+    with pytest.raises(PrecisionError, match="cannot certify"):
+        measure(GaussianLogDelta(1.0), 1.0, 1e-3, refine=False, certify=True)
     with pytest.raises(DomainError):
         Measurement(lower=2.0, upper=1.0, eps_h=1.0, tol=1.0, covers_tail=False,
                     mu_tail=0.0, failure_prob=0.0, log_failure_prob=0.0, refined=False,
