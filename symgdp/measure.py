@@ -41,6 +41,11 @@ outward until its checks pass.  The float profile values themselves are trusted 
 ones the bracket hinges on; the lower bound uses the 30-digit value.  ``certify=True`` removes that
 last assumption: every check is proved in ball arithmetic (:mod:`symgdp.interval`) with the
 profile itself evaluated from its SymPy expression.
+
+Assumption: the profile is non-increasing (every privacy profile is; math §1).  The bound
+above and hence every guarantee here rest on it, in certified mode too;
+:meth:`~symgdp.profile.Profile.validate` (run first) decides it symbolically where SymPy
+can and otherwise checks it on a dense grid.
 """
 
 from __future__ import annotations
@@ -723,6 +728,9 @@ def measure(
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
     notes: list[str] = []
+    if hasattr(profile, "validate"):
+        # every bound below assumes a non-increasing profile in [0, 1] (cached on Profile)
+        profile.validate()
     p, refined = _refined(profile, refine, notes)
     if hasattr(p, "require_bound"):
         p.require_bound()
