@@ -15,7 +15,8 @@ The accepted language:
   ``rational=True``); ``1/3`` is the exact rational :math:`1/3`, not a float.
 * ``+ - * / **`` and unary ``+ -``.  ``^`` means power, as in mathematics (``e^-eps``,
   ``eps^2/2``); Python's bitwise xor is not available.  Unicode ``−``, ``×``, ``·``, ``⋅``
-  and ``÷`` are read as ``-``, ``*``, ``*``, ``*`` and ``/``.
+  and ``÷`` are read as ``-``, ``*``, ``*``, ``*`` and ``/``, and ``≤ ≥ ≠`` as
+  ``<= >= !=``.
 * names: ``eps``, ``epsilon``, ``varepsilon``, ``ε`` (also ``ϵ``) for
   :data:`symgdp.eps`; ``delta``/``δ``, ``sigma``/``σ``, ``mu``/``μ``, ``gamma``/``γ`` for
   the canonical symbols of :mod:`symgdp.symbols`; ``pi``/``π``, ``E`` and ``e`` for the
@@ -107,7 +108,8 @@ _MAX_SPECIAL_ARG = 1e6
 _MAX_BINOMIAL = 10**5
 _QUOTE_LEN = 60
 
-_UNICODE_OPERATORS = str.maketrans({"−": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/"})
+_UNICODE_OPERATORS = str.maketrans({"−": "-", "×": "*", "·": "*", "⋅": "*", "÷": "/",
+                                     "≤": "<=", "≥": ">=", "≠": "!="})
 
 _CONSTANTS: dict[str, sympy.Expr] = {"pi": sympy.pi, "E": sympy.E, "e": sympy.E}
 

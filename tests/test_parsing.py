@@ -100,6 +100,8 @@ def test_unicode_operators():
     assert parse_expression("2 − x") == 2 - x
     assert parse_expression("2×x·y⋅3") == 6 * x * y
     assert parse_expression("x÷2") == x / 2
+    assert parse_expression("Piecewise((1, eps ≤ 1), (2, eps ≥ 3), (3, eps ≠ 2), (0, True))") == \
+        parse_expression("Piecewise((1, eps <= 1), (2, eps >= 3), (3, eps != 2), (0, True))")
 
 
 def test_greek_letters_are_named():
