@@ -357,16 +357,18 @@ def _check_supported(expr: sympy.Expr) -> None:
         raise ArbUnsupported(f"unevaluated {type(s).__name__} in the profile")
 
 
-def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
+def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...] = ()) -> Callable[..., arb]:
     r"""Compile a SymPy expression in ``var`` to a function of a ball.
 
-    The returned function takes a float or ``arb`` and returns an ``arb`` enclosing the
-    expression's value at the working precision in force (``flint.ctx.workprec``).
-    Undecided ``Piecewise`` conditions give the hull of the candidate branches.
+    The returned function takes a float or ``arb`` (and one more per symbol of ``params``)
+    and returns an ``arb`` enclosing the expression's value at the working precision in
+    force (``flint.ctx.workprec``).  Undecided ``Piecewise`` conditions give the hull of
+    the candidate branches.
 
     Raises:
         ArbUnsupported: the expression holds a function without a ball counterpart, or a
-            free symbol other than ``var``.
+            free symbol other than ``var`` and ``params``.
 
     Example:
         >>> import sympy
@@ -384,33 +386,50 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
         and all(lim.is_number for lim in sum((list(t[1:]) for t in e.limits), [])),
         lambda e: e.doit())
     _check_supported(expr)
-    extra = expr.free_symbols - {var}
+    extra = expr.free_symbols - {var} - set(params)
     if extra:
         names = ", ".join(sorted(str(s) for s in extra))
         raise ArbUnsupported(f"the expression has unbound symbols: {names}")
     printer = _ArbPrinter({"fully_qualified_modules": False})
     ns = dict(_NAMESPACE)
-    fn = sympy.lambdify(var, expr, modules=[ns], printer=printer)
+    fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer)
     fn.__globals__["_K"] = tuple(printer.constants)
-    return lambda x: to_arb(fn(to_arb(x)))
+    return lambda x, *ps: to_arb(fn(to_arb(x), *(to_arb(p) for p in ps)))
 
 
 @functools.lru_cache(maxsize=64)
-def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol) -> Callable[[Any], arb]:
-    f = lambdify_arb(expr, var)
+def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
+                        values: tuple[tuple[sympy.Symbol, sympy.Expr], ...]
+                        ) -> Callable[[Any], arb]:
+    # Exact values (integers, rationals, sqrt(2), pi, ...) are substituted symbolically.
+    # A value holding a Float stays a symbol fed as an exact ball: substituting it would
+    # let SymPy evaluate e.g. exp(Float) to a 53-bit Float before the ball arithmetic
+    # sees it, and a certified bound must hold for the exact parameter.
+    exact = {s: v for s, v in values if not v.has(sympy.Float)}
+    floats = [(s, v) for s, v in values if v.has(sympy.Float)]
+    params = tuple(s for s, _ in floats)
+    f = lambdify_arb(expr.xreplace(exact), var, params)
+    consts = [lambdify_arb(v, var) for _, v in floats]
 
     def delta(x: Any) -> arb:
         # values above 1 are vacuous and read as 1 (the Profile convention)
-        return f(x).min(arb(1))
+        return f(x, *(c(0) for c in consts)).min(arb(1))
 
     return delta
 
 
 def profile_arb(profile: Any) -> Callable[[Any], arb]:
     r"""Ball enclosure :math:`x \mapsto \delta(x)` of a :class:`~symgdp.profile.Profile`
-    (values above 1 read as 1), compiled once per bound expression."""
+    (values above 1 read as 1), compiled once per expression and parameter values.
+
+    Parameter values enter exactly (a float parameter is the double it holds), so the
+    enclosure is of the profile with exactly those parameters."""
     profile.require_bound()
-    return _profile_arb_cached(profile.bound_expr, profile.var)
+    values = tuple(sorted(((s, sympy.sympify(v)) for s, v in profile.values.items()),
+                          key=lambda sv: str(sv[0])))
+    if any(set(v.free_symbols) for _, v in values):
+        return _profile_arb_cached(profile.bound_expr, profile.var, ())
+    return _profile_arb_cached(profile.expr, profile.var, values)
 
 
 def delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:

@@ -490,7 +490,9 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
                 f"log delta = {l_float!r}, but {l_ref!r} at 30 digits; rewrite the "
                 "expression (cancellation/underflow), lower eps_h, or use certify=True")
         if x == s.argmax:
-            at_best = l_ref
+            # SymPy may have rounded constants such as exp(0.2) to 53 bits in the
+            # expression evaluated here: the 30-digit value is the profile to _profile_slack
+            at_best = l_ref - _profile_slack(l_ref) if l_ref > -math.inf else l_ref
     return at_best
 
 

@@ -167,3 +167,17 @@ def test_finite_sum_is_expanded() -> None:
         ref = sum(mpmath.binomial(4, j) * max(mpmath.exp(-j * mpmath.mpf(0.7))
                                               - mpmath.exp(-1.4), 0) for j in range(5))
     assert encloses(f(0.7), ref)
+
+
+def test_float_parameters_enter_exactly() -> None:
+    # exp(z) with z = 0.2014... bound as a double: SymPy's bound_expr rounds exp(z) to 53
+    # bits, the ball must instead enclose the profile at exactly that double
+    z = sympy.Symbol("z", positive=True)
+    e0 = 0.20142041601609
+    f = profile_arb(Profile(sympy.Max(E(z) - E(eps), 0) / (1 + E(z)), {z: e0}))
+    with mpmath.workdps(DPS):
+        ez = mpmath.exp(mpmath.mpf(e0))  # mpf(double) is exact
+        ref = (ez - 1) / (1 + ez)
+    with ctx.workprec(200):
+        v = f(0.0)
+    assert encloses(v, ref) and v.rad() < 1e-50

@@ -43,13 +43,18 @@ def mu_laplace_ref(e0: float) -> float:
         return float(-2 * mpmath.sqrt(2) * mpmath.erfinv(2 * q - 1))
 
 
+# eps0 stays a symbol with a bound value: substituted into exp() as a Float, SymPy would
+# round exp(eps0) to 53 bits and the profile would differ from the mechanism in the last
+# ulp; certified brackets are exact for the bound parameter value.
+Z = sympy.Symbol("z", positive=True)
+
+
 def pure_dp(e0: float) -> Profile:
-    z = sympy.Float(e0)
-    return Profile(sympy.Max(E(z) - E(eps), 0) / (1 + E(z)))
+    return Profile(sympy.Max(E(Z) - E(eps), 0) / (1 + E(Z)), {Z: e0})
 
 
 def laplace(e0: float) -> Profile:
-    return Profile(sympy.Max(1 - E((eps - sympy.Float(e0)) / 2), 0))
+    return Profile(sympy.Max(1 - E((eps - Z) / 2), 0), {Z: e0})
 
 
 def gaussian_erfc(mu: float) -> Profile:
