@@ -176,7 +176,8 @@ TOKENS = ["eps", "ε", "delta", "A", "(", ")", "*", "**", "^", "/", "+", "-", "1
           "__import__", ".", "[", "]", "lambda", ":", ";", "\n", " ", "9", "I", "oo", "e"]
 
 
-@settings(max_examples=40, deadline=None, derandomize=True,
+@settings(max_examples=40 * max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1"))),
+          deadline=None, derandomize=not os.environ.get("SYMGDP_TEST_SCALE"),
           phases=(Phase.explicit, Phase.generate),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(st.lists(st.sampled_from(TOKENS), min_size=0, max_size=12).map("".join))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import os
 import sys
 import time
 import types
@@ -30,7 +31,9 @@ BUDGET = 1.0
 # Hang detector: the budget plus generous slack for a loaded machine.
 HANG_SECONDS = BUDGET + 4.0
 
-FUZZ = settings(max_examples=200, deadline=None,
+# SYMGDP_TEST_SCALE=10 (say) fuzzes ten times longer than the CI budget allows.
+_SCALE = max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1")))
+FUZZ = settings(max_examples=200 * _SCALE, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
