@@ -17,12 +17,14 @@ Two searches return a bracket ``[lower, upper]`` of width at most ``tol``:
 
 * ``"branch-and-bound"`` (the default): intervals are evaluated in vectorised batches,
   discarded when their upper bound cannot beat the best point value, and halved otherwise.
-  Near a maximum of :math:`G_A` with curvature :math:`c` it needs about
-  :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}` evaluations; when the maximum sits at
-  :math:`\varepsilon = 0` with a non-zero slope (most refined profiles) only
-  :math:`O(\log(\varepsilon_h/\mathrm{tol}))`.  A flat GDPT (the Gaussian mechanism itself)
-  is the worst case, about :math:`1.25\,\varepsilon_h/\mathrm{tol}` evaluations, because
-  without derivatives the bound above cannot tell a flat profile from a step.
+  Near a maximum of :math:`G_A` with curvature :math:`c` (at :math:`\varepsilon = 0`
+  for the Laplace and pure-DP profiles) it needs about :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}`
+  evaluations, a few thousand at tol 1e-6; where :math:`G_A` approaches its supremum with
+  a non-zero slope (a jump of the profile, or a non-GDP profile peaking at
+  :math:`\varepsilon_h`) only :math:`O(\log(\varepsilon_h/\mathrm{tol}))`.  A flat GDPT (the
+  Gaussian mechanism itself) is the worst case, up to :math:`1.25\,\varepsilon_h/\mathrm{tol}`
+  evaluations, because without derivatives the bound above cannot tell a flat profile
+  from a step; the search predicts that cost and stops early when it exceeds the budget.
 * ``"staircase"``: the published algorithm (math §6) -- a uniform grid of
   :math:`n = \lceil\sqrt{8\pi}\,\varepsilon_h/\mathrm{tol}\rceil` steps visited in random
   order, with a root-find only where a step beats the running bound.  Kept for
@@ -37,10 +39,10 @@ where that check fails or :math:`\delta` is within 0.001 of 1), and
 ``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
 outward until its checks pass.  The float profile values themselves are trusted to
 ``_PROFILE_SLACK`` (1e-13 relative in :math:`\delta` plus 1e-12 relative in
-:math:`\log\delta`), verified at 30 digits on the
-ones the bracket hinges on; the lower bound uses the 30-digit value.  ``certify=True`` removes that
-last assumption: every check is proved in ball arithmetic (:mod:`symgdp.interval`) with the
-profile itself evaluated from its SymPy expression.
+:math:`\log\delta`), verified at 30 digits on the values the bracket hinges on; the lower
+bound uses the 30-digit value.  ``certify=True`` removes that last assumption: every check
+is proved in ball arithmetic (:mod:`symgdp.interval`) with the profile itself evaluated
+from its SymPy expression and its parameter values taken exactly.
 
 Assumption: the profile is non-increasing (every privacy profile is; math §1).  The bound
 above and hence every guarantee here rest on it, in certified mode too;
