@@ -644,6 +644,21 @@ def _normalise_symbols(symbols: Mapping[str, sympy.Expr] | None) -> dict[str, sy
     return out
 
 
+_CHARACTER_HINTS = {"√": "write sqrt(x)", "²": "write x^2", "³": "write x^3",
+                    "∞": "infinity is not a number here", "∑": "write the sum out",
+                    "⋅": "write *", "∗": "write *"}
+
+
+def _hint(text: str, msg: str) -> str:
+    """A suggestion for the commonest slips (``2eps``, ``√x``, ``x²``), or ''."""
+    for char, hint in _CHARACTER_HINTS.items():
+        if char in text:
+            return f" ({hint})"
+    if "decimal literal" in msg:
+        return " (write 2*eps for a product)"
+    return ""
+
+
 def _parse_tree(text: str) -> ast.Expression:
     try:
         with warnings.catch_warnings():
@@ -653,10 +668,12 @@ def _parse_tree(text: str) -> ast.Expression:
             return ast.parse(text, mode="eval")
     except SyntaxError as exc:
         where = ""
-        if exc.offset is not None and exc.lineno is not None:
-            line = text.splitlines()[exc.lineno - 1] if text.splitlines() else text
+        lines = text.split("\n")
+        if exc.offset is not None and exc.lineno is not None and 0 < exc.lineno <= len(lines):
+            line = lines[exc.lineno - 1]
             where = f" near {_quote(line[max(exc.offset - 1, 0):][:20] or line[-20:])}"
-        raise ParseError(f"cannot parse {_quote(text)}: {exc.msg}{where}") from None
+        raise ParseError(f"cannot parse {_quote(text)}: {exc.msg}{where}{_hint(text, exc.msg)}"
+                         ) from None
     except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
         raise ParseError(f"cannot parse {_quote(text)}: {exc}") from None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import re
 import sys
 import types
 from unittest import mock
@@ -372,6 +373,17 @@ def test_message_quotes_the_offending_piece(text, quoted):
     with pytest.raises(ParseError) as info:
         parse_expression(text)
     assert quoted in str(info.value)
+
+
+@pytest.mark.parametrize("text, hint", [
+    ("2eps", "write 2*eps"),
+    ("√eps", "sqrt"),
+    ("eps²", "x^2"),
+    ("exp(-∞)", "infinity"),
+])
+def test_syntax_errors_suggest_the_fix(text, hint):
+    with pytest.raises(ParseError, match=re.escape(hint)):
+        parse_expression(text)
 
 
 def test_non_string_input():
