@@ -43,8 +43,15 @@ every power whose base and exponent are numbers is sized *before* SymPy evaluate
 :data:`MAX_DIGITS` decimal digits, and numeric exponents are limited to
 :data:`MAX_EXPONENT` in absolute value.  SymPy compares the arguments of ``Max``/``Min``
 pairwise (seconds for a dozen symbolic ones), so their number is limited too
-(:data:`MAX_EXTREMUM_ARGS` per call, :data:`MAX_EXTREMUM_TOTAL` in all).  Results that
-are undefined (``1/0``, ``log(0)``) are refused too.
+(:data:`MAX_EXTREMUM_ARGS` per call, :data:`MAX_EXTREMUM_TOTAL` in all).  Constants that
+are not plain numbers are sized in float64 before they become an exponent, so towers such
+as ``exp(exp(exp(20)))`` -- which SymPy would try to evaluate at the first comparison --
+are refused.  Results that are undefined (``1/0``, ``log(0)``) are refused too.
+
+What slips past these limits is stopped by a wall-clock budget (``timeout=``, default
+:data:`DEFAULT_TIMEOUT` seconds; ``SIGALRM`` in the main thread of a POSIX process).
+Only the text's own sub-expressions are evaluated here; later symbolic work on the result
+(limits, solving) is bounded by :mod:`symgdp._bounded`.
 """
 
 from __future__ import annotations
