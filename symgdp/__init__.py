@@ -39,6 +39,7 @@ from .gaussian import (
     tradeoff_gdp,
 )
 from .measure import Measurement, gdpt, measure
+from .parsing import parse_equation, parse_expression
 from .profile import Profile
 from .refine import Calibration, refine_calibration
 from .report import Report, report
@@ -77,6 +78,8 @@ __all__ = [
     "mp",
     "mu_from_pure_dp",
     "mu_gdp",
+    "parse_equation",
+    "parse_expression",
     "plot",
     "refine_calibration",
     "report",
