@@ -601,16 +601,18 @@ def _exactly_zero(profile: Any, x: float) -> bool:
 # ---------------------------------------------------------------------------------------
 
 
-def _refined(profile: Any, refine: bool, notes: list[str]) -> tuple[Any, bool]:
+def _refined(profile: Any, refine: bool, notes: list[str],
+             timeout: float | None) -> tuple[Any, bool]:
     if not refine:
         return profile, False
     if not hasattr(profile, "refine"):
         notes.append(f"{type(profile).__name__} has no refine(): measured as given")
         return profile, False
-    return profile.refine(), True
+    return profile.refine(timeout=timeout), True
 
 
-def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str]) -> float:
+def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str],
+             timeout: float | None) -> float:
     if covers_tail:
         return 0.0  # an eventually-zero profile has tail limit 0 (math §5)
     if not identify:
@@ -619,7 +621,7 @@ def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str]) 
         notes.append("no identify(): mu_tail unknown")
         return math.nan
     try:
-        return float(profile.identify().mu_tail)
+        return float(profile.identify(timeout=timeout).mu_tail)
     except SymgdpError as exc:
         notes.append(f"identification failed ({type(exc).__name__}: {exc}); mu_tail unknown")
         return math.nan
@@ -675,6 +677,7 @@ def measure(
     seed: int = 0,
     initial_intervals: int = 64,
     identify: bool = True,
+    timeout: float | None = None,
 ) -> Measurement:
     r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
 
@@ -693,6 +696,8 @@ def measure(
         initial_intervals: size of the branch-and-bound's first uniform grid.
         identify: run ``profile.identify()`` for ``mu_tail`` (a symbolic, possibly slow
             step); ``False`` leaves ``mu_tail`` as ``nan`` unless ``covers_tail``.
+        timeout: time budget in seconds for each symbolic step (refinement, tail limit);
+            ``None`` uses ``symgdp._bounded.DEFAULT_TIMEOUT``.
 
     Returns:
         A :class:`Measurement`.
@@ -735,7 +740,7 @@ def measure(
     if hasattr(profile, "validate"):
         # every bound below assumes a non-increasing profile in [0, 1] (cached on Profile)
         profile.validate()
-    p, refined = _refined(profile, refine, notes)
+    p, refined = _refined(profile, refine, notes, timeout)
     if hasattr(p, "require_bound"):
         p.require_bound()
     ld = _Counted(p)
@@ -765,7 +770,7 @@ def measure(
     covers_tail = _exactly_zero(p, eps_h)
     if covers_tail:
         lfp = -math.inf
-    mu_tail = _mu_tail(profile, covers_tail, identify, notes)
+    mu_tail = _mu_tail(profile, covers_tail, identify, notes, timeout)
     fp = math.exp(lfp) if lfp > -math.inf else 0.0
     if certify and fp > 0:
         # lfp is an upper end; keep the float above the true value too
