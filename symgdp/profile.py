@@ -285,6 +285,36 @@ def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
     return same[0] if len(same) == 1 else sym
 
 
+def _zero_condition(expr: sympy.Expr) -> Any:
+    """A SymPy condition under which ``expr`` is exactly 0 by its structure.
+
+    Sufficient, not necessary: ``false`` means "not known to be zero".  Used to tell an
+    exact zero of a profile (e.g. the Laplace profile beyond eps0) from a float underflow
+    without a slow mpmath evaluation.
+    """
+    if expr.is_zero is True:
+        return sympy.true
+    if isinstance(expr, sympy.Max):
+        if any(a.is_zero is True for a in expr.args):
+            return sympy.And(*[a <= 0 for a in expr.args if a.is_zero is not True])
+        return sympy.false
+    if isinstance(expr, sympy.Piecewise):
+        conds, seen = [], sympy.false
+        for e, c in expr.args:
+            z = _zero_condition(e)
+            if z is not sympy.false:
+                conds.append(sympy.And(c, sympy.Not(seen), z))
+            seen = sympy.Or(seen, c)
+        return sympy.Or(*conds) if conds else sympy.false
+    if isinstance(expr, sympy.Mul):
+        zs = [_zero_condition(f) for f in expr.args]
+        zs = [z for z in zs if z is not sympy.false]
+        return sympy.Or(*zs) if zs else sympy.false
+    if isinstance(expr, sympy.Pow) and expr.exp.is_positive is True:
+        return _zero_condition(expr.base)
+    return sympy.false
+
+
 class Profile:
     r"""A privacy profile :math:`\delta(\varepsilon)` as a SymPy expression.
 
@@ -678,6 +708,19 @@ class Profile:
                 c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
         return c[kind]
 
+    def _eval_zero(self, x: np.ndarray) -> np.ndarray:
+        """Where the expression is structurally an exact zero (see ``_zero_condition``)."""
+        c = self._cache
+        if "zero" not in c:
+            cond = _zero_condition(self.bound_expr)
+            c["zero"] = None if cond is sympy.false else sympy.lambdify(
+                self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
+        f = c["zero"]
+        if f is None:
+            return np.zeros(x.shape, dtype=bool)
+        with np.errstate(all="ignore"):
+            return np.broadcast_to(np.asarray(f(x)), x.shape).astype(bool)
+
     def _log_cancels(self) -> bool:
         c = self._cache
         if "log_cancels" not in c:
@@ -764,6 +807,15 @@ class Profile:
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1
         rest = np.isnan(out)
+        zero = rest & (y == 0.0)
+        if np.any(zero):
+            # a branch that is structurally 0 (Max(f, 0) with f <= 0, a zero Piecewise case)
+            # is an exact zero, not an underflow: log delta = -inf without mpmath
+            z = self._eval_zero(x[zero])
+            if np.any(z):
+                idx = np.flatnonzero(zero)[z]
+                out[idx] = -np.inf
+                rest[idx] = False
         if np.any(rest) and self._log_cancels():
             # the float log-expression would still subtract nearly equal tiny numbers
             # (e.g. the erfc difference of the Gaussian profile): use mpmath throughout

@@ -290,3 +290,27 @@ def test_refined_profile_refuses_new_values():
     with pytest.raises(ProfileError, match="refine again"):
         r.replace(values={"B": 3})
     assert r.replace(name="x").name == "x"
+
+
+def test_structural_zeros_are_exact_and_underflow_is_not_zero():
+    """Exact zeros (Max(f, 0) with f <= 0, a zero Piecewise case, a zero factor) give
+    log delta = -inf without mpmath; an underflowing value keeps its finite log.
+    References: the closed forms log(1 - e^{(x-1)/2}) and -x^2."""
+    import numpy as np
+    import sympy
+
+    from symgdp import eps as e
+
+    lap = Profile(sympy.Max(1 - sympy.exp((e - 1) / 2), 0))
+    x = np.array([0.0, 0.5, 0.999, 1.5, 50.0])
+    got = lap.log_delta(x)
+    ref = np.log1p(-np.exp((x[:3] - 1) / 2))
+    assert np.allclose(got[:3], ref, rtol=1e-12, atol=0)
+    assert np.all(np.isneginf(got[3:]))
+    pw = Profile(sympy.Piecewise((sympy.exp(-e), e < 2), (0, True)))
+    assert np.isneginf(pw.log_delta(3.0)) and pw.log_delta(1.0) == -1.0
+    prod = Profile(sympy.exp(-e) * sympy.Max(1 - e / 4, 0))
+    assert np.isneginf(prod.log_delta(5.0))
+    assert abs(prod.log_delta(2.0) - (-2.0 + np.log(0.5))) < 1e-14
+    gauss_tail = Profile(sympy.exp(-e**2))
+    assert gauss_tail.log_delta(40.0) == -1600.0  # underflows in float64, not a zero
