@@ -11,15 +11,14 @@ from __future__ import annotations
 import builtins
 import contextlib
 import os
-import sys
 import time
-import types
 from collections.abc import Iterator
 from unittest import mock
 
 import sympy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from parsing_helpers import is_dynamic_code
 
 from symgdp.errors import ParseError
 from symgdp.parsing import parse_equation, parse_expression
@@ -37,29 +36,6 @@ FUZZ = settings(max_examples=200 * _SCALE, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
-def _is_dynamic_code(source: object) -> bool:
-    """Source text, or code compiled from text rather than loaded from a module file.
-
-    Importing a module (SymPy imports some lazily) runs ``exec`` on the module's code
-    object; that is not user input and is not counted.  ``source`` is the first argument
-    of the eval/exec call being inspected, made from the spy two frames down.
-    """
-    if not (isinstance(source, (str, bytes)) or (
-            isinstance(source, types.CodeType) and source.co_filename.startswith("<"))):
-        return False
-    # SymPy compiles its polynomial monomial arithmetic from its own templates
-    # ("def monomial_mul(A, B): ..."), and some of its modules, imported lazily, sympify
-    # constant strings while they load; neither ever contains user text.
-    frame = sys._getframe(2)
-    if frame.f_code.co_filename.replace("\\", "/").endswith("sympy/polys/monomials.py"):
-        return False
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return False
-        frame = frame.f_back
-    return True
-
-
 @contextlib.contextmanager
 def no_code_execution() -> Iterator[list[str]]:
     """Record eval/exec of dynamic code while the parser runs (must stay empty)."""
@@ -67,7 +43,7 @@ def no_code_execution() -> Iterator[list[str]]:
 
     def spy(name, real):
         def wrapped(*args, **kwargs):
-            if args and _is_dynamic_code(args[0]):
+            if args and is_dynamic_code(args[0]):
                 calls.append(f"{name}({args[0]!r:.80})")
             return real(*args, **kwargs)
         return wrapped

@@ -1,6 +1,6 @@
 r"""Tests of the float64 GDP family (:mod:`symgdp.gaussian`) against independent references.
 
-Reference values are computed here, in the test, with mpmath at 40 significant digits from
+Reference values are computed in tests/reference.py with mpmath at 40 significant digits from
 the textbook formula :math:`\delta_\mu(\varepsilon) = \Phi(a) - e^{\varepsilon}\Phi(b)`
 (:math:`a = -\varepsilon/\mu + \mu/2`, :math:`b = -\varepsilon/\mu - \mu/2`, shared/math.md §3)
 written with ``mpmath.erfc``.  They do not use :mod:`symgdp.precise`; that module is
@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from reference import REF_DPS, ref_dlog_deps, ref_dlog_dmu, ref_log_delta, ref_ndtri
 from scipy.special import log_ndtr
 
 from symgdp import gaussian as g
@@ -34,70 +35,11 @@ from symgdp.errors import DomainError
 pytestmark = pytest.mark.filterwarnings(
     "ignore:mypy_extensions.TypedDict is deprecated:DeprecationWarning")
 
-REF_DPS = 40
 U = 2.0**-53  # unit roundoff of float64
 LOG_TOL = 1e-13  # target: relative error of log delta for mu <= 10
 DELTA_TOL = 5e-13  # target: relative error of delta wherever delta >= 1e-300
 RT_TOL = 1e-12  # target: relative error of a round trip
 SQRT_2PI_HALF = math.sqrt(2.0 * math.pi) / 2.0  # bound on d mu_GDP / d eps (math.md §4)
-
-
-# --------------------------------------------------------------------------- reference
-
-
-def ref_log_delta(eps: float, mu: float, dps: int = REF_DPS) -> mpmath.mpf:
-    r"""log δ_μ(ε) to ``dps`` digits from Φ(a) − e^ε Φ(b) with mpmath.erfc.
-
-    The working precision is raised until the digits lost to the cancellation between
-    the two terms are covered; when δ > 1/2 the logarithm is taken as
-    log1p(−(Φ(−a) + e^ε Φ(b))) so that log δ keeps its relative accuracy even when δ is
-    within 1e-50 of 1 (log δ ≈ δ − 1 would otherwise lose all its digits).
-    """
-    work = dps + 20
-    while True:
-        with mpmath.workdps(work):
-            e, m = mpmath.mpf(eps), mpmath.mpf(mu)
-            a, b = -e / m + m / 2, -e / m - m / 2
-            r2 = mpmath.sqrt(2)
-            p = mpmath.erfc(-a / r2) / 2
-            q = mpmath.exp(e) * mpmath.erfc(-b / r2) / 2
-            d = p - q
-            if d > 0:
-                lost = int(mpmath.log10(p / d)) + 1
-                if lost + dps + 10 <= work:
-                    if d > 0.5:
-                        out = mpmath.log1p(-(mpmath.erfc(a / r2) / 2 + q))
-                    else:
-                        out = mpmath.log(d)
-                    with mpmath.workdps(dps):
-                        return +out
-                work = dps + lost + 20
-            else:
-                work *= 2
-            if work > 20000:
-                raise AssertionError(f"reference failed at eps={eps}, mu={mu}")
-
-
-def ref_dlog_dmu(eps: float, mu: float, log_delta: mpmath.mpf) -> float:
-    r"""∂ log δ_μ(ε)/∂μ = φ(ε/μ − μ/2)/δ_μ(ε) (math.md §3), for condition numbers."""
-    with mpmath.workdps(REF_DPS):
-        a = mpmath.mpf(mu) / 2 - mpmath.mpf(eps) / mpmath.mpf(mu)
-        return float(mpmath.exp(-a * a / 2 - mpmath.log(2 * mpmath.pi) / 2 - log_delta))
-
-
-def ref_dlog_deps(eps: float, mu: float, log_delta: mpmath.mpf) -> float:
-    r"""∂ log δ_μ(ε)/∂ε = −e^ε Φ(−ε/μ − μ/2)/δ_μ(ε) (math.md §3), for condition numbers."""
-    with mpmath.workdps(REF_DPS):
-        e, m = mpmath.mpf(eps), mpmath.mpf(mu)
-        b = -e / m - m / 2
-        return float(-mpmath.exp(e + mpmath.log(mpmath.ncdf(b)) - log_delta))
-
-
-def ref_ndtri(p: Any) -> mpmath.mpf:
-    r"""Φ⁻¹(p) at 40 digits, with the working precision covering 2p − 1 for tiny p."""
-    p = mpmath.mpf(p)
-    with mpmath.workdps(REF_DPS + 20 + int(max(0, -mpmath.log10(p)))):
-        return mpmath.sqrt(2) * mpmath.erfinv(2 * p - 1)
 
 
 def rel_err(x: np.ndarray, ref: np.ndarray) -> np.ndarray:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import builtins
 import math
 import re
-import sys
-import types
 from unittest import mock
 
 import mpmath
@@ -15,6 +13,7 @@ import pytest
 import sympy
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from parsing_helpers import is_dynamic_code
 
 import symgdp.parsing as parsing
 from symgdp.errors import ParseError, SymgdpError
@@ -542,29 +541,6 @@ def test_equation_sides_are_limited_too():
 
 
 # --------------------------------------------------------------------------- nothing executed
-def _is_dynamic_code(source: object) -> bool:
-    """Source text, or code compiled from text rather than loaded from a module file.
-
-    Importing a module (SymPy imports some lazily) runs ``exec`` on the module's code
-    object; that is not user input and is not counted.  ``source`` is the first argument
-    of the eval/exec call being inspected, made from the spy two frames down.
-    """
-    if not (isinstance(source, (str, bytes)) or (
-            isinstance(source, types.CodeType) and source.co_filename.startswith("<"))):
-        return False
-    # SymPy compiles its polynomial monomial arithmetic from its own templates
-    # ("def monomial_mul(A, B): ..."), and some of its modules, imported lazily, sympify
-    # constant strings while they load; neither ever contains user text.
-    frame = sys._getframe(2)
-    if frame.f_code.co_filename.replace("\\", "/").endswith("sympy/polys/monomials.py"):
-        return False
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib"):
-            return False
-        frame = frame.f_back
-    return True
-
-
 PAYLOADS = [
     "__import__('os').system('touch {p}')",
     "open('{p}', 'w')",
@@ -594,7 +570,7 @@ def test_payloads_never_run(payload, tmp_path):
 
     def spy(name, real):
         def wrapped(*args, **kwargs):
-            if args and _is_dynamic_code(args[0]):
+            if args and is_dynamic_code(args[0]):
                 calls.append(name)
             return real(*args, **kwargs)
         return wrapped
@@ -627,7 +603,7 @@ def test_good_input_needs_no_eval_exec_or_sympify(text):
     # the parser never hands user text to them.
     def guard(real):
         def wrapped(*args, **kwargs):
-            if args and _is_dynamic_code(args[0]):
+            if args and is_dynamic_code(args[0]):
                 raise AssertionError(f"dynamic code reached eval/exec: {args[0]!r:.80}")
             return real(*args, **kwargs)
         return wrapped

@@ -1,9 +1,10 @@
 r"""Tests of the arbitrary-precision GDP family (:mod:`symgdp.precise`, also ``symgdp.mp``).
 
-References are computed here with mpmath from independent formulas, never through
+References are computed with mpmath from independent formulas, never through
 :mod:`symgdp.precise` itself:
 
-* δ_μ(ε) = Φ(a) − e^ε Φ(b) written with ``mpmath.erfc`` (precise uses ``mpmath.ncdf``),
+* δ_μ(ε) = Φ(a) − e^ε Φ(b) written with ``mpmath.erfc`` in tests/reference.py (precise
+  uses ``mpmath.ncdf``),
   at a working precision raised until the cancellation between the terms is covered,
   with log δ taken through log1p of the complement when δ is close to 1;
 * closed forms at ε = 0 (δ_μ(0) = erf(μ/(2√2))), for pure DP, for composition, and for
@@ -21,37 +22,11 @@ from typing import Any
 
 import mpmath
 import pytest
+from reference import ref_log_delta
 
 import symgdp
 from symgdp import precise
 from symgdp.errors import DomainError
-
-
-def ref_log_delta(eps: Any, mu: Any, dps: int) -> mpmath.mpf:
-    """log δ_μ(ε) to ``dps`` digits from erfc, cancellation-aware (see module docstring)."""
-    work = dps + 20
-    while True:
-        with mpmath.workdps(work):
-            e, m = mpmath.mpf(eps), mpmath.mpf(mu)
-            a, b = -e / m + m / 2, -e / m - m / 2
-            r2 = mpmath.sqrt(2)
-            p = mpmath.erfc(-a / r2) / 2
-            q = mpmath.exp(e) * mpmath.erfc(-b / r2) / 2
-            d = p - q
-            if d > 0:
-                lost = int(mpmath.log10(p / d)) + 1
-                if lost + dps + 10 <= work:
-                    if d > 0.5:
-                        out = mpmath.log1p(-(mpmath.erfc(a / r2) / 2 + q))
-                    else:
-                        out = mpmath.log(d)
-                    with mpmath.workdps(dps):
-                        return +out
-                work = dps + lost + 20
-            else:
-                work *= 2
-            if work > 20000:
-                raise AssertionError(f"reference failed at eps={eps}, mu={mu}")
 
 
 def close(x: Any, ref: Any, digits: int) -> bool:
