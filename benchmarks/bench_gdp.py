@@ -6,8 +6,9 @@ One run measures
     (ε ~ U[0, 50], μ ~ U[0.1, 8], log δ from ``log_delta_mu``), best of 3;
 (b) accuracy of our δ_μ(ε) and log δ_μ(ε), and of the plain formula
     ``norm.cdf(a) - exp(eps) * norm.cdf(b)`` that common accountants use, against a
-    40-digit mpmath reference written here (Φ via ``mpmath.erfc``, precision raised until the
-    cancellation between the two terms is covered), for ε up to 1000;
+    40-digit mpmath reference, the one the tests use (``tests/reference.py``: Φ via
+    ``mpmath.erfc``, precision raised until the cancellation between the two terms is
+    covered), for ε up to 1000;
 (c) round-trip error of ``mu_gdp`` / ``eps_gdp`` fed the reference log δ (including δ that
     underflows float64), against the μ / ε the reference was computed at;
 
@@ -24,28 +25,26 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 import sys
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import mpmath
 import numpy as np
 import scipy
+from _common import DOC, ROOT, machine, write_section  # benchmarks/ is first on sys.path
 from scipy.special import log_ndtr
 from scipy.stats import norm
 
 from symgdp import gaussian as g
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
+# The independent 40-digit reference is the tests' own (tests/reference.py), not a copy.
+sys.path.insert(0, str(ROOT / "tests"))
+from reference import REF_DPS, ref_log_delta  # noqa: E402
+
 START, END = "<!-- bench_gdp:start -->", "<!-- bench_gdp:end -->"
 
-REF_DPS = 40
 TARGET_LOG = 1e-13  # log delta relative error, eps in [0, 2000], mu in [0.05, 10]
 TARGET_DELTA = 5e-13  # delta relative error wherever delta >= 1e-300
 TARGET_RT = 1e-12  # round trip relative error
@@ -55,38 +54,6 @@ EXP_OVERFLOW = float(np.log(np.finfo(np.float64).max))  # 709.78...
 
 
 # ----------------------------------------------------------------------------- reference
-
-
-def ref_log_delta(eps: float, mu: float, dps: int = REF_DPS) -> mpmath.mpf:
-    """log δ_μ(ε) to ``dps`` digits from Φ(a) − e^ε Φ(b) (math.md §3) with mpmath.erfc.
-
-    The working precision grows until the digits cancelled between the two terms are
-    covered; for δ > 1/2 the log is taken as log1p of minus the complement, so log δ keeps
-    its relative accuracy when δ is very close to 1.
-    """
-    work = dps + 20
-    while True:
-        with mpmath.workdps(work):
-            e, m = mpmath.mpf(eps), mpmath.mpf(mu)
-            a, b = -e / m + m / 2, -e / m - m / 2
-            r2 = mpmath.sqrt(2)
-            p = mpmath.erfc(-a / r2) / 2
-            q = mpmath.exp(e) * mpmath.erfc(-b / r2) / 2
-            d = p - q
-            if d > 0:
-                lost = int(mpmath.log10(p / d)) + 1
-                if lost + dps + 10 <= work:
-                    if d > 0.5:
-                        out = mpmath.log1p(-(mpmath.erfc(a / r2) / 2 + q))
-                    else:
-                        out = mpmath.log(d)
-                    with mpmath.workdps(dps):
-                        return +out
-                work = dps + lost + 20
-            else:
-                work *= 2
-            if work > 20000:
-                raise RuntimeError(f"reference failed at eps={eps}, mu={mu}")
 
 
 def plain_delta(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
@@ -118,30 +85,6 @@ def guarded(f: Callable[..., Any], *args: np.ndarray, **kw: np.ndarray) -> tuple
         except Exception:  # noqa: BLE001
             failures += 1
     return out.reshape(shape), failures
-
-
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = "n/a"
-    if hasattr(os, "getloadavg"):
-        load = " / ".join(f"{x:.2f}" for x in os.getloadavg())
-    return {
-        "CPU": cpu,
-        "cores": str(os.cpu_count()),
-        "load (1/5/15 min) at start": load,
-        "Python": platform.python_version(),
-        "NumPy": np.__version__,
-        "SciPy": scipy.__version__,
-        "mpmath": mpmath.__version__,
-        "date (UTC)": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-    }
 
 
 def pct(x: float) -> str:
@@ -372,19 +315,6 @@ def render(mach: dict[str, str], thr: dict[str, Any], acc: dict[str, Any], quick
     return "\n".join(out)
 
 
-def write_section(section: str, path: Path = DOC) -> None:
-    """Replace this benchmark's marked section, keeping every other section intact."""
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + section + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run with fewer points")
@@ -392,14 +322,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=20260101)
     args = ap.parse_args(argv)
 
-    mach = machine()
+    mach = machine({"NumPy": np.__version__, "SciPy": scipy.__version__,
+                    "mpmath": mpmath.__version__})
     n_pairs, n_ref = (100_000, 400) if args.quick else (1_000_000, 4000)
     thr = bench_throughput(n_pairs, 3, args.seed)
     acc = accuracy(*reference_points(n_ref, args.seed + 1))
     section = render(mach, thr, acc, args.quick)
     print(section)
     if not args.no_write:
-        write_section(section)
+        write_section(section, START, END)
         print(f"\nwritten to {DOC.relative_to(ROOT)}", file=sys.stderr)
     return 0
 

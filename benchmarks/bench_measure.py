@@ -34,13 +34,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import math
-import os
-import platform
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import flint
@@ -48,12 +44,11 @@ import mpmath
 import numpy as np
 import scipy
 import sympy
+from _common import machine, write_section  # benchmarks/ is first on sys.path
 
 from symgdp import composition, mechanisms
 from symgdp.measure import Measurement, measure
 
-ROOT = Path(__file__).resolve().parent.parent
-DOC = ROOT / "docs" / "benchmarks.md"
 START, END = "<!-- bench_measure:start -->", "<!-- bench_measure:end -->"
 EPS_H = 100.0
 SQRT_8PI = math.sqrt(8.0 * math.pi)
@@ -68,31 +63,6 @@ def profiles() -> list[tuple[str, Any]]:
         ("10-fold composition of 0.5-DP (KOV)", composition.optimal_pure_dp(0.5, 10)),
     ]
     return [(label, p.refine()) for label, p in items]
-
-
-def machine() -> dict[str, str]:
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    load = " / ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") \
-        else "n/a"
-    return {
-        "CPU": cpu,
-        "cores": str(os.cpu_count()),
-        "load (1/5/15 min) at start": load,
-        "Python": platform.python_version(),
-        "NumPy": np.__version__,
-        "SciPy": scipy.__version__,
-        "SymPy": sympy.__version__,
-        "mpmath": mpmath.__version__,
-        "python-flint": flint.__version__,
-        "date (UTC)": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-    }
 
 
 def timed(fn: Callable[[], Measurement], repeats: int = 1) -> tuple[Measurement, float]:
@@ -180,18 +150,6 @@ def render(results: list[tuple[str, list[dict[str, Any]]]], info: dict[str, str]
     return "\n".join(out)
 
 
-def write_section(section: str, path: Path = DOC) -> None:
-    text = path.read_text() if path.exists() else "# Benchmarks\n"
-    if START in text and END in text:
-        head, rest = text.split(START, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + section + tail
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-
-
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="smoke run: tol 1e-4 only")
@@ -208,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
         args.pilot = 20_000 if args.quick else 200_000
     tols = (1e-4,) if args.quick else (1e-4, 1e-6)
     certify_tols = (1e-6,) if args.quick else (1e-6, 1e-8)
-    info = machine()
+    info = machine({"NumPy": np.__version__, "SciPy": scipy.__version__,
+                    "SymPy": sympy.__version__, "mpmath": mpmath.__version__,
+                    "python-flint": flint.__version__})
     results = []
     for label, p in profiles():
         rows = [bench_one(p, tol, budget=args.staircase_budget, pilot=args.pilot,
@@ -219,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     section = render(results, info, args.quick, args)
     print(section)
     if not args.no_write:
-        write_section(section)
+        write_section(section, START, END)
 
 
 if __name__ == "__main__":
