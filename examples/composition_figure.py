@@ -11,10 +11,10 @@ by ``examples/composition_table.py``.
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import numpy as np
+from _common import parse_args, save_figure
 from matplotlib.figure import Figure
 
 from symgdp import composition, plot
@@ -22,17 +22,8 @@ from symgdp import composition, plot
 EPS0 = 0.2
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     k_fixed, delta_fixed = 50, 1e-6
     if args.small:
         deltas = [1e-10, 1e-6, 1e-2]
@@ -57,10 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     plot.composition(by_k, ks, xlabel="$k$", ax=right,
                      title=rf"$\delta = 10^{{{int(np.log10(delta_fixed))}}}$, "
                            rf"$\varepsilon_0 = {EPS0:g}$")
-    path = args.out / "composition.png"
-    fig.savefig(path, dpi=100 if args.small else 200)
-    if not args.small:
-        fig.savefig(args.out / "composition.pdf")
+    path = save_figure(fig, args, "composition")
     print(f"eps at delta = {delta_fixed:g} after k = {ks[-1]} steps:")
     for name in composition.ROWS:
         print(f"  {name:>12}: {by_k[name][-1]:.4f}")

@@ -18,6 +18,7 @@ import math
 import time
 from pathlib import Path
 
+import _common
 import numpy as np
 
 from symgdp import composition
@@ -35,13 +36,11 @@ LABELS = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
+    """The common options, plus the per-step epsilon and the number of steps."""
+    p = _common.parser(__doc__, Path(__file__).resolve().parent / "out")
     p.add_argument("--eps0", type=float, default=0.2, help="per-step epsilon (0.2)")
     p.add_argument("--k", type=int, default=50, help="number of steps (50)")
-    return p.parse_args(argv)
+    return _common.parse(p, argv)
 
 
 def at_levels(eps0: float, k: int, delta: float) -> float:
@@ -54,7 +53,6 @@ def at_levels(eps0: float, k: int, delta: float) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
     deltas = [1e-1, 1e-2, 1e-3, 1e-4]
     tol = 1e-6 if args.small else 1e-9
     t0 = time.perf_counter()

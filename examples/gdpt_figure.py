@@ -12,9 +12,9 @@ proved on its branch-and-bound cover, the guaranteed bracket of
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from _common import parse_args, save_figure
 from matplotlib.figure import Figure
 
 from symgdp import mechanisms, plot
@@ -25,17 +25,8 @@ SGD = {"A": 1.0, "B": 1.25, "sigma": 1.5}
 SHUFFLE = {"m": 100, "n": 1000}
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     tol, eps_h, steps, n = (1e-3, 20.0, 12, 150) if args.small else (1e-6, 100.0, 30, 600)
 
     panels = [(mechanisms.laplace(LAPLACE_EPS0), 3.0),
@@ -51,10 +42,7 @@ def main(argv: list[str] | None = None) -> int:
                   eps_max=eps_max, staircase=steps, n=n, ax=ax, title=naive.name)
         lower, upper = format_bracket(m.lower, m.upper)
         print(f"{naive.name:>12}  {lower:>10}  {upper:>10}  {m.mu_tail:<8.6g}  {m.covers_tail}")
-    path = args.out / "gdpt.png"
-    fig.savefig(path, dpi=100 if args.small else 200)
-    if not args.small:
-        fig.savefig(args.out / "gdpt.pdf")
+    path = save_figure(fig, args, "gdpt")
     print(f"wrote {path}")
     return 0
 

@@ -13,22 +13,15 @@ identification of the erfc-form Gaussian profile.
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 from typing import Any
 
+from _common import parse_args
+
 from symgdp import conversions, mechanisms, tradeoff
 from symgdp.errors import SymgdpError
-
-
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
-    return p.parse_args(argv)
 
 
 def cases(small: bool) -> list[dict[str, Any]]:
@@ -95,8 +88,7 @@ def conversion_notes() -> dict[str, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     rows = tour(args.small)
     notes = conversion_notes()
     md = ["| mechanism | profile | tail limit | μ bracket | trade-off route |",

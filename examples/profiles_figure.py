@@ -9,9 +9,9 @@ of the GDP parameter.  Run ``python examples/profiles_figure.py --help`` for the
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
+from _common import parse_args, save_figure
 from matplotlib.figure import Figure
 
 from symgdp import mechanisms, plot
@@ -22,17 +22,8 @@ SGD = {"A": 1.0, "B": 1.25, "sigma": 1.5}
 SHUFFLE = {"m": 100, "n": 1000}
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
-    args.out.mkdir(parents=True, exist_ok=True)
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     tol, eps_h, n = (1e-3, 20.0, 150) if args.small else (1e-6, 100.0, 600)
 
     fig = Figure(figsize=(11.5, 4.2), layout="constrained")
@@ -46,10 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         lower, upper = format_bracket(m.lower, m.upper)
         print(f"{naive.name:>12}: refinement point c = {float(refined.breakpoint):.6f}, "
               f"sup G on [0, {eps_h:g}] in [{lower}, {upper}]")
-    path = args.out / "profiles.png"
-    fig.savefig(path, dpi=100 if args.small else 200)
-    if not args.small:
-        fig.savefig(args.out / "profiles.pdf")
+    path = save_figure(fig, args, "profiles")
     print(f"wrote {path}")
     return 0
 

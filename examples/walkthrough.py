@@ -15,9 +15,10 @@ differential privacy, step by step (the docs' tutorial follows it line by line):
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
+
+from _common import parse_args
 
 from symgdp import Profile, plot
 from symgdp.parsing import parse_equation
@@ -27,18 +28,9 @@ EQUATION = "sigma = A/eps*sqrt(log(B/delta))"
 VALUES = {"A": 1, "B": 1.25, "sigma": 1.5}
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "out",
-                   help="output folder (default: examples/out/)")
-    p.add_argument("--small", action="store_true", help="coarse settings, as run in CI")
-    return p.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     out = args.out
-    out.mkdir(parents=True, exist_ok=True)
     eps_h, tol = (20.0, 1e-4) if args.small else (100.0, 1e-8)
 
     # 1. The trade-off equation and the naive profile it implies (parameters symbolic).
