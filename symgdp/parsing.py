@@ -726,6 +726,10 @@ def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.E
                 continue
 
 
+# numbers are kept within MAX_DIGITS decimal digits (log2(10) = 3.3219... bits per digit)
+_MAX_RATIONAL_BITS = int(MAX_DIGITS * 3.3219280948873626) + 1
+
+
 def _build(text: str, node: ast.AST, symbols: dict[str, sympy.Expr], rational: bool,
            timeout: float | None = None) -> sympy.Expr:
     builder = _Builder(text, symbols, rational)
@@ -743,6 +747,12 @@ def _build(text: str, node: ast.AST, symbols: dict[str, sympy.Expr], rational: b
         raise ParseError(f"cannot build {_quote(text)}: {type(exc).__name__}: {exc}") from None
     if not isinstance(value, sympy.Expr):
         raise ParseError(f"not an expression: {_quote(text)}")
+    # Exact arithmetic can still grow a number past the literal limits (e.g. a Piecewise
+    # raised to a negative power): refuse it here, before anything prints or evaluates it.
+    for r in value.atoms(sympy.Rational):
+        if max(abs(int(r.p)), int(r.q)).bit_length() > _MAX_RATIONAL_BITS:
+            raise ParseError(f"{_quote(text)} produces a number with more than "
+                             f"{MAX_DIGITS} digits")
     if value.has(*_UNDEFINED):
         raise ParseError(f"the expression is undefined or infinite (division by zero, "
                          f"log(0)?): {_quote(text)} gives {value}")

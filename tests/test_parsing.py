@@ -618,3 +618,13 @@ def test_good_input_needs_no_eval_exec_or_sympify(text):
         e = parse_expression(text)
     assert isinstance(e, sympy.Expr)
     assert eps in e.free_symbols or text.startswith("binomial")
+
+
+def test_number_grown_by_exact_arithmetic_is_refused():
+    """A Piecewise raised to a negative power builds a 4400-digit rational that the literal
+    limits do not see; it must be a ParseError (it used to escape as ValueError when SymPy
+    printed it).  Found by tests/test_fuzz.py."""
+    text = ("-(-((0)+(-((Piecewise((12345678901234567890, exp(0) < Max(x)), (0, True)))"
+            "**(-(226))))))")
+    with pytest.raises(ParseError, match="digits"):
+        parse_expression(text, timeout=5.0)
