@@ -160,13 +160,37 @@ class Measurement:
     def __contains__(self, mu: float) -> bool:
         return self.lower <= mu <= self.upper
 
+    def _bracket_text(self) -> tuple[str, str, str]:
+        # rounded outwards (lower down, upper and failure probability up): the printed
+        # statement stays true
+        from .report import format_bracket, format_log_upper
+
+        lo, up = format_bracket(self.lower, self.upper)
+        return lo, up, format_log_upper(self.log_failure_prob)
+
     def __str__(self) -> str:
         how = "certified" if self.certified else "float64"
-        head = (f"sup G on [0, {self.eps_h:g}] in [{self.lower:.10g}, {self.upper:.10g}] "
+        lo, up, fp = self._bracket_text()
+        head = (f"sup G on [0, {self.eps_h:g}] in [{lo}, {up}] "
                 f"({self.method}, {how}, {self.evaluations} evaluations)")
         if self.covers_tail:
-            return head + f"; the profile is 0 beyond eps_h: {self.upper:.10g}-GDP"
-        return head + f"; head GDP, tail failure probability exp({self.log_failure_prob:.6g})"
+            return head + f"; the profile is 0 beyond eps_h: {up}-GDP"
+        return head + f"; head GDP, tail failure probability <= {fp}"
+
+    def _repr_markdown_(self) -> str:
+        return str(self)
+
+    def _repr_latex_(self) -> str:
+        from .report import format_log_upper
+
+        lo, up, _ = self._bracket_text()
+        how = r"\text{certified}" if self.certified else r"\text{float64}"
+        s = (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
+             rf"\quad ({how})")
+        if self.covers_tail:
+            return s + rf",\quad {up}\text{{-GDP}}$"
+        fp = format_log_upper(self.log_failure_prob, latex=True)
+        return s + rf",\quad \delta_{{\mu}}({self.eps_h:g}) \le {fp}$"
 
 
 # ---------------------------------------------------------------------------------------

@@ -372,3 +372,24 @@ def test_profile_methods_delegate_here() -> None:
     m = p.measure(10.0, 1e-6, refine=False, identify=False)
     check(m, mu_laplace_ref(1.5), 1e-6)
     assert p.gdpt(0.0) == gdpt(p, 0.0)
+
+
+def test_printed_measurement_is_rounded_outwards_and_still_true():
+    """str() and the Jupyter reprs print a bracket that still contains the truth.
+    Reference: Laplace mu = -2 Phi^{-1}(e^{-eps0/2}/2) at 40 digits (closed form)."""
+    import re
+
+    import mpmath
+    import sympy
+
+    from symgdp import Profile, eps
+
+    e0 = 1.0
+    with mpmath.workdps(40):
+        truth = -2 * mpmath.sqrt(2) * mpmath.erfinv(2 * (mpmath.exp(-mpmath.mpf(e0) / 2) / 2)
+                                                    - 1)
+    m = Profile(sympy.Max(1 - sympy.exp((eps - e0) / 2), 0)).measure(eps_h=10, tol=1e-6)
+    for text in (str(m), m._repr_markdown_(), m._repr_latex_()):
+        lo, up = (mpmath.mpf(v) for v in re.search(r"\[([0-9.]+), ([0-9.]+)\]", text).groups())
+        assert lo <= truth <= up
+    assert "GDP" in m._repr_latex_() and m._repr_latex_().startswith("$")
