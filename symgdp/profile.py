@@ -721,11 +721,29 @@ class Profile:
         with np.errstate(all="ignore"):
             return np.broadcast_to(np.asarray(f(x)), x.shape).astype(bool)
 
-    def _log_cancels(self) -> bool:
+    def _log_cancels(self, x: np.ndarray) -> np.ndarray:
+        """Where (per point) the float log-expression may subtract nearly equal numbers.
+
+        For a Piecewise profile only the branch that holds at a point matters, so e.g. a
+        refined profile whose head branch is a difference but whose tail is exp(-eps^2)
+        keeps its fast float tail.
+        """
         c = self._cache
         if "log_cancels" not in c:
-            c["log_cancels"] = _cancels(_log_expression(self.bound_expr), self._var)
-        return c["log_cancels"]
+            le = _log_expression(self.bound_expr)
+            if isinstance(le, sympy.Piecewise) and any(
+                    _cancels(b, self._var) for b, _ in le.args):
+                ind = sympy.Piecewise(*[(int(_cancels(b, self._var)), cond)
+                                        for b, cond in le.args])
+                c["log_cancels"] = sympy.lambdify(self._var, ind, modules=_MODULES)
+            else:
+                c["log_cancels"] = _cancels(le, self._var)
+        f = c["log_cancels"]
+        if isinstance(f, bool):
+            return np.full(x.shape, f)
+        with np.errstate(all="ignore"):
+            r = np.broadcast_to(np.asarray(f(x), dtype=np.float64), x.shape)
+        return ~(r == 0.0)  # NaN (no branch matched) counts as cancelling: the safe side
 
     def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
         with np.errstate(all="ignore"):
@@ -816,11 +834,14 @@ class Profile:
                 idx = np.flatnonzero(zero)[z]
                 out[idx] = -np.inf
                 rest[idx] = False
-        if np.any(rest) and self._log_cancels():
+        if np.any(rest):
             # the float log-expression would still subtract nearly equal tiny numbers
-            # (e.g. the erfc difference of the Gaussian profile): use mpmath throughout
-            out[rest] = [self._mp_log(float(e)) for e in x[rest]]
-            rest[:] = False
+            # (e.g. the erfc difference of the Gaussian profile): use mpmath there
+            idx = np.flatnonzero(rest)
+            slow = idx[self._log_cancels(x[idx])]
+            if slow.size:
+                out[slow] = [self._mp_log(float(e)) for e in x[slow]]
+                rest[slow] = False
         if np.any(rest):
             xr = x[rest]
             ly = self._eval_numpy(xr, "log")

@@ -314,3 +314,27 @@ def test_structural_zeros_are_exact_and_underflow_is_not_zero():
     assert abs(prod.log_delta(2.0) - (-2.0 + np.log(0.5))) < 1e-14
     gauss_tail = Profile(sympy.exp(-e**2))
     assert gauss_tail.log_delta(40.0) == -1600.0  # underflows in float64, not a zero
+
+
+def test_piecewise_cancellation_is_judged_per_branch():
+    """A refined profile whose head branch is a difference but whose tail is exp(-eps^2)
+    evaluates the tail from the log-expression (exactly -eps^2, the closed form) and a
+    Piecewise whose tail branch really cancels (the Gaussian profile written with erfc)
+    still gets 40-digit-checked values there (reference: symgdp.precise at 40 digits)."""
+    import numpy as np
+    import sympy
+
+    from symgdp import eps as e
+    from symgdp import precise
+
+    refined = Profile(sympy.Piecewise((sympy.Rational(4, 5) - sympy.exp(e) / 5, e < 1),
+                                      (sympy.exp(-e**2), True)))
+    x = np.array([30.0, 45.0, 100.0])
+    assert np.array_equal(refined.log_delta(x), -x**2)
+    a, b = -e + sympy.Rational(1, 2), -e - sympy.Rational(1, 2)
+    gauss = sympy.erfc(-a / sympy.sqrt(2)) / 2 - sympy.exp(e) * sympy.erfc(-b / sympy.sqrt(2)) / 2
+    pw = Profile(sympy.Piecewise((sympy.Integer(1) - e / 100, e < sympy.Rational(1, 100)),
+                                 (gauss, True)))
+    got = pw.log_delta(np.array([40.0, 60.0]))
+    ref = [float(precise.log_delta_mu(v, 1)) for v in (40.0, 60.0)]
+    assert np.allclose(got, ref, rtol=1e-13, atol=0)
