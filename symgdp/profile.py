@@ -312,6 +312,17 @@ def _zero_condition(expr: sympy.Expr) -> Any:
         return sympy.Or(*zs) if zs else sympy.false
     if isinstance(expr, sympy.Pow) and expr.exp.is_positive is True:
         return _zero_condition(expr.base)
+    if isinstance(expr, sympy.Sum) and len(expr.limits) == 1:
+        i, lo, hi = expr.limits[0]
+        if lo.is_Integer and hi.is_Integer and 0 <= int(hi) - int(lo) <= 2000:
+            zs = [_zero_condition(expr.function.xreplace({i: sympy.Integer(j)}))
+                  for j in range(int(lo), int(hi) + 1)]
+            return sympy.false if any(z is sympy.false for z in zs) else sympy.And(*zs)
+        return sympy.false
+    if isinstance(expr, sympy.Add):
+        # a sum is structurally zero where every term is (the exact k-fold profile)
+        zs = [_zero_condition(t) for t in expr.args]
+        return sympy.false if any(z is sympy.false for z in zs) else sympy.And(*zs)
     return sympy.false
 
 

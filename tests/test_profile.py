@@ -338,3 +338,24 @@ def test_piecewise_cancellation_is_judged_per_branch():
     got = pw.log_delta(np.array([40.0, 60.0]))
     ref = [float(precise.log_delta_mu(v, 1)) for v in (40.0, 60.0)]
     assert np.allclose(got, ref, rtol=1e-13, atol=0)
+
+
+def test_structural_zero_of_a_finite_sum():
+    """The exact k-fold profile (a finite Sum of Max(.., 0) terms) is exactly 0 beyond
+    k*eps0 and matches the KOV sum below it (reference: the sum in 40-digit mpmath)."""
+    import mpmath
+    import numpy as np
+
+    from symgdp import composition
+
+    k, e0 = 3, 0.5
+    prof = composition.optimal_pure_dp(e0, k)
+    assert np.all(np.isneginf(prof.log_delta(np.array([1.6, 10.0, 90.0]))))
+    with mpmath.workdps(40):
+        p = mpmath.exp(e0) / (1 + mpmath.exp(e0))
+        q = 1 - p
+        x = mpmath.mpf(1)
+        ref = mpmath.fsum(mpmath.binomial(k, j) * max(p**j * q**(k - j)
+                                                      - mpmath.exp(x) * q**j * p**(k - j), 0)
+                          for j in range(k + 1))
+    assert abs(prof.log_delta(1.0) - float(mpmath.log(ref))) <= 1e-12 * abs(float(mpmath.log(ref)))
