@@ -485,8 +485,8 @@ def _float_lower(s: _Search, ld_arg: float) -> float:
 
 def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> float | None:
     """Compare the float profile values the bracket hinges on (the best point and the
-    left ends of the leaves with the largest bounds) with a 30-digit evaluation; return
-    the 30-digit log delta at the best point (``None`` without ``profile.mp``).
+    left ends of the leaves with the largest bounds) with a high-precision evaluation;
+    return that log delta at the best point (``None`` without ``profile.mp``).
 
     The float search trusts float64 profile values to ``_PROFILE_SLACK``; an expression
     that cancels or underflows badly somewhere would silently move the bracket.  This
@@ -502,18 +502,22 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
     lf = ld(np.asarray(xs))
     at_best = None
     for x, l_float in zip(xs, lf.tolist(), strict=True):
-        v = profile.mp(x, dps=30)
-        if v <= 0:
-            l_ref = -math.inf
+        if hasattr(profile, "_mp_log"):
+            # mpmath with precision raised until two evaluations agree (a value that
+            # cancels to 0 is not taken as 0 unless provably so)
+            l_ref = profile._mp_log(float(x))
+        else:
+            v = profile.mp(x, dps=30)
+            with mpmath.workdps(30):
+                l_ref = float(mpmath.log(min(v, mpmath.mpf(1)))) if v > 0 else -math.inf
+        if l_ref == -math.inf:
             ok = l_float == -math.inf
         else:
-            with mpmath.workdps(30):
-                l_ref = float(mpmath.log(min(v, mpmath.mpf(1))))
             ok = abs(l_float - l_ref) <= _profile_slack(l_ref)
         if not ok:
             raise PrecisionError(
                 f"the profile's float64 evaluation is inaccurate at eps={x!r}: "
-                f"log delta = {l_float!r}, but {l_ref!r} at 30 digits; rewrite the "
+                f"log delta = {l_float!r}, but {l_ref!r} in high precision; rewrite the "
                 "expression (cancellation/underflow), lower eps_h, or use certify=True")
         if x == s.argmax:
             # SymPy may have rounded constants such as exp(0.2) to 53 bits in the

@@ -30,6 +30,7 @@ bracketed root search in :math:`\log\delta` (float64 or mpmath).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -39,7 +40,7 @@ import numpy as np
 import sympy
 
 from ._bounded import run_bounded
-from .errors import AnalysisTimeout, ProfileError, UnboundParameterError
+from .errors import AnalysisTimeout, PrecisionError, ProfileError, UnboundParameterError
 from .symbols import ALIASES
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -50,6 +51,12 @@ __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
 _NEG_TOL = 1e-14
 # Below this a float64 value has lost relative precision (subnormal) or underflowed.
 _TINY = 1e-290
+# Below this a value computed by a cancelling float expression is not trusted.
+_TINY_CANCEL = 1e-100
+# Highest mpmath precision (decimal digits) tried before a cancelling value is refused.
+_MP_MAX_DPS = 3840
+# Below log delta = this, ball arithmetic is not used to resolve a value (see _arb_log).
+_ARB_FLOOR = -1e9
 _MODULES = ["scipy", "numpy"]
 
 
@@ -298,6 +305,15 @@ def _zero_condition(expr: sympy.Expr) -> Any:
         if any(a.is_zero is True for a in expr.args):
             return sympy.And(*[a <= 0 for a in expr.args if a.is_zero is not True])
         return sympy.false
+    if isinstance(expr, sympy.Min):
+        # Min(a, b, ...) = 0 where one argument is structurally 0 and the others are >= 0
+        conds = []
+        for i, a in enumerate(expr.args):
+            z = _zero_condition(a)
+            if z is not sympy.false:
+                others = [b >= 0 for j, b in enumerate(expr.args) if j != i]
+                conds.append(sympy.And(z, *others))
+        return sympy.Or(*conds) if conds else sympy.false
     if isinstance(expr, sympy.Piecewise):
         conds, seen = [], sympy.false
         for e, c in expr.args:
@@ -789,21 +805,104 @@ class Profile:
             return +mpmath.mpf(v)
 
     def _mp_log(self, e: float) -> float:
-        """log delta(e) with mpmath, raising precision until two evaluations agree."""
+        """log delta(e) with mpmath, raising precision until two finite evaluations agree.
+
+        A value of exactly 0 is not trusted as such (1 - (1 - e^{-eps})^3 cancels to 0 at
+        any precision below ~eps/2.3 digits): it counts as an exact zero only when the
+        expression is structurally 0 there or ball arithmetic proves it; otherwise the
+        precision keeps rising and, past ``_MP_MAX_DPS`` digits, PrecisionError is raised
+        rather than a wrong -inf returned.
+        """
+        try:
+            via_arb = self._arb_log(e)
+        except PrecisionError:
+            # The ball never excluded 0: either an exact zero that arb cannot see as such
+            # (e^x - e^x at a kink) or a cancellation beyond reach.  Only a provable zero
+            # is accepted from the point evaluation below; a positive value is not.
+            if self._mp_log_points(e) == -np.inf:
+                return -np.inf
+            raise
+        if via_arb is not None:
+            return via_arb
+        return self._mp_log_points(e)
+
+    def _mp_log_points(self, e: float) -> float:
+        """log delta(e) from mpmath point evaluations at rising precision."""
         prev = None
-        for dps in (30, 60, 120, 240):
+        dps = 30
+        while dps <= _MP_MAX_DPS:
             v = self.mp(e, dps=dps)
             if v < -_NEG_TOL:
                 raise ProfileError(f"the profile is negative at eps={e!r}: {mpmath.nstr(v, 8)}")
             if v <= 0:
-                cur = -np.inf
+                if self._exact_zero(e):
+                    return -np.inf
+                prev = None
             else:
                 with mpmath.workdps(dps):
                     cur = float(mpmath.log(v))
-            if prev is not None and (cur == prev or abs(cur - prev) <= 1e-13 * abs(cur)):
-                return min(cur, 0.0)
-            prev = cur
-        return min(prev, 0.0)  # type: ignore[arg-type]
+                if prev is not None and abs(cur - prev) <= 1e-13 * abs(cur):
+                    return min(cur, 0.0)
+                prev = cur
+            dps *= 2
+        raise PrecisionError(
+            f"cannot resolve the profile at eps={e!r}: its value cancels to 0 even at "
+            f"{_MP_MAX_DPS} digits and is not provably 0 (rewrite it without the "
+            "cancellation, e.g. with expm1/log1p forms)")
+
+    def _arb_log(self, e: float) -> float | None:
+        """log delta(e) from ball arithmetic, precision doubled until the enclosure of the
+        log is 1e-15 relative (None when the expression has no ball version).
+
+        Unlike a point evaluation, a ball shows a cancellation hidden inside Max/Min or a
+        Piecewise (the enclosure stays wide), so a value is only returned once resolved.
+        """
+        from flint import arb, ctx
+
+        from .interval import ArbUnsupported, profile_arb
+
+        try:
+            f = profile_arb(self)
+        except (ArbUnsupported, ProfileError, TypeError, ValueError):
+            return None
+        prec = 128
+        while prec <= int(_MP_MAX_DPS * 3.33):
+            with ctx.workprec(prec):
+                try:
+                    v = f(arb(e))
+                except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
+                    return None
+                if v.is_exact() and v.is_zero():
+                    return -np.inf
+                if v < 0:
+                    raise ProfileError(f"the profile is negative at eps={e!r}: {v.str(8)}")
+                if v > 0:
+                    lv = v.log()
+                    mid, rad = float(lv.mid()), float(lv.rad())
+                    if math.isfinite(mid) and rad <= 1e-15 * abs(mid) + 1e-300:
+                        return min(mid, 0.0)
+                # Arb's balls lose their radius control at astronomically small magnitudes
+                # (seen below exp(-1e15)); there the mpmath evaluation is used instead.
+                up = float(arb(v.upper()).log().mid()) if v.upper() > 0 else -math.inf
+                if up < _ARB_FLOOR:
+                    return None
+            prec *= 2
+        raise PrecisionError(
+            f"cannot resolve the profile at eps={e!r} even with {prec // 2} bits of ball "
+            "arithmetic (a cancellation, possibly inside Max/Min or a Piecewise branch): "
+            "rewrite it without the cancellation, e.g. with expm1/log1p forms")
+
+    def _exact_zero(self, e: float) -> bool:
+        """The profile is provably exactly 0 at ``e`` (by structure or in ball arithmetic)."""
+        if bool(self._eval_zero(np.array([e]))[0]):
+            return True
+        from .interval import ArbUnsupported, profile_arb
+
+        try:
+            v = profile_arb(self)(e)
+        except (ArbUnsupported, ProfileError, ArithmeticError, ValueError):
+            return False
+        return bool(v.is_exact() and v.is_zero())
 
     def _check(self, x: np.ndarray, y: np.ndarray) -> None:
         neg = y < -_NEG_TOL
@@ -832,6 +931,12 @@ class Profile:
         self._check(x, y)
         out = np.full(x.shape, np.nan)
         ok = np.isfinite(y) & (y > _TINY)
+        # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
+        # Gaussian profile) may have passed through subnormal intermediates long before its
+        # value underflows: below _TINY_CANCEL such values are recomputed in high precision.
+        small = ok & (y < _TINY_CANCEL)
+        if np.any(small):
+            ok[np.flatnonzero(small)[self._log_cancels(x[small])]] = False
         out[ok] = np.log(np.minimum(y[ok], 1.0))
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1

@@ -62,7 +62,7 @@ import numpy as np
 import sympy
 
 from ._bounded import run_bounded
-from .errors import AnalysisTimeout, DomainError, ProfileError
+from .errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
 from .profile import LogDeltaRoot, Profile, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -78,8 +78,10 @@ _FLAT_RTOL = 1e-9
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
 # Grid for the numeric validity check of a profile.
-_CHECK_GRID = np.unique(np.concatenate([np.linspace(0.0, 20.0, 2001),
-                                        np.geomspace(20.0, 1e4, 400)]))
+_CHECK_GRID = np.unique(np.concatenate([np.linspace(0.0, 100.0, 20001),
+                                        np.geomspace(100.0, 1e4, 2000)]))
+# At most this many grid points are re-checked in log space where delta < 1e-12.
+_LOG_CHECK_POINTS = 2000
 
 
 def implication_delta(eps0: Any, delta0: Any, eps: Any) -> sympy.Expr:
@@ -150,6 +152,24 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
         raise ProfileError(f"the profile {expr} is increasing between eps={float(x[i])!r} "
                            f"and eps={float(x[i + 1])!r} (from {float(c[i])!r} to "
                            f"{float(c[i + 1])!r}) {how}")
+    # The absolute slack above hides a rise among tiny values (1e-22 -> 1e-13, say):
+    # re-check there in log space, on a subsample of the grid.
+    tiny = np.flatnonzero(c < 1e-12)
+    if tiny.size > 1:
+        xs = x[tiny[:: max(1, tiny.size // _LOG_CHECK_POINTS)]]
+        try:
+            ld = profile.log_delta(xs)
+        except SymgdpError:
+            return  # the value-space verdict stands; measurement re-checks what it uses
+        fin = np.isfinite(ld[:-1])
+        prev = np.where(fin, ld[:-1], 0.0)
+        rise = fin & (ld[1:] > prev + 1e-9 * np.abs(prev) + 1e-12)
+        if np.any(rise):
+            i = int(np.argmax(rise))
+            raise ProfileError(
+                f"the profile {expr} is increasing between eps={float(xs[i])!r} and "
+                f"eps={float(xs[i + 1])!r} (log delta from {float(ld[i])!r} to "
+                f"{float(ld[i + 1])!r}) {how}")
 
 
 def _below_one_far_out(profile: Profile, timeout: float | None) -> bool:

@@ -49,7 +49,7 @@ import mpmath
 import sympy
 
 from ._bounded import resolve_timeout, run_bounded
-from .errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
+from .errors import AnalysisTimeout, ConvergenceError, PrecisionError, ProfileError, SymgdpError
 
 __all__ = ["Identification", "identify", "tail_limit", "eventual_branch", "NUMERIC_RTOL"]
 
@@ -236,22 +236,23 @@ def eventual_branch(expr: sympy.Expr, var: sympy.Symbol, *,
 
 
 def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
-    """Estimate the limit from q(eps) at eps = 1e2 ... 1e12 (mpmath, 50 digits)."""
+    """Estimate the limit from q(eps) at eps = 1e2 ... 1e12 (mpmath, precision raised until
+    each log delta is resolved; an unresolvable value makes the estimate inconclusive)."""
     qs: list[mpmath.mpf] = []
     with mpmath.workdps(_NUMERIC_DPS):
         for x in _NUMERIC_POINTS:
-            d = profile.mp(x, dps=_NUMERIC_DPS)
-            if d < 0:
-                if d < -1e-14:
-                    raise ProfileError(f"the profile is negative at eps={x:g}: "
-                                       f"{mpmath.nstr(d, 8)} (found by the numeric tail check)")
-                d = mpmath.mpf(0)
-            if d >= 1:
+            # log delta with the precision raised until it is resolved: a value that
+            # cancels to 0 at 50 digits (e.g. 1 - (1 - e^{-eps})^3) must not read as 0
+            try:
+                ld = profile._mp_log(x)
+            except PrecisionError as exc:
+                return None, f"numeric tail inconclusive: {exc}"
+            if ld >= 0:
                 qs.append(mpmath.inf)
-            elif d == 0:
+            elif ld == -math.inf:
                 qs.append(mpmath.mpf(0))
             else:
-                qs.append(mpmath.mpf(x) ** 2 / (-2 * mpmath.log(d)))
+                qs.append(mpmath.mpf(x) ** 2 / (-2 * mpmath.mpf(ld)))
     shown = ", ".join(mpmath.nstr(q, 8) for q in qs)
     where = f"q(eps) = eps^2/(-2 log delta) at eps = 1e2..1e12: {shown}"
     last = qs[-3:]
@@ -263,8 +264,9 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
         return None, f"numeric tail inconclusive; {where}"
     r1 = abs(last[1] - last[0]) / last[1]
     r2 = abs(last[2] - last[1]) / last[2]
-    # changes must shrink, unless both are at the rounding level of the 50-digit arithmetic
-    if r1 <= NUMERIC_RTOL and r2 <= NUMERIC_RTOL and r2 <= max(r1 * 1.0001, 1e-30):
+    # changes must shrink, unless both are at the rounding level of log delta (resolved
+    # to 1e-13 relative by Profile._mp_log)
+    if r1 <= NUMERIC_RTOL and r2 <= NUMERIC_RTOL and r2 <= max(r1 * 1.0001, 1e-12):
         # q(eps) typically converges like 1/eps (GDP profiles: q = mu^2 (1 + mu^2/eps)),
         # so at eps = 1e12 about 10 significant digits are right; report no more.
         val = sympy.Float(mpmath.nstr(last[2], 10), 10)

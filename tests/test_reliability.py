@@ -542,3 +542,52 @@ def test_identify_gaussian_tails(K, c):
 def test_identify_eventually_zero(make):
     ident = make().identify()
     assert ident.is_gdp is True and ident.mu_tail == 0.0
+
+
+def test_narrow_rise_and_rise_among_tiny_values_are_refused():
+    """Review findings: a bump 0.05 wide at eps ~ 50.5 and a rise from ~1e-300 upwards
+    used to pass validation (coarse grid, absolute slack).  Both are increasing by
+    construction (the bump's derivative is positive just left of its centre)."""
+    import sympy
+
+    from symgdp import Profile, ProfileError, eps
+
+    bump = sympy.exp(-eps) / 2 + sympy.exp(-400 * (eps - sympy.Rational(505267, 10000))**2) / 100
+    with pytest.raises(ProfileError, match="increasing"):
+        Profile(bump).validate()
+    tiny_rise = sympy.exp(-eps**2) + sympy.exp(-(eps - 30)**2) * sympy.Float("1e-300")
+    with pytest.raises(ProfileError, match="increasing"):
+        Profile(tiny_rise).validate()
+
+
+def test_cancellation_hidden_in_max_is_not_read_as_zero():
+    """Review finding: 1 - (1 - e^{-eps-130})^3 cancels to 0 at 30-60 digits; the float
+    measurement used to report sup G ~ 1.232 although G(100) = 4.2966290838956...
+    (reference: log delta(100) = log(1 - (1 - e^{-230})^3) at 400 digits)."""
+    import mpmath
+    import sympy
+
+    from symgdp import Profile, eps, mu_gdp
+
+    E = sympy.E
+    p = Profile(sympy.Max(sympy.Max(E - sympy.exp(eps), 0) / (1 + E),
+                          1 - (1 - sympy.exp(-eps - 130))**3))
+    with mpmath.workdps(400):
+        ref = float(mpmath.log(1 - (1 - mpmath.exp(-230))**3))
+    assert abs(p.log_delta(100.0) - ref) <= 1e-12 * abs(ref)
+    m = p.measure(eps_h=100, tol=1e-6, refine=False, identify=False)
+    g100 = mu_gdp(100.0, log_delta=ref)
+    assert m.lower <= m.upper and m.upper >= g100 - 1e-9
+
+
+def test_identify_does_not_trust_a_cancelled_branch():
+    """Review finding: Max(Gaussian, 1 - (1 - e^{-eps})^3) is ~3e^{-eps}, not GDP; the
+    numeric tail used to call it GDP with mu = 1 because the second branch reads 0 at
+    50 digits.  It must now be 'unknown' (or not GDP) — never GDP."""
+    import sympy
+
+    from symgdp import Profile, eps, mechanisms
+
+    p = Profile(sympy.Max(mechanisms.gaussian(1).bound_expr, 1 - (1 - sympy.exp(-eps))**3))
+    ident = p.identify(timeout=2)
+    assert ident.is_gdp is not True
