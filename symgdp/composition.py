@@ -43,8 +43,8 @@ import numpy as np
 import sympy
 from scipy import special
 
-from .errors import ConvergenceError, DomainError
-from .gaussian import eps_gdp, mu_from_pure_dp, mu_gdp
+from .errors import DomainError
+from .gaussian import eps_gdp, mu_from_pure_dp
 from .mechanisms import EPS0
 from .profile import Profile, sympify_value
 from .symbols import eps as _EPS
@@ -71,9 +71,6 @@ _I = sympy.Symbol("i", integer=True, nonnegative=True)
 ROWS = ("basic", "advanced", "gdp", "gdp_laplace", "optimal", "gdp_summary")
 
 _CHUNK = 1 << 21  # matrix entries per block in optimal_log_delta (memory bound)
-_MAX_ROUNDS = 200
-# outward widening of the GDPT bracket for float64 rounding (see _sup_gdpt)
-_ROUNDING = 1e-11
 
 
 def _is_symbolic(*args: Any) -> bool:
@@ -301,45 +298,26 @@ def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
 
 
 # -- GDP measurement by branch and bound --------------------------------------------------
-def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float, tol: float,
-              n0: int = 64) -> tuple[float, float, float]:
-    """Guaranteed (lower, upper, argmax) of sup G on [0, eps_z] for a non-increasing profile
-    that is 0 from eps_z on (shared/math.md §6): on [x, y], G <= mu_GDP(y, delta(x)) and
-    every point value of G is a lower bound.  Intervals whose upper bound cannot beat the
-    best point value by more than tol/2 are settled; the rest are split in four.
+class _LogProfile:
+    """A profile given only by a vectorised log delta (what :func:`symgdp.measure.measure`
+    needs), for the fast closed-form evaluators of this module."""
 
-    Float64 evaluation of log delta (gammaln, logaddexp: ~1e-13 absolute) and of mu_GDP
-    (~1e-15 relative) is covered by widening the result outward by _ROUNDING relative;
-    symgdp.measure with certify=True gives a ball-arithmetic proof instead."""
-    x = np.linspace(0.0, eps_z, n0 + 1)
-    ld = log_delta(x)
-    g = mu_gdp(x, log_delta=ld)
-    best_i = int(np.argmax(g))
-    best, argmax = float(g[best_i]), float(x[best_i])
-    lo, hi, ld_lo = x[:-1], x[1:], ld[:-1]
-    settled = best
-    for _ in range(_MAX_ROUNDS):
-        up = mu_gdp(hi, log_delta=ld_lo)
-        live = up > best + tol / 2
-        if np.any(~live):
-            settled = max(settled, float(np.max(up[~live])))
-        if not np.any(live):
-            pad = _ROUNDING * max(1.0, best)
-            return best - pad, max(settled, best) + pad, argmax
-        lo, hi, ld_lo = lo[live], hi[live], ld_lo[live]
-        w = (hi - lo) / 4.0
-        pts = np.concatenate([lo + w, lo + 2 * w, lo + 3 * w])
-        ldp = log_delta(pts)
-        gp = mu_gdp(pts, log_delta=ldp)
-        i = int(np.argmax(gp))
-        if gp[i] > best:
-            best, argmax = float(gp[i]), float(pts[i])
-        m = lo.size
-        lo = np.concatenate([lo, pts])
-        hi = np.concatenate([pts[:m], pts[m:2 * m], pts[2 * m:], hi])
-        ld_lo = np.concatenate([ld_lo, ldp])
-    raise ConvergenceError(f"sup of the GDPT not bracketed to tol={tol} after "
-                           f"{_MAX_ROUNDS} rounds (best lower bound {best})")
+    def __init__(self, log_delta: Callable[[np.ndarray], np.ndarray]) -> None:
+        self._log_delta = log_delta
+
+    def log_delta(self, eps: Any) -> np.ndarray:
+        return np.asarray(self._log_delta(np.asarray(eps, dtype=np.float64)))
+
+
+def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float,
+              tol: float) -> tuple[float, float, float]:
+    """Guaranteed (lower, upper, argmax) of sup G for a non-increasing profile that is 0
+    from eps_z on, by the branch-and-bound of :func:`symgdp.measure.measure` on
+    [0, eps_z] (which is then the whole supremum)."""
+    from .measure import measure
+
+    m = measure(_LogProfile(log_delta), eps_h=eps_z, tol=tol, refine=False, identify=False)
+    return m.lower, m.upper, m.argmax
 
 
 def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
@@ -369,8 +347,8 @@ def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
     :math:`k`-fold composition profile (the "GDP summary" of shared/math.md §8):
     :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
-    :math:`\delta` from :func:`optimal_log_delta`.  The bracket is widened outward by
-    1e-11 relative for float64 rounding; the gap is at most ``tol/2`` plus that margin.
+    :math:`\delta` from :func:`optimal_log_delta`, bracketed by
+    :func:`symgdp.measure.measure` (float64 rounding allowed for; gap at most ``tol``).
 
     Example:
         >>> lo, up = optimal_mu(0.2, 50)
