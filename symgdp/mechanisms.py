@@ -123,8 +123,11 @@ def laplace(eps0: Any) -> Profile:
                    reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
 
 
-def gaussian(mu: Any) -> Profile:
-    r"""Exact profile of a :math:`\mu`-GDP Gaussian mechanism (:math:`\mu = \Delta/\sigma`).
+def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Profile:
+    r"""Exact profile of the Gaussian mechanism, given :math:`\mu` or its noise :math:`\sigma`.
+
+    A Gaussian mechanism with sensitivity :math:`\Delta` and noise :math:`\sigma` is exactly
+    :math:`\mu`-GDP with :math:`\mu = \Delta/\sigma`, and its profile is
 
     .. math:: \delta_\mu(\varepsilon) = \Phi(-\varepsilon/\mu + \mu/2)
               - e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2)
@@ -132,14 +135,46 @@ def gaussian(mu: Any) -> Profile:
     with :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt2)/2` (Dong, Roth & Su 2021, Cor. 2.13;
     Balle & Wang 2018, Thm 8).
 
+    Args:
+        mu: the GDP parameter :math:`\mu > 0`.
+        sigma: the noise standard deviation :math:`\sigma > 0` instead of ``mu``.
+        sensitivity: the :math:`\ell_2` sensitivity :math:`\Delta > 0` (with ``sigma`` only).
+
+    Exactly one of ``mu`` and ``sigma`` is given.  Numbers and SymPy expressions are both
+    accepted; with ``sigma`` the profile keeps :math:`\sigma` and :math:`\Delta` as
+    parameters, so symbolic steps give formulas in them.
+
+    Raises:
+        DomainError: neither or both of ``mu`` and ``sigma``, ``sensitivity`` with ``mu``,
+            or a value that is not positive and finite.
+
     Example:
         >>> round(gaussian(1.0)(1.0), 12)
         0.126936737507
+        >>> round(gaussian(sigma=2.0, sensitivity=2.0)(1.0), 12)  # the same mu = 1
+        0.126936737507
+        >>> gaussian(sigma=2.0).tail_limit()  # Delta^2/sigma^2 (theory §5)
+        1/4
     """
-    (m,), vals = _merge(_param(mu, _MU, "mu"))
+    if (mu is None) == (sigma is None):
+        given = "both" if mu is not None else "neither"
+        raise DomainError(f"gaussian() takes exactly one of mu and sigma, got {given} "
+                          f"(mu={mu!r}, sigma={sigma!r})")
+    if mu is not None:
+        if not (isinstance(sensitivity, (int, float)) and not isinstance(sensitivity, bool)
+                and sensitivity == 1):
+            raise DomainError(f"sensitivity={sensitivity!r} applies only with sigma=; "
+                              f"mu is already Delta/sigma (got mu={mu!r})")
+        (m,), vals = _merge(_param(mu, _MU, "mu"))
+        meta: dict[str, Any] = {}
+    else:
+        (s, d), vals = _merge(_param(sigma, _SIGMA, "sigma"),
+                              _param(sensitivity, SENSITIVITY, "sensitivity"))
+        m = d / s
+        meta = {"mu": m.xreplace(vals)}
     expr = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
     return Profile(expr, vals, name="Gaussian",
-                   reference="Dong, Roth & Su (2021), Corollary 2.13")
+                   reference="Dong, Roth & Su (2021), Corollary 2.13", **meta)
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:

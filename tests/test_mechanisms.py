@@ -84,6 +84,37 @@ def test_gaussian_log_delta_deep_tail():
     assert M.gaussian(1).log_delta(40.0) == pytest.approx(ref, rel=1e-10)
 
 
+@pytest.mark.parametrize("sigma,sensitivity", [(2.0, 1), (0.5, 3.0), (7.0, 0.25)])
+@pytest.mark.parametrize("eps", [0.0, 1.0, 6.0])
+def test_gaussian_from_sigma_is_delta_of_sensitivity_over_sigma(sigma, sensitivity, eps):
+    # reference: symgdp.precise.delta_mu at 40 digits with mu = Delta/sigma (Dong, Roth &
+    # Su 2021: the Gaussian mechanism is exactly Delta/sigma-GDP)
+    ref = float(precise.delta_mu(eps, sensitivity / sigma, dps=DPS))
+    p = M.gaussian(sigma=sigma, sensitivity=sensitivity)
+    assert p(eps) == pytest.approx(ref, rel=1e-10, abs=1e-300)
+    assert float(p.meta["mu"]) == pytest.approx(sensitivity / sigma, rel=1e-15)
+
+
+def test_gaussian_from_sigma_tail_limit_is_sensitivity_over_sigma_squared():
+    # reference: closed form of the tail limit of delta_mu, mu^2 = Delta^2/sigma^2
+    assert M.gaussian(sigma=2, sensitivity=3).tail_limit() == sympy.Rational(9, 4)
+
+
+@pytest.mark.parametrize("kwargs,fragment", [
+    ({}, "neither"),
+    ({"mu": 1.0, "sigma": 1.0}, "both"),
+    ({"mu": 1.0, "sensitivity": 2.0}, "sensitivity=2.0"),
+    ({"sigma": 0.0}, "sigma must be > 0"),
+    ({"sigma": -1.0}, "sigma must be > 0"),
+    ({"sigma": float("inf")}, "sigma"),
+    ({"sigma": 1.0, "sensitivity": 0}, "sensitivity must be > 0"),
+    ({"sigma": "two"}, "sigma"),
+])
+def test_gaussian_argument_errors_name_the_value(kwargs, fragment):
+    with pytest.raises(DomainError, match=fragment.replace("(", r"\(")):
+        M.gaussian(**kwargs)
+
+
 @pytest.mark.parametrize("eps0", [0.1, 1.0, 5.0])
 def test_randomized_response_equals_its_output_distribution_profile(eps0):
     # reference: delta(eps) = sum over the two outputs of (P(o) - e^eps Q(o))_+ for
