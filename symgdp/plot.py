@@ -34,7 +34,7 @@ from .report import format_bracket
 
 __all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
 
-_FIGSIZE = (6.4, 4.2)
+_FIGSIZE = (7.8, 4.2)
 _FONT = 11
 # Row names of symgdp.composition.table, in the order and wording of math §8.
 _ROW_LABELS = {
@@ -44,7 +44,12 @@ _ROW_LABELS = {
     "gdp_laplace": r"GDP, per-step $\mu$ of Laplace",
     "optimal": "optimal (Kairouz–Oh–Viswanath)",
     "gdp_summary": r"GDP summary of the optimal profile",
+    "rdp": "RDP (Mironov, Cor. 1)",
+    "rdp_tight": "RDP of pure DP, improved conversion",
+    "clt": "CLT approximation (not a bound)",
+    "pld": "PLD (connect-the-dots)",
 }
+_LEGEND_PLACES = ("outside", "below", "inside", "none")
 
 
 # -- matplotlib plumbing ---------------------------------------------------------------------
@@ -63,15 +68,81 @@ def _axes(ax: Any, figsize: tuple[float, float] = _FIGSIZE) -> tuple[Any, Any]:
     return fig, fig.add_subplot()
 
 
-def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None) -> None:
+def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None,
+            legend: str = "outside") -> None:
     ax.set_xlabel(xlabel, fontsize=_FONT + 1)
     ax.set_ylabel(ylabel, fontsize=_FONT + 1)
     ax.tick_params(labelsize=_FONT - 1)
     ax.grid(True, which="major", alpha=0.3)
     if title:
         ax.set_title(title, fontsize=_FONT + 1)
-    if ax.get_legend_handles_labels()[0]:
+    if not ax.get_legend_handles_labels()[0] or legend == "none":
+        return
+    # outside the axes so that no entry hides data; constrained layout makes room for it
+    if legend == "outside":
+        ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper left",
+                  bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
+    elif legend == "below":
+        ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper center",
+                  bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0, ncols=2)
+    else:
         ax.legend(fontsize=_FONT - 2, frameon=False)
+
+
+def _check_legend(legend: str) -> str:
+    if legend not in _LEGEND_PLACES:
+        raise DomainError(f"legend must be one of {', '.join(_LEGEND_PLACES)}; got {legend!r}")
+    return legend
+
+
+def _colors(ax: Any, n: int) -> list[Any]:
+    """``n`` colours of the property cycle, skipping those already drawn in ``ax``.
+
+    Every series gets its own colour, also when several calls draw into the same axes.
+    """
+    from matplotlib import rcParams
+    from matplotlib.colors import to_hex
+
+    cycle = rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
+    used = {to_hex(ln.get_color()) for ln in ax.get_lines()}
+    free = [c for c in cycle if to_hex(c) not in used]
+    pool = free + [c for c in cycle if c not in free]
+    return [pool[i % len(pool)] for i in range(n)]
+
+
+def _series(args: tuple[Any, ...], *, pairs: bool = False) -> list[Any]:
+    """Series given as separate arguments or as one sequence (list, tuple, iterable).
+
+    With ``pairs``, a tuple ``(alpha, beta)`` of two arrays is one series, not two.
+    """
+    if len(args) != 1:
+        return list(args)
+    (x,) = args
+    if pairs and isinstance(x, tuple) and len(x) == 2 and \
+            not any(isinstance(v, Profile) or callable(v) for v in x):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return list(x)
+    if hasattr(x, "__iter__") and not isinstance(x, (str, bytes, np.ndarray, Profile)) \
+            and not hasattr(x, "log_delta") and not callable(x):
+        return list(x)
+    return [x]
+
+
+def _check_profiles(items: Sequence[Any], func: str) -> None:
+    if not items:
+        raise DomainError(f"{func}() needs at least one Profile")
+    for i, p in enumerate(items):
+        if not hasattr(p, "log_delta"):
+            raise DomainError(f"{func}(): series {i + 1} must be a Profile, got "
+                              f"{type(p).__name__} {p!r:.60}")
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Index ranges ``[i, j)`` where ``mask`` is True."""
+    m = np.concatenate([[False], np.asarray(mask, dtype=bool), [False]])
+    d = np.diff(m.astype(np.int8))
+    return list(zip(np.nonzero(d == 1)[0], np.nonzero(d == -1)[0], strict=True))
 
 
 def _mathtext_ok(text: str) -> bool:
@@ -123,12 +194,6 @@ def _check_range(name: str, value: float) -> float:
     return v
 
 
-def _gdpt_values(p: Any, x: np.ndarray) -> np.ndarray:
-    """G(x) = mu_GDP(x, delta(x)); +inf (delta >= 1) is returned as NaN so it is not drawn."""
-    g = np.asarray(mu_gdp(x, log_delta=p.log_delta(x)), dtype=float)
-    return np.where(np.isfinite(g), g, np.nan)
-
-
 def _auto_eps_max(items: Sequence[Any], level: float = 1e-8) -> float:
     """Smallest eps (between 1 and 100) where every profile is below ``level``."""
     grid = np.linspace(0.0, 100.0, 401)[1:]
@@ -147,12 +212,13 @@ def profiles(
     log: bool | None = None,
     ax: Any = None,
     title: str | None = None,
+    legend: str = "outside",
 ) -> Any:
     r"""Privacy profiles :math:`\delta(\varepsilon)` with GDP profiles :math:`\delta_\mu`.
 
     Args:
         *profiles: :class:`~symgdp.profile.Profile` objects (e.g. a naive profile and its
-            refinement), every parameter bound.
+            refinement), every parameter bound, as separate arguments or one sequence.
         mu: GDP parameters whose curves :math:`\delta_\mu(\varepsilon)` are drawn dashed.
         eps_max: right end of the :math:`\varepsilon` axis; by default where every profile
             has dropped below :math:`10^{-8}` (between 1 and 100).
@@ -162,36 +228,43 @@ def profiles(
             three decades.
         ax: draw into this axes instead of a new figure.
         title: optional title.
+        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
+            ``"none"``.
 
     Returns:
-        The matplotlib ``Figure``.
+        The matplotlib ``Figure``.  Every series has its own colour.
 
     Example:
         >>> import sympy
         >>> from symgdp import Profile, eps
-        >>> fig = profiles(Profile(2 * sympy.exp(-eps**2)), mu=[1.0], eps_max=3)
-        >>> len(fig.axes[0].lines)
-        2
+        >>> a, b = Profile(2 * sympy.exp(-eps**2)), Profile(sympy.exp(-eps**2))
+        >>> fig = profiles([a, b], mu=[1.0], eps_max=3)  # or profiles(a, b, ...)
+        >>> len({line.get_color() for line in fig.axes[0].lines})
+        3
     """
-    if not profiles:
-        raise DomainError("profiles() needs at least one Profile")
+    items = _series(profiles)
+    _check_profiles(items, "profiles")
+    _check_legend(legend)
     if n < 2:
         raise DomainError(f"n must be at least 2, got {n!r}")
-    names = _labels(profiles, labels)
-    xmax = _auto_eps_max(profiles) if eps_max is None else _check_range("eps_max", eps_max)
+    names = _labels(items, labels)
+    mus = _as_list(mu)
+    xmax = _auto_eps_max(items) if eps_max is None else _check_range("eps_max", eps_max)
     x = np.linspace(0.0, xmax, int(n))
     fig, ax = _axes(ax)
+    colors = _colors(ax, len(items) + len(mus))
     curves = []
-    for p, label in zip(profiles, names, strict=True):
+    for p, label, color in zip(items, names, colors, strict=False):
         y = np.exp(p.log_delta(x))
         curves.append(y)
-        ax.plot(x, y, lw=2.0, label=label)
-    for m in _as_list(mu):
+        ax.plot(x, y, lw=2.0, color=color, label=label)
+    for m, color in zip(mus, colors[len(items):], strict=True):
         y = np.asarray(delta_mu(x, m), dtype=float)
         curves.append(y)
-        ax.plot(x, y, ls="--", lw=1.4, color="0.35" if len(_as_list(mu)) == 1 else None,
+        ax.plot(x, y, ls="--", lw=1.4, color=color,
                 label=rf"$\delta_{{\mu}}(\varepsilon),\ \mu = {m:.4g}$")
     use_log = _spans_decades(np.concatenate(curves)) if log is None else bool(log)
+    use_log = use_log or (log is None and ax.get_yscale() == "log")  # axes drawn into before
     if use_log:
         ax.set_yscale("log")
         positive = np.concatenate(curves)
@@ -201,7 +274,7 @@ def profiles(
     else:
         ax.set_ylim(-0.02, 1.02)
     ax.set_xlim(0.0, xmax)
-    _finish(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$", title)
+    _finish(ax, r"$\varepsilon$", r"$\delta(\varepsilon)$", title, legend)
     return fig
 
 
@@ -217,12 +290,14 @@ def gdpt(
     logx: bool = False,
     ax: Any = None,
     title: str | None = None,
+    legend: str = "outside",
 ) -> Any:
     r"""GDPT curves :math:`G(\varepsilon)` with staircase bounds, measured bracket and tail.
 
     Args:
-        *profiles: the profiles whose GDPT is drawn (pass the refined profile to see the
-            curve a default :meth:`~symgdp.profile.Profile.measure` bounds).
+        *profiles: the profiles whose GDPT is drawn, as separate arguments or one sequence
+            (pass the refined profile to see the curve a default
+            :meth:`~symgdp.profile.Profile.measure` bounds).
         measurements: one ``Measurement`` or one per profile (``None`` entries allowed):
             its guaranteed bracket :math:`[\text{lower}, \text{upper}]` of
             :math:`\sup_{[0,\varepsilon_h]} G` is drawn as a band over the head, its
@@ -230,7 +305,7 @@ def gdpt(
         eps_max: right end of the axis; default :math:`\max(10, 3\,\text{argmax})`, at most
             the measured :math:`\varepsilon_h`.
         n: grid points of the curve.
-        staircase: number of steps of the staircase bounds of math §6 drawn over
+        staircase: number of steps of the staircase bounds (theory §6) drawn over
             ``[0, eps_max]`` (``None`` or 0: none).  Every step is a guaranteed lower/upper
             bound of :math:`G` on its interval.
         cover: draw the upper bounds of :math:`G` that the measurement proved on each
@@ -242,37 +317,45 @@ def gdpt(
         logx: logarithmic :math:`\varepsilon` axis.
         ax: draw into this axes.
         title: optional title.
+        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
+            ``"none"``.
+
+    Where :math:`\delta(\varepsilon) \ge 1` the GDPT is :math:`+\infty`: that range is
+    shaded and the jump is marked with an arrow, and an upper step that is infinite is
+    drawn at the top edge with an arrow, never silently left out.
 
     Returns:
-        The matplotlib ``Figure``.
+        The matplotlib ``Figure``.  Each profile has its own colour; its staircase,
+        bracket and tail share it.
 
     Example:
         >>> import sympy
         >>> from symgdp import Profile, eps
-        >>> fig = gdpt(Profile(sympy.exp(-eps**2), name="A"), staircase=8, tail=0.7071,
+        >>> fig = gdpt(Profile(sympy.exp(-eps**2) / 2, name="A"), staircase=8, tail=0.7071,
         ...            eps_max=5)
         >>> [t.get_text() for t in fig.axes[0].get_legend().get_texts()][:2]
         ['A', 'staircase bounds (8 steps)']
     """
-    if not profiles:
-        raise DomainError("gdpt() needs at least one Profile")
+    items = _series(profiles)
+    _check_profiles(items, "gdpt")
+    _check_legend(legend)
     if n < 2:
         raise DomainError(f"n must be at least 2, got {n!r}")
-    names = _labels(profiles, labels)
+    names = _labels(items, labels)
     if measurements is None or not isinstance(measurements, (list, tuple)):
-        meas = [measurements] + [None] * (len(profiles) - 1)
+        meas = [measurements] + [None] * (len(items) - 1)
     else:
         meas = list(measurements)
-    if len(meas) != len(profiles):
-        raise DomainError(f"got {len(meas)} measurements for {len(profiles)} profiles")
+    if len(meas) != len(items):
+        raise DomainError(f"got {len(meas)} measurements for {len(items)} profiles")
     if isinstance(tail, (bool, np.bool_)):
-        tails: list[Any] = [bool(tail)] * len(profiles)
+        tails: list[Any] = [bool(tail)] * len(items)
     elif isinstance(tail, (int, float)):
-        tails = [float(tail)] + [None] * (len(profiles) - 1)
+        tails = [float(tail)] + [None] * (len(items) - 1)
     else:
         tails = list(tail)
-        if len(tails) != len(profiles):
-            raise DomainError(f"got {len(tails)} tail values for {len(profiles)} profiles")
+        if len(tails) != len(items):
+            raise DomainError(f"got {len(tails)} tail values for {len(items)} profiles")
 
     if eps_max is None:
         xmax = 10.0
@@ -287,23 +370,37 @@ def gdpt(
     x = np.geomspace(xmax * 1e-4, xmax, n) if logx else np.linspace(0.0, xmax, int(n))
 
     fig, ax = _axes(ax)
+    colors = _colors(ax, len(items))
     ymax = 0.0
-    for k, (p, label, m, t) in enumerate(zip(profiles, names, meas, tails, strict=True)):
-        color = f"C{k}"
-        g = _gdpt_values(p, x)
+    jumps: list[tuple[float, float, Any]] = []  # (eps, finite G there, colour)
+    at_top: list[tuple[np.ndarray, np.ndarray, Any, str]] = []  # infinite upper steps
+    for k, (p, label, m, t, color) in enumerate(
+            zip(items, names, meas, tails, colors, strict=True)):
+        g = np.asarray(mu_gdp(x, log_delta=p.log_delta(x)), dtype=float)
+        infinite = np.isposinf(g)
+        g = np.where(np.isfinite(g), g, np.nan)
         ax.plot(x, g, lw=2.0, color=color, label=label)
         if np.any(np.isfinite(g)):
             ymax = max(ymax, float(np.nanmax(g)))
+        for run, (i, j) in enumerate(_runs(infinite)):
+            right = x[j] if j < len(x) else x[-1]
+            ax.axvspan(x[i], right, color=color, alpha=0.12, lw=0,
+                       label=(r"$G = \infty$ where $\delta(\varepsilon) \geq 1$"
+                              if run == 0 else None))
+            if j < len(x) and np.isfinite(g[j]):
+                jumps.append((float(x[j]), float(g[j]), color))
         if staircase:
             steps = int(staircase)
             edges = np.linspace(0.0, xmax, steps + 1)
             ld = p.log_delta(edges)
             lo = np.asarray(mu_gdp(edges[:-1], log_delta=ld[1:]), dtype=float)
             up = np.asarray(mu_gdp(edges[1:], log_delta=ld[:-1]), dtype=float)
+            at_top.append((edges, np.isposinf(up), color, "-"))
             up = np.where(np.isfinite(up), up, np.nan)
             ax.stairs(up, edges, color=color, lw=0.9, alpha=0.75, baseline=None,
                       label=f"staircase bounds ({steps} steps)" if k == 0 else None)
-            ax.stairs(lo, edges, color=color, lw=0.9, alpha=0.75, baseline=None)
+            ax.stairs(np.where(np.isfinite(lo), lo, np.nan), edges, color=color, lw=0.9,
+                      alpha=0.75, baseline=None)
             finite = up[np.isfinite(up)]
             if finite.size:
                 ymax = max(ymax, float(np.median(finite)))
@@ -322,6 +419,7 @@ def gdpt(
                 ax.stairs(np.where(np.isfinite(shown[:, 2]), shown[:, 2], np.nan), edges,
                           color=color, lw=0.8, ls="--", alpha=0.8, baseline=None,
                           label=f"measured upper bounds ({len(leaves)} intervals)")
+                at_top.append((edges, np.isposinf(shown[:, 2]), color, "--"))
             lo_txt, up_txt = format_bracket(lower, upper)
             ax.fill_between([0.0, head], [lower] * 2, [upper] * 2, color=color, alpha=0.25)
             ax.hlines([lower, upper], 0.0, head, colors=color, lw=1.0, ls="-.",
@@ -340,14 +438,35 @@ def gdpt(
             # nothing to draw at infinity, but the verdict belongs in the legend
             ax.plot([], [], color=color, ls=":", lw=1.4,
                     label=r"tail limit $\lim\, G = \infty$ (not GDP)")
-    ax.set_ylim(0.0, 1.15 * ymax if ymax > 0 else 1.0)
+    top = 1.15 * ymax if ymax > 0 else 1.0
+    ax.set_ylim(0.0, top)
+    _mark_infinite(ax, jumps, at_top, top)
     if logx:
         ax.set_xscale("log")
     else:
         ax.set_xlim(0.0, xmax)
     _finish(ax, r"$\varepsilon$",
-            r"$G(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta(\varepsilon))$", title)
+            r"$G(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta(\varepsilon))$", title,
+            legend)
     return fig
+
+
+def _mark_infinite(ax: Any, jumps: Sequence[tuple[float, float, Any]],
+                   at_top: Sequence[tuple[np.ndarray, np.ndarray, Any, str]],
+                   top: float) -> None:
+    """Arrows where G jumps to +inf, and infinite upper steps drawn at the top edge."""
+    for x0, g0, color in jumps:
+        ax.annotate("", xy=(x0, 0.985 * top), xytext=(x0, g0),
+                    arrowprops={"arrowstyle": "-|>", "color": color, "lw": 1.2,
+                                "shrinkA": 0, "shrinkB": 0})
+    labelled = False
+    for edges, infinite, color, ls in at_top:
+        for i in np.nonzero(infinite)[0]:
+            a, b = float(edges[i]), float(edges[i + 1])
+            ax.plot([a, b], [0.985 * top] * 2, color=color, lw=1.2, ls=ls, alpha=0.8)
+            ax.plot([(a + b) / 2], [0.985 * top], marker="^", color=color, ms=5, ls="none",
+                    label=None if labelled else r"upper bound $= \infty$ (at the top edge)")
+            labelled = True
 
 
 def _tail_value(p: Any, m: Any, t: Any) -> float | None:
@@ -389,11 +508,12 @@ def tradeoff(
     labels: Sequence[str] | None = None,
     ax: Any = None,
     title: str | None = None,
+    legend: str = "outside",
 ) -> Any:
     r"""Trade-off (:math:`f`-DP) curves, type I error :math:`\alpha` vs type II error.
 
     Args:
-        *curves: profiles (drawn as the trade-off function they imply, Dong, Roth & Su 2021,
+        *curves: as separate arguments or one list: profiles (drawn as the trade-off function they imply, Dong, Roth & Su 2021,
             Proposition 2.12, with the supremum over a dense :math:`\varepsilon` grid, which
             is conservative), trade-off curves :math:`T(\alpha)` such as those of
             :mod:`symgdp.tradeoff` (any vectorised callable), or ``(alpha, beta)`` pairs.
@@ -403,6 +523,8 @@ def tradeoff(
         labels: legend entries for ``curves``.
         ax: draw into this axes.
         title: optional title.
+        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
+            ``"none"``.
 
     Returns:
         The matplotlib ``Figure`` (square axes on :math:`[0, 1]^2`, with the diagonal of
@@ -413,14 +535,17 @@ def tradeoff(
         >>> len(fig.axes[0].lines)
         3
     """
+    _check_legend(legend)
     if n < 2:
         raise DomainError(f"n must be at least 2, got {n!r}")
     alpha = np.linspace(0.0, 1.0, int(n))
-    fig, ax = _axes(ax, figsize=(5.0, 4.8))
-    ax.plot([0, 1], [1, 0], color="0.6", lw=1.0, ls=":", label=r"$1 - \alpha$ (perfect privacy)")
-    items = list(curves)
+    items = _series(curves, pairs=True)
+    mus = _as_list(mu)
     if labels is not None and len(labels) != len(items):
         raise DomainError(f"got {len(labels)} labels for {len(items)} curves")
+    fig, ax = _axes(ax, figsize=(6.6, 4.6))
+    colors = _colors(ax, len(items) + len(mus))
+    ax.plot([0, 1], [1, 0], color="0.6", lw=1.0, ls=":", label=r"$1 - \alpha$ (perfect privacy)")
     for i, c in enumerate(items):
         if isinstance(c, tuple) and len(c) == 2:
             a, b = (np.asarray(v, dtype=float) for v in c)
@@ -437,21 +562,22 @@ def tradeoff(
         else:
             raise DomainError(f"curve {i + 1} must be a Profile, a trade-off curve or an "
                               f"(alpha, beta) pair, got {type(c).__name__}")
-        ax.plot(a, b, lw=2.0, label=label)
-    for m in _as_list(mu):
-        ax.plot(alpha, tradeoff_gdp(alpha, m), ls="--", lw=1.4,
+        ax.plot(a, b, lw=2.0, color=colors[i], label=label)
+    for m, color in zip(mus, colors[len(items):], strict=True):
+        ax.plot(alpha, tradeoff_gdp(alpha, m), ls="--", lw=1.4, color=color,
                 label=rf"$G_{{\mu}}$, $\mu = {m:.4g}$")
     ax.set_xlim(0, 1)
     ax.set_ylim(0, 1)
     ax.set_aspect("equal")
-    _finish(ax, r"type I error $\alpha$", r"type II error $\beta$", title)
+    _finish(ax, r"type I error $\alpha$", r"type II error $\beta$", title, legend)
     return fig
 
 
 def composition(
-    table: Mapping[str, Sequence[float]],
+    table: Any,
     x: Sequence[float] | None = None,
     *,
+    deltas: Sequence[float] | None = None,
     xlabel: str = r"$\delta$",
     rows: Sequence[str] | None = None,
     labels: Mapping[str, str] | None = None,
@@ -459,54 +585,81 @@ def composition(
     logy: bool | None = None,
     ax: Any = None,
     title: str | None = None,
+    legend: str = "outside",
 ) -> Any:
     r"""Composition bounds: :math:`\varepsilon` against :math:`\delta` (or against :math:`k`).
 
     Args:
-        table: row name to values, as returned by :func:`symgdp.composition.table` (one
-            :math:`\varepsilon` per :math:`\delta`).  Rows ``basic``, ``advanced``, ``gdp``,
-            ``gdp_laplace``, ``optimal`` and ``gdp_summary`` get descriptive labels.
-        x: the abscissae (the :math:`\delta` values, or the numbers of steps :math:`k`); by
-            default ``table.deltas`` when the table carries it.
+        table: the table of :func:`symgdp.composition.table` as it is (its ``deltas`` are
+            the abscissae), or any mapping from row name to values (one
+            :math:`\varepsilon` per abscissa), then with ``deltas=`` or ``x``.  Known rows
+            (``basic``, ``advanced``, ``gdp``, ``gdp_laplace``, ``optimal``,
+            ``gdp_summary``, ``rdp``, ``rdp_tight``, ``clt``, ``pld``) get descriptive
+            labels.
+        x: the abscissae (the numbers of steps :math:`k`, or the :math:`\delta` values).
+        deltas: the :math:`\delta` values of a plain mapping (same as ``x``).
         xlabel: label of the abscissa (use ``"$k$"`` for a plot against the step count).
         rows: the rows to draw, in order (default: all).
         labels: overrides of row labels.
         logx, logy: logarithmic axes; by default when the data span more than two decades.
         ax: draw into this axes.
         title: optional title.
+        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
+            ``"none"``.
+
+    Entries that are ``None`` or NaN (not computed) are left out of their row, and the
+    legend says so; an infinite :math:`\varepsilon` (no guarantee at that :math:`\delta`)
+    is marked with an arrow at the top edge.
 
     Returns:
         The matplotlib ``Figure``.
 
     Example:
-        >>> fig = composition({"basic": [10.0, 10.0], "advanced": [8.1, 9.4]}, [1e-6, 1e-10])
+        >>> fig = composition({"basic": [10.0, 10.0], "advanced": [8.1, 9.4]},
+        ...                   deltas=[1e-6, 1e-10])
         >>> fig.axes[0].get_xscale()
         'log'
     """
+    _check_legend(legend)
+    if x is not None and deltas is not None:
+        raise DomainError("give the abscissae once: x or deltas, not both")
     if x is None:
-        x = getattr(table, "deltas", None)
+        x = deltas if deltas is not None else getattr(table, "deltas", None)
         if x is None:
-            raise DomainError("composition() needs the abscissae x (e.g. the deltas)")
+            raise DomainError("composition() needs the abscissae: a table with .deltas, "
+                              "or deltas= (or x=) for a plain mapping")
     xs = np.asarray(x, dtype=float)
-    names = list(table.keys()) if rows is None else list(rows)
+    available = [str(r) for r in table]
+    names = available if rows is None else list(rows)
     for r in names:
-        if r not in table:
-            raise DomainError(f"the table has no row {r!r}; rows are {sorted(table)}")
+        if r not in available:
+            raise DomainError(f"the table has no row {r!r}; rows are {sorted(available)}")
     fig, ax = _axes(ax)
+    colors = _colors(ax, len(names))
     everything = []
-    styles = ["-o", "-s", "-^", "-v", "-D", "-P", "-X", "-*"]
+    styles = ["-o", "-s", "-^", "-v", "-D", "-P", "-X", "-*", "-<", "->"]
+    infinite_at: list[tuple[np.ndarray, Any]] = []
     for i, r in enumerate(names):
-        ys = np.asarray(table[r], dtype=float)
+        ys = np.array([math.nan if v is None else float(v) for v in table[r]], dtype=float)
         if ys.shape != xs.shape:
             raise DomainError(f"row {r!r} has {ys.size} values for {xs.size} abscissae")
-        everything.append(ys)
         label = (labels or {}).get(r, _ROW_LABELS.get(r, r))
-        ax.plot(xs, ys, styles[i % len(styles)], lw=1.6, ms=4, label=label)
+        if np.isnan(ys).any():
+            label += " (not computed everywhere)" if np.isfinite(ys).any() \
+                else " (not computed)"
+        if np.isposinf(ys).any():
+            infinite_at.append((xs[np.isposinf(ys)], colors[i]))
+        ys = np.where(np.isfinite(ys), ys, np.nan)
+        everything.append(ys)
+        ax.plot(xs, ys, styles[i % len(styles)], color=colors[i], lw=1.6, ms=4, label=label)
     if logx if logx is not None else _spans_decades(xs, 2.0):
         ax.set_xscale("log")
     if logy if logy is not None else _spans_decades(np.concatenate(everything), 2.0):
         ax.set_yscale("log")
-    _finish(ax, xlabel, r"$\varepsilon$", title)
+    for where, color in infinite_at:
+        ax.plot(where, [0.97] * len(where), "^", color=color, ms=7,
+                transform=ax.get_xaxis_transform(), label=r"$\varepsilon = \infty$")
+    _finish(ax, xlabel, r"$\varepsilon$", title, legend)
     return fig
 
 
@@ -517,7 +670,7 @@ def summary(rep: Any, *, eps_max: float | None = None) -> Any:
     measured upper bound; the right one the GDPT of the measured profile with its
     staircase bounds, measured bracket and tail limit.
     """
-    fig = _figure_class()(figsize=(11.5, 4.2), layout="constrained")
+    fig = _figure_class()(figsize=(14.0, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
     items = [rep.profile.replace(name="naive profile")]
     if rep.refined is not None:

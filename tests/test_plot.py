@@ -44,6 +44,11 @@ def render(fig) -> bytes:
     return buf.getvalue()
 
 
+INFINITE_G = r"$G = \infty$ where $\delta(\varepsilon) \geq 1$"
+# where 5/4 e^{-9/4 eps^2} = 1: the naive SGD profile is vacuous (G = inf) below this
+SGD_VACUOUS_TO = math.sqrt(math.log(1.25) / 2.25)
+
+
 def legend_texts(ax) -> list[str]:
     return [t.get_text() for t in ax.get_legend().get_texts()]
 
@@ -143,7 +148,7 @@ def test_gdpt_tail_infinite_or_off():
     fig = plot.gdpt(SGD, measurements=m, staircase=None, n=20)
     assert any("not GDP" in t for t in legend_texts(fig.axes[0]))
     fig = plot.gdpt(SGD, staircase=None, tail=False, n=20, labels=["x"])
-    assert legend_texts(fig.axes[0]) == ["x"]
+    assert legend_texts(fig.axes[0]) == ["x", INFINITE_G]
     # a profile measured as given can have sup G = inf: said in the legend, no band drawn
     m = SimpleNamespace(lower=math.inf, upper=math.inf, eps_h=5.0, argmax=0.0, mu_tail=0.7,
                         covers_tail=False)
@@ -195,6 +200,117 @@ def test_gdpt_argument_checks():
         plot.gdpt(SGD, measurements=[None, None])
     with pytest.raises(DomainError, match="tail values"):
         plot.gdpt(SGD, SGD, tail=[0.5])
+
+
+def test_gdpt_marks_where_g_is_infinite():
+    """Reference: closed form, 5/4 e^{-9/4 eps^2} >= 1 exactly for eps <= sqrt(log(5/4)/(9/4)),
+    where G = mu_GDP(eps, 1) = inf; an upper staircase step [x_i, x_{i+1}] is infinite exactly
+    when delta(x_i) >= 1."""
+    from matplotlib.patches import Rectangle
+    from matplotlib.text import Annotation
+
+    n, steps, xmax = 301, 10, 3.0
+    fig = plot.gdpt(SGD, staircase=steps, eps_max=xmax, n=n, tail=False)
+    ax = fig.axes[0]
+    (span,) = [p for p in ax.patches if isinstance(p, Rectangle)]
+    grid = xmax / (n - 1)
+    assert span.get_x() == 0.0
+    assert SGD_VACUOUS_TO <= span.get_x() + span.get_width() <= SGD_VACUOUS_TO + grid
+    assert INFINITE_G in legend_texts(ax)
+    # the jump to +inf is an arrow from the curve to the top edge at the end of the span
+    (arrow,) = [c for c in ax.get_children() if isinstance(c, Annotation)]
+    assert arrow.xy[0] == pytest.approx(span.get_x() + span.get_width())
+    assert arrow.xy[1] == pytest.approx(0.985 * ax.get_ylim()[1])
+    edges = np.linspace(0.0, xmax, steps + 1)
+    infinite_steps = [(e[0] + e[1]) / 2 for e in zip(edges[:-1], edges[1:], strict=True)
+                      if e[0] <= SGD_VACUOUS_TO]
+    marks = [ln for ln in ax.lines if ln.get_marker() == "^"]
+    assert sorted(float(m.get_xdata()[0]) for m in marks) == pytest.approx(infinite_steps)
+    assert "upper bound $= \\infty$ (at the top edge)" in legend_texts(ax)
+    render(fig)
+    # a profile below 1 everywhere has nothing to mark
+    fig = plot.gdpt(gaussian_profile(1.0), staircase=4, eps_max=3.0, n=20, tail=False)
+    assert not [p for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    assert not [ln for ln in fig.axes[0].lines if ln.get_marker() == "^"]
+
+
+# -- every function: one sequence or separate arguments, colours, legends ------------------
+
+
+A = Profile(2 * sympy.exp(-eps**2), name="a")
+B = Profile(sympy.exp(-eps**2 / 3), name="b")
+
+
+def _xy(fig):
+    return [(ln.get_xdata().tolist(), ln.get_ydata().tolist()) for ln in fig.axes[0].lines]
+
+
+@pytest.mark.parametrize("func,kwargs", [
+    (plot.profiles, {"eps_max": 3.0, "n": 30, "mu": [1.0]}),
+    (plot.gdpt, {"eps_max": 3.0, "n": 30, "staircase": 4, "tail": False}),
+    (plot.tradeoff, {"n": 30, "mu": [1.0]}),
+])
+def test_a_sequence_draws_the_same_as_separate_arguments(func, kwargs):
+    separate = func(A, B, **kwargs)
+    for seq in ([A, B], (A, B), iter([A, B])):
+        np.testing.assert_equal(_xy(func(seq, **kwargs)), _xy(separate))
+    assert legend_texts(func([A, B], **kwargs).axes[0]) == legend_texts(separate.axes[0])
+
+
+@pytest.mark.parametrize("func", [plot.profiles, plot.gdpt])
+def test_a_sequence_with_a_non_profile_names_it(func):
+    with pytest.raises(DomainError, match="series 2 must be a Profile, got str"):
+        func([A, "exp(-eps)"])
+    with pytest.raises(DomainError, match="at least one"):
+        func([])
+
+
+def test_tradeoff_pair_is_one_curve_and_a_list_of_pairs_many():
+    pair = (np.array([0.0, 1.0]), np.array([1.0, 0.0]))
+    assert len(plot.tradeoff(pair).axes[0].lines) == 2  # diagonal + the pair
+    assert len(plot.tradeoff([pair, pair]).axes[0].lines) == 3
+
+
+def test_every_series_has_its_own_colour():
+    from matplotlib.colors import to_hex
+
+    fig = plot.gdpt(A, B, Profile(sympy.exp(-eps**2 / 5)), eps_max=3.0, n=20, staircase=None,
+                    tail=False)
+    curves = [ln for ln in fig.axes[0].lines if len(ln.get_xdata()) == 20]
+    assert len({to_hex(ln.get_color()) for ln in curves}) == 3
+    fig = plot.profiles(A, B, mu=[0.5, 1.0], eps_max=3.0, n=20)
+    assert len({to_hex(ln.get_color()) for ln in fig.axes[0].lines}) == 4
+    # a second call into the same axes continues with new colours
+    ax = fig.axes[0]
+    plot.profiles(Profile(sympy.exp(-eps)), eps_max=3.0, n=20, ax=ax)
+    assert len({to_hex(ln.get_color()) for ln in ax.lines}) == 5
+
+
+@pytest.mark.parametrize("make", [
+    lambda: plot.profiles(A, B, mu=[1.0], eps_max=3.0, n=20),
+    lambda: plot.gdpt(A, B, eps_max=3.0, n=20, staircase=4, tail=[0.5, None]),
+    lambda: plot.tradeoff(A, mu=[1.0], n=20),
+    lambda: plot.composition({"basic": [3.0, 2.0], "optimal": [2.0, 1.0]}, deltas=[1e-6, 1e-3]),
+])
+def test_legend_sits_outside_the_data(make):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = make()
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    ax = fig.axes[0]
+    legend = ax.get_legend().get_window_extent(renderer)
+    assert not legend.overlaps(ax.get_window_extent(renderer))
+
+
+def test_legend_placement_choices():
+    fig = plot.profiles(A, eps_max=2.0, n=10, legend="none")
+    assert fig.axes[0].get_legend() is None
+    fig = plot.profiles(A, eps_max=2.0, n=10, legend="inside")
+    assert fig.axes[0].get_legend() is not None
+    with pytest.raises(DomainError, match="legend must be one of"):
+        plot.profiles(A, eps_max=2.0, legend="left")
 
 
 # -- trade-off curves ------------------------------------------------------------------------
@@ -259,12 +375,48 @@ def test_composition_rows_scales_and_labels():
         plot.composition(table)
 
 
+class FrozenTable:
+    """The interface of composition.table's result: mapping access by row name and
+    .deltas (a stand-in written here, so the test does not depend on its implementation)."""
+
+    def __init__(self, rows, deltas):
+        self.rows, self.deltas, self.eps0, self.k = dict(rows), tuple(deltas), 0.2, 50
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __getitem__(self, name):
+        return self.rows[name]
+
+    def __len__(self):
+        return len(self.rows)
+
+
+def test_composition_takes_a_table_object_as_is():
+    t = FrozenTable({"basic": (10.0, 10.0), "rdp": (12.14, 17.17), "pld": (None, 3.0),
+                     "clt": (float("inf"), 2.0)}, [1e-1, 1e-2])
+    fig = plot.composition(t)
+    ax = fig.axes[0]
+    np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1e-1, 1e-2])
+    texts = legend_texts(ax)
+    assert texts[:2] == ["basic", "RDP (Mironov, Cor. 1)"]
+    assert texts[2] == "PLD (connect-the-dots) (not computed everywhere)"
+    # infinite epsilon: an arrow at the top edge over its delta, not a silent gap
+    (arrow,) = [ln for ln in ax.lines if ln.get_marker() == "^" and ln.get_linestyle() == "None"]
+    assert arrow.get_xdata().tolist() == [1e-1]
+    render(fig)
+    with pytest.raises(DomainError, match="not both"):
+        plot.composition({"basic": [1.0]}, [1e-3], deltas=[1e-3])
+
+
 def test_composition_of_a_real_table_renders():
     from symgdp.composition import ROWS, table
 
     t = table(0.5, 10, [1e-6, 1e-3], tol=1e-4)
-    fig = plot.composition(t, [1e-6, 1e-3])
+    fig = plot.composition(t, deltas=[1e-6, 1e-3])
     assert len(fig.axes[0].lines) == len(ROWS)
+    if hasattr(t, "deltas"):  # the table object carries its deltas
+        assert len(plot.composition(t).axes[0].lines) == len(ROWS)
     render(fig)
 
 
