@@ -515,8 +515,9 @@ def tradeoff(
     Args:
         *curves: as separate arguments or one list: profiles (drawn as the trade-off
             function they imply, Dong, Roth & Su 2021, Proposition 2.12, with the supremum
-            over a dense :math:`\varepsilon` grid, which is conservative), trade-off curves :math:`T(\alpha)` such as those of
-            :mod:`symgdp.tradeoff` (any vectorised callable), or ``(alpha, beta)`` pairs.
+            over a dense :math:`\varepsilon` grid, which is conservative), trade-off curves
+            :math:`T(\alpha)` such as those of :mod:`symgdp.tradeoff` (any vectorised
+            callable), or ``(alpha, beta)`` pairs.
         mu: GDP parameters whose curves :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)`
             are drawn dashed for comparison.
         n: points on the :math:`\alpha` axis.
