@@ -41,6 +41,7 @@ from .gaussian import (
 from .measure import Measurement, gdpt, measure
 from .parsing import parse_equation, parse_expression
 from .profile import Profile
+from .progress import ProgressEvent
 from .refine import Calibration, refine_calibration
 from .report import Report, report
 from .symbols import delta, eps
@@ -60,6 +61,7 @@ __all__ = [
     "PrecisionError",
     "Profile",
     "ProfileError",
+    "ProgressEvent",
     "Report",
     "SymgdpError",
     "UnboundParameterError",

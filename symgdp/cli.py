@@ -150,16 +150,27 @@ def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
 
 
 class _Progress:
-    """Step names on a terminal's stderr, overwritten in place; silent otherwise."""
+    """Stages and counts on a terminal's stderr, one line overwritten in place; silent
+    otherwise.  A :data:`~symgdp.progress.ProgressCallback` (plain strings work too)."""
+
+    _EVERY = 0.1  # seconds between two updates of the counts inside a stage
 
     def __init__(self, stream: IO[str], enabled: bool) -> None:
         self.stream, self.enabled, self.shown = stream, enabled, False
+        self._last = 0.0
 
-    def __call__(self, step: str) -> None:
-        if self.enabled:
-            self.stream.write(f"\r\033[K{_PROG}: {step}...")
-            self.stream.flush()
-            self.shown = True
+    def __call__(self, event: Any) -> None:
+        if not self.enabled or getattr(event, "kind", "start") == "end":
+            return
+        import time
+
+        now = time.monotonic()
+        if getattr(event, "kind", "start") == "advance" and now - self._last < self._EVERY:
+            return
+        self._last = now
+        self.stream.write(f"\r\033[K{_PROG}: {event}...")
+        self.stream.flush()
+        self.shown = True
 
     def clear(self) -> None:
         if self.shown:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from types import MappingProxyType
@@ -35,6 +35,7 @@ from .errors import (
     UnboundParameterError,
 )
 from .profile import Profile
+from .progress import as_callback, stage
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 
@@ -571,7 +572,7 @@ def report(
     refine: bool = True,
     method: str = "auto",
     measure: bool = True,
-    progress: Callable[[str], None] | None = None,
+    progress: Any = None,
     strict: bool = False,
     timeout: float | None = None,
 ) -> Report:
@@ -590,7 +591,10 @@ def report(
         refine: refine the profile (math §2) before measuring.
         method: measurement method (``"auto"`` or ``"staircase"``).
         measure: set ``False`` for the symbolic steps only.
-        progress: called with the name of each step before it starts.
+        progress: ``None`` (default) for none, ``True`` for tqdm bars on stderr, or a
+            callable that receives a :class:`~symgdp.progress.ProgressEvent` at the start
+            and the end of each stage (``"refine"``, ``"identify"``, ``"measure"``) and
+            with counts inside a stage where the stage reports them.
         timeout: wall-clock budget in seconds of each symbolic step, the refinement and
             the tail analysis (default: theirs); when the tail analysis runs out of time the
             verdict is "unknown".
@@ -606,7 +610,7 @@ def report(
         ProfileError: the input is not a valid profile.
         UnboundParameterError: with ``strict=True``, a parameter has no value.
     """
-    say = progress or (lambda step: None)
+    callback = as_callback(progress)
     timings: dict[str, float] = {}
     notes: list[str] = []
 
@@ -618,40 +622,40 @@ def report(
 
     refined = breakpoint_ = breakpoint_delta = None
     if refine:
-        say("refining the profile")
         t0 = time.perf_counter()
-        try:
-            refined = profile.refine(timeout=timeout)
-            breakpoint_ = getattr(refined, "breakpoint", None)
-            breakpoint_delta = getattr(refined, "breakpoint_delta", None)
-        except (AnalysisTimeout, ConvergenceError) as exc:
-            # refinement only improves a valid profile, so the analysis goes on without it
-            notes.append(f"refinement did not finish: {_one_line(exc)}")
-        except UnboundParameterError as exc:
-            # the refinement point is found numerically, so it needs every value
-            notes.append(f"refinement skipped: {_one_line(exc)}")
+        with stage(callback, "refine", "refining the profile"):
+            try:
+                refined = profile.refine(timeout=timeout)
+                breakpoint_ = getattr(refined, "breakpoint", None)
+                breakpoint_delta = getattr(refined, "breakpoint_delta", None)
+            except (AnalysisTimeout, ConvergenceError) as exc:
+                # refinement only improves a valid profile, so the analysis goes on without it
+                notes.append(f"refinement did not finish: {_one_line(exc)}")
+            except UnboundParameterError as exc:
+                # the refinement point is found numerically, so it needs every value
+                notes.append(f"refinement skipped: {_one_line(exc)}")
         timings["refine"] = time.perf_counter() - t0
 
-    say("identifying the tail")
     t0 = time.perf_counter()
-    try:
-        limit, is_gdp, mu_tail, tail_method = _tail(profile, timeout, notes)
-    except AnalysisTimeout as exc:
-        limit = is_gdp = mu_tail = tail_method = None
-        notes.append(f"tail analysis did not finish, verdict unknown: {_one_line(exc)}")
+    with stage(callback, "identify", "identifying the tail"):
+        try:
+            limit, is_gdp, mu_tail, tail_method = _tail(profile, timeout, notes)
+        except AnalysisTimeout as exc:
+            limit = is_gdp = mu_tail = tail_method = None
+            notes.append(f"tail analysis did not finish, verdict unknown: {_one_line(exc)}")
     timings["tail"] = time.perf_counter() - t0
 
     measurement = None
     if measure and not profile.unbound_symbols:
-        say("measuring the head")
         t0 = time.perf_counter()
         # Measure the naive profile through measure()'s own refinement so that the
         # Measurement says refined=True; refining an already refined profile is a no-op.
         use_refine = refine and refined is not None
         if refine and refined is None:
             notes.append("measured the profile as given (refinement did not finish)")
-        measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine, method=method,
-                                      certify=certify)
+        with stage(callback, "measure", "measuring the head"):
+            measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine,
+                                          method=method, certify=certify)
         notes += [f"measurement: {n}" for n in getattr(measurement, "notes", ())]
         timings["measure"] = time.perf_counter() - t0
     return Report(input=text, kind=kind, equation=equation, profile=profile, refined=refined,

@@ -1,0 +1,62 @@
+"""Progress of long stages: events reach a callback in order, tqdm bars open and close,
+and a stage that fails still reports its end (no bar is left open)."""
+
+from __future__ import annotations
+
+import pytest
+
+from symgdp import ProgressEvent
+from symgdp.progress import TqdmProgress, as_callback, stage
+from symgdp.report import report
+
+PURE_DP_1 = "Max(0, (exp(1) - exp(eps))/(1 + exp(1)))"
+
+
+def test_report_reports_each_stage_start_and_end():
+    events: list[ProgressEvent] = []
+    r = report(PURE_DP_1, eps_h=3.0, tol=1e-3, progress=events.append)
+    starts = [e.stage for e in events if e.kind == "start"]
+    ends = [e.stage for e in events if e.kind == "end"]
+    assert starts == ends == ["refine", "identify", "measure"]
+    for e in events:
+        if e.kind == "end":
+            assert e.seconds is not None and e.seconds >= 0
+    assert str(events[0]) == "refining the profile"
+    # every start comes before its end
+    order = [(e.stage, e.kind) for e in events]
+    for name in starts:
+        assert order.index((name, "start")) < order.index((name, "end"))
+    assert r.measurement is not None
+
+
+def test_a_failing_stage_still_reports_its_end():
+    events: list[ProgressEvent] = []
+    with pytest.raises(ZeroDivisionError), stage(events.append, "measure", "m") as s:
+        s.advance(3, 10)
+        1 / 0  # noqa: B018
+    assert [(e.kind, e.done, e.total) for e in events] == [
+        ("start", None, None), ("advance", 3, 10), ("end", None, None)]
+    assert str(events[1]) == "m (3/10)"
+
+
+def test_tqdm_bars_open_and_close(capsys):
+    bar = as_callback(True)
+    assert isinstance(bar, TqdmProgress)
+    with stage(bar, "measure", "measuring the head") as s:
+        s.advance(5, 20)
+        s.advance(20, 20)
+        assert bar._bars["measure"].n == 20 and bar._bars["measure"].total == 20
+    assert bar._bars == {}
+    assert "measuring the head" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", [None, False])
+def test_no_progress_is_no_callback(value):
+    assert as_callback(value) is None
+
+
+def test_bad_progress_argument_names_it():
+    with pytest.raises(TypeError, match="progress must be"):
+        as_callback(42)
+    with pytest.raises(ValueError, match="kind must be"):
+        ProgressEvent("measure", "middle")
