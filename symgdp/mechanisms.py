@@ -153,8 +153,8 @@ def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Prof
         0.126936737507
         >>> round(gaussian(sigma=2.0, sensitivity=2.0)(1.0), 12)  # the same mu = 1
         0.126936737507
-        >>> gaussian(sigma=2.0).tail_limit()  # Delta^2/sigma^2 (theory §5)
-        1/4
+        >>> round(float(gaussian(sigma=2.0).tail_limit()), 6)  # Delta^2/sigma^2 (theory §5)
+        0.25
     """
     if (mu is None) == (sigma is None):
         given = "both" if mu is not None else "neither"

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent / PACKAGE
 # uses interval arithmetic for its precision fallbacks.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("_bounded", "symbols"),
+    ("_bounded", "symbols", "progress"),            # progress: stdlib only
     ("parsing",),
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("implicit", "evaluate"),                      # numeric evaluation of expressions
