@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-__all__ = ["format_lower", "format_upper", "format_bracket", "format_log_upper"]
+__all__ = ["format_lower", "format_upper", "format_bracket", "format_log_upper",
+           "probability_upper", "head_caveat", "latex_text"]
 
 _LN10 = math.log(10.0)
 
@@ -88,9 +89,95 @@ def format_log_upper(log_x: float, latex: bool = False) -> str:
     t = log_x / _LN10
     k = math.floor(t)
     m = 10.0 ** (t - k)
-    m_up = math.ceil(m * 10.0 * (1 + 1e-12)) / 10.0  # rounding up absorbs float error
+    # rounding up absorbs the float error of t - k, which grows with |t|
+    m_up = math.ceil(m * 10.0 * (1 + 1e-12 + 1e-15 * abs(t))) / 10.0
     if m_up >= 10.0:
         m_up, k = 1.0, k + 1
     if latex:
         return rf"{m_up:.1f} \times 10^{{{k}}}"
     return f"{m_up:.1f}e{k:+d}".replace("e+", "e")
+
+
+def probability_upper(log_p: float) -> float | str:
+    r"""A JSON-ready upper bound of a probability :math:`p` given :math:`\log p`.
+
+    A float not below :math:`p` where float64 holds it (widened by the float error of
+    :math:`\log p`), else its decimal text rounded up: a positive bound is never ``0``.
+
+    >>> probability_upper(-math.inf)
+    0.0
+    >>> probability_upper(math.log(0.25)) >= 0.25
+    True
+    >>> probability_upper(-2323.98)  # exp(-2323.98) = 5.19...e-1010 underflows float64
+    '5.2e-1010'
+    """
+    log_p = float(log_p)
+    if math.isnan(log_p):
+        raise ValueError("log_p is NaN")
+    if log_p == -math.inf:
+        return 0.0
+    if log_p >= 0:
+        return 1.0
+    p = math.exp(log_p + 4e-16 * (abs(log_p) + 1))
+    if p < 1e-300:  # subnormal or zero: the float would round the bound away
+        return format_log_upper(log_p)
+    return min(1.0, math.nextafter(p, math.inf))
+
+
+def head_caveat(*, lower: float, upper: float, eps_h: float, argmax: float | None,
+                mu_tail: float | None, covers_tail: bool) -> str | None:
+    r"""The warning that must come before a head bound, or ``None`` when there is none.
+
+    A bound of :math:`\sup_{[0, \varepsilon_h]} G` is the mechanism's :math:`\mu` only if
+    the tail does not need more (theory §4-§6).  It is not when the tail limit is infinite
+    (not GDP), when :math:`\mu_{\text{tail}} = \lim G` exceeds the upper bound, or when the
+    maximum sits at the end :math:`\varepsilon_h` (``argmax``), where :math:`G` may still
+    grow.  A profile that is 0 beyond :math:`\varepsilon_h` (``covers_tail``) has no tail.
+
+    Example:
+        >>> head_caveat(lower=0.955, upper=0.956, eps_h=100.0, argmax=100.0, mu_tail=1.0,
+        ...             covers_tail=False)
+        "mu >= 1.000 from the tail; the head bound 0.9560 is not the mechanism's mu"
+    """
+    up = format_bracket(lower, upper)[1]
+    if covers_tail or not math.isfinite(upper):
+        return None
+    if mu_tail is not None and not math.isnan(mu_tail):
+        if math.isinf(mu_tail):
+            return (f"not GDP: the tail limit is infinite, so the head bound {up} holds on "
+                    f"[0, {eps_h:g}] only and is not the mechanism's mu")
+        if mu_tail > upper:
+            return (f"mu >= {format_lower(mu_tail, 4)} from the tail; the head bound {up} "
+                    "is not the mechanism's mu")
+    if argmax is not None and math.isfinite(argmax) and argmax >= eps_h * (1 - 1e-9):
+        return (f"the maximum of G on [0, {eps_h:g}] sits at its end eps_h = {eps_h:g}, where "
+                f"G may still grow: the head bound {up} is not the mechanism's mu; raise "
+                "eps_h or check the tail limit")
+    return None
+
+
+_LATEX_WORDS = [(">=", r"$\ge$"), ("<=", r"$\le$"), ("eps_h", r"$\varepsilon_h$"),
+                ("mu", r"$\mu$"), ("eps", r"$\varepsilon$"), ("delta", r"$\delta$")]
+
+
+def latex_text(text: str, *, symbols: bool = True) -> str:
+    r"""Plain text (a caveat or note) for ``\text{...}`` in LaTeX: special characters
+    escaped, and ``mu``, ``eps``, ``eps_h``, ``delta``, ``>=``, ``<=`` as symbols (inline
+    math inside ``\text``, which amsmath allows; ``symbols=False`` keeps the words, for
+    renderers that do not).
+
+    >>> latex_text("mu >= 1.000 from the tail; 5% of eps_h")
+    '$\\mu$ $\\ge$ 1.000 from the tail; 5\\% of $\\varepsilon_h$'
+    """
+    import re
+
+    special = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "_": r"\_",
+               "^": r"\^{}", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
+               "~": r"\~{}"}
+    words = "|".join(re.escape(w) for w, _ in _LATEX_WORDS)
+    out = []
+    for piece in re.split(rf"(\b(?:{words})\b|>=|<=)", text):
+        symbol = dict(_LATEX_WORDS).get(piece) if symbols else None
+        out.append(symbol if symbol is not None else
+                   "".join(special.get(ch, ch) for ch in piece))
+    return "".join(out)

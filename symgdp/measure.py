@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 import mpmath
@@ -62,7 +62,7 @@ import numpy as np
 from flint import arb, ctx
 
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
-from .formatting import format_bracket, format_log_upper
+from .formatting import format_bracket, format_log_upper, head_caveat, latex_text
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
 from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
 
@@ -167,11 +167,34 @@ class Measurement:
         lo, up = format_bracket(self.lower, self.upper)
         return lo, up, format_log_upper(self.log_failure_prob)
 
+    def headline_caveat(self) -> str | None:
+        r"""What must be said before the bracket: why ``upper`` is not the mechanism's
+        :math:`\mu` (tail limit above it or infinite, maximum at ``eps_h``), else ``None``."""
+        return head_caveat(lower=self.lower, upper=self.upper, eps_h=self.eps_h,
+                           argmax=self.argmax, mu_tail=self.mu_tail,
+                           covers_tail=self.covers_tail)
+
+    def __repr__(self) -> str:
+        # the caveat first; a failure probability that underflows is shown from its log,
+        # rounded up, never as 0.0
+        parts = [] if self.headline_caveat() is None else \
+            [f"caveat={self.headline_caveat()!r}"]
+        for f in fields(self):
+            if not f.repr:
+                continue
+            value = getattr(self, f.name)
+            if f.name == "failure_prob" and value == 0 and self.log_failure_prob > -math.inf:
+                value = f"<= {format_log_upper(self.log_failure_prob)}"
+            parts.append(f"{f.name}={value!r}")
+        return f"{type(self).__name__}({', '.join(parts)})"
+
     def __str__(self) -> str:
         how = "certified" if self.certified else "float64"
         lo, up, fp = self._bracket_text()
         head = (f"sup G on [0, {self.eps_h:g}] in [{lo}, {up}] "
                 f"({self.method}, {how}, {self.evaluations} evaluations)")
+        caveat = self.headline_caveat()
+        head = head if caveat is None else f"CAUTION: {caveat}.  {head}"
         if self.covers_tail:
             return head + f"; the profile is 0 beyond eps_h: {up}-GDP"
         return head + f"; head GDP, tail failure probability <= {fp}"
@@ -182,8 +205,10 @@ class Measurement:
     def _repr_latex_(self) -> str:
         lo, up, _ = self._bracket_text()
         how = r"\text{certified}" if self.certified else r"\text{float64}"
-        s = (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
-             rf"\quad ({how})")
+        caveat = self.headline_caveat()
+        s = "" if caveat is None else rf"$\text{{Caution: {latex_text(caveat)}}}$ "
+        s += (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
+              rf"\quad ({how})")
         if self.covers_tail:
             return s + rf",\quad {up}\text{{-GDP}}$"
         fp = format_log_upper(self.log_failure_prob, latex=True)

@@ -669,10 +669,18 @@ def summary(rep: Any, *, eps_max: float | None = None) -> Any:
 
     The left panel shows the naive and refined profiles with :math:`\delta_\mu` at the
     measured upper bound; the right one the GDPT of the measured profile with its
-    staircase bounds, measured bracket and tail limit.
+    staircase bounds, measured bracket and tail limit.  The report's cautions (a head
+    bound that is not the mechanism's :math:`\mu`, a mechanism's validity range) are the
+    figure's title.
     """
     fig = _figure_class()(figsize=(14.0, 4.4), layout="constrained")
     left, right = fig.subplots(1, 2)
+    cautions = tuple(getattr(rep, "cautions", ()))
+    if cautions:  # what the report says first, the figure says first
+        import textwrap
+
+        fig.suptitle("\n".join(textwrap.wrap("Caution: " + "; ".join(cautions), 150)),
+                     color="firebrick", fontsize=_FONT)
     items = [rep.profile.replace(name="naive profile")]
     if rep.refined is not None:
         items.append(rep.refined.replace(name="refined profile"))

@@ -33,7 +33,15 @@ from .errors import (
     ProfileError,
     UnboundParameterError,
 )
-from .formatting import format_bracket, format_log_upper, format_lower, format_upper
+from .formatting import (
+    format_bracket,
+    format_log_upper,
+    format_lower,
+    format_upper,
+    head_caveat,
+    latex_text,
+    probability_upper,
+)
 from .profile import Profile
 from .progress import as_callback, stage
 from .symbols import delta as _DELTA
@@ -122,7 +130,10 @@ class Report:
         tail_method: ``"symbolic"`` or ``"numeric"``.
         measurement: the ``Measurement`` of the head, ``None`` when not measured.
         timings: seconds spent per step.
-        notes: what did not finish or was skipped, and why.
+        notes: what did not finish or was skipped, and why, and every caveat.
+        caveats: caveats attached to the mechanism (a validity range of its calibration,
+            ``Profile.meta["valid_for"]``, or ``meta["caveat"]``); they lead every
+            rendering, together with the caveat on the head bound (:attr:`cautions`).
     """
 
     input: str
@@ -139,12 +150,34 @@ class Report:
     measurement: Any
     timings: Mapping[str, float] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in ("profile", "tradeoff"):
             raise ProfileError(f"kind must be 'profile' or 'tradeoff', got {self.kind!r}")
         object.__setattr__(self, "timings", MappingProxyType(dict(self.timings)))
         object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "caveats", tuple(self.caveats))
+
+    @property
+    def cautions(self) -> tuple[str, ...]:
+        r"""What every rendering says first: why the measured upper bound is not the
+        mechanism's :math:`\mu` (see :func:`symgdp.formatting.head_caveat`), then the
+        mechanism's own :attr:`caveats`."""
+        m = self.measurement
+        out = []
+        if m is not None:
+            mu_tail = self.mu_tail
+            if self.is_gdp is False:
+                mu_tail = math.inf
+            elif mu_tail is None:
+                mu_tail = getattr(m, "mu_tail", None)
+            head = head_caveat(lower=m.lower, upper=m.upper, eps_h=m.eps_h,
+                               argmax=getattr(m, "argmax", None), mu_tail=mu_tail,
+                               covers_tail=m.covers_tail)
+            if head is not None:
+                out.append(head)
+        return tuple(out) + self.caveats
 
     # -- derived verdict ----------------------------------------------------------------------
     @property
@@ -169,7 +202,7 @@ class Report:
         upper bound of the mechanism's own, so "no mu below x follows from this profile".
         """
         m = self.measurement
-        parts = []
+        parts = [f"CAUTION: {c}" for c in self.cautions]
         floor = None  # the largest mu that no analysis of this profile can go below
         if m is not None:
             lo, up = format_bracket(m.lower, m.upper)
@@ -281,12 +314,14 @@ class Report:
         Floating-point constants in formulas are shown with 10 significant digits; the
         measured bracket is rounded outwards and the failure probability up.
         """
-        lines = [rf"  \text{{{label}:}} \quad & {body}" for label, body in self._rows()]
+        rows = [("caution", rf"\text{{{latex_text(c)}}}") for c in self.cautions] + self._rows()
+        lines = [rf"  \text{{{label}:}} \quad & {body}" for label, body in rows]
         return "\\begin{align*}\n" + " \\\\\n".join(lines) + "\n\\end{align*}"
 
     def to_markdown(self) -> str:
         """Markdown with one bullet per step (math in ``$...$``), for notebooks and issues."""
         head = [f"**symgdp report** ({self.kind}): `{self.input}`", ""]
+        head += [f"> **Caution:** {c}" for c in self.cautions] + ([""] if self.cautions else [])
         body = [f"- **{label}**: ${tex}$" for label, tex in self._rows()]
         tail = ["", f"**Verdict:** {self.verdict} — {self.statement}."]
         if self.timings:
@@ -294,13 +329,13 @@ class Report:
             tail.append("Timings: " + ", ".join(f"{k} {v:.3g} s"
                                                 for k, v in self.timings.items()) + ".")
         if self.notes:
-            tail += [""] + [f"> Note: {n}" for n in self.notes]
+            tail += [""] + [f"> Note: {n}" for n in self.notes if n not in self.caveats]
         return "\n".join(head + body + tail)
 
     def to_text(self) -> str:
         """Plain ASCII text, as printed by ``symgdp analyze``."""
         var = self.profile.var
-        rows = [("input", self.input)]
+        rows = [("CAUTION", c) for c in self.cautions] + [("input", self.input)]
         if self.equation is not None:
             rows.append(("trade-off equation", _text(self.equation, var)))
         if self.profile.values:
@@ -334,7 +369,7 @@ class Report:
         rows.append(("statement", self.statement))
         if self.timings:
             rows.append(("timings", ", ".join(f"{k} {v:.3g} s" for k, v in self.timings.items())))
-        rows += [("note", n) for n in self.notes]
+        rows += [("note", n) for n in self.notes if n not in self.caveats]
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
@@ -356,6 +391,7 @@ class Report:
             return None if m is None else _num(getattr(m, attr))
 
         d: dict[str, Any] = {
+            "cautions": list(self.cautions),
             "input": self.input,
             "kind": self.kind,
             "equation": None if self.equation is None else _text(self.equation, var, full=True),
@@ -380,7 +416,8 @@ class Report:
             "eps_h": num_or_none("eps_h"),
             "tol": num_or_none("tol"),
             "covers_tail": None if m is None else bool(m.covers_tail),
-            "failure_prob": num_or_none("failure_prob"),
+            # an upper bound: never rounded down, never 0.0 when positive
+            "failure_prob": None if m is None else probability_upper(m.log_failure_prob),
             "log_failure_prob": num_or_none("log_failure_prob"),
             "refined": None if m is None else bool(m.refined),
             "method": None if m is None else str(m.method),
@@ -400,7 +437,9 @@ class Report:
         return d
 
     def _repr_latex_(self) -> str:
-        lines = [rf"\text{{{label}:}} \quad & {body}" for label, body in self._rows()]
+        rows = [("caution", rf"\text{{{latex_text(c, symbols=False)}}}")
+                for c in self.cautions] + self._rows()
+        lines = [rf"\text{{{label}:}} \quad & {body}" for label, body in rows]
         return "$$\\begin{aligned}\n" + " \\\\\n".join(lines) + "\n\\end{aligned}$$"
 
     def _repr_markdown_(self) -> str:
@@ -463,6 +502,29 @@ def _check_values(profile: Profile, equation: Any, values: Mapping[Any, Any] | N
             f"parameter{'s' if len(missing) > 1 else ''} without a value: "
             f"{', '.join(missing)}; give {'them' if len(missing) > 1 else 'it'} with "
             + " ".join(f"--set {m}=VALUE" for m in missing))
+
+
+def _mechanism_caveats(*profiles: Profile | None) -> list[str]:
+    """Caveats a mechanism carries in its metadata: ``valid_for`` (the range of epsilon
+    where its calibration is proven) and ``caveat``/``caveats`` (text), each once."""
+    out: list[str] = []
+    for p in profiles:
+        if p is None:
+            continue
+        meta = p.meta
+        valid = meta.get("valid_for")
+        if valid is not None and valid is not sympy.true:
+            who = f"the {p.name} calibration" if p.name else "this profile"
+            ref = f" ({meta['reference']})" if meta.get("reference") else ""
+            out.append(f"{who} is proven only for {_text(valid, p.var)}{ref}; beyond that "
+                       "the profile is not a proven bound, so neither is a mu derived from "
+                       "it")
+        extra = meta.get("caveats", ())
+        extra = [extra] if isinstance(extra, str) else list(extra)
+        if meta.get("caveat"):
+            extra.insert(0, meta["caveat"])
+        out += [" ".join(str(c).split()) for c in extra]
+    return list(dict.fromkeys(out))
 
 
 def _tail(p: Profile, timeout: float | None,
@@ -579,8 +641,10 @@ def report(
                                           method=method, certify=certify)
         notes += [f"measurement: {n}" for n in getattr(measurement, "notes", ())]
         timings["measure"] = time.perf_counter() - t0
+    caveats = _mechanism_caveats(profile, refined)
     return Report(input=text, kind=kind, equation=equation, profile=profile, refined=refined,
                   breakpoint=breakpoint_, breakpoint_delta=breakpoint_delta, tail_limit=limit,
                   is_gdp=is_gdp, mu_tail=mu_tail, tail_method=tail_method,
-                  measurement=measurement, timings=timings, notes=tuple(notes))
+                  measurement=measurement, timings=timings,
+                  notes=tuple(caveats + notes), caveats=tuple(caveats))
 
