@@ -49,7 +49,7 @@ _ROW_LABELS = {
     "clt": "CLT approximation (not a bound)",
     "pld": "PLD (connect-the-dots)",
 }
-_LEGEND_PLACES = ("outside", "below", "inside", "none")
+_LEGEND_PLACES = ("auto", "outside", "below", "inside", "none")
 
 
 # -- matplotlib plumbing ---------------------------------------------------------------------
@@ -69,7 +69,7 @@ def _axes(ax: Any, figsize: tuple[float, float] = _FIGSIZE) -> tuple[Any, Any]:
 
 
 def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None,
-            legend: str = "outside") -> None:
+            legend: str = "auto") -> None:
     ax.set_xlabel(xlabel, fontsize=_FONT + 1)
     ax.set_ylabel(ylabel, fontsize=_FONT + 1)
     ax.tick_params(labelsize=_FONT - 1)
@@ -78,13 +78,16 @@ def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None,
         ax.set_title(title, fontsize=_FONT + 1)
     if not ax.get_legend_handles_labels()[0] or legend == "none":
         return
-    # outside the axes so that no entry hides data; constrained layout makes room for it
+    # outside the axes so that no entry hides data; constrained layout makes room for it:
+    # to the right of a lone axes, below each panel of a figure with several
+    if legend == "auto":
+        legend = "below" if len(ax.figure.axes) > 1 else "outside"
     if legend == "outside":
         ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper left",
                   bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     elif legend == "below":
         ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper center",
-                  bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0, ncols=2)
+                  bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0, ncols=1)
     else:
         ax.legend(fontsize=_FONT - 2, frameon=False)
 
@@ -212,7 +215,7 @@ def profiles(
     log: bool | None = None,
     ax: Any = None,
     title: str | None = None,
-    legend: str = "outside",
+    legend: str = "auto",
 ) -> Any:
     r"""Privacy profiles :math:`\delta(\varepsilon)` with GDP profiles :math:`\delta_\mu`.
 
@@ -228,8 +231,9 @@ def profiles(
             three decades.
         ax: draw into this axes instead of a new figure.
         title: optional title.
-        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
-            ``"none"``.
+        legend: where the legend goes, never on the data by default: ``"auto"`` (right of
+            a lone axes, below each panel of a figure with several), ``"outside"``,
+            ``"below"``, ``"inside"`` or ``"none"``.
 
     Returns:
         The matplotlib ``Figure``.  Every series has its own colour.
@@ -290,7 +294,7 @@ def gdpt(
     logx: bool = False,
     ax: Any = None,
     title: str | None = None,
-    legend: str = "outside",
+    legend: str = "auto",
 ) -> Any:
     r"""GDPT curves :math:`G(\varepsilon)` with staircase bounds, measured bracket and tail.
 
@@ -317,8 +321,9 @@ def gdpt(
         logx: logarithmic :math:`\varepsilon` axis.
         ax: draw into this axes.
         title: optional title.
-        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
-            ``"none"``.
+        legend: where the legend goes, never on the data by default: ``"auto"`` (right of
+            a lone axes, below each panel of a figure with several), ``"outside"``,
+            ``"below"``, ``"inside"`` or ``"none"``.
 
     Where :math:`\delta(\varepsilon) \ge 1` the GDPT is :math:`+\infty`: that range is
     shaded and the jump is marked with an arrow, and an upper step that is infinite is
@@ -508,7 +513,7 @@ def tradeoff(
     labels: Sequence[str] | None = None,
     ax: Any = None,
     title: str | None = None,
-    legend: str = "outside",
+    legend: str = "auto",
 ) -> Any:
     r"""Trade-off (:math:`f`-DP) curves, type I error :math:`\alpha` vs type II error.
 
@@ -524,8 +529,9 @@ def tradeoff(
         labels: legend entries for ``curves``.
         ax: draw into this axes.
         title: optional title.
-        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
-            ``"none"``.
+        legend: where the legend goes, never on the data by default: ``"auto"`` (right of
+            a lone axes, below each panel of a figure with several), ``"outside"``,
+            ``"below"``, ``"inside"`` or ``"none"``.
 
     Returns:
         The matplotlib ``Figure`` (square axes on :math:`[0, 1]^2`, with the diagonal of
@@ -586,7 +592,7 @@ def composition(
     logy: bool | None = None,
     ax: Any = None,
     title: str | None = None,
-    legend: str = "outside",
+    legend: str = "auto",
 ) -> Any:
     r"""Composition bounds: :math:`\varepsilon` against :math:`\delta` (or against :math:`k`).
 
@@ -605,8 +611,9 @@ def composition(
         logx, logy: logarithmic axes; by default when the data span more than two decades.
         ax: draw into this axes.
         title: optional title.
-        legend: ``"outside"`` (right of the axes, default), ``"below"``, ``"inside"`` or
-            ``"none"``.
+        legend: where the legend goes, never on the data by default: ``"auto"`` (right of
+            a lone axes, below each panel of a figure with several), ``"outside"``,
+            ``"below"``, ``"inside"`` or ``"none"``.
 
     Entries that are ``None`` or NaN (not computed) are left out of their row, and the
     legend says so; an infinite :math:`\varepsilon` (no guarantee at that :math:`\delta`)
@@ -673,7 +680,7 @@ def summary(rep: Any, *, eps_max: float | None = None) -> Any:
     bound that is not the mechanism's :math:`\mu`, a mechanism's validity range) are the
     figure's title.
     """
-    fig = _figure_class()(figsize=(14.0, 4.4), layout="constrained")
+    fig = _figure_class()(figsize=(12.0, 5.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     cautions = tuple(getattr(rep, "cautions", ()))
     if cautions:  # what the report says first, the figure says first

@@ -304,6 +304,23 @@ def test_legend_sits_outside_the_data(make):
     assert not legend.overlaps(ax.get_window_extent(renderer))
 
 
+def test_legends_of_panels_go_below_and_clear_of_every_axes():
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(12, 4), layout="constrained")
+    axes = fig.subplots(1, 3)
+    for ax in axes:
+        plot.gdpt(A, B, eps_max=3.0, n=20, staircase=4, tail=[0.5, None], ax=ax)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    for ax in axes:
+        box = ax.get_legend().get_window_extent(renderer)
+        assert box.y1 <= ax.get_window_extent(renderer).y0  # below its panel
+        assert not any(box.overlaps(other.get_window_extent(renderer)) for other in axes)
+
+
 def test_legend_placement_choices():
     fig = plot.profiles(A, eps_max=2.0, n=10, legend="none")
     assert fig.axes[0].get_legend() is None
