@@ -206,7 +206,9 @@ class Measurement:
         lo, up, _ = self._bracket_text()
         how = r"\text{certified}" if self.certified else r"\text{float64}"
         caveat = self.headline_caveat()
-        s = "" if caveat is None else rf"$\text{{Caution: {latex_text(caveat)}}}$ "
+        # Jupyter renders with MathJax, whose \text takes no nested math: words stay words
+        s = "" if caveat is None else \
+            rf"$\text{{Caution: {latex_text(caveat, symbols=False)}}}$ "
         s += (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
               rf"\quad ({how})")
         if self.covers_tail:
