@@ -449,9 +449,27 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
     err = stderr if stderr is not None else sys.stderr
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
+    caught: list[str] = []
+    seen: set[str] = set()
+    live = _isatty(err)
+
+    def show(message: Any, *_: Any, **__: Any) -> None:
+        # On a terminal a warning is shown when it is raised (a run predicted to be long
+        # says so before it starts); otherwise warnings follow the output, each once.
+        msg = _one_line(message)  # type: ignore[arg-type]
+        if msg in seen:
+            return
+        seen.add(msg)
+        if live:
+            err.write(f"\r\033[K{_PROG}: warning: {msg}\n")
+            err.flush()
+        else:
+            caught.append(msg)
+
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings():
             warnings.simplefilter("always")
+            warnings.showwarning = show
             parser = build_parser()
             try:
                 with contextlib.redirect_stdout(out):
@@ -468,12 +486,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             else:  # every other command: _run_<name>(args), set as the parser default "run"
                 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                     status = args.run(args)
-        seen = set()
-        for w in caught:
-            msg = _one_line(w.message)  # type: ignore[arg-type]
-            if msg not in seen:
-                seen.add(msg)
-                err.write(f"{_PROG}: warning: {msg}\n")
+        for msg in caught:
+            err.write(f"{_PROG}: warning: {msg}\n")
         return status
     except (UsageError, SymgdpError) as exc:
         if debug:

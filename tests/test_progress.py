@@ -60,3 +60,35 @@ def test_bad_progress_argument_names_it():
         as_callback(42)
     with pytest.raises(ValueError, match="kind must be"):
         ProgressEvent("measure", "middle")
+
+
+class _TTY(__import__("io").StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_cli_shows_a_warning_when_raised_on_a_terminal(monkeypatch):
+    """A run predicted to be long warns before it starts: on a terminal the warning is on
+    stderr at once (here before an interruption that ends the run), each message once."""
+    import importlib
+    import io
+    import warnings
+
+    from symgdp.cli import main
+
+    def slow_report(*args, **kwargs):
+        warnings.warn("predicted to take about 5 minutes", UserWarning, stacklevel=1)
+        warnings.warn("predicted to take about 5 minutes", UserWarning, stacklevel=1)
+        raise KeyboardInterrupt
+
+    # the module (the package exports the function under the same name)
+    monkeypatch.setattr(importlib.import_module("symgdp.report"), "report", slow_report)
+    err = _TTY()
+    assert main(["analyze", "exp(-eps**2)"], stdout=io.StringIO(), stderr=err) == 130
+    text = err.getvalue()
+    assert text.count("warning: predicted to take about 5 minutes") == 1
+    assert text.index("warning:") < text.index("interrupted")
+    # not a terminal: warnings come after the output, and only when the run ends normally
+    err = io.StringIO()
+    assert main(["analyze", "exp(-eps**2)"], stdout=io.StringIO(), stderr=err) == 130
+    assert err.getvalue() == "symgdp: interrupted\n"
