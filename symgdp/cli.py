@@ -111,6 +111,8 @@ def _dash_hint(argv: Sequence[str]) -> str:
     options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
                "--certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
                "--plot", "--debug"}
+    if "analyze" not in argv:
+        return ""
     for a in argv:
         if a == "--":
             break
@@ -254,6 +256,7 @@ _CONVERT_MODES = {
 }
 _CONVERT_DIGITS = 10
 _CONVERT_PAD = 1e-9  # float64 answer widened by this, then proved at 40 digits
+_CONVERT_RANGE = {"mu": ("1e-8", "1e4"), "eps": ("1e-12", "1e8")}  # besides 0
 
 
 def _add_convert_parser(sub: Any) -> None:
@@ -269,6 +272,8 @@ def _add_convert_parser(sub: Any) -> None:
     c.add_argument("--delta", metavar="LIST", help="delta values, e.g. 1e-5,1e-10 (values "
                    "below float64's range such as 1e-500 are kept exactly)")
     c.add_argument("--json", action="store_true", help="print one JSON object")
+    c.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
     c.set_defaults(run=_run_convert)
 
 
@@ -296,6 +301,13 @@ def _convert_values(option: str, text: str) -> list[tuple[str, Any]]:
                 value = mpmath.mpf(str(expr.evalf(50)))
         if mpmath.isnan(value) or mpmath.isinf(value) or value < 0:
             raise UsageError(f"--{option} {item!r}: must be a finite number >= 0")
+        low, high = _CONVERT_RANGE.get(option, ("0", "inf"))
+        with mpmath.workdps(50):
+            inside = mpmath.mpf(low) <= value <= mpmath.mpf(high)
+        if value != 0 and not inside:
+            # beyond these the float64 first guess or mpmath's erfc breaks down; delta may
+            # be as small as wished
+            raise UsageError(f"--{option} {item!r}: must be 0 or lie in [{low}, {high}]")
         if option == "delta" and value > 1:
             raise UsageError(f"--delta {item!r}: must lie in [0, 1]")
         out.append((item, value))
@@ -360,8 +372,15 @@ def _convert_text(value: Any, direction: str) -> str:
         k = int(mpmath.floor(mpmath.log10(value))) - _CONVERT_DIGITS + 1
         scaled = value / mpmath.mpf(10) ** k
         m = int(mpmath.ceil(scaled) if direction == "up" else mpmath.floor(scaled))
-    d = Decimal(m).scaleb(k).normalize()
-    return format(d, "f") if -5 <= d.adjusted() < 7 else format(d, "e")
+    digits = str(m)  # value ~ m * 10**k, m with _CONVERT_DIGITS digits (or one more)
+    exp10 = k + len(digits) - 1
+    mantissa = digits.rstrip("0") or "0"
+    if -5 <= exp10 < 7:  # plain decimal
+        if exp10 >= 0:
+            whole, frac = digits[:exp10 + 1].ljust(exp10 + 1, "0"), mantissa[exp10 + 1:]
+            return whole + ("." + frac if frac else "")
+        return "0." + "0" * (-exp10 - 1) + mantissa
+    return mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "") + f"e{exp10}"
 
 
 def _convert_json_number(text: str, direction: str) -> Any:

@@ -152,6 +152,9 @@ def test_expressions_and_text_output():
     (["--mu", "nan", "--delta", "0.1"], "--mu 'nan'"),
     (["--mu", "__import__('os')", "--delta", "0.1"], "__import__"),
     (["--mu", "1", "--delta", "0.1", "--bogus"], "unrecognized arguments"),
+    (["--mu", "1e400", "--eps", "1"], "--mu '1e400': must be 0 or lie in [1e-8, 1e4]"),
+    (["--mu", "2**-2000", "--eps", "1"], "must be 0 or lie in"),
+    (["--eps", "1e9", "--delta", "0.1"], "--eps '1e9': must be 0 or lie in [1e-12, 1e8]"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, fragment):
     code, out, err = run(*argv)
@@ -172,3 +175,18 @@ def test_a_float64_answer_on_the_wrong_side_is_never_printed(monkeypatch):
     check_eps("1.5", "1e-7", row["eps"])
     (row,) = rows("--eps", "3", "--delta", "1e-7")
     check_mu("3", "1e-7", row["mu"])
+
+
+@pytest.mark.parametrize("mu,eps", [("1e-8", "1e-12"), ("1e-8", "1e8"), ("1e4", "1e-12"),
+                                    ("1e4", "1e8"), ("50", "1e3")])
+def test_corners_of_the_accepted_range(mu, eps):
+    """The ends of the accepted ranges (mu in [1e-8, 1e4], eps in [1e-12, 1e8]) give valid
+    answers in all three directions, also where delta is within 1e-5428685 of 1."""
+    (row,) = rows("--mu", mu, "--eps", eps)
+    assert mp(row["log_delta"]) >= ref_log_delta(eps, mu)
+    for delta in ("1e-500", "0.999999999"):
+        (row,) = rows("--mu", mu, "--delta", delta)
+        if row["eps"] != 0:
+            assert ref_log_delta(mp(row["eps"]), mu) <= log_of(delta)
+        (row,) = rows("--eps", eps, "--delta", delta)
+        assert ref_log_delta(eps, mp(row["mu"])) <= log_of(delta)
