@@ -386,7 +386,6 @@ def _convert_text(value: Any, direction: str) -> str:
 def _convert_json_number(text: str, direction: str) -> Any:
     """The decimal text as a JSON number that keeps the rounding direction, or the text
     itself where float64 cannot hold it (a positive probability is never written as 0)."""
-    import math
     from decimal import Decimal
 
     if text == "inf":
