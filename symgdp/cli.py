@@ -420,8 +420,9 @@ def _run_convert(args: argparse.Namespace) -> int:
         value = _convert_one(given, target)
         row: dict[str, Any] = {n: t for n, (t, _) in zip(given_names, combo, strict=True)}
         # JSON echoes the inputs as numbers (an input below float64's range as its text)
-        record: dict[str, Any] = {n: _convert_json_number(_convert_text(v, "up"), "nearest")
-                                  if v != 0 else 0.0 for n, v in given.items()}
+        record: dict[str, Any] = {
+            n: float(v) if v == 0 or 2.3e-308 < v < 1.7e308 else t
+            for n, (t, v) in zip(given_names, combo, strict=True)}
         if target == "delta":  # value is log delta: both rounded up
             with mpmath.workdps(50):
                 row["delta"] = _convert_text(mpmath.exp(value), "up")
