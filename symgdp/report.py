@@ -1,18 +1,22 @@
 r"""A report of every step from a privacy guarantee to a Gaussian-DP statement.
 
-:func:`report` runs the pipeline of shared/math.md on one profile or trade-off equation and
-keeps each derived step: the input, the naive profile :math:`\tilde\delta(\varepsilon)`
-(§1), the refinement point :math:`c` and the refined profile (§2), the tail limit
+:func:`report` runs the pipeline of the theory page (``docs/theory.md``) on one profile or
+trade-off equation and keeps each derived step: the input, the naive profile
+:math:`\tilde\delta(\varepsilon)` (theory §1), the refinement point :math:`c` and the
+refined profile (§2), the tail limit
 :math:`L = \lim_{\varepsilon\to\infty} \varepsilon^2 / (-2\log\delta(\varepsilon))` and the
 verdict it implies (§5), and the guaranteed bracket of
 :math:`\sup_{[0, \varepsilon_h]} G` with the failure probability beyond
 :math:`\varepsilon_h` (§6), with the method and the time each step took.
 
 The :class:`Report` prints itself as a LaTeX ``align*`` block to paste into a paper, as
-Markdown, as plain text and as a JSON-ready dict.  Printed bounds are rounded outwards
-(a lower bound down, an upper bound and a failure probability up), so a printed
-statement is as valid as the computed one.  A step that did not finish is reported as
-"unknown"; the report never guesses a verdict.
+Markdown, as plain text and as a JSON-ready dict.  What the numbers do *not* say comes
+first in every rendering (:attr:`Report.cautions`): a head bound that is not the
+mechanism's :math:`\mu` (the tail limit is larger or infinite, or the maximum sits at
+:math:`\varepsilon_h`) and the caveats the mechanism carries (its validity range).
+Printed bounds are rounded outwards (a lower bound down, an upper bound and a failure
+probability up), so a printed statement is as valid as the computed one.  A step that did
+not finish is reported as "unknown"; the report never guesses a verdict.
 """
 
 from __future__ import annotations
