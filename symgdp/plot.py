@@ -427,9 +427,13 @@ def gdpt(
                 at_top.append((edges, np.isposinf(shown[:, 2]), color, "--"))
             lo_txt, up_txt = format_bracket(lower, upper)
             ax.fill_between([0.0, head], [lower] * 2, [upper] * 2, color=color, alpha=0.25)
+            caveat = getattr(m, "headline_caveat", None)
+            # a head bound that is not the mechanism's mu says so in its own legend entry
+            only = " (head only:\nnot the mechanism's $\\mu$)" \
+                if callable(caveat) and caveat() else ""
             ax.hlines([lower, upper], 0.0, head, colors=color, lw=1.0, ls="-.",
                       label=(rf"measured $\sup_{{[0,{float(m.eps_h):g}]}} G \in "
-                             rf"[{lo_txt}, {up_txt}]$"))
+                             rf"[{lo_txt}, {up_txt}]$" + only))
             if m.argmax is not None and math.isfinite(lower):
                 ax.plot([float(m.argmax)], [lower], "o", color=color, ms=5)
             if math.isfinite(upper):

@@ -76,6 +76,13 @@ def test_head_only_maximum_in_the_measurement(head_only):
     assert repr(m).startswith(f"Measurement(caveat=\"mu >= {format_lower(MU_TAIL, 4)} from")
     assert str(m).startswith("CAUTION: mu >= ")
     assert m._repr_latex_().startswith(r"$\text{Caution: mu >= 0.7071 from the tail")
+    # the figures say it too: the summary's title, and the bracket's legend entry
+    from symgdp import plot
+
+    fig = plot.summary(head_only)
+    assert fig.get_suptitle().startswith("Caution: mu >= 0.7071 from the tail")
+    texts = [t.get_text() for t in fig.axes[1].get_legend().get_texts()]
+    assert any("head only" in t for t in texts)
 
 
 def test_head_only_maximum_on_the_command_line():
