@@ -52,6 +52,9 @@ _MP_MAX_DPS = 3840
 # Below log delta = this, ball arithmetic is not used to resolve a value (see _arb_log).
 _ARB_FLOOR = -1e9
 _MODULES = ["scipy", "numpy"]
+# A flagged sum whose terms' magnitudes add up to at most this multiple of its value loses
+# at most 3 bits to cancellation in float64; its value is trusted (see _SumCheck).
+_COND_MAX = 8.0
 
 
 def _log_expression(expr: sympy.Expr) -> sympy.Expr:
@@ -64,8 +67,8 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     return sympy.expand_log(sympy.log(expr), force=True)
 
 
-def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
-    """Whether evaluating ``e`` in float may subtract nearly equal numbers.
+def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol) -> list[sympy.Add]:
+    """The sums of ``e`` whose float evaluation may subtract nearly equal numbers.
 
     Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
     negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
@@ -73,21 +76,72 @@ def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
     there does not make the function value lose relative accuracy in the same way.
     """
     if var not in e.free_symbols:
-        return False
+        return []
+    out: list[sympy.Add] = []
     if isinstance(e, sympy.Add):
         if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
-            return True
-        return any(_cancels(t, var) for t in e.args)
-    if isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
-        return any(_cancels(a, var) for a in e.args)
-    if isinstance(e, sympy.Pow):
-        return _cancels(e.base, var)
-    if isinstance(e, sympy.Piecewise):
-        return any(_cancels(b, var) for b, _ in e.args)
-    if isinstance(e, sympy.log):
-        return _cancels(e.args[0], var)
-    return False
+            out.append(e)
+        for t in e.args:
+            out += _cancelling_sums(t, var)
+    elif isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
+        for a in e.args:
+            out += _cancelling_sums(a, var)
+    elif isinstance(e, sympy.Pow):
+        out += _cancelling_sums(e.base, var)
+    elif isinstance(e, sympy.Piecewise):
+        for b, _ in e.args:
+            out += _cancelling_sums(b, var)
+    elif isinstance(e, sympy.log):
+        out += _cancelling_sums(e.args[0], var)
+    return out
 
+
+def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
+    """Whether evaluating ``e`` in float may subtract nearly equal numbers somewhere."""
+    return bool(_cancelling_sums(e, var))
+
+
+class _SumCheck:
+    r"""Per point, whether the cancelling sums of one expression lost too much in float64.
+
+    A sum :math:`S = \sum_i t_i` evaluated in float64 from terms of relative error
+    :math:`u` has an error of at most :math:`u \sum_i |t_i|`, i.e. a relative error of
+    :math:`u\,\kappa` with the condition number :math:`\kappa = \sum_i |t_i| / |S|`.
+    Where every flagged sum has :math:`\kappa \le` ``_COND_MAX`` and every term is a
+    normal float64 number (no term underflowed or lost digits as a subnormal), the float
+    value is as accurate as a non-cancelling one up to ``log2(_COND_MAX)`` bits; anywhere
+    else -- a real cancellation, a tiny or non-finite term, a complex value -- the point
+    is reported as cancelling and is recomputed in high precision.
+    """
+
+    __slots__ = ("_terms",)
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
+        sums = _cancelling_sums(expr, var)
+        self._terms = (sympy.lambdify(var, [list(s.args) for s in sums], modules=_MODULES)
+                       if sums else None)
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        """Boolean array: True where a flagged sum may have cancelled at ``x``."""
+        bad = np.zeros(x.shape, dtype=bool)
+        if self._terms is None or x.size == 0:
+            return bad
+        with np.errstate(all="ignore"):
+            for terms in self._terms(x):
+                total = np.zeros(x.shape)
+                size = np.zeros(x.shape)
+                for t in terms:
+                    a = np.broadcast_to(np.asarray(t), x.shape)
+                    if np.iscomplexobj(a):
+                        bad |= a.imag != 0
+                        a = a.real
+                    a = a.astype(np.float64)
+                    mag = np.abs(a)
+                    bad |= ~(mag >= _TINY) | ~np.isfinite(a)
+                    total = total + a
+                    size = size + mag
+                bad |= ~(size <= _COND_MAX * np.abs(total))
+        return bad
 
 
 def _zero_condition(expr: sympy.Expr) -> Any:
@@ -166,7 +220,7 @@ class Evaluator:
             if kind == "mpmath":
                 c[kind] = sympy.lambdify(self._var, bound, modules="mpmath")
             else:
-                expr = bound if kind == "numpy" else _log_expression(bound)
+                expr = bound if kind == "numpy" else self.log_expression()
                 c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
         return c[kind]
 
@@ -183,29 +237,43 @@ class Evaluator:
         with np.errstate(all="ignore"):
             return np.broadcast_to(np.asarray(f(x)), x.shape).astype(bool)
 
+    def log_expression(self) -> sympy.Expr:
+        """The log-expanded bound expression (``_log_expression``), computed once."""
+        c = self._cache
+        if "log_expr" not in c:
+            c["log_expr"] = _log_expression(self._profile.bound_expr)
+        return c["log_expr"]
+
     def cancel_mask(self, x: np.ndarray) -> np.ndarray:
         """Where (per point) the float log-expression may subtract nearly equal numbers.
 
-        For a Piecewise profile only the branch that holds at a point matters, so e.g. a
-        refined profile whose head branch is a difference but whose tail is exp(-eps^2)
-        keeps its fast float tail.
+        Structurally, a sum with a negative term in ``eps`` may cancel (``_cancels``); per
+        point, it is only reported where its condition number exceeds ``_COND_MAX`` or a
+        term is tiny or not finite (:class:`_SumCheck`).  For a Piecewise profile only the
+        branch that holds at a point is judged, so e.g. a refined profile whose head
+        branch is a difference but whose tail is exp(-eps^2) keeps its fast float tail.
         """
         c = self._cache
         if "log_cancels" not in c:
-            le = _log_expression(self._profile.bound_expr)
-            if isinstance(le, sympy.Piecewise) and any(
-                    _cancels(b, self._var) for b, _ in le.args):
-                ind = sympy.Piecewise(*[(int(_cancels(b, self._var)), cond)
-                                        for b, cond in le.args])
-                c["log_cancels"] = sympy.lambdify(self._var, ind, modules=_MODULES)
+            le = self.log_expression()
+            if isinstance(le, sympy.Piecewise):
+                checks = [_SumCheck(b, self._var) for b, _ in le.args]
+                which = sympy.lambdify(self._var, sympy.Piecewise(
+                    *[(i, cond) for i, (_, cond) in enumerate(le.args)]), modules=_MODULES)
+                c["log_cancels"] = (which, checks)
             else:
-                c["log_cancels"] = _cancels(le, self._var)
-        f = c["log_cancels"]
-        if isinstance(f, bool):
-            return np.full(x.shape, f)
+                c["log_cancels"] = (None, [_SumCheck(le, self._var)])
+        which, checks = c["log_cancels"]
+        if which is None:
+            return checks[0](x)
         with np.errstate(all="ignore"):
-            r = np.broadcast_to(np.asarray(f(x), dtype=np.float64), x.shape)
-        return ~(r == 0.0)  # NaN (no branch matched) counts as cancelling: the safe side
+            branch = np.broadcast_to(np.asarray(which(x), dtype=np.float64), x.shape)
+        out = ~np.isfinite(branch)  # no branch matched: counts as cancelling, the safe side
+        for i, check in enumerate(checks):
+            at = branch == i
+            if np.any(at):
+                out[at] = check(x[at])
+        return out
 
     def eval_float(self, x: np.ndarray, kind: str) -> np.ndarray:
         """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused)."""
@@ -286,6 +354,16 @@ class Evaluator:
             f"{_MP_MAX_DPS} digits and is not provably 0 (rewrite it without the "
             "cancellation, e.g. with expm1/log1p forms)")
 
+    def _arb_fn(self) -> Any:
+        """The ball-arithmetic version of the profile (None when it has none), compiled once."""
+        c = self._cache
+        if "arb" not in c:
+            try:
+                c["arb"] = profile_arb(self._profile)
+            except (ArbUnsupported, ProfileError, TypeError, ValueError):
+                c["arb"] = None
+        return c["arb"]
+
     def arb_log(self, e: float) -> float | None:
         """log delta(e) from ball arithmetic, precision doubled until the enclosure of the
         log is 1e-15 relative (None when the expression has no ball version).
@@ -293,9 +371,8 @@ class Evaluator:
         Unlike a point evaluation, a ball shows a cancellation hidden inside Max/Min or a
         Piecewise (the enclosure stays wide), so a value is only returned once resolved.
         """
-        try:
-            f = profile_arb(self._profile)
-        except (ArbUnsupported, ProfileError, TypeError, ValueError):
+        f = self._arb_fn()
+        if f is None:
             return None
         prec = 128
         while prec <= int(_MP_MAX_DPS * 3.33):
@@ -328,9 +405,12 @@ class Evaluator:
         """The profile is provably exactly 0 at ``e`` (by structure or in ball arithmetic)."""
         if bool(self.zero_mask(np.array([e]))[0]):
             return True
+        f = self._arb_fn()
+        if f is None:
+            return False
         try:
-            v = profile_arb(self._profile)(e)
-        except (ArbUnsupported, ProfileError, ArithmeticError, ValueError):
+            v = f(e)
+        except (ArbUnsupported, ProfileError, ArithmeticError, TypeError, ValueError):
             return False
         return bool(v.is_exact() and v.is_zero())
 
