@@ -67,32 +67,36 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     return sympy.expand_log(sympy.log(expr), force=True)
 
 
-def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol) -> list[sympy.Add]:
+def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol,
+                     inside_log: bool = False) -> list[tuple[sympy.Add, bool]]:
     """The sums of ``e`` whose float evaluation may subtract nearly equal numbers.
 
     Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
     negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
     profile); function arguments (exp, erfc, ...) are not inspected, since a cancellation
-    there does not make the function value lose relative accuracy in the same way.
+    there does not make the function value lose relative accuracy in the same way.  Each
+    sum comes with ``inside_log``: in a log-expression (``_log_expression``) a sum inside
+    ``log(...)`` is a difference of the profile's own values, one outside is a sum of
+    logarithms and exponents.
     """
     if var not in e.free_symbols:
         return []
-    out: list[sympy.Add] = []
+    out: list[tuple[sympy.Add, bool]] = []
     if isinstance(e, sympy.Add):
         if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
-            out.append(e)
+            out.append((e, inside_log))
         for t in e.args:
-            out += _cancelling_sums(t, var)
+            out += _cancelling_sums(t, var, inside_log)
     elif isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
         for a in e.args:
-            out += _cancelling_sums(a, var)
+            out += _cancelling_sums(a, var, inside_log)
     elif isinstance(e, sympy.Pow):
-        out += _cancelling_sums(e.base, var)
+        out += _cancelling_sums(e.base, var, inside_log)
     elif isinstance(e, sympy.Piecewise):
         for b, _ in e.args:
-            out += _cancelling_sums(b, var)
+            out += _cancelling_sums(b, var, inside_log)
     elif isinstance(e, sympy.log):
-        out += _cancelling_sums(e.args[0], var)
+        out += _cancelling_sums(e.args[0], var, True)
     return out
 
 
@@ -102,28 +106,32 @@ def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
 
 
 class _SumCheck:
-    r"""Per point, whether the cancelling sums of one expression lost too much in float64.
+    r"""Per point, whether the cancelling sums of one log-expression lost too much in float64.
 
-    A sum :math:`S = \sum_i t_i` evaluated in float64 from terms of relative error
-    :math:`u` has an error of at most :math:`u \sum_i |t_i|`, i.e. a relative error of
-    :math:`u\,\kappa` with the condition number :math:`\kappa = \sum_i |t_i| / |S|`.
-    Where every flagged sum has :math:`\kappa \le` ``_COND_MAX`` and every term is a
-    normal float64 number (no term underflowed or lost digits as a subnormal), the float
-    value is as accurate as a non-cancelling one up to ``log2(_COND_MAX)`` bits; anywhere
-    else -- a real cancellation, a tiny or non-finite term, a complex value -- the point
-    is reported as cancelling and is recomputed in high precision.
+    A difference of the profile's own values (a sum inside ``log(...)``, e.g. the erfc
+    difference of the Gaussian profile) is never trusted where it is tiny: its terms may
+    have passed through subnormal intermediates, so every point is reported.  A sum of
+    logarithms and exponents (e.g. :math:`\log 2 - \varepsilon^2`) is judged by its
+    condition number: evaluated from terms of relative error :math:`u` it has a relative
+    error of at most :math:`u\,\kappa`, :math:`\kappa = \sum_i |t_i| / |\sum_i t_i|`.
+    Where every such sum has :math:`\kappa \le` ``_COND_MAX`` and every term is a finite
+    normal float64 number, the float value is as accurate as a non-cancelling one up to
+    ``log2(_COND_MAX)`` bits; anywhere else -- a real cancellation, a tiny or non-finite
+    term, a complex value -- the point is reported and is recomputed in high precision.
     """
 
-    __slots__ = ("_terms",)
+    __slots__ = ("_strict", "_terms")
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
         sums = _cancelling_sums(expr, var)
-        self._terms = (sympy.lambdify(var, [list(s.args) for s in sums], modules=_MODULES)
-                       if sums else None)
+        self._strict = any(inside for _, inside in sums)
+        judged = [list(s.args) for s, inside in sums if not inside]
+        self._terms = (sympy.lambdify(var, judged, modules=_MODULES)
+                       if judged and not self._strict else None)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Boolean array: True where a flagged sum may have cancelled at ``x``."""
-        bad = np.zeros(x.shape, dtype=bool)
+        bad = np.full(x.shape, self._strict)
         if self._terms is None or x.size == 0:
             return bad
         with np.errstate(all="ignore"):
@@ -445,9 +453,12 @@ class Evaluator:
         # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
         # Gaussian profile) may have passed through subnormal intermediates long before its
         # value underflows: below _TINY_CANCEL such values are recomputed in high precision.
+        # So do values whose exponent cancels (a difference of huge numbers), judged by the
+        # condition number of that sum (cancel_mask).
         small = ok & (y < _TINY_CANCEL)
         if np.any(small):
-            ok[np.flatnonzero(small)[self.cancel_mask(x[small])]] = False
+            xs = x[small]
+            ok[np.flatnonzero(small)[self.cancel_mask(xs)]] = False
         out[ok] = np.log(np.minimum(y[ok], 1.0))
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1

@@ -104,3 +104,18 @@ def test_refined_gaussian_shaped_profiles_match_the_closed_form(B, s, x):
                         for v in xs])
     ref = np.minimum(ref, 0.0)
     assert np.all(np.abs(got - ref) <= _slack(ref))
+
+
+def test_a_plain_difference_below_1e_100_is_recomputed(monkeypatch):
+    """e^{-eps} - e^{-eps-1} at eps = 300 (about 3e-131) is well conditioned, but a float
+    difference that small may rest on subnormal intermediates in general: values of a
+    subtracting branch below 1e-100 are recomputed, as before (reference:
+    -eps + log1p(-e^{-1}) at 40 digits)."""
+    spy = _Spy(monkeypatch)
+    p = Profile(sympy.exp(-eps) - sympy.exp(-eps - 1))
+    x = np.array([10.0, 300.0])
+    got = p.log_delta(x)
+    with mpmath.workdps(40):
+        ref = np.array([float(-mpmath.mpf(v) + mpmath.log1p(-mpmath.exp(-1))) for v in x])
+    assert np.all(np.abs(got - ref) <= _slack(ref))
+    assert spy.calls == [300.0]
