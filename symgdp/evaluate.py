@@ -5,13 +5,14 @@ A :class:`~symgdp.profile.Profile` is a SymPy expression; this module turns it i
 for speed, mpmath for precision, ball arithmetic through :mod:`symgdp.interval` for proofs)
 and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules:
 
-* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and the
-  branch that produced it subtracts nearly equal numbers (``_cancels``): such a value may
-  have passed through subnormal intermediates and is recomputed in high precision.
+* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and may
+  have cancelled: the branch that produced it subtracts values of the profile (such a
+  value may rest on subnormal intermediates), or its exponent is a sum that is
+  ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
 * Where the plain value underflows, the log-expanded expression (``_log_expression``)
-  is evaluated in float64; where that is not conclusive (or would cancel), mpmath at rising
-  precision and ball arithmetic decide, and a value that cancels to 0 at every precision
-  raises :class:`~symgdp.errors.PrecisionError` unless it is provably 0.
+  is evaluated in float64, under the same rule; where that is not conclusive, mpmath at
+  rising precision and ball arithmetic decide, and a value that cancels to 0 at every
+  precision raises :class:`~symgdp.errors.PrecisionError` unless it is provably 0.
 * A structural zero (``_zero_condition``, e.g. the Laplace profile beyond
   :math:`\varepsilon_0`) is an exact :math:`-\infty`; a negative value is a
   :class:`~symgdp.errors.ProfileError` naming the :math:`\varepsilon`.
