@@ -37,7 +37,8 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from .errors import PrecisionError, ProfileError
+from ._bounded import run_bounded
+from .errors import AnalysisTimeout, PrecisionError, ProfileError
 from .interval import ArbUnsupported, profile_arb
 
 __all__ = ["Evaluator"]
@@ -56,6 +57,23 @@ _MODULES = ["scipy", "numpy"]
 # A flagged sum whose terms' magnitudes add up to at most this multiple of its value loses
 # at most 3 bits to cancellation in float64; its value is trusted (see _SumCheck).
 _COND_MAX = 8.0
+# Symbolic preparation of an expression at most this large (sympy.count_ops, no Sum) runs
+# in-process; larger ones run under the time budget of symgdp._bounded.
+_SMALL_OPS = 300
+
+
+def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
+    """``fn(expr)``, a symbolic rewriting, under the time budget unless ``expr`` is small.
+
+    On timeout the ``fallback`` is used: an answer that is only slower to evaluate (the
+    high-precision path), never a wrong one.
+    """
+    if not expr.has(sympy.Sum) and sympy.count_ops(expr) <= _SMALL_OPS:
+        return fn(expr)
+    try:
+        return run_bounded(fn, expr)
+    except AnalysisTimeout:
+        return fallback
 
 
 def _log_expression(expr: sympy.Expr) -> sympy.Expr:
@@ -237,7 +255,8 @@ class Evaluator:
         """Where the expression is structurally an exact zero (see ``_zero_condition``)."""
         c = self._cache
         if "zero" not in c:
-            cond = _zero_condition(self._profile.bound_expr)
+            # not known to be zero (the fallback) only sends points to mpmath
+            cond = _prepare(_zero_condition, self._profile.bound_expr, sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
                 self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
         f = c["zero"]
@@ -250,7 +269,9 @@ class Evaluator:
         """The log-expanded bound expression (``_log_expression``), computed once."""
         c = self._cache
         if "log_expr" not in c:
-            c["log_expr"] = _log_expression(self._profile.bound_expr)
+            bound = self._profile.bound_expr
+            # unexpanded, log(expr) underflows with expr and sends those points to mpmath
+            c["log_expr"] = _prepare(_log_expression, bound, sympy.log(bound))
         return c["log_expr"]
 
     def cancel_mask(self, x: np.ndarray) -> np.ndarray:

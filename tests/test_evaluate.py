@@ -119,3 +119,24 @@ def test_a_plain_difference_below_1e_100_is_recomputed(monkeypatch):
         ref = np.array([float(-mpmath.mpf(v) + mpmath.log1p(-mpmath.exp(-1))) for v in x])
     assert np.all(np.abs(got - ref) <= _slack(ref))
     assert spy.calls == [300.0]
+
+
+def test_symbolic_preparation_that_times_out_falls_back_to_correct_values(monkeypatch):
+    """When the log-expansion and the structural-zero analysis do not finish in their
+    budget, the values are the same, only computed in high precision (references: the
+    closed form log 2 - eps^2 in 40-digit mpmath; the Laplace-type profile is 0 beyond 1)."""
+    import symgdp.evaluate as evaluate
+    from symgdp.errors import AnalysisTimeout
+
+    def timeout(*args, **kwargs):
+        raise AnalysisTimeout("budget")
+
+    monkeypatch.setattr(evaluate, "_SMALL_OPS", -1)
+    monkeypatch.setattr(evaluate, "run_bounded", timeout)
+    x = np.array([0.5, 30.0, 200.0])
+    got = Profile(2 * sympy.exp(-eps**2)).log_delta(x)
+    with mpmath.workdps(40):
+        ref = np.array([min(0.0, float(mpmath.log(2) - mpmath.mpf(v) ** 2)) for v in x])
+    assert np.all(np.abs(got - ref) <= _slack(ref))
+    lap = Profile(sympy.Max(1 - sympy.exp((eps - 1) / 2), 0))
+    assert np.all(np.isneginf(lap.log_delta(np.array([1.5, 50.0]))))
