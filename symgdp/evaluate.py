@@ -39,6 +39,7 @@ from flint import arb, ctx
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout, PrecisionError, ProfileError
+from .implicit import LogDeltaRoot
 from .interval import ArbUnsupported, profile_arb
 
 __all__ = ["Evaluator"]
@@ -57,6 +58,12 @@ _MODULES = ["scipy", "numpy"]
 # A flagged sum whose terms' magnitudes add up to at most this multiple of its value loses
 # at most 3 bits to cancellation in float64; its value is trusted (see _SumCheck).
 _COND_MAX = 8.0
+# Error bound per unit of sum_i |t_i| of a float64 sum of a few terms, each within a few
+# ulps; and the accuracy asked of log delta (ten times finer than what the measurement
+# assumes of float64 profile values).
+_SUM_ERR = 16 * 2.0**-53
+_LOG_ABS_TOL = 1e-14
+_LOG_REL_TOL = 1e-13
 # Symbolic preparation of an expression at most this large (sympy.count_ops, no Sum) runs
 # in-process; larger ones run under the time budget of symgdp._bounded.
 _SMALL_OPS = 300
@@ -128,35 +135,41 @@ class _SumCheck:
     r"""Per point, whether the cancelling sums of one log-expression lost too much in float64.
 
     A difference of the profile's own values (a sum inside ``log(...)``, e.g. the erfc
-    difference of the Gaussian profile) is never trusted where it is tiny: its terms may
-    have passed through subnormal intermediates, so every point is reported.  A sum of
-    logarithms and exponents (e.g. :math:`\log 2 - \varepsilon^2`) is judged by its
-    condition number: evaluated from terms of relative error :math:`u` it has a relative
-    error of at most :math:`u\,\kappa`, :math:`\kappa = \sum_i |t_i| / |\sum_i t_i|`.
-    Where every such sum has :math:`\kappa \le` ``_COND_MAX`` and every term is a finite
-    normal float64 number, the float value is as accurate as a non-cancelling one up to
-    ``log2(_COND_MAX)`` bits; anywhere else -- a real cancellation, a tiny or non-finite
-    term, a complex value -- the point is reported and is recomputed in high precision.
+    difference of the Gaussian profile) is never trusted where the profile is tiny: its
+    terms may have passed through subnormal intermediates, so every such point is reported
+    (``differences=True``).  A sum of logarithms and exponents (e.g.
+    :math:`\log 2 - \varepsilon^2`, or an exponent :math:`-a\varepsilon^2 + b\varepsilon`)
+    is judged at every point: evaluated from terms of relative error :math:`u` its error
+    is at most :math:`u \sum_i |t_i|`.  It is trusted where its condition number
+    :math:`\kappa = \sum_i |t_i| / |\sum_i t_i|` is at most ``_COND_MAX`` (as accurate as
+    a non-cancelling value up to 3 bits; every term a finite normal float64 number) or,
+    for the sum that is the whole log-expression, where that error bound is within
+    ``_LOG_ABS_TOL + _LOG_REL_TOL |log delta|``.  Anywhere else -- a real cancellation, a
+    tiny or non-finite term, a complex value -- the point is reported and is recomputed in
+    high precision.
     """
 
-    __slots__ = ("_strict", "_terms")
+    __slots__ = ("_strict", "_terms", "_top")
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
         sums = _cancelling_sums(expr, var)
         self._strict = any(inside for _, inside in sums)
-        judged = [list(s.args) for s, inside in sums if not inside]
-        self._terms = (sympy.lambdify(var, judged, modules=_MODULES)
-                       if judged and not self._strict else None)
+        judged = [s for s, inside in sums if not inside]
+        self._top = [s is expr for s in judged]
+        self._terms = (sympy.lambdify(var, [list(s.args) for s in judged], modules=_MODULES)
+                       if judged else None)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """Boolean array: True where a flagged sum may have cancelled at ``x``."""
-        bad = np.full(x.shape, self._strict)
+    def __call__(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
+        """Boolean array: True where a flagged sum may have cancelled at ``x``
+        (differences of profile values count only with ``differences``)."""
+        bad = np.full(x.shape, self._strict and differences)
         if self._terms is None or x.size == 0:
             return bad
         with np.errstate(all="ignore"):
-            for terms in self._terms(x):
+            for terms, top in zip(self._terms(x), self._top, strict=True):
                 total = np.zeros(x.shape)
                 size = np.zeros(x.shape)
+                normal = np.ones(x.shape, dtype=bool)
                 for t in terms:
                     a = np.broadcast_to(np.asarray(t), x.shape)
                     if np.iscomplexobj(a):
@@ -164,10 +177,14 @@ class _SumCheck:
                         a = a.real
                     a = a.astype(np.float64)
                     mag = np.abs(a)
-                    bad |= ~(mag >= _TINY) | ~np.isfinite(a)
+                    bad |= ~np.isfinite(a)
+                    normal &= mag >= _TINY
                     total = total + a
                     size = size + mag
-                bad |= ~(size <= _COND_MAX * np.abs(total))
+                good = normal & (size <= _COND_MAX * np.abs(total))
+                if top:
+                    good |= size * _SUM_ERR <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(total)
+                bad |= ~good
         return bad
 
 
@@ -274,14 +291,27 @@ class Evaluator:
             c["log_expr"] = _prepare(_log_expression, bound, sympy.log(bound))
         return c["log_expr"]
 
-    def cancel_mask(self, x: np.ndarray) -> np.ndarray:
+    def _cross_check(self) -> bool:
+        """Whether normal float values are checked against the log-expression: not for
+        implicit profiles (both routes are the same root search) nor when the plain
+        log(expr) is all there is (its preparation timed out)."""
+        c = self._cache
+        if "cross" not in c:
+            le = self.log_expression()
+            c["cross"] = not (le.has(LogDeltaRoot)
+                              or (isinstance(le, sympy.log)
+                                  and le.args[0] == self._profile.bound_expr))
+        return c["cross"]
+
+    def cancel_mask(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
         """Where (per point) the float log-expression may subtract nearly equal numbers.
 
         Structurally, a sum with a negative term in ``eps`` may cancel (``_cancels``); per
-        point, it is only reported where its condition number exceeds ``_COND_MAX`` or a
-        term is tiny or not finite (:class:`_SumCheck`).  For a Piecewise profile only the
-        branch that holds at a point is judged, so e.g. a refined profile whose head
-        branch is a difference but whose tail is exp(-eps^2) keeps its fast float tail.
+        point, a difference of profile values is reported when ``differences`` is set, a
+        sum of logarithms and exponents where it is ill-conditioned or has a tiny or
+        non-finite term (``_SumCheck``).  For a Piecewise profile only the branch that
+        holds at a point is judged, so e.g. a refined profile whose head branch is a
+        difference but whose tail is exp(-eps^2) keeps its fast float tail.
         """
         c = self._cache
         if "log_cancels" not in c:
@@ -295,14 +325,14 @@ class Evaluator:
                 c["log_cancels"] = (None, [_SumCheck(le, self._var)])
         which, checks = c["log_cancels"]
         if which is None:
-            return checks[0](x)
+            return checks[0](x, differences)
         with np.errstate(all="ignore"):
             branch = np.broadcast_to(np.asarray(which(x), dtype=np.float64), x.shape)
         out = ~np.isfinite(branch)  # no branch matched: counts as cancelling, the safe side
         for i, check in enumerate(checks):
             at = branch == i
             if np.any(at):
-                out[at] = check(x[at])
+                out[at] = check(x[at], differences)
         return out
 
     def eval_float(self, x: np.ndarray, kind: str) -> np.ndarray:
@@ -475,12 +505,23 @@ class Evaluator:
         # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
         # Gaussian profile) may have passed through subnormal intermediates long before its
         # value underflows: below _TINY_CANCEL such values are recomputed in high precision.
-        # So do values whose exponent cancels (a difference of huge numbers), judged by the
-        # condition number of that sum (cancel_mask).
+        # At any magnitude, so are values whose exponent cancels (e.g. -a eps^2 + b eps, a
+        # difference of huge numbers), judged by the error bound of that sum (cancel_mask).
         small = ok & (y < _TINY_CANCEL)
         if np.any(small):
-            xs = x[small]
-            ok[np.flatnonzero(small)[self.cancel_mask(xs)]] = False
+            ok[np.flatnonzero(small)[self.cancel_mask(x[small])]] = False
+        big = ok & ~small & (y <= 1.0)
+        if np.any(big):
+            idx = np.flatnonzero(big)
+            doubt = self.cancel_mask(x[idx], differences=False)
+            if self._cross_check():
+                # A product may pass through a subnormal factor (eps^150 * e^-725) and
+                # still come out normal: the log-expression, which never forms that
+                # factor, must agree with the plain value, or the point is recomputed.
+                ly = self.eval_float(x[idx], "log")
+                doubt |= ~(np.abs(ly - np.log(y[idx]))
+                           <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(ly))
+            ok[idx[doubt]] = False
         out[ok] = np.log(np.minimum(y[ok], 1.0))
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1

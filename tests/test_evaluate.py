@@ -140,3 +140,30 @@ def test_symbolic_preparation_that_times_out_falls_back_to_correct_values(monkey
     assert np.all(np.abs(got - ref) <= _slack(ref))
     lap = Profile(sympy.Max(1 - sympy.exp((eps - 1) / 2), 0))
     assert np.all(np.isneginf(lap.log_delta(np.array([1.5, 50.0]))))
+
+
+def test_a_cancelling_exponent_is_recomputed_at_any_magnitude():
+    """B e^{-a eps^2 + b eps} with a = 0.00156, b = 3.89 at eps = 2502: the exponent is
+    -9738 + 9729 = -7.4, and float64 loses ~2e-11 of it (reference: the exponent at 60
+    digits)."""
+    B, a, b = 7.081074530641312, 0.001555571301002102, 3.8883609523128273
+    p = Profile(sympy.Float(B) * sympy.exp(-sympy.Float(a) * eps**2 + sympy.Float(b) * eps))
+    x = np.array([2502.0368573190003, 2400.0, 10.0])
+    got = p.log_delta(x)
+    with mpmath.workdps(60):
+        ref = np.array([float(min(0, mpmath.log(B) - a * mpmath.mpf(v) ** 2 + b * mpmath.mpf(v)))
+                        for v in x])
+    assert np.all(np.abs(got - ref) <= _slack(ref))
+
+
+def test_a_subnormal_factor_is_not_trusted():
+    """B eps^147.6 e^{-0.357 eps^2} at eps = 45.07 is ~2e-71, a normal float, but formed
+    from e^{-725}, a subnormal with ~7 bits lost (reference: the log at 60 digits)."""
+    B, a, b = 1.238259124936742, 0.3568441277607024, 147.59308968184814
+    p = Profile(sympy.Float(B) * eps ** sympy.Float(b) * sympy.exp(-sympy.Float(a) * eps**2))
+    x = np.array([45.07278995729068, 44.9])
+    got = p.log_delta(x)
+    with mpmath.workdps(60):
+        ref = np.array([float(mpmath.log(B) + b * mpmath.log(v) - a * mpmath.mpf(v) ** 2)
+                        for v in x])
+    assert np.all(np.abs(got - ref) <= _slack(ref))
