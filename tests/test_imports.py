@@ -62,6 +62,8 @@ def test_public_names_resolve_to_their_objects():
     # a submodule import must not replace the public function of the same name
     assert symgdp.report is report and symgdp.measure is measure
     assert symgdp.mp is sys.modules["symgdp.precise"]
+    # the lazy table and __all__ list the same names (a new public name needs both)
+    assert set(symgdp._LAZY) == set(symgdp.__all__)
     for name in symgdp.__all__:
         assert getattr(symgdp, name) is not None
     assert set(symgdp.__all__) <= set(dir(symgdp))
