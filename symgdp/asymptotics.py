@@ -75,6 +75,10 @@ def _sign(c: sympy.Expr) -> int | None:
     c = sympy.sympify(c)
     if c.is_zero:
         return 0
+    if not c.is_Number:
+        c = sympy.expand(sympy.powsimp(sympy.expand(c, power_exp=True, log=False)))
+        if c.is_zero:
+            return 0
     if c.is_positive:
         return 1
     if c.is_negative:
@@ -101,7 +105,9 @@ def _sign(c: sympy.Expr) -> int | None:
 
 
 def _clean(c: sympy.Expr) -> sympy.Expr:
-    return sympy.expand(sympy.powsimp(sympy.expand(c, power_exp=True, log=False)))
+    if c.is_Number:
+        return c
+    return sympy.expand(c, log=False)
 
 
 @dataclass(frozen=True)
