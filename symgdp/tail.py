@@ -287,6 +287,7 @@ def _asymptotic_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
 # -- numeric cross-check of a symbolic answer -------------------------------------------------
 _CHECK_POINTS = ((1e6, 1e16, 1e40), (1e4, 1e8, 1e16), (1e3, 1e4, 1e5))
 _CHECK_DRAWS = 3
+_CHECK_SECONDS = 5.0  # per parameter draw: the check must not eat the whole budget
 
 
 def _draws(symbols: set, seed_text: str) -> list[dict]:
@@ -357,7 +358,9 @@ def _numeric_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
             results.append(None)
             continue
         try:
-            qs = budget.call(_q_values, e, var)
+            qs = run_bounded(_q_values, e, var,
+                             timeout=max(min(_CHECK_SECONDS, budget.end - time.monotonic()),
+                                         1e-3))
         except (AnalysisTimeout, SymgdpError, RuntimeError):
             qs = None
         if qs is None:
@@ -379,6 +382,8 @@ def _numeric_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
 
 # -- the numeric route ---------------------------------------------------------------------
 _PHI = 1.6180339887498949
+# The numeric fallback gets at least this many seconds even when the budget is spent.
+_NUMERIC_MIN_SECONDS = 5.0
 _NUM_SETS = (tuple(2.0 ** k for k in range(1, 8)), tuple(_PHI * 2.0 ** k for k in range(0, 7)))
 
 
@@ -489,6 +494,9 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
             tail_expr = _eventual(expr, var, budget)
         except AnalysisTimeout:
             tail_expr = None
+    if tail_expr is None and not implicit and not expr.has(sympy.Piecewise):
+        # Max/Min whose order depends on the parameters: the asymptotic rules handle them
+        tail_expr = expr
     if tail_expr is not None:
         if tail_expr.is_zero:
             return sympy.S.Zero, "symbolic", "the profile is eventually 0", False
@@ -540,7 +548,15 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
         return None, "unknown", (f"{detail}; no numeric fallback because parameters are "
                                  f"unbound: {names} (the answer may depend on them)"), \
             budget.timed_out
-    val, ndetail = _numeric_tail(profile)
+    try:
+        # bounded like every other step: a double exponential can stall mpmath far out
+        val, ndetail = run_bounded(_numeric_tail, profile,
+                                   timeout=max(budget.end - time.monotonic(), _NUMERIC_MIN_SECONDS))
+    except AnalysisTimeout:
+        val, ndetail = None, "the numeric tail ran out of time"
+        budget.timed_out = True
+    except (SymgdpError, RuntimeError) as exc:
+        val, ndetail = None, f"numeric tail failed: {exc}"
     if val is None:
         return None, "unknown", f"{detail}; {ndetail}", budget.timed_out
     return val, "numeric", f"{detail}; {ndetail}", budget.timed_out
