@@ -384,14 +384,14 @@ def _numeric_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
 _PHI = 1.6180339887498949
 # The numeric fallback gets at least this many seconds even when the budget is spent.
 _NUMERIC_MIN_SECONDS = 5.0
-_NUM_SETS = (tuple(2.0 ** k for k in range(1, 8)), tuple(_PHI * 2.0 ** k for k in range(0, 7)))
+_NUM_SETS = (tuple(2.0 ** k for k in range(1, 7)), tuple(_PHI * 2.0 ** k for k in range(0, 6)))
 
 
 def _mp_log_delta(profile: Any, log10x: float) -> Any:
     """log delta at eps = 10^log10x to ~40 digits (two precisions agreeing), or None."""
     x = mpmath.mpf(10) ** mpmath.mpf(log10x)
     prev = None
-    for dps in (60, 120, 240):
+    for dps in (60, 120, 240, 480):
         try:
             v = profile.mp(x, dps=dps)
         except (SymgdpError, ZeroDivisionError, ValueError, OverflowError, TypeError):
@@ -400,10 +400,12 @@ def _mp_log_delta(profile: Any, log10x: float) -> Any:
             if v >= 1:
                 cur = mpmath.mpf(0)
             elif v <= 0:
-                # only a provable zero counts (a cancelled value is not one)
-                if v < 0 or x > 1e300 or not profile._exact_zero(float(x)):
-                    return None
-                cur = mpmath.mpf("-inf")
+                # a cancelled value (0 or a negative rounding artefact) is not resolved at
+                # this precision; only a provable zero counts as one
+                if v == 0 and x < 1e300 and profile._exact_zero(float(x)):
+                    return mpmath.mpf("-inf")
+                prev = None
+                continue
             else:
                 cur = mpmath.log(v)
         if prev is not None and (cur == prev or abs(cur - prev) <= 1e-40 * abs(cur)):
@@ -416,7 +418,7 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
     r"""Estimate the limit from q(eps) = eps^2/(-2 log delta) far out, in mpmath.
 
     Two interleaved sequences of points, :math:`\log_{10}\varepsilon = 2^k` and
-    :math:`1.618\ldots\cdot 2^k` (up to about :math:`10^{128}`), each resolved to ~40
+    :math:`1.618\ldots\cdot 2^k` (up to :math:`10^{64}`), each resolved to ~40
     digits.  A limit is accepted only when, along *both* sequences, the successive changes
     of q shrink by a factor 100 or more per step (the drift of a ratio that approaches its
     limit like a power of :math:`1/\varepsilon`) to below 1e-12 relative, and the two
