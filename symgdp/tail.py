@@ -476,11 +476,14 @@ def _analyse(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
     """(limit or None, method, detail, timed_out), cached on the (immutable) profile."""
     cache = getattr(profile, "_cache", None)
     key = ("tail", resolve_timeout(timeout))
-    if cache is not None and key in cache:
-        return cache[key]
+    if cache is not None:
+        # a conclusive answer does not depend on the budget it was found in
+        for k in (("tail", None), key):
+            if k in cache:
+                return cache[k]
     result = _analyse_uncached(profile, timeout)
     if cache is not None:
-        cache[key] = result
+        cache[("tail", None) if result[0] is not None else key] = result
     return result
 
 
