@@ -34,8 +34,9 @@ Example:
     >>> from symgdp import eps
     >>> b, d = sympy.symbols("b d", positive=True)
     >>> s = log_series(sympy.exp(-b * eps**2) + sympy.exp(-d * eps**2), eps)
-    >>> s.leading()
-    ((2, 0), -Min(b, d))
+    >>> key, coef = s.leading()
+    >>> (int(key[0]), key[1]), coef
+    ((2, 0), Max(-b, -d))
 """
 
 from __future__ import annotations

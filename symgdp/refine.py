@@ -33,19 +33,25 @@ Piecewise; several, or none, are handled by the same sweep.
 
 How :func:`refine` finds the pieces (the sign pattern is checked, never assumed):
 
-1. SymPy's ``solveset`` of the bracket over :math:`[0, \infty)` (time-bounded); a finite
-   answer gives closed-form candidates for :math:`c`, and is inserted into the grid.
-2. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700) and its
-   running maximum from the right locate every flat interval.
-3. Each :math:`c_k` is refined in mpmath (``dps`` digits) by bisection on the sign of the
-   bracket (golden-section search on :math:`R` where there is no derivative), each
-   :math:`a_k` by bisection on :math:`R = R(c_k)`; a flat interval whose gain over
-   :math:`\tilde\delta` is below :math:`10^{-20}` relative in mpmath is dropped (already
-   tight, e.g. pure DP, whose :math:`R` is constant).
+1. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700).  Since
+   :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
+   on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
+   right is bisected (all at once, in float64) until the bound settles, which finds
+   maxima narrower than the grid and suprema at jumps.  The running maximum from the
+   right then locates every flat interval.
+2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
+   bisection, polished by bisection on the sign of the bracket where there is a
+   derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
+   right of it (rounded so that it stays there).  A flat interval whose gain over
+   :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
+   pure DP, whose :math:`R` is constant).
+3. Only when a flat piece exists, SymPy's ``solveset`` of the bracket (time-bounded)
+   may supply a closed form for :math:`c_k`.
 
-Soundness does not depend on step 2 finding every maximum: any :math:`\varepsilon_0 \ge
-\varepsilon` gives a valid bound, so a missed bump only leaves the profile less tight.
-Gains below :math:`10^{-9}` relative on the float grid are not searched for.
+On each flat piece the result is :math:`\min\{\tilde\delta, g(\cdot, c_k)\}`, so it is
+never above the naive profile by construction, and never below the infimum, since every
+value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \ge
+\varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
 
 Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
 \delta_0)` over the calibration points that imply the target (math §2); Poisson

@@ -14,22 +14,27 @@ root :math:`\mu_{\text{tail}}` is a lower bound for the tightest :math:`\mu`.
 
 How the limit is found, in order:
 
-1. *Branch selection.*  SymPy's ``limit`` cannot handle ``Max``, ``Min`` or ``Piecewise``,
-   so the expression is first reduced to the branch that holds as
-   :math:`\varepsilon\to\infty` (each comparison decided by the eventual sign of a
-   difference: polynomial leading coefficients, else a time-bounded ``limit``).
-   A profile that is eventually 0 has limit 0 (pure DP, Laplace).
-2. *Symbolic limit* of :math:`\varepsilon^2 / (-2\,\mathrm{expand\_log}(\log\delta))`,
-   time-bounded (:mod:`symgdp._bounded`); unbound parameters stay symbolic, so
-   :math:`B e^{-\sigma^2\varepsilon^2/A^2}` gives :math:`A^2/(2\sigma^2)`.
-3. *Numeric fallback* (all parameters bound): the ratio
-   :math:`q(\varepsilon) = \varepsilon^2/(-2\log\delta(\varepsilon))` in 50-digit mpmath at
-   :math:`\varepsilon = 10^2, 10^4, \dots, 10^{12}`.  It is accepted only when the sequence
-   visibly converges (two successive relative changes below :data:`NUMERIC_RTOL`), falls
-   geometrically to 0, or grows geometrically; ``method="numeric"`` says so, and a
-   converged value is rounded to 10 significant digits.  A limit that
-   is approached slower than this (e.g. :math:`e^{-\varepsilon^{1.99}}`) is reported as
-   unknown rather than guessed.
+1. *Branch selection.*  ``Piecewise`` (and ``Max``/``Min`` where the order is decidable)
+   is reduced to the branch that holds as :math:`\varepsilon\to\infty`.  A profile that
+   is eventually 0 has limit 0 (pure DP, Laplace).
+2. *Asymptotic rules* (:mod:`symgdp.asymptotics`): the leading term of
+   :math:`\log\delta` from exact rules for sums (with cancellation resolved order by
+   order, as in the Gaussian profile in every spelling: ``erfc``, ``erf``, :math:`\Phi`),
+   products, powers, ``exp``, ``log``, ``erfc``/``erf``, ``Max``/``Min``.  With free
+   parameters the result holds for every admissible value (e.g. :math:`1/(2\min(b, d))`
+   for :math:`a e^{-b\varepsilon^2} + c e^{-d\varepsilon^2}`); a sign that depends on the
+   parameters gives "unknown", never a formula valid for one ordering only.
+3. *SymPy's limit* of :math:`\varepsilon^2 / (-2\,\mathrm{expand\_log}(\log\delta))`,
+   time-bounded (:mod:`symgdp._bounded`), used only when the rules do not apply.
+4. *Numeric cross-check.*  Every symbolic answer is compared with
+   :math:`q(\varepsilon) = \varepsilon^2/(-2\log\delta(\varepsilon))` in high precision
+   far out (:math:`\varepsilon` up to :math:`10^{40}`) at random admissible parameter
+   values; a disagreement discards it, and an answer of SymPy's limit must be confirmed.
+5. *Numeric fallback* (all parameters bound): see :func:`_numeric_tail`; a ratio that
+   drifts (like :math:`\log\varepsilon`) or oscillates is "unknown", never a limit.
+
+Every step runs under the ``timeout`` budget; running out of time gives "unknown", never
+"not GDP".
 
 When nothing is conclusive, :func:`identify` returns an :class:`Identification` with
 ``is_gdp=None`` and ``method="unknown"``; :func:`tail_limit` raises
