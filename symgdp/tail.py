@@ -259,6 +259,10 @@ def _asymptotic_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
     from .asymptotics import NotPositive, Unsupported, log_series, prepare
 
     two: tuple[Fraction, int] = (Fraction(2), 0)
+    if expr.atoms(sympy.Float):
+        # decimals as the rationals they spell (as SymPy's limit does): 1.5 -> 3/2, so a
+        # limit like A^2/(2 sigma^2) comes out exact; the numeric check uses the Floats
+        expr = sympy.nsimplify(expr, rational=True)
     try:
         series = log_series(prepare(expr, var), var)
     except NotPositive as exc:
@@ -407,7 +411,7 @@ def _mp_log_delta(profile: Any, log10x: float) -> Any:
             elif v <= 0:
                 # a cancelled value (0 or a negative rounding artefact) is not resolved at
                 # this precision; only a provable zero counts as one
-                if v == 0 and x < 1e300 and profile._exact_zero(float(x)):
+                if v == 0 and x < 1e300 and profile._evaluator().exact_zero(float(x)):
                     return mpmath.mpf("-inf")
                 prev = None
                 continue
