@@ -391,13 +391,64 @@ def _numeric_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
 
 # -- the numeric route ---------------------------------------------------------------------
 _PHI = 1.6180339887498949
+# Below log delta = this, point values in mpmath are used instead of balls.
+_ARB_FLOOR = -1e9
 # The numeric fallback gets at least this many seconds even when the budget is spent.
 _NUMERIC_MIN_SECONDS = 5.0
 _NUM_SETS = (tuple(2.0 ** k for k in range(1, 7)), tuple(_PHI * 2.0 ** k for k in range(0, 6)))
 
 
+def _arb_log_delta(profile: Any, log10x: float) -> Any:
+    """log delta at eps = 10^log10x from ball arithmetic, resolved to 1e-40 relative.
+
+    ``False`` when the expression has no ball version; ``None`` when unresolved.  Unlike a
+    point evaluation, a ball shows a cancellation hidden inside Max/Min or a Piecewise
+    (1 - (1 - e^{-eps})^3 reads as 0 at 60 digits, but its ball contains both signs)."""
+    from flint import arb, ctx
+
+    from .interval import ArbUnsupported, profile_arb
+
+    try:
+        f = profile_arb(profile)
+    except (ArbUnsupported, SymgdpError, TypeError, ValueError):
+        return False
+    for prec in (256, 1024, 4096, 16384):
+        with ctx.workprec(prec):
+            try:
+                x = arb(10) ** arb(mpmath.nstr(mpmath.mpf(log10x), 30))
+                v = f(x)
+            except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
+                return False
+            if v.is_exact() and v.is_zero():
+                return mpmath.mpf("-inf")
+            if v.rad() > 1:
+                return False  # overflowing intermediates (e^eps far out): no information
+            if v > 0:
+                if v >= 1:
+                    return mpmath.mpf(0)
+                lv = v.log()
+                mid, rad = mpmath.mpf(lv.mid().str(50, radius=False)), lv.rad()
+                if mid != 0 and float(rad) <= 1e-40 * abs(float(mid)):
+                    return mid
+            elif v < 0:
+                lo = abs(v.lower())
+                if lo > 0 and float(arb(lo).log().mid()) < _ARB_FLOOR:
+                    return False  # radius control lost far out: not evidence of a sign
+                return None
+            # Arb's balls lose radius control at astronomically small magnitudes (below
+            # about exp(-1e9)); there mpmath's point values decide, as in the evaluator
+            up = v.upper()
+            if up > 0 and float(arb(up).log().mid()) < _ARB_FLOOR:
+                return False
+    return None
+
+
 def _mp_log_delta(profile: Any, log10x: float) -> Any:
-    """log delta at eps = 10^log10x to ~40 digits (two precisions agreeing), or None."""
+    """log delta at eps = 10^log10x to ~40 digits (ball arithmetic where available, else
+    two mpmath precisions agreeing), or None."""
+    via_arb = _arb_log_delta(profile, log10x)
+    if via_arb is not False:
+        return via_arb
     x = mpmath.mpf(10) ** mpmath.mpf(log10x)
     prev = None
     for dps in (60, 120, 240, 480):
