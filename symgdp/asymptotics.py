@@ -327,12 +327,14 @@ def log_series(expr: sympy.Expr, var: sympy.Symbol) -> Series:
     return _log(sympy.sympify(expr), _Ctx(var))
 
 
+def _memo(cache: dict, fn: Any, e: sympy.Expr, cx: _Ctx) -> Series:
+    if e not in cache:
+        cache[e] = fn(e, cx)
+    return cache[e]
+
+
 def _value(e: sympy.Expr, cx: _Ctx) -> Series:
-    if e in cx.vcache:
-        return cx.vcache[e]
-    out = _value_uncached(e, cx)
-    cx.vcache[e] = out
-    return out
+    return _memo(cx.vcache, _value_uncached, e, cx)
 
 
 def _value_uncached(e: sympy.Expr, cx: _Ctx) -> Series:
@@ -412,11 +414,7 @@ def _exp_value(f: Series) -> Series:
 
 
 def _log(e: sympy.Expr, cx: _Ctx) -> Series:
-    if e in cx.lcache:
-        return cx.lcache[e]
-    out = _log_uncached(e, cx)
-    cx.lcache[e] = out
-    return out
+    return _memo(cx.lcache, _log_uncached, e, cx)
 
 
 def _log_uncached(e: sympy.Expr, cx: _Ctx) -> Series:

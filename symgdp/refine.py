@@ -211,10 +211,11 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
                 f"{float(ld[i + 1])!r}) {how}")
 
 
-def _confirmed_negative(profile: Profile, e: float) -> str | None:
-    """The value at ``e`` as a string when it is provably (ball arithmetic) or stably
-    (two mpmath precisions agreeing) negative, else ``None``."""
-    from flint import arb, ctx
+def _confirmed_below_zero(profile: Profile, ball: Any, point: Any) -> str | None:
+    """A quantity built from the profile, as a string when it is provably (ball
+    arithmetic: ``ball(f)`` with ``f`` the profile's ball function) or stably (two mpmath
+    precisions agreeing: ``point(dps)``) negative, else ``None``."""
+    from flint import ctx
 
     from .interval import ArbUnsupported, profile_arb
 
@@ -226,7 +227,7 @@ def _confirmed_negative(profile: Profile, e: float) -> str | None:
         for prec in (128, 512, 2048):
             try:
                 with ctx.workprec(prec):
-                    v = f(arb(e))
+                    v = ball(f)
                     if v < 0:
                         return v.str(8)
                     if v >= 0:
@@ -236,7 +237,7 @@ def _confirmed_negative(profile: Profile, e: float) -> str | None:
     prev = None
     for dps in (30, 120, 480):
         try:
-            v = profile.mp(e, dps=dps)
+            v = point(dps)
         except (ZeroDivisionError, ValueError, OverflowError):
             return None
         if v >= 0:
@@ -247,41 +248,23 @@ def _confirmed_negative(profile: Profile, e: float) -> str | None:
     return None
 
 
+def _confirmed_negative(profile: Profile, e: float) -> str | None:
+    """The value at ``e`` as a string when it is confirmed negative, else ``None``."""
+    from flint import arb
+
+    return _confirmed_below_zero(profile, lambda f: f(arb(e)),
+                                 lambda dps: profile.mp(e, dps=dps))
+
+
 def _confirmed_rise(profile: Profile, a: float, b: float) -> bool:
-    """Whether min(delta, 1) provably (ball arithmetic) or stably (two mpmath precisions)
-    rises from ``a`` to ``b``."""
-    from flint import arb, ctx
+    """Whether min(delta, 1) is confirmed to rise from ``a`` to ``b``."""
+    from flint import arb
 
-    from .interval import ArbUnsupported, profile_arb
+    def point(dps: int) -> Any:
+        va, vb = (min(profile.mp(t, dps=dps), mpmath.mpf(1)) for t in (a, b))
+        return va - vb
 
-    try:
-        f = profile_arb(profile)
-    except (ArbUnsupported, ProfileError, TypeError, ValueError):
-        f = None
-    if f is not None:
-        for prec in (128, 512, 2048):
-            try:
-                with ctx.workprec(prec):
-                    d = f(arb(b)) - f(arb(a))
-                    if d > 0:
-                        return True
-                    if d <= 0:
-                        return False
-            except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
-                break
-    prev = None
-    for dps in (30, 120, 480):
-        try:
-            va, vb = (min(profile.mp(t, dps=dps), mpmath.mpf(1)) for t in (a, b))
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return False
-        d = vb - va
-        if d <= 0:
-            return False
-        if prev is not None and abs(d - prev) <= abs(d) * mpmath.mpf("1e-10"):
-            return True
-        prev = d
-    return False
+    return _confirmed_below_zero(profile, lambda f: f(arb(a)) - f(arb(b)), point) is not None
 
 
 def _undefined_piece(expr: sympy.Expr, var: sympy.Symbol) -> str | None:
