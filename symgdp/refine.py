@@ -87,6 +87,9 @@ _REWRITE_SECONDS = 2.0
 # narrower than the grid.
 _PEAK_LEVELS = 48
 _PEAK_CELLS = 4096
+# A maximum inside a grid cell that exceeds everything to its right by less than this
+# (relative) is not searched for: the refinement it would allow gains less than that.
+_PEAK_RTOL = 1e-7
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
 # Grid for the numeric validity check of a profile.
@@ -475,7 +478,7 @@ def _hidden_peaks(profile: Profile, x: np.ndarray, R: np.ndarray, d: np.ndarray)
 
     A naive profile is non-increasing, so on a cell [a, b] R <= (1 - delta(b))/(1 + e^a):
     a cell whose bound exceeds the running maximum of R to its right (and the cell's own
-    best value) by more than :data:`_FLAT_RTOL` is bisected, all cells at once in float64,
+    best value) by more than :data:`_PEAK_RTOL` is bisected, all cells at once in float64,
     until the bound settles.  This finds maxima narrower than the grid and suprema at
     jumps without assuming one crossing of the stationarity bracket.
     """
@@ -487,7 +490,7 @@ def _hidden_peaks(profile: Profile, x: np.ndarray, R: np.ndarray, d: np.ndarray)
     for _ in range(_PEAK_LEVELS):
         with np.errstate(all="ignore"):
             bound = (1.0 - db) * np.exp(-np.logaddexp(0.0, a))
-        keep = (bound > ref * (1 + _FLAT_RTOL)) & (b - a > 1e-13 * (1 + b))
+        keep = (bound > ref * (1 + _PEAK_RTOL)) & (b - a > 1e-13 * (1 + b))
         if not np.any(keep):
             break
         a, b, ref, db = a[keep], b[keep], ref[keep], db[keep]
@@ -496,7 +499,7 @@ def _hidden_peaks(profile: Profile, x: np.ndarray, R: np.ndarray, d: np.ndarray)
             a, b, ref, db = a[order], b[order], ref[order], db[order]
         m = 0.5 * (a + b)
         Rm, dm = _R_float(profile, m)
-        better = Rm > ref * (1 + _FLAT_RTOL)
+        better = Rm > ref * (1 + _PEAK_RTOL)
         if np.any(better):
             found.append(m[better])
         ref = np.maximum(ref, Rm)

@@ -95,7 +95,7 @@ def _reference(dfun, jumps, dense, points):
     cands = [mpmath.mpf(j) for j in jumps] + [mpmath.mpf(j) + tiny for j in jumps]
     for lo, hi, step in dense:
         cands += _stationary(dfun, lo, hi, step)
-    cands += [mpmath.mpf(i) / 50 for i in range(0, 1001)]  # fine grid to eps = 20
+    cands += [mpmath.mpf(i) / 25 for i in range(0, 501)]  # fine grid to eps = 20
     cands += list(points)
     cands = sorted(set(cands))
     rs = [_R(dfun, c) for c in cands]
@@ -106,7 +106,7 @@ def _reference(dfun, jumps, dense, points):
     return [1 - (1 + mpmath.exp(x)) * suffix[where[x]] for x in points]
 
 
-POINTS = sorted({mpmath.mpf(i) / 20 for i in range(0, 81)}
+POINTS = sorted({mpmath.mpf(i) / 10 for i in range(0, 41)}
                 | {mpmath.mpf(1) / 400 - mpmath.mpf(10) ** -4, mpmath.mpf(1) / 1000,
                    mpmath.mpf(1) - mpmath.mpf(10) ** -9, mpmath.mpf(1) / 2 - mpmath.mpf(10) ** -9})
 
