@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("implicit", "evaluate"),                      # numeric evaluation of expressions
     ("profile",),                                  # the value object
-    ("refine", "tail"),                            # symbolic stages
+    ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
     ("measure",),
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
