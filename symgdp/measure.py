@@ -54,6 +54,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,15 +62,23 @@ import mpmath
 import numpy as np
 from flint import arb, ctx
 
-from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
+from .errors import (
+    ConvergenceError,
+    DomainError,
+    PrecisionError,
+    ProfileError,
+    SymgdpError,
+    SymgdpWarning,
+)
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
 from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
 
 __all__ = ["Measurement", "measure", "gdpt", "METHODS"]
 
 #: accepted values of ``method=`` and the name each one is recorded under
-METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
-           "bnb": "branch-and-bound", "staircase": "staircase"}
+METHODS = {"auto": "first-order", "first-order": "first-order",
+           "branch-and-bound": "branch-and-bound", "bnb": "branch-and-bound",
+           "staircase": "staircase"}
 
 # Relative slack on log delta_mu in the float re-check: the largest relative error of
 # gaussian.log_delta_mu against 40-digit mpmath over 1500 random points spanning
@@ -149,7 +158,7 @@ class Measurement:
             raise DomainError(f"lower must be >= 0, got {self.lower!r}")
         if not self.tol > 0:
             raise DomainError(f"tol must be > 0, got {self.tol!r}")
-        if self.method not in ("branch-and-bound", "staircase"):
+        if self.method not in ("first-order", "branch-and-bound", "staircase"):
             raise DomainError(f"unknown method {self.method!r}")
 
     @property
@@ -326,6 +335,123 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     cols = [np.concatenate(c) for c in zip(*pool, strict=True)]
     up = max(best, float(cols[3].max())) if cols[3].size else best
     return _Search(best, arg, up, *cols, notes=[])
+
+
+# ---------------------------------------------------------------------------------------
+# the first-order search
+
+
+@dataclass
+class _FirstOrderLeaves:
+    """Leaves closed by the first-order test: sup G <= bound on [a, b], proved in balls."""
+
+    a: list[float] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    bound: float = 0.0
+
+
+def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify: bool,
+                        max_evaluations: int, initial: int,
+                        progress: Any) -> tuple[_Search, _FirstOrderLeaves]:
+    """Branch-and-bound in which every leaf is proved non-increasing in ball arithmetic
+    and closed by the better of the zeroth-order bound and the first-order test."""
+    grid = np.linspace(0.0, eps_h, initial + 1)
+    cuts = [c for c in getattr(fo, "branch_points", ()) if 0.0 < c < eps_h]
+    x = np.union1d(grid, np.asarray(cuts, dtype=np.float64))
+    lx = ld(x)
+    g = mu_gdp(x, log_delta=lx)
+    i = int(np.argmax(g))
+    best, arg = float(g[i]), float(x[i])
+    pa, pb, pla = x[:-1].tolist(), x[1:].tolist(), lx[:-1].tolist()
+    zero: list[tuple[float, float, float]] = []
+    first = _FirstOrderLeaves()
+    rounds = 0
+    while pa and not math.isinf(best):
+        rounds += 1
+        target = tol - 2.0 * _margin(certify, best + tol)
+        if target <= 0.5 * tol:
+            raise PrecisionError(
+                f"tol={tol!r} is too fine for mu ~ {best:.6g} in "
+                f"{'ball' if certify else 'float64'} arithmetic"
+                + ("" if certify else "; pass certify=True"))
+        mu_plus = best + 0.9 * target
+        u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
+        sa, sb, sla = [], [], []
+        for k, (a, b, la) in enumerate(zip(pa, pb, pla, strict=True)):
+            uk = float(u[k])
+            closed = False
+            if uk <= mu_plus:
+                if fo.nonincreasing(a, b):
+                    zero.append((a, b, la))
+                    closed = True
+            elif fo.prove_below(a, b, mu_plus):
+                if fo.nonincreasing(a, b):
+                    first.a.append(a)
+                    first.b.append(b)
+                    first.bound = max(first.bound, mu_plus)
+                    closed = True
+            if not closed:
+                sa.append(a)
+                sb.append(b)
+                sla.append(la)
+        if not sa:
+            break
+        a_, b_ = np.asarray(sa), np.asarray(sb)
+        m = 0.5 * (a_ + b_)
+        stuck = (m <= a_) | (m >= b_)
+        if np.any(stuck):
+            j = int(np.flatnonzero(stuck)[0])
+            _stuck_error(fo, float(a_[j]), float(b_[j]), best, tol)
+        if ld.count + m.size > max_evaluations:
+            raise ConvergenceError(
+                f"the first-order search stopped at the bracket [{best:.10g}, "
+                f"{max(best, first.bound, float(u.max())):.10g}] after {ld.count} profile "
+                f"evaluations (max_evaluations={max_evaluations}): raise tol or lower eps_h")
+        lm = ld(m)
+        gm = mu_gdp(m, log_delta=lm)
+        j = int(np.argmax(gm))
+        if gm[j] > best:
+            best, arg = float(gm[j]), float(m[j])
+        # a point value above its left neighbour's is a rise, unless within float noise:
+        # confirm in ball arithmetic and refuse
+        for jj in np.flatnonzero(lm > np.asarray(sla) + 1e-9 * (1 + np.abs(lm))).tolist():
+            _refuse_rise(fo, float(a_[jj]), float(m[jj]))
+        pa = sa + m.tolist()
+        pb = m.tolist() + sb
+        pla = sla + lm.tolist()
+        if progress is not None and rounds % 4 == 0:
+            progress(ld.count, max(first.bound, float(u.max())) - best)
+    za = np.asarray([z[0] for z in zero])
+    zb = np.asarray([z[1] for z in zero])
+    zla = np.asarray([z[2] for z in zero])
+    zu = mu_gdp(zb, log_delta=zla) if za.size else np.empty(0)
+    up = max(best, first.bound, float(zu.max()) if zu.size else 0.0)
+    s = _Search(best, arg, up, za, zb, zla, zu,
+                notes=[f"first-order search: {len(first.a)} intervals closed by the "
+                       f"first-order test, {za.size} by the zeroth-order bound; every one "
+                       "proved non-increasing in ball arithmetic"])
+    return s, first
+
+
+def _refuse_rise(fo: Any, a: float, m: float) -> None:
+    da, dm = fo.delta(a), fo.delta(m)
+    if bool(dm > da) and bool(da < 1):
+        raise ProfileError(
+            f"the profile increases between eps={a!r} and eps={m!r} "
+            f"(delta = {da.str(6, radius=False)} -> {dm.str(6, radius=False)}): not a "
+            "privacy profile")
+
+
+def _stuck_error(fo: Any, a: float, b: float, best: float, tol: float) -> None:
+    if fo.rising_at(a) or fo.rising_at(b):
+        raise ProfileError(f"the profile increases near eps={a!r}: not a privacy profile")
+    if not fo.nonincreasing(a, b):
+        raise ProfileError(
+            f"cannot prove the profile non-increasing on [{a!r}, {b!r}] even at float64 "
+            "resolution (a rise, a jump or a cancellation there?)")
+    raise PrecisionError(
+        f"the bracket near {best!r} cannot be narrowed to tol={tol!r}: an interval at "
+        f"eps~{a!r} is down to one float64 ulp (a jump of the profile there?)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -657,17 +783,27 @@ def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str],
 
 def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: float,
                          certifier: _Certifier | None, max_evaluations: int, seed: int,
-                         initial: int) -> tuple[_Search, float, float, float, Any]:
+                         initial: int, fo: Any = None, progress: Any = None
+                         ) -> tuple[_Search, float, float, float, Any]:
     """One search to ``tol`` and its outward-rounded (or certified) bracket."""
     certify = certifier is not None
-    if how == "branch-and-bound":
+    first = None
+    if how == "first-order":
+        s, first = _first_order_search(ld, fo, eps_h, tol, certify, max_evaluations,
+                                       initial, progress)
+    elif how == "branch-and-bound":
         s = _branch_and_bound(ld, eps_h, tol, certify, max_evaluations, initial)
     else:
         s = _staircase(ld, eps_h, tol, seed, max_evaluations)
     cover = None
-    if how == "branch-and-bound":
-        order = np.argsort(s.leaf_a, kind="stable")
-        cover = np.column_stack([s.leaf_a[order], s.leaf_b[order], s.leaf_u[order]])
+    if how != "staircase":
+        la_, lb_, lu_ = s.leaf_a, s.leaf_b, s.leaf_u
+        if first is not None and first.a:
+            la_ = np.concatenate([la_, first.a])
+            lb_ = np.concatenate([lb_, first.b])
+            lu_ = np.concatenate([lu_, np.full(len(first.a), first.bound)])
+        order = np.argsort(la_, kind="stable")
+        cover = np.column_stack([la_[order], lb_[order], lu_[order]])
     elif math.isfinite(s.upper):
         # the staircase's own n steps are too many to re-check one by one; any cover of
         # [0, eps_h] whose bounds stay below the claimed upper proves the same statement
@@ -693,6 +829,134 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
     return s, lower, upper, lfp, cover
 
 
+def _gaussian_identity(expr: Any, var: Any) -> Any:
+    """The SymPy ``mu`` with ``expr`` identically equal to the GDP profile delta_mu (in
+    any spelling: Phi, erfc or erf), or ``None``.  Exact symbolic identity only."""
+    import sympy
+
+    e = expr.replace(lambda u: isinstance(u, sympy.erf), lambda u: 1 - sympy.erfc(u.args[0]))
+    atoms = [a for a in e.atoms(sympy.erfc) if var in a.free_symbols]
+    if len(atoms) != 2:
+        return None
+    mus = []
+    for a in atoms:
+        c1 = sympy.diff(a.args[0], var)
+        if var in c1.free_symbols or c1.is_zero:
+            return None
+        mus.append(sympy.simplify(1 / (sympy.sqrt(2) * sympy.Abs(c1))))
+    mu = mus[0]
+    if sympy.simplify(mus[1] - mu) != 0:
+        return None
+    r = sympy.sqrt(2)
+    ref = (sympy.erfc((var / mu - mu / 2) / r)
+           - sympy.exp(var) * sympy.erfc((var / mu + mu / 2) / r)) / 2
+    diff = sympy.expand(e - ref)
+    if diff != 0 and sympy.simplify(diff) != 0:
+        return None
+    return mu
+
+
+def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
+    """mu when the profile (parameters symbolic, values exact) is delta_mu itself."""
+    import sympy
+
+    from ._bounded import run_bounded
+    from .errors import AnalysisTimeout
+
+    if not hasattr(p, "expr") or p.expr.has(sympy.Float):
+        return None  # a 15-digit constant is not the exact Gaussian profile
+    try:
+        mu = run_bounded(_gaussian_identity, p.expr, p.var, timeout=timeout)
+    except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
+        return None
+    if mu is None:
+        return None
+    mu = mu.xreplace(dict(p.values))
+    if mu.free_symbols or not mu.is_positive:
+        return None
+    return mu
+
+
+def _to_float_down(v: arb) -> float:
+    f = float(v.lower())
+    return f if arb(f) <= v.lower() else math.nextafter(f, -math.inf)
+
+
+def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: float,
+                          refined: bool, notes: list[str], identify: bool,
+                          timeout: float | None, t0: float) -> Measurement:
+    """The bracket of a profile that is delta_mu itself: its GDPT is the constant mu."""
+    import sympy
+
+    from .interval import lambdify_arb
+
+    with ctx.workprec(128):
+        m = lambdify_arb(mu, sympy.Dummy())(0)  # exact numbers enter as exact balls
+        lower, upper = _to_float_down(m), _to_float_up(m)
+        lfp = _to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+    notes.append(f"the profile is the Gaussian profile delta_mu with mu = {mu} (an exact "
+                 "symbolic identity): its GDPT is constant")
+    mu_tail = _mu_tail(profile, False, identify, notes, timeout)
+    fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, upper))), math.inf)
+    return Measurement(
+        lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=False, mu_tail=mu_tail,
+        failure_prob=fp, log_failure_prob=lfp, refined=refined, method="first-order",
+        certified=True, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
+        certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
+
+
+def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
+    """The first-order machinery for ``p``, or ``None`` (with a note) without a ball
+    evaluation of the profile and its derivative."""
+    from .firstorder import FirstOrder
+
+    if not hasattr(p, "bound_expr"):
+        return None
+    try:
+        return FirstOrder(p, timeout=timeout)
+    except (ArbUnsupported, SymgdpError) as exc:
+        notes.append(f"no ball evaluation ({exc}): zeroth-order search in float64")
+        return None
+    except (TypeError, ValueError, AttributeError, NotImplementedError) as exc:
+        notes.append(f"no derivative in ball arithmetic ({type(exc).__name__}): "
+                     "zeroth-order search in float64")
+        return None
+
+
+# evaluations per second of the zeroth-order searches, measured on the development
+# machine (a few million float64 profile values per second): for the cost warning
+_EVALS_PER_SECOND = 3e6
+
+
+def _warn_if_slow(how: str, eps_h: float, tol: float) -> None:
+    if how == "staircase":
+        n = _SQRT_8PI * eps_h / tol
+    elif how == "branch-and-bound":
+        n = 1.25 * eps_h / tol  # the worst case: a flat GDPT
+    else:
+        return
+    seconds = n / _EVALS_PER_SECOND
+    if seconds > 60:
+        warnings.warn(
+            f"the {how} measurement with eps_h={eps_h!r}, tol={tol!r} may need up to "
+            f"{n:.3g} profile evaluations (about {seconds:.0f} s); method='auto' is "
+            "usually far faster", SymgdpWarning, stacklevel=3)
+
+
+def _tqdm_progress() -> tuple[Any, Any]:
+    try:
+        from tqdm import tqdm
+    except ImportError as exc:  # pragma: no cover - tqdm is a dependency
+        raise ImportError("progress=True needs tqdm: pip install tqdm") from exc
+    bar = tqdm(total=None, unit="eval", desc="measure", leave=False)
+
+    def update(evaluations: int, gap: float) -> None:
+        bar.update(evaluations - bar.n)
+        bar.set_postfix_str(f"gap {gap:.3g}")
+
+    return update, bar
+
+
 def measure(
     profile: Any,
     eps_h: float = 100.0,
@@ -700,12 +964,13 @@ def measure(
     *,
     refine: bool = True,
     method: str = "auto",
-    certify: bool = False,
+    certify: bool | None = None,
     max_evaluations: int | None = None,
     seed: int = 0,
     initial_intervals: int = 64,
     identify: bool = True,
     timeout: float | None = None,
+    progress: Any = None,
 ) -> Measurement:
     r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
 
@@ -715,8 +980,11 @@ def measure(
         eps_h: end of the head :math:`[0, \varepsilon_h]`.
         tol: guaranteed bracket width, ``upper - lower <= tol``.
         refine: measure ``profile.refine()`` (math §2; always valid and never worse).
-        method: ``"auto"``/``"branch-and-bound"`` or ``"staircase"`` (math §6).
-        certify: prove every bound of the bracket in ball arithmetic.
+        method: ``"auto"``/``"first-order"`` (the default search), ``"branch-and-bound"``
+            (the zeroth-order search alone) or ``"staircase"`` (the published algorithm).
+        certify: prove every bound of the bracket in ball arithmetic (``True``); ``None``
+            (the default) does so whenever the profile has a ball evaluation (a closed
+            form); ``False`` is float mode.  :attr:`Measurement.certified` says which.
         max_evaluations: budget of float profile evaluations (:class:`ConvergenceError`
             beyond it, with the bracket reached); default 2 000 000 for the
             branch-and-bound and unlimited for the staircase.
@@ -726,6 +994,8 @@ def measure(
             step); ``False`` leaves ``mu_tail`` as ``nan`` unless ``covers_tail``.
         timeout: time budget in seconds for each symbolic step (refinement, tail limit);
             ``None`` uses ``symgdp._bounded.DEFAULT_TIMEOUT``.
+        progress: ``None``; a callable ``progress(evaluations, gap)`` called now and then
+            during the search; or ``True`` for a tqdm bar on stderr.
 
     Returns:
         A :class:`Measurement`.
@@ -736,6 +1006,11 @@ def measure(
             (:data:`MIN_TOL_FLOAT`; :data:`MIN_TOL_CERTIFIED` with ``certify=True``), or a
             bound that could not be certified.
         ConvergenceError: ``max_evaluations`` exhausted.
+        ProfileError: the profile is proved to rise somewhere in ``[0, eps_h]``, or its
+            monotonicity cannot be proved there.
+
+    Warns:
+        SymgdpWarning: before a run whose predicted cost exceeds about a minute.
 
     Example:
         >>> import sympy
@@ -758,26 +1033,51 @@ def measure(
         raise DomainError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     how = METHODS[method]
     if max_evaluations is None:
-        max_evaluations = _DEFAULT_BUDGET if how == "branch-and-bound" else 2**62
-    if tol < (MIN_TOL_CERTIFIED if certify else MIN_TOL_FLOAT):
+        max_evaluations = 2**62 if how == "staircase" else _DEFAULT_BUDGET
+    if certify is not None and tol < (MIN_TOL_CERTIFIED if certify else MIN_TOL_FLOAT):
         raise PrecisionError(
             f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}); pass "
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
     notes: list[str] = []
     if hasattr(profile, "validate"):
-        # every bound below assumes a non-increasing profile in [0, 1] (cached on Profile)
+        # a quick symbolic / grid check first; the search then proves monotonicity on
+        # every interval it visits (first-order method)
         profile.validate()
     p, refined = _refined(profile, refine, notes, timeout)
     if hasattr(p, "require_bound"):
         p.require_bound()
+    if how == "first-order":
+        mu_exact = _recognised_gaussian(p, timeout)
+        if mu_exact is not None:
+            return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
+                                         identify, timeout, t0)
+    fo = None
+    if how == "first-order" or certify is None:
+        fo = _first_order_for(p, timeout, notes)
+    if how == "first-order" and fo is None:
+        how = "branch-and-bound"
+    if certify is None:
+        certify = fo is not None
+        if tol < MIN_TOL_FLOAT and not certify:
+            raise PrecisionError(
+                f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}) and "
+                "this profile has no ball-arithmetic evaluation to certify it")
     ld = _Counted(p)
     certifier = _Certifier(p) if certify else None
+    _warn_if_slow(how, eps_h, tol)
+    bar = None
+    if progress is True:
+        progress, bar = _tqdm_progress()
     search_tol = tol
     for _attempt in range(4):
-        s, lower, upper, lfp, cover = _search_and_finalise(
-            p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
-            initial_intervals)
+        try:
+            s, lower, upper, lfp, cover = _search_and_finalise(
+                p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
+                initial_intervals, fo, progress or None)
+        finally:
+            if bar is not None:
+                bar.close()
         excess = (upper - lower if upper != lower else 0.0) - tol
         if excess <= 0:
             break
@@ -794,7 +1094,8 @@ def measure(
             f"tol={tol!r}; use a larger tol" + ("" if certify else " or certify=True"))
     notes.extend(s.notes)
     evaluations = ld.count
-    cert_evals = certifier.count if certifier is not None else 0
+    cert_evals = (certifier.count if certifier is not None else 0) + (
+        fo.count if fo is not None else 0)
     covers_tail = _exactly_zero(p, eps_h)
     if covers_tail:
         lfp = -math.inf

@@ -179,7 +179,7 @@ def test_staircase_agrees_with_branch_and_bound(e0: float) -> None:
     b = measure(p, e0, 1e-3, refine=False, identify=False)
     check(s, truth, 1e-3)
     check(b, truth, 1e-3)
-    assert s.method == "staircase" and b.method == "branch-and-bound"
+    assert s.method == "staircase" and b.method == "first-order"
     assert max(s.lower, b.lower) <= min(s.upper, b.upper)
     # the staircase evaluates its whole grid: n + 2 points, n = ceil(sqrt(8 pi) eps_h/tol)
     n = math.ceil(math.sqrt(8 * math.pi) * e0 / 1e-3)
