@@ -53,6 +53,8 @@ from .interval import ArbUnsupported, Erfcx, delta_mu_arb, lambdify_arb
 __all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
 
 _PREC = 64
+#: largest log-factor by which a leaf may rise within rounding (see FirstOrder.rise)
+MAX_RISE = 1e-12
 _PRECISIONS = (64, 128, 256, 512, 1024)
 # relative radius of a point value of delta above which the precision is raised
 _POINT_RTOL = 1e-6
@@ -387,8 +389,14 @@ class FirstOrder:
 
     @staticmethod
     def _ball(x: float, y: float) -> arb:
-        with ctx.workprec(_PREC):
-            return arb(x).union(arb(y))
+        # midpoint and radius as floats, the radius rounded up: usually the exact [x, y]
+        # (so that e.g. -2*eps on [0, w] is <= 0 without a rounding excess)
+        m = 0.5 * (x + y)
+        r = max(m - x, y - m)
+        b = arb(m, r)
+        if not (b.lower() <= x and b.upper() >= y):
+            b = arb(m, math.nextafter(r, math.inf) * (1 + 2.0**-50))
+        return b
 
     def smooth(self, x: float, y: float) -> bool:
         """No possible jump of the profile inside ``[x, y]`` (every Piecewise condition
@@ -408,38 +416,55 @@ class FirstOrder:
                     return False
         return True
 
-    def nonincreasing(self, x: float, y: float, depth: int = 3) -> bool:
-        r"""Proved :math:`\delta' \le 0` on the whole of ``[x, y]`` (or
-        :math:`\delta \ge 1` there, where the profile reads as the constant 1); the
-        ball is halved up to ``depth`` times where a wide ball decides nothing."""
-        if self._nonincreasing(x, y):
-            return True
+    def nonincreasing(self, x: float, y: float) -> bool:
+        r"""Proved non-increasing on ``[x, y]`` up to rounding: see :meth:`rise`."""
+        return self.rise(x, y) is not None
+
+    def rise(self, x: float, y: float, depth: int = 3) -> float | None:
+        r"""A proved bound :math:`\tau \ge 0` with :math:`\delta(\varepsilon) \le
+        \delta(x)\,e^{\tau}` on ``[x, y]`` -- 0 when :math:`\delta' \le 0` is proved on
+        the whole ball, at most ``MAX_RISE`` when only :math:`(\log\delta)' \le
+        \tau/(y - x)` is (a ball touching a zero of the derivative, e.g.
+        :math:`e^{-\varepsilon^2}` at 0, cannot be proved :math:`\le 0` exactly in
+        midpoint-radius arithmetic) -- or ``None``.  The ball is halved up to ``depth``
+        times where a wide ball decides nothing."""
+        r = self._rise(x, y)
+        if r is not None:
+            return r
         m = 0.5 * (x + y)
         if depth <= 0 or not x < m < y:
-            return False
-        return self.nonincreasing(x, m, depth - 1) and self.nonincreasing(m, y, depth - 1)
+            return None
+        r1 = self.rise(x, m, depth - 1)
+        if r1 is None:
+            return None
+        r2 = self.rise(m, y, depth - 1)
+        if r2 is None or r1 + r2 > MAX_RISE:
+            return None
+        return r1 + r2
 
-    def _nonincreasing(self, x: float, y: float) -> bool:
+    def _rise(self, x: float, y: float) -> float | None:
         if not self.smooth(x, y):
-            return False
+            return None
         with ctx.workprec(_PREC):
             ball = self._ball(x, y)
             d = self._call(self._d1, ball)
             if d.is_finite() and d <= 0:
-                return True
+                return 0.0
             if self._terms_nonpositive(ball):
-                return True
+                return 0.0
         if _positive(self.delta(x)):
             # (log delta)' finite on the ball: delta keeps its sign there
-            da = self._direct(x, y)
-            if da.is_finite() and da <= 0:
-                return True
-            da = self.dlog_on(x, y)
-            if da.is_finite() and da <= 0:
-                return True
+            for da in (self._direct(x, y), self.dlog_on(x, y)):
+                if da.is_finite():
+                    with ctx.workprec(_PREC):
+                        if da <= 0:
+                            return 0.0
+                        tau = arb(da.upper()) * (arb(y) - arb(x))
+                        if tau <= MAX_RISE:
+                            return float(tau.upper()) * (1 + 2.0**-40)
         with ctx.workprec(_PREC):
             v = self._call(self._f, self._ball(x, y))
-            return bool(v.is_finite() and v >= 1)
+            return 0.0 if (v.is_finite() and v >= 1) else None
 
     def _terms_nonpositive(self, ball: arb) -> bool:
         # delta' = sum of H(u) * g terms with H in [0, 1]: each g <= 0 (or H = 0) suffices

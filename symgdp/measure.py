@@ -87,6 +87,8 @@ METHODS = {"auto": "first-order", "first-order": "first-order",
 _LOG_SLACK = 4e-12
 # Above this log delta (delta > 0.999) the float check is not trusted: ball arithmetic.
 _NEAR_ONE = -1e-3
+# Above this log delta a float64 profile value is recomputed in high precision.
+_NEAR_ONE_PROFILE = -1e-6
 # Trusted accuracy of float64 profile values: |error of log delta| <= _PROFILE_SLACK
 # + _PROFILE_SLACK_LOG*|log delta| (a relative error in delta, plus one in log delta where
 # the profile is evaluated in log space; the latter moves mu by only ~5e-13*mu in the tail);
@@ -237,6 +239,13 @@ class _Counted:
         y = np.asarray(self.profile.log_delta(x), dtype=np.float64).reshape(np.shape(x))
         if np.any(np.isnan(y)):
             raise ProfileError(f"the profile is NaN at eps={x[np.isnan(y)].flat[0]!r}")
+        near = y > _NEAR_ONE_PROFILE
+        if np.any(near) and hasattr(self.profile, "_mp_log"):
+            # delta within 1e-6 of 1: float64 keeps few digits of 1 - delta (and rounds
+            # 1 - 1e-17 to 1, i.e. mu = inf); resolve these in high precision
+            flat = y.reshape(-1)
+            for i in np.flatnonzero(near.reshape(-1)).tolist():
+                flat[i] = self.profile._mp_log(float(np.asarray(x).reshape(-1)[i]))
         return y
 
 
@@ -250,6 +259,8 @@ class _Search:
     leaf_la: np.ndarray
     leaf_u: np.ndarray
     notes: list[str]
+    # per leaf, a proved bound tau with delta <= delta(a) e^tau on [a, b] (None: all 0)
+    leaf_rise: np.ndarray | None = None
 
 
 def _margin(certify: bool, upper: float) -> float:
@@ -378,11 +389,14 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
             uk = float(u[k])
             closed = False
             if uk <= mu_plus:
-                if fo.nonincreasing(a, b):
-                    zero.append((a, b, la))
+                tau = fo.rise(a, b)
+                if tau is not None:
+                    # sup delta on [a, b] <= delta(a) e^tau: the zeroth-order bound uses it
+                    zero.append((a, b, math.nextafter(la + tau, math.inf) if tau else la,
+                                 tau))
                     closed = True
             elif fo.prove_below(a, b, mu_plus):
-                if fo.nonincreasing(a, b):
+                if fo.rise(a, b) is not None:
                     first.a.append(a)
                     first.b.append(b)
                     first.bound = max(first.bound, mu_plus)
@@ -421,12 +435,13 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     za = np.asarray([z[0] for z in zero])
     zb = np.asarray([z[1] for z in zero])
     zla = np.asarray([z[2] for z in zero])
+    zrise = np.asarray([z[3] for z in zero])
     zu = mu_gdp(zb, log_delta=zla) if za.size else np.empty(0)
     up = max(best, first.bound, float(zu.max()) if zu.size else 0.0)
     s = _Search(best, arg, up, za, zb, zla, zu,
                 notes=[f"first-order search: {len(first.a)} intervals closed by the "
                        f"first-order test, {za.size} by the zeroth-order bound; every one "
-                       "proved non-increasing in ball arithmetic"])
+                       "proved non-increasing in ball arithmetic"], leaf_rise=zrise)
     return s, first
 
 
@@ -570,7 +585,7 @@ def _float_upper(s: _Search) -> float:
     fin = np.isfinite(la)
     la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
     bump = 1e-13 * (1.0 + up)
-    for _ in range(200):
+    for _ in range(60):
         lm = log_delta_mu(b, up)
         doubt = ~((la <= lm - _slack(lm)) & (lm <= _NEAR_ONE))
         idx = np.flatnonzero(doubt)
@@ -580,7 +595,8 @@ def _float_upper(s: _Search) -> float:
         la, b = la[bad], b[bad]
         up += bump
         bump *= 1.25
-    raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed")
+    raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed "
+                         "in float64; use certify=True")
 
 
 def _float_lower(s: _Search, ld_arg: float) -> float:
@@ -681,11 +697,13 @@ class _Certifier:
             self.cache[key] = v
         return v
 
-    def _leaf_ok(self, x: float, y: float, mu: float) -> bool:
+    def _leaf_ok(self, x: float, y: float, mu: float, tau: float = 0.0) -> bool:
         def check() -> bool | None:
             d = self.delta(x, ctx.prec)
             if d.is_exact() and d.is_zero():
                 return True
+            if tau:
+                d = d * arb(tau).exp()
             g = delta_mu_arb(y, mu)
             if d <= g:
                 return True
@@ -695,18 +713,20 @@ class _Certifier:
 
         return prove(check) is True
 
-    def upper(self, a: np.ndarray, b: np.ndarray, up: float) -> float:
+    def upper(self, a: np.ndarray, b: np.ndarray, up: float,
+              rise: np.ndarray | None = None) -> float:
         if math.isinf(up):
             return up
-        pending = list(zip(a.tolist(), b.tolist(), strict=True))
+        taus = rise.tolist() if rise is not None else [0.0] * len(a)
+        pending = list(zip(a.tolist(), b.tolist(), taus, strict=True))
         bump = max(abs(up), 1e-300) * 2.0**-50
         for _ in range(45):
-            pending = [(x, y) for x, y in pending if not self._leaf_ok(x, y, up)]
+            pending = [(x, y, t) for x, y, t in pending if not self._leaf_ok(x, y, up, t)]
             if not pending:
                 return up
             up += bump
             bump *= 4.0
-        x, y = pending[0]
+        x, y, _ = pending[0]
         raise PrecisionError(f"could not prove G <= {up!r} on [{x!r}, {y!r}]")
 
     def lower(self, x: float, lo: float) -> float:
@@ -811,7 +831,7 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
                        f"({extra.count} extra evaluations)")
     if certifier is not None:
         lower = certifier.lower(s.argmax, s.lower)
-        upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper)
+        upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
         lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
                if math.isfinite(upper) else 0.0)
     else:
