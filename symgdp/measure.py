@@ -841,7 +841,12 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
             ld.count -= 1
             ref = ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
-        upper = _float_upper(s)
+        if fo is not None and how == "first-order":
+            # the profile has a ball evaluation: every leaf's float value is re-proved in
+            # ball arithmetic (no float64 profile value is trusted for the upper bound)
+            upper = _Certifier(p).upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
+        else:
+            upper = _float_upper(s)
         lfp = float(log_delta_mu(eps_h, upper))
     return s, lower, upper, lfp, cover
 
@@ -1057,6 +1062,14 @@ def measure(
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
     notes: list[str] = []
+    if how == "first-order" and hasattr(profile, "require_bound"):
+        profile.require_bound()
+        mu_exact = _recognised_gaussian(profile, timeout)
+        if mu_exact is not None:
+            # delta_mu is a privacy profile and tight: validation and refinement (which
+            # returns it unchanged) are not needed
+            return _gaussian_measurement(profile, profile, mu_exact, eps_h, tol,
+                                         bool(refine), notes, identify, timeout, t0)
     if hasattr(profile, "validate"):
         # a quick symbolic / grid check first; the search then proves monotonicity on
         # every interval it visits (first-order method)
@@ -1064,7 +1077,7 @@ def measure(
     p, refined = _refined(profile, refine, notes, timeout)
     if hasattr(p, "require_bound"):
         p.require_bound()
-    if how == "first-order":
+    if how == "first-order" and refined:
         mu_exact = _recognised_gaussian(p, timeout)
         if mu_exact is not None:
             return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
