@@ -214,12 +214,14 @@ _JUMP_RTOL = 1e-30
 
 
 def _split_points(expr: sympy.Expr, var: sympy.Symbol
-                  ) -> tuple[list[sympy.Expr], list[sympy.Expr]]:
+                  ) -> tuple[list[sympy.Expr], list[sympy.Expr], list[sympy.Expr]]:
     """Branch points ``c`` of simple conditions ``var < c`` of the (folded) top-level
-    Piecewise that are continuous (checked at 256 bits), and the left-minus-right sides
-    of every other condition or Heaviside argument (where the profile may jump)."""
+    Piecewise where the profile is continuous, those where it jumps down (both checked
+    at 256 bits), and the left-minus-right sides of every other condition or Heaviside
+    argument (where the profile may jump either way)."""
     jumps: list[sympy.Expr] = []
     points: list[sympy.Expr] = []
+    downs: list[sympy.Expr] = []
     folded = sympy.piecewise_fold(expr)
     for h in folded.atoms(sympy.Heaviside):
         if var in h.args[0].free_symbols:
@@ -234,8 +236,9 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
             rel = cond
             simple = (pw is folded and isinstance(rel, (sympy.StrictLessThan, sympy.LessThan))
                       and rel.lhs == var and rel.rhs.is_number and i + 1 < len(args))
-            if simple and _continuous(branch, args[i + 1][0], var, rel.rhs):
-                points.append(rel.rhs)
+            kind = _continuous(branch, args[i + 1][0], var, rel.rhs) if simple else None
+            if kind is not None:
+                (points if kind == "continuous" else downs).append(rel.rhs)
                 continue
             for r in ([rel] if isinstance(rel, sympy.core.relational.Relational)
                       else list(rel.atoms(sympy.core.relational.Relational))):
@@ -243,20 +246,38 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
             if not isinstance(rel, sympy.core.relational.Relational) and not rel.atoms(
                     sympy.core.relational.Relational):
                 jumps.append(var - var)  # unknown condition: never trusted (never decided)
-    return points, jumps
+    return points, downs, jumps
 
 
 def _continuous(left: sympy.Expr, right: sympy.Expr, var: sympy.Symbol,
-                c: sympy.Expr) -> bool:
+                c: sympy.Expr) -> str | None:
+    """"continuous", "down" (a proved downward jump) or None (undecided / upward)."""
     try:
         fl, fr = lambdify_arb(left, var), lambdify_arb(right, var)
         with ctx.workprec(256):
             cb = lambdify_arb(c, var)(0)
             a, b = fl(cb), fr(cb)
-            gap = abs(a - b)
-            return bool(gap <= _JUMP_RTOL * abs(a)) or bool(b <= a)
+            if bool(abs(a - b) <= _JUMP_RTOL * abs(a)):
+                return "continuous"
+            return "down" if bool(b < a) else None
     except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError):
-        return False
+        return None
+
+
+def _monotone_parts(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
+    """Parts whose being non-increasing makes ``expr`` non-increasing: the arguments of
+    Max/Min, the terms of a sum, the factor of a positive constant (recursively)."""
+    if var not in expr.free_symbols:
+        return []
+    if isinstance(expr, (sympy.Max, sympy.Min, sympy.Add)):
+        return [q for a in expr.args for q in _monotone_parts(a, var)]
+    if isinstance(expr, sympy.Mul):
+        const = [f for f in expr.args if var not in f.free_symbols]
+        rest = [f for f in expr.args if var in f.free_symbols]
+        c = sympy.Mul(*const)
+        if len(rest) == 1 and c.is_positive:
+            return _monotone_parts(rest[0], var)
+    return [expr]
 
 
 @functools.lru_cache(maxsize=32)
@@ -285,7 +306,12 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
         d1_terms = [(fn, [len(hs) for hs in hargs])]
     l1_fn = lambdify_arb(l1, var, params, cse=True)
     l2_fn = lambdify_arb(l2, var, params, cse=True)
-    return f, d1_fn, d1_terms, l1_fn, l2_fn
+    parts = _monotone_parts(expr, var)
+    parts_fn = None
+    if len(parts) > 1 or (parts and parts[0] != expr):
+        parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
+                                params)
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn
 
 
 class FirstOrder:
@@ -322,11 +348,15 @@ class FirstOrder:
             floats = [(s, v) for s, v in values if v.has(sympy.Float)]
         params = tuple(s for s, _ in floats)
         self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
-        (self._f, self._d1, self._d1_terms, self._l1, self._l2) = _compiled(
-            expr, var, params, timeout)
+        (self._f, self._d1, self._d1_terms, self._l1, self._l2,
+         self._parts) = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
-        points, jumps = _split_points(_doit_finite(profile.bound_expr), var)
-        self.branch_points = tuple(float(c) for c in points)
+        points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
+        self.branch_points = tuple(sorted(float(c) for c in points + downs))
+        with ctx.workprec(_PREC):
+            # a downward jump keeps the profile non-increasing, but no mean-value bound
+            # may cross it (or end on it: the value there is not the left limit)
+            self._downs = [lambdify_arb(c, var)(0) for c in downs]
         self._jumps = [lambdify_arb(j, var) for j in jumps]
         self._cache: dict[tuple[float, int], arb] = {}
         self._lcache: dict[float, arb] = {}
@@ -396,10 +426,15 @@ class FirstOrder:
             b = arb(m, math.nextafter(r, math.inf) * (1 + 2.0**-50))
         return b
 
-    def smooth(self, x: float, y: float) -> bool:
+    def smooth(self, x: float, y: float, first_order: bool = False) -> bool:
         """No possible jump of the profile inside ``[x, y]`` (every Piecewise condition
         and Heaviside argument decided on the ball, except at checked continuous branch
-        points): derivative arguments hold there."""
+        points, and, unless ``first_order``, checked downward jumps): derivative
+        arguments hold there."""
+        if first_order and self._downs:
+            ball = self._ball(x, y)
+            if any(ball.overlaps(c) for c in self._downs):
+                return False
         if not self._jumps:
             return True
         with ctx.workprec(_PREC):
@@ -418,14 +453,18 @@ class FirstOrder:
         r"""Proved non-increasing on ``[x, y]`` up to rounding: see :meth:`rise`."""
         return self.rise(x, y) is not None
 
-    def rise(self, x: float, y: float, depth: int = 3) -> float | None:
-        r"""A proved bound :math:`\tau \ge 0` with :math:`\delta(\varepsilon) \le
-        \delta(x)\,e^{\tau}` on ``[x, y]`` -- 0 when :math:`\delta' \le 0` is proved on
-        the whole ball, at most ``MAX_RISE`` when only :math:`(\log\delta)' \le
-        \tau/(y - x)` is (a ball touching a zero of the derivative, e.g.
-        :math:`e^{-\varepsilon^2}` at 0, cannot be proved :math:`\le 0` exactly in
-        midpoint-radius arithmetic) -- or ``None``.  The ball is halved up to ``depth``
-        times where a wide ball decides nothing."""
+    def rise(self, x: float, y: float, depth: int = 3) -> tuple[float, float] | None:
+        r"""Proved bounds ``(tau, add)`` with :math:`\delta(\varepsilon) \le
+        \delta(x)\,e^{\tau} + \mathrm{add}` on ``[x, y]``, or ``None``.
+
+        ``(0, 0)`` when :math:`\delta' \le 0` is proved on the whole ball.  A ball that
+        touches a zero of the derivative (:math:`e^{-\varepsilon^2}` at 0, a kink where
+        the profile reaches 0) cannot be proved :math:`\le 0` exactly in midpoint-radius
+        arithmetic: there the rounding excess is bounded instead, by ``tau`` from
+        :math:`(\log\delta)' \le \tau/(y - x)` (at most ``MAX_RISE``) or by ``add`` from
+        :math:`\delta' \le \mathrm{add}/(y - x)` (an excess below :math:`2^{-26}` of the
+        derivative's size).  The zeroth-order bound uses the inflated value.  The ball is
+        halved up to ``depth`` times where a wide ball decides nothing."""
         r = self._rise(x, y)
         if r is not None:
             return r
@@ -436,33 +475,54 @@ class FirstOrder:
         if r1 is None:
             return None
         r2 = self.rise(m, y, depth - 1)
-        if r2 is None or r1 + r2 > MAX_RISE:
+        if r2 is None:
             return None
-        return r1 + r2
+        # delta(m) <= delta(x) e^t1 + a1, then delta <= delta(m) e^t2 + a2 on [m, y]
+        tau = r1[0] + r2[0]
+        add = (r1[1] * math.exp(r2[0]) + r2[1]) * (1 + 2.0**-40) if (r1[1] or r2[1]) else 0.0
+        if tau > MAX_RISE:
+            return None
+        return tau, add
 
-    def _rise(self, x: float, y: float) -> float | None:
+    def _rise(self, x: float, y: float) -> tuple[float, float] | None:
         if not self.smooth(x, y):
             return None
+        near: arb | None = None
         with ctx.workprec(_PREC):
             ball = self._ball(x, y)
             d = self._call(self._d1, ball)
             if d.is_finite() and d <= 0:
-                return 0.0
-            if self._terms_nonpositive(ball):
-                return 0.0
+                return 0.0, 0.0
+            if self._terms_nonpositive(ball) or self._parts_nonincreasing(ball):
+                return 0.0, 0.0
+            if d.is_finite() and d.upper() <= abs(d.lower()) * 2.0**-26:
+                near = arb(d.upper()) * (arb(y) - arb(x))
         if _positive(self.delta(x)):
             # (log delta)' finite on the ball: delta keeps its sign there
             for da in (self._direct(x, y), self.dlog_on(x, y)):
                 if da.is_finite():
                     with ctx.workprec(_PREC):
                         if da <= 0:
-                            return 0.0
+                            return 0.0, 0.0
                         tau = arb(da.upper()) * (arb(y) - arb(x))
                         if tau <= MAX_RISE:
-                            return float(tau.upper()) * (1 + 2.0**-40)
+                            return float(tau.upper()) * (1 + 2.0**-40), 0.0
+        if near is not None:
+            return 0.0, float(near.upper()) * (1 + 2.0**-40)
         with ctx.workprec(_PREC):
             v = self._call(self._f, self._ball(x, y))
-            return 0.0 if (v.is_finite() and v >= 1) else None
+            return (0.0, 0.0) if (v.is_finite() and v >= 1) else None
+
+    def _parts_nonincreasing(self, ball: arb) -> bool:
+        # Max/Min/sums of non-increasing parts are non-increasing
+        if self._parts is None:
+            return False
+        self.ball_count += 1
+        try:
+            vals = self._parts(ball, *self._pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return False
+        return all(v.is_finite() and v <= 0 for v in vals)
 
     def _terms_nonpositive(self, ball: arb) -> bool:
         # delta' = sum of H(u) * g terms with H in [0, 1]: each g <= 0 (or H = 0) suffices
@@ -545,7 +605,7 @@ class FirstOrder:
         second-order Taylor bound about the midpoint (``False`` = not proved)."""
         if not (0 <= x < y) or not (mu > 0) or math.isinf(mu):
             return False
-        if not self.smooth(x, y):
+        if not self.smooth(x, y, first_order=True):
             return False
         dx = self.delta(x)
         if dx.is_exact() and dx.is_zero():

@@ -389,11 +389,11 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
             uk = float(u[k])
             closed = False
             if uk <= mu_plus:
-                tau = fo.rise(a, b)
-                if tau is not None:
-                    # sup delta on [a, b] <= delta(a) e^tau: the zeroth-order bound uses it
-                    zero.append((a, b, math.nextafter(la + tau, math.inf) if tau else la,
-                                 tau))
+                r = fo.rise(a, b)
+                if r is not None:
+                    # sup delta on [a, b] <= delta(a) e^tau + add: the zeroth-order bound
+                    # uses that inflated value
+                    zero.append((a, b, _inflated(la, *r), r))
                     closed = True
             elif fo.prove_below(a, b, mu_plus):
                 if fo.rise(a, b) is not None:
@@ -425,7 +425,10 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
             best, arg = float(gm[j]), float(m[j])
         # a point value above its left neighbour's is a rise, unless within float noise:
         # confirm in ball arithmetic and refuse
-        for jj in np.flatnonzero(lm > np.asarray(sla) + 1e-9 * (1 + np.abs(lm))).tolist():
+        prev = np.asarray(sla)
+        with np.errstate(invalid="ignore"):
+            rose = np.isfinite(lm) & (lm > prev + 1e-9 * (1 + np.abs(lm)))
+        for jj in np.flatnonzero(rose).tolist():
             _refuse_rise(fo, float(a_[jj]), float(m[jj]))
         pa = sa + m.tolist()
         pb = m.tolist() + sb
@@ -435,7 +438,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     za = np.asarray([z[0] for z in zero])
     zb = np.asarray([z[1] for z in zero])
     zla = np.asarray([z[2] for z in zero])
-    zrise = np.asarray([z[3] for z in zero])
+    zrise = np.asarray([z[3] for z in zero], dtype=np.float64).reshape(-1, 2)
     zu = mu_gdp(zb, log_delta=zla) if za.size else np.empty(0)
     up = max(best, first.bound, float(zu.max()) if zu.size else 0.0)
     s = _Search(best, arg, up, za, zb, zla, zu,
@@ -443,6 +446,16 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                        f"first-order test, {za.size} by the zeroth-order bound; every one "
                        "proved non-increasing in ball arithmetic"], leaf_rise=zrise)
     return s, first
+
+
+def _inflated(la: float, tau: float, add: float) -> float:
+    """An upper bound on log(e^(la + tau) + add), rounded up."""
+    if not tau and not add:
+        return la
+    v = la + tau
+    if add:
+        v = float(np.logaddexp(v, math.log(add)))
+    return min(math.nextafter(math.nextafter(v, math.inf), math.inf), 0.0)
 
 
 def _refuse_rise(fo: Any, a: float, m: float) -> None:
@@ -634,7 +647,7 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
     if not hasattr(profile, "mp"):
         return None
     xs = [s.argmax]
-    if s.leaf_u.size:
+    if s.leaf_u.size and count:
         top = np.argsort(s.leaf_u)[-count:]
         xs += s.leaf_a[top].tolist()
     xs = sorted(set(xs))
@@ -697,13 +710,16 @@ class _Certifier:
             self.cache[key] = v
         return v
 
-    def _leaf_ok(self, x: float, y: float, mu: float, tau: float = 0.0) -> bool:
+    def _leaf_ok(self, x: float, y: float, mu: float, tau: float = 0.0,
+                 add: float = 0.0) -> bool:
         def check() -> bool | None:
             d = self.delta(x, ctx.prec)
-            if d.is_exact() and d.is_zero():
+            if d.is_exact() and d.is_zero() and not add:
                 return True
             if tau:
                 d = d * arb(tau).exp()
+            if add:
+                d = d + arb(add)
             g = delta_mu_arb(y, mu)
             if d <= g:
                 return True
@@ -717,11 +733,11 @@ class _Certifier:
               rise: np.ndarray | None = None) -> float:
         if math.isinf(up):
             return up
-        taus = rise.tolist() if rise is not None else [0.0] * len(a)
-        pending = list(zip(a.tolist(), b.tolist(), taus, strict=True))
+        rises = rise.tolist() if rise is not None else [(0.0, 0.0)] * len(a)
+        pending = list(zip(a.tolist(), b.tolist(), rises, strict=True))
         bump = max(abs(up), 1e-300) * 2.0**-50
         for _ in range(45):
-            pending = [(x, y, t) for x, y, t in pending if not self._leaf_ok(x, y, up, t)]
+            pending = [(x, y, r) for x, y, r in pending if not self._leaf_ok(x, y, up, *r)]
             if not pending:
                 return up
             up += bump
@@ -830,18 +846,25 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         s.notes.append(f"rounding checked on a cover of {s.leaf_a.size} intervals "
                        f"({extra.count} extra evaluations)")
     if certifier is not None:
+        if how == "first-order":
+            # the search steers by float64 values: refuse early, with the reason, where
+            # they are badly off at the best point (the bracket is proved below anyway)
+            _spot_check(p, s, _Counted(p), count=0)
         lower = certifier.lower(s.argmax, s.lower)
         upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
         lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
                if math.isfinite(upper) else 0.0)
     else:
-        ref = _spot_check(p, s, _Counted(p))
+        # with a ball evaluation every leaf is re-proved below: only the best point's
+        # float value (the lower bound) needs the high-precision check
+        proved = fo is not None and how == "first-order"
+        ref = _spot_check(p, s, _Counted(p), count=0 if proved else 24)
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1
             ref = ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
-        if fo is not None and how == "first-order":
+        if proved:
             # the profile has a ball evaluation: every leaf's float value is re-proved in
             # ball arithmetic (no float64 profile value is trusted for the upper bound)
             upper = _Certifier(p).upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
