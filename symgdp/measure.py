@@ -284,6 +284,7 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     u = mu_gdp(b, log_delta=la)
     pool: list[tuple[np.ndarray, ...]] = []
     history: list[int] = []
+    warned = False
     while True:
         if math.isinf(best):  # delta = 1 somewhere: no finite mu
             break
@@ -314,6 +315,13 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
             # profile).  There an interval still needs about (U - best)/target children,
             # so the total is predictable: give up now rather than after the budget.
             need = float(np.sum(np.minimum((u[split] - best) / target, 1e15)))
+            if need / _EVALS_PER_SECOND > 60 and ld.count + need <= max_evaluations \
+                    and not warned:
+                warned = True
+                warnings.warn(
+                    f"the branch-and-bound measurement of a flat GDPT needs about {need:.3g} "
+                    f"more profile evaluations (about {need / _EVALS_PER_SECOND:.0f} s); "
+                    "method='auto' is usually far faster", SymgdpWarning, stacklevel=4)
             if ld.count + need > max_evaluations:
                 raise ConvergenceError(
                     f"branch-and-bound stopped at the bracket [{best:.10g}, {up:.10g}] after "
@@ -974,12 +982,9 @@ _EVALS_PER_SECOND = 3e6
 
 
 def _warn_if_slow(how: str, eps_h: float, tol: float) -> None:
-    if how == "staircase":
-        n = _SQRT_8PI * eps_h / tol
-    elif how == "branch-and-bound":
-        n = 1.25 * eps_h / tol  # the worst case: a flat GDPT
-    else:
-        return
+    if how != "staircase":
+        return  # the branch-and-bound warns when its own prediction turns long
+    n = _SQRT_8PI * eps_h / tol
     seconds = n / _EVALS_PER_SECOND
     if seconds > 60:
         warnings.warn(
