@@ -13,41 +13,46 @@ for a non-increasing profile and :math:`\varepsilon \in [x, y]`,
 
 and every point value :math:`G_A(x)` is a lower bound on the supremum.
 
-Two searches return a bracket ``[lower, upper]`` of width at most ``tol``:
+Three searches return a bracket ``[lower, upper]`` of width at most ``tol``:
 
-* ``"branch-and-bound"`` (the default): intervals are evaluated in vectorised batches,
-  discarded when their upper bound cannot beat the best point value, and halved otherwise.
-  Near a maximum of :math:`G_A` with curvature :math:`c` (at :math:`\varepsilon = 0`
-  for the Laplace and pure-DP profiles) it needs about :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}`
-  evaluations, a few thousand at tol 1e-6; where :math:`G_A` approaches its supremum with
-  a non-zero slope (a jump of the profile, or a non-GDP profile peaking at
-  :math:`\varepsilon_h`) only :math:`O(\log(\varepsilon_h/\mathrm{tol}))`.  A flat GDPT (the
-  Gaussian mechanism itself) is the worst case, up to :math:`1.25\,\varepsilon_h/\mathrm{tol}`
-  evaluations, because without derivatives the bound above cannot tell a flat profile
-  from a step; the search predicts that cost and stops early when it exceeds the budget.
-* ``"staircase"``: the published algorithm (math §6) -- a uniform grid of
+* ``"first-order"`` (the default, :mod:`symgdp.firstorder`): a branch-and-bound over
+  intervals in which each interval is closed by the better of the bound above and a
+  first-order bound -- :math:`\sup_{[x,y]} G \le \mu^+` proved from
+  :math:`\log\delta_A - \log\delta_{\mu^+} \le 0` with the SymPy derivative of the
+  profile in ball arithmetic -- and every interval is *proved* non-increasing there (a
+  profile that rises anywhere, even in a spike between grid points, is refused).  A
+  flat GDPT no longer forces intervals of width ``tol``.  A profile that is the Gaussian
+  profile :math:`\delta_\mu` itself (in any spelling) is recognised by an exact symbolic
+  identity: its GDPT is the constant :math:`\mu`.  Without a ball evaluation of the
+  profile (e.g. an implicit ``LogDeltaRoot``) the zeroth-order search below is used.
+* ``"branch-and-bound"``: the zeroth-order search alone.  Intervals are evaluated in
+  vectorised batches, discarded when their upper bound cannot beat the best point value,
+  and halved otherwise.  Near a maximum of :math:`G_A` with curvature :math:`c` it needs
+  about :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}` evaluations; a flat GDPT (the Gaussian
+  mechanism itself) is the worst case, up to :math:`1.25\,\varepsilon_h/\mathrm{tol}`
+  evaluations; the search predicts that cost and stops early when it exceeds the budget.
+  It rests on the profile being non-increasing, which
+  :meth:`~symgdp.profile.Profile.validate` checks symbolically or on a dense grid only.
+* ``"staircase"``: the published algorithm -- a uniform grid of
   :math:`n = \lceil\sqrt{8\pi}\,\varepsilon_h/\mathrm{tol}\rceil` steps visited in random
   order, with a root-find only where a step beats the running bound.  Kept for
   reproducibility and as the benchmark baseline.
 
-Rounding: the float bracket is finalised by re-checking every bound it rests on with the
-*forward* map :math:`\mu \mapsto \log\delta_\mu` rather than trusting the inverse
-``mu_gdp``: ``log δ_A(x) ≤ log δ_upper(y)`` on every leaf interval (in float64 with a slack
-of ``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of
-:func:`~symgdp.gaussian.log_delta_mu` seen against 40-digit mpmath, and in ball arithmetic
-where that check fails or :math:`\delta` is within 0.001 of 1), and
-``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
-outward until its checks pass.  The float profile values themselves are trusted to
-``_PROFILE_SLACK`` (1e-13 relative in :math:`\delta` plus 1e-12 relative in
-:math:`\log\delta`), verified at 30 digits on the values the bracket hinges on; the lower
-bound uses the 30-digit value.  ``certify=True`` removes that last assumption: every check
-is proved in ball arithmetic (:mod:`symgdp.interval`) with the profile itself evaluated
-from its SymPy expression and its parameter values taken exactly.
+Certification (``certify=None``, the default, certifies whenever the profile has a ball
+evaluation): every bound is proved in ball arithmetic (:mod:`symgdp.interval`) with the
+profile evaluated from its SymPy expression and its parameter values taken exactly.
 
-Assumption: the profile is non-increasing (every privacy profile is; math §1).  The bound
-above and hence every guarantee here rest on it, in certified mode too;
-:meth:`~symgdp.profile.Profile.validate` (run first) decides it symbolically where SymPy
-can and otherwise checks it on a dense grid.
+Float mode (``certify=False``): with the first-order search every leaf bound is still
+re-proved in ball arithmetic, and the lower bound rests on the best point's value
+recomputed at 30 digits.  Otherwise (zeroth-order search, staircase) the float bracket is
+finalised by re-checking every bound it rests on with the *forward* map
+:math:`\mu \mapsto \log\delta_\mu`: ``log δ_A(x) ≤ log δ_upper(y)`` on every leaf (in
+float64 with a slack of ``_LOG_SLACK`` times :math:`|\log\delta|`, and in ball arithmetic
+where that check fails or :math:`\delta` is within 0.001 of 1), with the float profile
+values trusted to ``_PROFILE_SLACK`` where the expression has no subtraction (any
+subtraction, also of a constant, sends values below 1e-100 to high precision) and spot
+checked at 30 digits on the values the bracket hinges on.  Profile values within 1e-6 of
+1 are always recomputed in high precision (float64 rounds :math:`1 - 10^{-17}` to 1).
 """
 
 from __future__ import annotations
@@ -123,7 +128,7 @@ class Measurement:
             can cost (0 when ``covers_tail``); may underflow to 0.0.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (math §2) was measured.
-        method: ``"branch-and-bound"`` or ``"staircase"``.
+        method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
         certified: every bound was proved in ball arithmetic.
         evaluations: float profile evaluations used by the search.
         argmax: :math:`\varepsilon` of the best point value (where ``lower`` was found).
