@@ -53,6 +53,8 @@ from .interval import ArbUnsupported, Erfcx, delta_mu_arb, lambdify_arb
 __all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
 
 _PREC = 64
+#: largest profile (SymPy operations) given to the first-order machinery
+MAX_OPS = 200
 #: largest log-factor by which a leaf may rise within rounding (see FirstOrder.rise)
 MAX_RISE = 1e-12
 _PRECISIONS = (64, 128, 256, 512, 1024)
@@ -286,6 +288,9 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     """Ball functions of the profile and its derivatives, compiled once per expression
     (Float parameters stay symbols, so e.g. every ``laplace(eps0)`` shares them)."""
     expr = _doit_finite(expr)
+    if sympy.count_ops(expr) > MAX_OPS:
+        raise ArbUnsupported(f"the profile has more than {MAX_OPS} operations: too large "
+                             "for the symbolic derivative of the first-order search")
     f = lambdify_arb(expr, var, params)
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)

@@ -963,6 +963,14 @@ def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: floa
         certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
 
 
+def _has_ball_evaluation(p: Any) -> bool:
+    try:
+        profile_arb(p)
+    except (ArbUnsupported, AttributeError, SymgdpError, TypeError, ValueError):
+        return False
+    return True
+
+
 def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
     """The first-order machinery for ``p``, or ``None`` (with a note) without a ball
     evaluation of the profile and its derivative."""
@@ -973,11 +981,11 @@ def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
     try:
         return FirstOrder(p, timeout=timeout)
     except (ArbUnsupported, SymgdpError) as exc:
-        notes.append(f"no ball evaluation ({exc}): zeroth-order search in float64")
+        notes.append(f"no first-order search ({exc}): zeroth-order search")
         return None
     except (TypeError, ValueError, AttributeError, NotImplementedError) as exc:
         notes.append(f"no derivative in ball arithmetic ({type(exc).__name__}): "
-                     "zeroth-order search in float64")
+                     "zeroth-order search")
         return None
 
 
@@ -1121,7 +1129,7 @@ def measure(
     if how == "first-order" and fo is None:
         how = "branch-and-bound"
     if certify is None:
-        certify = fo is not None
+        certify = fo is not None or _has_ball_evaluation(p)
         if tol < MIN_TOL_FLOAT and not certify:
             raise PrecisionError(
                 f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}) and "

@@ -280,3 +280,18 @@ def test_random_laplace_and_pure_dp_deep():
         for p, t in [(mechanisms.laplace(e0), t_lap), (mechanisms.pure_dp(e0), t_pdp)]:
             for tol in (1e-6, 1e-9):
                 check(measure(p, eps_h=100, tol=tol, identify=False), t, tol)
+
+
+def test_cli_no_certify_and_certified_default():
+    # the command line certifies closed-form profiles unless --no-certify is given
+    import io
+    import json
+
+    from symgdp.cli import main
+
+    for flag, want in (([], True), (["--no-certify"], False)):
+        out = io.StringIO()
+        code = main(["analyze", "max(0, 1 - exp((eps - 1)/2))", "--eps-h", "5", "--json",
+                     *flag], stdout=out, stderr=io.StringIO())
+        assert code == 0
+        assert json.loads(out.getvalue())["certified"] is want
