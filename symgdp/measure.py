@@ -1141,24 +1141,24 @@ def measure(
     if progress is True:
         progress, bar = _tqdm_progress()
     search_tol = tol
-    for _attempt in range(4):
-        try:
+    try:
+        for _attempt in range(4):
             s, lower, upper, lfp, cover = _search_and_finalise(
                 p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
                 initial_intervals, fo, progress or None)
-        finally:
-            if bar is not None:
-                bar.close()
-        excess = (upper - lower if upper != lower else 0.0) - tol
-        if excess <= 0:
-            break
-        # the outward nudges took more than the reserved margin (mu large, delta near 1):
-        # search again to a bracket narrower by (at least) twice the excess
-        search_tol = min(search_tol - 2.0 * excess, 0.9 * search_tol)
-        if search_tol < 0.5 * tol:
-            break
-    else:
-        excess = 1.0
+            excess = (upper - lower if upper != lower else 0.0) - tol
+            if excess <= 0:
+                break
+            # the outward nudges took more than the reserved margin (mu large, delta near
+            # 1): search again to a bracket narrower by (at least) twice the excess
+            search_tol = min(search_tol - 2.0 * excess, 0.9 * search_tol)
+            if search_tol < 0.5 * tol:
+                break
+        else:
+            excess = 1.0
+    finally:
+        if bar is not None:
+            bar.close()
     if excess > 0:
         raise PrecisionError(
             f"after outward rounding the bracket [{lower!r}, {upper!r}] is wider than "
