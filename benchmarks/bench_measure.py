@@ -142,7 +142,9 @@ def render(results: list[tuple[str, dict[str, Any]]], info: dict[str, str],
     out += ["| machine | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in info.items()]
     out += ["", "The machine is shared by several developers running tests at the same "
             "time (see the load above): wall times are noisy and pessimistic, one run "
-            "each.  Evaluation counts are exact.", ""]
+            "each.  Evaluation counts are exact.  The float column runs first on each "
+            "profile and includes the one-time symbolic derivative and compilation of the "
+            "ball functions (cached for the runs after it).", ""]
     out += [f"ε_h = {EPS_H:g}, tol = {TOL:g}. *Old*: the zeroth-order branch-and-bound "
             f"(float, budget {args.old_budget:,} evaluations; a flat GDPT stops at once with "
             "ConvergenceError). *New*: the default search (first-order, or the exact "
