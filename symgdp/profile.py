@@ -447,7 +447,7 @@ class Profile:
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
                 method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
-        """Guaranteed bounds on the GDP parameter (math §6; :func:`symgdp.measure.measure`,
+        """Guaranteed bounds on the GDP parameter (:func:`symgdp.measure.measure`,
         which validates the profile)."""
         from .measure import measure
 
