@@ -95,11 +95,12 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
 
 def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol,
                      inside_log: bool = False) -> list[tuple[sympy.Add, bool]]:
-    """The sums of ``e`` whose float evaluation may subtract nearly equal numbers.
+    r"""The sums of ``e`` whose float evaluation may subtract nearly equal numbers.
 
-    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
-    negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
-    profile); function arguments (exp, erfc, ...) are not inspected, since a cancellation
+    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum (that
+    depends on ``var``) with a negative term, constant or not (e.g. the erfc difference of
+    the Gaussian profile, or :math:`e^{-\varepsilon} - c`, which cancels where
+    :math:`e^{-\varepsilon} \approx c`); function arguments (exp, erfc, ...) are not inspected, since a cancellation
     there does not make the function value lose relative accuracy in the same way.  Each
     sum comes with ``inside_log``: in a log-expression (``_log_expression``) a sum inside
     ``log(...)`` is a difference of the profile's own values, one outside is a sum of
@@ -109,7 +110,8 @@ def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol,
         return []
     out: list[tuple[sympy.Add, bool]] = []
     if isinstance(e, sympy.Add):
-        if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
+        # any subtraction counts, also of a constant (f(eps) - c cancels where f ~ c)
+        if any(t.could_extract_minus_sign() for t in e.args):
             out.append((e, inside_log))
         for t in e.args:
             out += _cancelling_sums(t, var, inside_log)

@@ -466,11 +466,11 @@ class Profile:
         return identify(self, timeout=timeout)
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
-                method: str = "auto", certify: bool = False, **kw: Any) -> Any:
-        """Guaranteed bounds on the GDP parameter (math §6; :func:`symgdp.measure.measure`)."""
+                method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
+        """Guaranteed bounds on the GDP parameter (:func:`symgdp.measure.measure`,
+        which validates the profile)."""
         from .measure import measure
 
-        self.validate()
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 

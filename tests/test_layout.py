@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("profile",),                                  # the value object
     ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
-    ("measure",),
+    ("firstorder", "measure"),                     # first-order bounds, measurement
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
      "pld", "calibrate", "sweep"),
     ("plot", "report"),
