@@ -85,8 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="head end point of the measurement (default 100)")
     a.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
                    help="gap between the measured lower and upper bound (default 1e-6)")
-    a.add_argument("--certify", action="store_true",
-                   help="check the bounds with interval arithmetic (slower)")
+    cert = a.add_mutually_exclusive_group()
+    cert.add_argument("--certify", action="store_true",
+                      help="require bounds proved in interval arithmetic (the default "
+                      "whenever the profile has a closed form)")
+    cert.add_argument("--no-certify", action="store_true",
+                      help="float64 mode: skip the interval-arithmetic proof of the bounds")
     a.add_argument("--no-refine", action="store_true",
                    help="measure the profile exactly as given, without refinement")
     a.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
@@ -109,7 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _dash_hint(argv: Sequence[str]) -> str:
     """A hint when an expression starting with '-' was taken for an option."""
     options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
-               "--certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
+               "--certify", "--no-certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
                "--plot", "--debug"}
     if "analyze" not in argv:
         return ""
@@ -208,7 +212,8 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
     try:
         rep = report(args.expr, values=values, eps_h=args.eps_h, tol=args.tol,
-                     certify=args.certify, tradeoff=args.tradeoff,
+                     certify=True if args.certify else (False if args.no_certify else None),
+                     tradeoff=args.tradeoff,
                      refine=not args.no_refine, method=args.method, progress=progress,
                      strict=True, timeout=args.timeout)
         if args.plot:
