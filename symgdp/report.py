@@ -640,9 +640,12 @@ def report(
         use_refine = refine and refined is not None
         if refine and refined is None:
             notes.append("measured the profile as given (refinement did not finish)")
-        with stage(callback, "measure", "measuring the head"):
+        with stage(callback, "measure", "measuring the head") as measuring:
+            # the search reports (evaluations, gap) now and then: counts inside the stage
+            inner = None if callback is None else \
+                (lambda evaluations, gap: measuring.advance(evaluations))
             measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine,
-                                          method=method, certify=certify)
+                                          method=method, certify=certify, progress=inner)
         notes += [f"measurement: {n}" for n in getattr(measurement, "notes", ())]
         timings["measure"] = time.perf_counter() - t0
     caveats = _mechanism_caveats(profile, refined)

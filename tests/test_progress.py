@@ -92,3 +92,14 @@ def test_cli_shows_a_warning_when_raised_on_a_terminal(monkeypatch):
     err = io.StringIO()
     assert main(["analyze", "exp(-eps**2)"], stdout=io.StringIO(), stderr=err) == 130
     assert err.getvalue() == "symgdp: interrupted\n"
+
+
+def test_measure_stage_reports_evaluation_counts():
+    """Inside the measure stage the search's evaluation counts arrive as "advance" events,
+    between the stage's start and end, never decreasing."""
+    events: list[ProgressEvent] = []
+    report("2*exp(-eps**2)", eps_h=50.0, tol=1e-6, progress=events.append)
+    measure = [e for e in events if e.stage == "measure"]
+    assert measure[0].kind == "start" and measure[-1].kind == "end"
+    counts = [e.done for e in measure if e.kind == "advance"]
+    assert counts and all(c > 0 for c in counts) and counts == sorted(counts)
