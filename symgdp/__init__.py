@@ -19,6 +19,7 @@ from __future__ import annotations
 from . import composition, conversions, mechanisms, plot, tradeoff
 from . import precise as mp
 from .amplify import ClipAndRectify, clip_and_rectify
+from .dpsgd import DPSGDResult, dpsgd
 from .errors import (
     AnalysisTimeout,
     ConvergenceError,
@@ -40,6 +41,7 @@ from .gaussian import (
 )
 from .measure import Measurement, gdpt, measure
 from .parsing import parse_equation, parse_expression
+from .pld import PLDProfile, compose
 from .profile import Profile
 from .refine import Calibration, refine_calibration
 from .report import Report, report
@@ -53,7 +55,9 @@ __all__ = [
     "Calibration",
     "ClipAndRectify",
     "ConvergenceError",
+    "DPSGDResult",
     "DomainError",
+    "PLDProfile",
     "Identification",
     "Measurement",
     "ParseError",
@@ -64,11 +68,13 @@ __all__ = [
     "SymgdpError",
     "UnboundParameterError",
     "clip_and_rectify",
+    "compose",
     "compose_gdp",
     "composition",
     "conversions",
     "delta",
     "delta_mu",
+    "dpsgd",
     "eps",
     "eps_gdp",
     "gdpt",

@@ -174,35 +174,6 @@ class DPSGDResult:
                 f"{self.mu_clt:.4f} (not a bound)")
 
 
-def _head_end(profile: Any, failure_prob: float) -> float:
-    """The eps where the upper profile falls to failure_prob (bisection, rounded up)."""
-    t = math.log(failure_prob)
-    lo, hi = 0.0, 1.0
-    if float(profile.log_delta(0.0)) <= t:
-        return 1e-3
-    while float(profile.log_delta(hi)) > t:
-        lo, hi = hi, 2.0 * hi
-        if hi > 1e6:
-            raise DomainError(f"the profile does not reach failure_prob={failure_prob:g}")
-    while hi - lo > 1e-12 * hi:
-        mid = 0.5 * (lo + hi)
-        if float(profile.log_delta(mid)) <= t:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
-def _head_measure(profile: Any, failure_prob: float, tol: float) -> tuple[Any, float]:
-    """Measure on [0, eps_h], eps_h where the upper profile reaches failure_prob; return
-    the measurement and the failure probability (the profile's value at eps_h)."""
-    from .measure import measure
-
-    eps_h = _head_end(profile, failure_prob)
-    m = measure(profile, eps_h=eps_h, tol=tol, refine=False, identify=False)
-    return m, min(math.exp(float(profile.log_delta(eps_h))), failure_prob)
-
-
 def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
           delta: float = 1e-5, tol: float = 1e-4,
           value_discretization_interval: float = 1e-4) -> DPSGDResult:
@@ -222,7 +193,7 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
         >>> r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3, r.failure_prob <= 1e-10
         (True, True)
     """
-    from .pld import _pld_module, from_pld
+    from .pld import _pld_module, from_pld, head_measure
     from .rdp import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
 
     t0 = time.perf_counter()
@@ -244,8 +215,8 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
     upper = _UpperProfile(pld_profile, orders, total)
     eps_pld = float(pld.get_epsilon_for_delta(d))
     eps_rdp = eps_from_rdp(orders, total, d)
-    m, fail = _head_measure(upper, fp, tol)
-    m_rdp, _ = _head_measure(_RDPOnly(upper), fp, tol)
+    m, fail = head_measure(upper, fp, tol)
+    m_rdp, _ = head_measure(_RDPOnly(upper), fp, tol)
     clt = mu_clt(q, sigma, steps)
     return DPSGDResult(
         q=q, sigma=sigma, steps=steps, mu_lower=m.lower, mu_upper=m.upper, eps_h=m.eps_h,

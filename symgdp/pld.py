@@ -84,7 +84,8 @@ from .errors import DomainError, ProfileError
 from .profile import Profile
 from .symbols import eps as _EPS
 
-__all__ = ["PLDProfile", "to_pld", "from_pld", "compose", "DEFAULT_DISCRETIZATION"]
+__all__ = ["PLDProfile", "to_pld", "from_pld", "compose", "head_measure",
+           "DEFAULT_DISCRETIZATION"]
 
 #: default ``value_discretization_interval`` (dp_accounting's own default)
 DEFAULT_DISCRETIZATION = 1e-4
@@ -317,6 +318,54 @@ def from_pld(pld: Any, *, name: str | None = None) -> PLDProfile:
     return PLDProfile(sympy.Function("delta_PLD")(_EPS), name=name or "PLD",
                       pld=pld, curves=curves, floor=floor, margin=margin,
                       discretization=disc)
+
+
+def _head_end(profile: Any, failure_prob: float) -> float:
+    """The eps where the upper profile falls to failure_prob (bisection, rounded up)."""
+    t = math.log(failure_prob)
+    lo, hi = 0.0, 1.0
+    if float(profile.log_delta(0.0)) <= t:
+        return 1e-3
+    while float(profile.log_delta(hi)) > t:
+        lo, hi = hi, 2.0 * hi
+        if hi > 1e6:
+            raise DomainError(f"the profile does not reach failure_prob={failure_prob:g}")
+    while hi - lo > 1e-12 * hi:
+        mid = 0.5 * (lo + hi)
+        if float(profile.log_delta(mid)) <= t:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[Any, float]:
+    r"""Measure a numeric profile on :math:`[0, \varepsilon_h]`, with
+    :math:`\varepsilon_h` where the profile falls to ``failure_prob``.
+
+    Returns the :class:`~symgdp.measure.Measurement` and the failure probability, the
+    profile's value at :math:`\varepsilon_h` (it bounds the profile at every larger
+    :math:`\varepsilon`).  :class:`~symgdp.errors.DomainError` when the profile never
+    falls that low (its floor is above ``failure_prob``).
+
+    Example:
+        >>> from symgdp import mechanisms
+        >>> m, fp = head_measure(compose(mechanisms.gaussian(0.5), times=4), 1e-9)
+        >>> m.upper >= 1.0, fp <= 1e-9
+        (True, True)
+    """
+    from .measure import measure
+
+    fp = float(failure_prob)
+    if not (0 < fp < 1):
+        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
+    floor = getattr(profile, "floor", 0.0)
+    if floor >= fp:
+        raise DomainError(f"the profile's floor (mass at infinity) {floor:.3g} is above "
+                          f"failure_prob={fp:g}")
+    eps_h = _head_end(profile, fp)
+    m = measure(profile, eps_h=eps_h, tol=tol, refine=False, identify=False)
+    return m, min(math.exp(float(profile.log_delta(eps_h))), fp)
 
 
 # -- profile -> PLD ------------------------------------------------------------------------
