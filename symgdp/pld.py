@@ -391,11 +391,17 @@ def _mechanism_of(profile: Profile) -> tuple[str, float, float] | None:
     g = 1.0
     try:
         rebuilt = getattr(mechanisms, kind)(value)
-        if gamma is not None:
-            g = float(gamma)
-            rebuilt = rebuilt.subsample(gamma)
         xs = np.linspace(0.0, 3.0 * max(value, 1.0), 13)
-        a, b = profile.log_delta(xs), rebuilt.log_delta(xs)
+        a = profile.log_delta(xs)
+        if gamma is not None:
+            # Poisson subsampling of the profile (Profile.subsample), numerically
+            g = float(gamma)
+            if not 0 < g <= 1:
+                return None
+            inner = np.log1p(np.expm1(xs) / g)
+            b = math.log(g) + np.minimum(rebuilt.log_delta(inner), 0.0)
+        else:
+            b = rebuilt.log_delta(xs)
     except (ProfileError, DomainError, TypeError, ValueError):
         return None
     fin = np.isfinite(a) | np.isfinite(b)
