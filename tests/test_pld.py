@@ -183,3 +183,31 @@ def test_numeric_profile_behaviour():
 def test_bad_input_is_refused(call):
     with pytest.raises((DomainError, ProfileError)):
         call()
+
+
+def test_cli_compose_and_dpsgd():
+    # reference: the library calls the commands wrap
+    import io
+    import json
+
+    from symgdp.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["compose", "max(0, 1 - exp((eps - e0)/2))", "--set", "e0=0.2", "--times",
+                 "10", "--json"], stdout=out, stderr=err) == 0
+    data = json.loads(out.getvalue())
+    assert data["times"] == 10 and data["mu_lower"] <= data["mu_upper"]
+    ref = compose(M.laplace(0.2), times=10).eps_for_delta(1e-5)
+    assert abs(data["eps"] - ref) < 1e-3  # connect the dots vs the exact constructor
+    out = io.StringIO()
+    assert main(["dpsgd", "--q", "0.05", "--sigma", "1", "--steps", "20", "--json"],
+                stdout=out, stderr=err) == 0
+    data = json.loads(out.getvalue())
+    assert data["mu_clt_is_bound"] is False and data["mu_lower"] <= data["mu_upper"]
+    for bad in (["dpsgd", "--q", "2", "--sigma", "1", "--steps", "3"],
+                ["dpsgd", "--q", "0.1", "--sigma", "1"],
+                ["compose", "exp(-eps)", "--times", "0"],
+                ["compose", "eps +", "--times", "2"]):
+        err = io.StringIO()
+        assert main(bad, stdout=io.StringIO(), stderr=err) == 2
+        assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
