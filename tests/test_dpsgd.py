@@ -91,7 +91,8 @@ def _optimistic_gdpt_max(q: float, sigma: float, steps: int, eps_h: float) -> fl
     lower bound on the true profile, hence on every valid mu."""
     from dp_accounting.pld import privacy_loss_distribution as P
 
-    opt = P.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False)
+    opt = P.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
+                                    use_connect_dots=False)
     opt = opt.self_compose(steps)
     xs = np.linspace(0.0, eps_h, 60)
     d = np.asarray(opt.get_delta_for_epsilon(xs))
@@ -126,8 +127,8 @@ def test_renyi_tail_bounds_the_optimistic_pld():
     from dp_accounting.pld import privacy_loss_distribution as P
 
     r = dpsgd(0.05, 1.0, 50, tol=1e-3)
-    opt = P.from_gaussian_mechanism(1.0, sampling_prob=0.05,
-                                    pessimistic_estimate=False).self_compose(50)
+    opt = P.from_gaussian_mechanism(1.0, sampling_prob=0.05, pessimistic_estimate=False,
+                                    use_connect_dots=False).self_compose(50)
     xs = np.linspace(0.0, 4.0, 17)
     lo = np.asarray(opt.get_delta_for_epsilon(xs))
     up = np.exp(r.profile.rdp_log_delta(xs))
