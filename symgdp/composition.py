@@ -321,6 +321,12 @@ class _OptimalProfile(Profile):
             raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0].flat[0]!r}")
         return _kov_log_delta_direct(nums[0], nums[1], x)
 
+    def __call__(self, eps: Any) -> Any:
+        if self._numbers() is None:
+            return super().__call__(eps)
+        y = np.exp(self.log_delta(eps))
+        return float(y) if np.ndim(eps) == 0 else y
+
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
         nums = self._numbers()
         if nums is None:

@@ -252,6 +252,10 @@ class PLDProfile(Profile):
         out = np.minimum(out, 0.0).reshape(x.shape)
         return float(out[0]) if scalar else out.reshape(np.shape(eps))
 
+    def __call__(self, eps: Any) -> Any:
+        y = np.exp(self.log_delta(eps))
+        return float(y) if np.ndim(eps) == 0 else y
+
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
         with mpmath.workdps(dps):
             return mpmath.exp(mpmath.mpf(self.log_delta(float(eps))))

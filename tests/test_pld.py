@@ -211,3 +211,13 @@ def test_cli_compose_and_dpsgd():
         err = io.StringIO()
         assert main(bad, stdout=io.StringIO(), stderr=err) == 2
         assert err.getvalue().count("\n") == 1 and "Traceback" not in err.getvalue()
+
+
+def test_profile_methods_delegate_to_the_pld_module():
+    # reference: the exact Laplace profile (closed form), which the PLD must dominate
+    lap = M.laplace(0.5)
+    pld = lap.to_pld(1e-3)
+    p = Profile.from_pld(pld)
+    assert isinstance(p, L.PLDProfile) and p.to_pld() is pld
+    for x in (0.0, 0.2, 0.45):
+        assert p(x) >= 1 - math.exp((x - 0.5) / 2)
