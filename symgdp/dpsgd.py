@@ -27,7 +27,7 @@ mechanism is :math:`\mu_{upper}`-GDP on :math:`[0, \varepsilon_h]` and :math:`(\
 
 What "guaranteed" rests on: the pessimistic discretisation of dp_accounting (exact in
 exact arithmetic), the rounding margin of :mod:`symgdp.pld` for the float64 FFT (an
-estimate with a factor of about 50 of room over the deviations we measured, not a
+estimate with a factor of 24 or more of room over the deviations we measured, not a
 proof), and the float64 rounding analysis of :func:`symgdp.measure`.  The Rényi bound
 alone needs none of the first two; ``mu_rdp`` reports what it gives on its own.
 """
