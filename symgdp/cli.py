@@ -343,18 +343,23 @@ def _add_compose_parser(sub: Any) -> None:
                    help="number of compositions")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a parameter (repeatable)")
-    c.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
-                   help="report epsilon at this delta (default 1e-5)")
-    c.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
-                   help="end the measured head where the profile falls to P (default 1e-10)")
-    c.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
-                   help="width of the measured mu bracket (default 1e-4)")
     c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
                    help="the PLD's value discretisation interval (default 1e-4)")
-    c.add_argument("--json", action="store_true", help="print one JSON object")
-    c.add_argument("--debug", action="store_true",
-                   help="show the traceback of an internal error")
+    _add_head_options(c)
     c.set_defaults(run=_run_compose)
+
+
+def _add_head_options(p: Any) -> None:
+    """The options compose and dpsgd share: delta, failure probability, tol, output."""
+    p.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
+                   help="report epsilon at this delta (default 1e-5)")
+    p.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
+                   help="end the measured head where the profile falls to P (default 1e-10)")
+    p.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
+                   help="width of the measured mu bracket (default 1e-4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
 
 
 def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
@@ -407,15 +412,7 @@ def _add_dpsgd_parser(sub: Any) -> None:
                    help="noise multiplier")
     d.add_argument("--steps", type=_positive_int(), required=True, metavar="T",
                    help="number of steps")
-    d.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
-                   help="report epsilon at this delta (default 1e-5)")
-    d.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
-                   help="failure probability of the head (default 1e-10)")
-    d.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
-                   help="width of the mu bracket (default 1e-4)")
-    d.add_argument("--json", action="store_true", help="print one JSON object")
-    d.add_argument("--debug", action="store_true",
-                   help="show the traceback of an internal error")
+    _add_head_options(d)
     d.set_defaults(run=_run_dpsgd)
 
 

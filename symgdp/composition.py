@@ -47,7 +47,7 @@ import numpy as np
 import sympy
 from scipy import special
 
-from .errors import DomainError, ProfileError
+from .errors import DomainError
 from .gaussian import eps_gdp, mu_from_pure_dp
 from .mechanisms import EPS0
 from .profile import Profile, sympify_value
@@ -314,12 +314,10 @@ class _OptimalProfile(Profile):
         nums = self._numbers()
         if nums is None:
             return super().log_delta(eps)
-        x = np.asarray(eps, dtype=np.float64)
-        if np.any(np.isnan(x)):
-            raise ProfileError("eps is NaN")
-        if np.any(x < 0):
-            raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0].flat[0]!r}")
-        return _kov_log_delta_direct(nums[0], nums[1], x)
+        from .pld import eps_array
+
+        eps_array(eps)  # refuses NaN and negative eps
+        return _kov_log_delta_direct(nums[0], nums[1], np.asarray(eps, dtype=np.float64))
 
     def __call__(self, eps: Any) -> Any:
         if self._numbers() is None:

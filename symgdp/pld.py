@@ -116,6 +116,16 @@ def _check_discretization(d: Any) -> float:
     return v
 
 
+def eps_array(eps: Any) -> tuple[bool, np.ndarray]:
+    """(is scalar, eps as a float64 array of at least one dimension), refusing NaN and
+    negative values the way :meth:`Profile.log_delta` does."""
+    x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    bad = np.isnan(x) | (x < 0)
+    if np.any(bad):
+        raise ProfileError(f"a profile is defined for eps >= 0, got {x[bad][0]!r}")
+    return np.ndim(eps) == 0, x
+
+
 # -- PLD -> profile ------------------------------------------------------------------------
 class _Curve:
     """The profile of one pessimistic PLD pmf, exactly as piecewise affine in e^eps."""
@@ -240,12 +250,7 @@ class PLDProfile(Profile):
         return self.pld
 
     def log_delta(self, eps: Any) -> Any:
-        scalar = np.ndim(eps) == 0
-        x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
-        if np.any(np.isnan(x)):
-            raise ProfileError("eps is NaN")
-        if np.any(x < 0):
-            raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0][0]!r}")
+        scalar, x = eps_array(eps)
         curves = self.meta["curves"]
         d = curves[0].delta(x.ravel())
         for c in curves[1:]:
