@@ -236,7 +236,7 @@ def rdp_tight(eps0: Any, k: Any, delta: Any) -> Any:
 
 
 def clt_mu(eps0: Any, k: Any) -> float:
-    r"""Dong, Roth & Su's central limit theorem (JRSS-B 2021, Thm 3.5) for :math:`k`-fold
+    r"""Dong, Roth & Su's central limit theorem (JRSS-B 2021, §3) for :math:`k`-fold
     :math:`\varepsilon_0`-DP: with :math:`\mathrm{kl} = \varepsilon_0
     (e^{\varepsilon_0} - 1)/(e^{\varepsilon_0} + 1)` and :math:`\kappa_2 = \varepsilon_0^2`
     per step, :math:`\mu = 2k\,\mathrm{kl}/\sqrt{k\kappa_2} = 2\sqrt{k}\tanh(\varepsilon_0/2)`.

@@ -20,7 +20,7 @@ profile that :func:`symgdp.measure` can measure.
   tighter than the profile bound :math:`\gamma\,\delta(\log(1 + (e^\varepsilon - 1)/\gamma))`.
 * Any other profile, by *connect the dots* (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi,
   "Connect the Dots: Tighter Discrete Approximations of Privacy Loss Distributions",
-  PETS 2022, Algorithm 1 and Theorem 3.x): the profile is evaluated on a grid
+  PETS 2022, Algorithm 1 and its pessimism guarantee): the profile is evaluated on a grid
   :math:`\varepsilon_1 < \dots < \varepsilon_n` of multiples of the discretisation
   interval, and the PLD with mass on the grid points whose profile interpolates these
   values linearly in :math:`e^\varepsilon` (and equals :math:`\delta(\varepsilon_n)`, its
@@ -29,10 +29,13 @@ profile that :func:`symgdp.measure` can measure.
   (:math:`\delta(\varepsilon) = \sup_S P(S) - e^\varepsilon Q(S)`), hence convex in
   :math:`e^\varepsilon`, and a chord of a convex function lies above it; beyond the grid a
   non-increasing profile is at most its last value.  Negative :math:`\varepsilon` (needed
-  for composition) comes from the symmetry of a mechanism's profile,
-  :math:`\delta(-x) = 1 - e^{-x} + e^{-x}\delta(x)` (Zhu, Dong & Wang, AISTATS 2022,
-  Prop. 2).  A profile that is only an *upper bound* (a naive or refined profile) is
-  replaced by the lower convex envelope of its grid values, which still lies above the
+  for composition) comes from the identity
+  :math:`H_{e^{-x}}(P\|Q) = 1 - e^{-x} + e^{-x}H_{e^{x}}(Q\|P)`, true for any pair
+  (integrate :math:`(P - \gamma Q)_+ = P - \gamma Q + (\gamma Q - P)_+`), applied to the
+  symmetric dominating pair of a profile (Zhu, Dong & Wang, "Optimal Accounting of
+  Differential Privacy via Characteristic Function", AISTATS 2022):
+  :math:`\delta(-x) = 1 - e^{-x} + e^{-x}\delta(x)`.  A profile that is only an *upper
+  bound* (a naive or refined profile) is replaced by the lower convex envelope of its grid values, which still lies above the
   true, convex profile at every grid point, so the chords still dominate it.  The grid
   values are inflated by a relative ``1e-12`` to cover float64 evaluation error (the
   profile's own evaluation is trusted to ``1e-13`` relative, as in

@@ -5,19 +5,21 @@ order :math:`\alpha` between its outputs on neighbouring inputs is at most
 :math:`\hat\varepsilon(\alpha)` (Mironov, CSF 2017); RDP composes by adding
 :math:`\hat\varepsilon` at every order.  Two curves are exact here:
 
-* :math:`\varepsilon_0`-DP (randomized response, the worst case; Mironov 2017, Prop. 5):
+* :math:`\varepsilon_0`-DP (Mironov 2017; randomized response attains it, and the
+  output pair of every :math:`\varepsilon_0`-DP mechanism is a post-processing of
+  randomized response's, Kairouz, Oh & Viswanath 2015):
   :math:`\hat\varepsilon(\alpha) = \frac{1}{\alpha - 1}\log\Bigl(
   \frac{e^{\alpha\varepsilon_0} + e^{\varepsilon_0} e^{-\alpha\varepsilon_0}}
   {e^{\varepsilon_0} + 1}\Bigr)` for every real :math:`\alpha > 1`.
 * The Poisson-subsampled Gaussian mechanism (rate :math:`q`, noise multiplier
   :math:`\sigma`, add or remove one record) at integer :math:`\alpha \ge 2` (Mironov,
-  Talwar & Zhang, "Rényi Differential Privacy of the Sampled Gaussian Mechanism", 2019,
-  §3.3): :math:`(\alpha - 1)\hat\varepsilon(\alpha) = \log A_\alpha`,
+  Talwar & Zhang, "Rényi Differential Privacy of the Sampled Gaussian Mechanism", 2019):
+  :math:`(\alpha - 1)\hat\varepsilon(\alpha) = \log A_\alpha`,
   :math:`A_\alpha = \sum_{k=0}^{\alpha}\binom{\alpha}{k}(1-q)^{\alpha-k}q^k
   e^{(k^2 - k)/(2\sigma^2)}`.
 
-The conversion to a privacy profile is the improved one (Canonne, Kamath & Steinke 2020,
-Prop. 12; Asoodeh, Liao, Calmon, Kosut & Sankar 2021): :math:`(\alpha, \hat\varepsilon)`-RDP
+The conversion to a privacy profile is the improved one (Canonne, Kamath & Steinke 2020;
+Asoodeh, Liao, Calmon, Kosut & Sankar 2021): :math:`(\alpha, \hat\varepsilon)`-RDP
 implies :math:`(\varepsilon, \delta)`-DP with
 :math:`\varepsilon = \hat\varepsilon + \log\frac{\alpha - 1}{\alpha} -
 \frac{\log\delta + \log\alpha}{\alpha - 1}`, i.e.
