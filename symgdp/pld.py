@@ -35,8 +35,10 @@ profile that :func:`symgdp.measure` can measure.
   symmetric dominating pair of a profile (Zhu, Dong & Wang, "Optimal Accounting of
   Differential Privacy via Characteristic Function", AISTATS 2022):
   :math:`\delta(-x) = 1 - e^{-x} + e^{-x}\delta(x)`.  A profile that is only an *upper
-  bound* (a naive or refined profile) is replaced by the lower convex envelope of its grid values, which still lies above the
-  true, convex profile at every grid point, so the chords still dominate it.  The grid
+  bound* (a naive or refined profile) is replaced by the lower convex envelope of its grid
+  values, which still lies above the true, convex profile at every grid point (the true
+  profile is one of the convex functions below the values), so the chords still
+  dominate it.  The grid
   values are inflated by a relative ``1e-12`` to cover float64 evaluation error (the
   profile's own evaluation is trusted to ``1e-13`` relative, as in
   :func:`symgdp.measure`).  The grid ends where the profile falls below
