@@ -151,3 +151,13 @@ def test_eps_at_refuses_delta_below_the_failure_probability():
 def test_bad_input_is_refused(kw):
     with pytest.raises(DomainError):
         dpsgd(**kw)
+
+
+@pytest.mark.parametrize("sigma,steps", [(2.0, 16), (1.0, 10)])
+def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
+    # reference: q = 1 is T-fold Gaussian, exactly sqrt(T)/sigma-GDP (closed form); the
+    # guaranteed upper end must be above it and close (the PLD is pessimistic, so even
+    # mu_lower, which brackets what the bound profile proves, may sit above it)
+    r = dpsgd(1.0, sigma, steps, tol=1e-3)
+    exact = math.sqrt(steps) / sigma
+    assert exact <= r.mu_upper <= exact + 2e-3
