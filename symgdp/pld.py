@@ -49,8 +49,11 @@ is piecewise affine in :math:`e^\varepsilon` between consecutive loss values
 :math:`L_j` (a multiple of the discretisation interval), so it is given exactly by its
 values :math:`v_j` at the losses:
 :math:`v_j = v_{j+1} + (e^{L_{j+1}} - e^{L_j}) \sum_{i > j} p_i e^{-L_i}`, a sum of
-non-negative terms computed in log space (no cancellation, no overflow), and
-:math:`v_{\max} = ` the mass at infinity.  What float64 cannot give is the PMF itself:
+non-negative terms (with :math:`G_j = e^{L_j}\sum_{i \ge j} p_i e^{-L_i} = p_j +
+e^{-\Delta}G_{j+1}`, so no cancellation and no overflow), and :math:`v_{\max} = ` the mass
+at infinity; the relative rounding of these sums (at most about :math:`2Nu` each,
+recursive summation) is covered by a factor :math:`1 + 8(N + 2)u`.  What float64 cannot
+give is the PMF itself:
 after FFT convolution its entries carry absolute rounding errors (measured:
 :math:`\approx 2\cdot10^{-18}` per entry for DP-SGD with 1000 steps, visible as
 negative probabilities; summed over the tail they make the raw
@@ -135,7 +138,7 @@ def eps_array(eps: Any) -> tuple[bool, np.ndarray]:
 class _Curve:
     """The profile of one pessimistic PLD pmf, exactly as piecewise affine in e^eps."""
 
-    __slots__ = ("losses", "values", "log_g", "inf_mass", "margin", "size")
+    __slots__ = ("losses", "values", "g", "inf_mass", "margin", "size", "inflate")
 
     def __init__(self, pmf: Any) -> None:
         dense = pmf.to_dense_pmf()
@@ -157,14 +160,19 @@ class _Curve:
         self.margin = 16.0 * noise  # per PMF entry right of eps (see the module notes)
         p = np.maximum(probs, 0.0)
         losses = (lower + np.arange(n, dtype=np.float64)) * delta_l
-        with np.errstate(divide="ignore"):
-            log_w = np.log(p) - losses
-        # log G_j = log(sum_{i >= j} p_i e^{-L_i}) + L_j
-        log_b = np.logaddexp.accumulate(log_w[::-1])[::-1]
-        self.log_g = log_b + losses
+        # G_j = e^{L_j} sum_{i >= j} p_i e^{-L_i} = p_j + e^{-D} G_{j+1}: a recursion of
+        # non-negative terms below the total mass (no overflow, no cancellation)
+        from scipy.signal import lfilter
+
+        r = math.exp(-delta_l)
+        g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
+        self.g = np.maximum(g, 0.0)
         # v_j = v_{j+1} + G_{j+1} (1 - e^{-D}); v_{n-1} = inf mass
-        inc = np.exp(self.log_g[1:] + math.log(-math.expm1(-delta_l)))
+        inc = self.g[1:] * -math.expm1(-delta_l)
         self.values = inf_mass + np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]])
+        # both recursions are sums of non-negative terms: relative rounding error at most
+        # about 2 n u each (recursive summation); covered by this factor
+        self.inflate = 1.0 + 8.0 * (n + 2) * _U
         self.losses = losses
         self.inf_mass = inf_mass
         self.size = n
@@ -177,9 +185,8 @@ class _Curve:
         idx = np.searchsorted(self.losses, x, side="right")  # first loss > x
         ok = idx < self.size
         j = idx[ok]
-        with np.errstate(under="ignore"):
-            lin = np.exp(self.log_g[j]) * -np.expm1(x[ok] - self.losses[j])
-        out[ok] = self.values[j] + lin + self.margin * (self.size - j)
+        lin = self.g[j] * -np.expm1(x[ok] - self.losses[j])
+        out[ok] = (self.values[j] + lin) * self.inflate + self.margin * (self.size - j)
         return out
 
     @property

@@ -128,7 +128,8 @@ def test_pld_profile_matches_dp_accountings_own_evaluation():
     ref = np.asarray(p.pld.get_delta_for_epsilon(xs))
     got = p(xs)
     assert np.all(got >= ref * (1 - 1e-12))
-    assert np.all(got <= ref + p.margin + 1e-15)
+    # at most the documented slack: relative 8 (N + 2) u and the margin
+    assert np.all(got <= ref * (1 + 1e-9) + p.margin + 1e-15)
 
 
 def test_fifty_fold_laplace_epsilon_agrees_with_dp_accounting():
