@@ -249,6 +249,15 @@ def test_rdp_row_reproduces_the_published_numbers():
     # reference: Table 1 of Liu, Sun, Jiang & Kong (NeurIPS 2022), RDP row as printed
     tab = C.table(0.2, 50, DELTAS, rows=("rdp",))
     assert [round(v, 2) for v in tab["rdp"]] == [12.14, 17.17, 21.03, 24.28]
+    assert "rdp" not in tab.approximate  # above the proven rdp_tight bound here
+
+
+def test_rdp_formula_outside_its_condition_is_flagged():
+    # reference: the exact KOV epsilon (40-digit kov_eps) is below every valid guarantee;
+    # the formula falls under it for 1000-fold 1-DP, and the table must say so
+    tab = C.table(1.0, 1000, [1e-3], rows=("rdp", "optimal"))
+    assert tab["rdp"][0] < float(kov_eps(1.0, 1000, 1e-3))
+    assert "rdp" in tab.approximate and "not a guarantee" in tab.to_markdown()
 
 
 def _rdp_tight_ref(eps0: float, k: int, delta: float) -> mpmath.mpf:
