@@ -10,10 +10,13 @@ profile).
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symgdp import Profile, compose, measure
 from symgdp import mechanisms as M
@@ -222,3 +225,25 @@ def test_profile_methods_delegate_to_the_pld_module():
     assert isinstance(p, L.PLDProfile) and p.to_pld() is pld
     for x in (0.0, 0.2, 0.45):
         assert p(x) >= 1 - math.exp((x - 0.5) / 2)
+
+
+_SCALE = max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1")))
+
+
+@settings(max_examples=6 * _SCALE, deadline=None)
+@given(e0=st.floats(0.05, 1.5), k=st.integers(2, 30), u=st.floats(0.0, 1.0))
+def test_random_kfold_randomized_response_never_below_kov(e0, k, u):
+    # reference: the 40-digit KOV sum at a random eps in [0, k eps0]
+    p = compose(M.randomized_response(e0), times=k)
+    x = u * k * e0
+    ref = float(kov_delta(e0, k, x))
+    assert ref <= p(x) <= ref + 2e-4 * k
+
+
+@settings(max_examples=6 * _SCALE, deadline=None)
+@given(mu=st.floats(0.05, 2.0), k=st.integers(1, 20), x=st.floats(0.0, 8.0))
+def test_random_kfold_gaussian_never_below_exact(mu, k, x):
+    # reference: k-fold mu-GDP is sqrt(k) mu-GDP, delta_mu at 40 digits
+    p = compose(M.gaussian(mu), times=k)
+    ref = gdp_delta(x, math.sqrt(k) * mu)
+    assert ref <= p(x) <= ref + 1e-5
