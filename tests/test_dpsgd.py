@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 
 import mpmath
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symgdp import dpsgd
 from symgdp import rdp as R
@@ -161,3 +164,15 @@ def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
     r = dpsgd(1.0, sigma, steps, tol=1e-3)
     exact = math.sqrt(steps) / sigma
     assert exact <= r.mu_upper <= exact + 2e-3
+
+
+@pytest.mark.skipif(not os.environ.get("SYMGDP_TEST_SCALE"),
+                    reason="a few seconds per case: deeper check only")
+@settings(max_examples=3 * max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1"))),
+          deadline=None)
+@given(q=st.floats(0.002, 0.2), sigma=st.floats(0.7, 3.0), steps=st.integers(1, 300))
+def test_random_dpsgd_bracket_above_the_optimistic_floor(q, sigma, steps):
+    # reference: dp_accounting's optimistic PLD (below the true profile) on the same head
+    r = dpsgd(q, sigma, steps, tol=1e-3)
+    assert r.failure_prob <= 1e-10 and r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3
+    assert _optimistic_gdpt_max(q, sigma, steps, r.eps_h) <= r.mu_upper
