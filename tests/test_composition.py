@@ -253,10 +253,11 @@ def test_rdp_row_reproduces_the_published_numbers():
 
 
 def test_rdp_formula_outside_its_condition_is_flagged():
-    # reference: the exact KOV epsilon (40-digit kov_eps) is below every valid guarantee;
-    # the formula falls under it for 1000-fold 1-DP, and the table must say so
-    tab = C.table(1.0, 1000, [1e-3], rows=("rdp", "optimal"))
-    assert tab["rdp"][0] < float(kov_eps(1.0, 1000, 1e-3))
+    # reference: the 40-digit KOV sum at the formula's eps for 1000-fold 1-DP is above
+    # 1e-3, so (eps, 1e-3)-DP fails there: the formula is not a guarantee, and the table
+    # must say so
+    tab = C.table(1.0, 1000, [1e-3], rows=("rdp",))
+    assert kov_delta(1.0, 1000, tab["rdp"][0]) > 1e-3
     assert "rdp" in tab.approximate and "not a guarantee" in tab.to_markdown()
 
 
