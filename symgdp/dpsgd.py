@@ -149,8 +149,16 @@ class DPSGDResult:
 
     def eps_at(self, delta: float) -> float:
         r""":math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP from the guaranteed
-        ``mu_upper`` (valid for :math:`\delta \ge` ``failure_prob``; below it the head
-        says nothing and :class:`~symgdp.errors.DomainError` is raised)."""
+        ``mu_upper``: :math:`\varepsilon_{GDP}(\mu_{upper}, \delta)`, or
+        :math:`\varepsilon_h` when that is smaller (the profile is at most ``failure_prob``
+        :math:`\le \delta` from :math:`\varepsilon_h` on).  Below ``failure_prob`` the head
+        says nothing and :class:`~symgdp.errors.DomainError` is raised.
+
+        Example:
+            >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
+            >>> r.eps_at(1e-5) >= r.eps_pld
+            True
+        """
         d = float(delta)
         if not (0 < d <= 1):
             raise DomainError(f"delta must lie in (0, 1], got {delta!r}")
@@ -159,7 +167,7 @@ class DPSGDResult:
                               f"{self.failure_prob:.3g} of this bracket; ask dpsgd() for a "
                               "smaller failure_prob")
         e = float(eps_gdp(self.mu_upper, d))
-        return min(e, self.eps_h) if d >= self.failure_prob else e
+        return min(e, self.eps_h)
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in (
