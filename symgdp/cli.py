@@ -105,6 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the profiles and GDPT to FILE (.png, .pdf, .svg, ...)")
     a.add_argument("--debug", action="store_true",
                    help="show the traceback of an internal error")
+    _add_compose_parser(sub)
+    _add_dpsgd_parser(sub)
     _add_convert_parser(sub)
     parser.set_defaults(command_names=tuple(sub.choices))
     return parser
@@ -113,16 +115,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _dash_hint(argv: Sequence[str]) -> str:
     """A hint when an expression starting with '-' was taken for an option."""
     options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
-               "--certify", "--no-certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
-               "--plot", "--debug"}
-    if "analyze" not in argv:
-        return ""
+               "--certify", "--no-certify", "--no-refine", "--timeout", "--method", "--json",
+               "--latex", "--plot", "--debug", "--times", "--delta", "--failure-prob",
+               "--discretization", "--q", "--sigma", "--steps"}
+    command = argv[0] if argv and argv[0] in ("analyze", "compose") else "analyze"
+    if argv and argv[0] == "dpsgd":
+        return ""  # dpsgd takes no EXPR
     for a in argv:
         if a == "--":
             break
         if a.startswith("-") and a.split("=", 1)[0] not in options:
             return (f" (an EXPR that starts with '-' goes after '--': "
-                    f"symgdp analyze [options] -- {a!r})")
+                    f"symgdp {command} [options] -- {a!r})")
     return ""
 
 
@@ -406,8 +410,14 @@ def _convert_json_number(text: str, direction: str) -> Any:
     return x
 
 
-def _run_convert(args: argparse.Namespace) -> int:
-    """``symgdp convert``: print the table (or JSON) on stdout; return the exit status."""
+def _run_convert(args: argparse.Namespace, stdout: IO[str] | None = None,
+                 stderr: IO[str] | None = None) -> int:
+    """``symgdp convert``: print the table (or JSON) on ``stdout``; the exit status."""
+    with contextlib.redirect_stdout(stdout or sys.stdout):
+        return _convert(args)
+
+
+def _convert(args: argparse.Namespace) -> int:
     import itertools
 
     import mpmath
@@ -505,11 +515,8 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             if args.command is None:
                 raise UsageError("choose a command: " + ", ".join(args.command_names)
                                  + " (see symgdp --help)")
-            if args.command == "analyze":
-                status = _analyze(args, out, err)
-            else:  # every other command: _run_<name>(args), set as the parser default "run"
-                with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                    status = args.run(args)
+            run = getattr(args, "run", None)
+            status = run(args, out, err) if run is not None else _analyze(args, out, err)
         for msg in caught:
             err.write(f"{_PROG}: warning: {msg}\n")
         return status
@@ -535,3 +542,152 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
                   "this is a bug in symgdp, please report it with the output of the same "
                   "command run with --debug\n")
         return 1
+
+
+# -- compose and dpsgd ----------------------------------------------------------------------
+def _json_number(x: Any) -> Any:
+    """A float for JSON: "inf"/"-inf" strings for infinities, None (null) for unknown."""
+    if x is None:
+        return None
+    v = float(x)
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _probability() -> Any:
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (0 < value < 1):
+            raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text!r}")
+        return value
+
+    return convert
+
+
+def _positive_int() -> Any:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+        return value
+
+    return convert
+
+
+def _add_compose_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "compose", help="compose a privacy profile K times through privacy loss distributions",
+        description="Compose a privacy profile K times (pessimistic privacy loss "
+        "distributions, dp_accounting), report epsilon at delta and the measured GDP "
+        "parameter on the head where the composed profile falls to the failure probability.")
+    c.add_argument("expr", metavar="EXPR", help="the profile delta(eps) of one step")
+    c.add_argument("--times", type=_positive_int(), required=True, metavar="K",
+                   help="number of compositions")
+    c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable)")
+    c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
+                   help="the PLD's value discretisation interval (default 1e-4)")
+    _add_head_options(c)
+    c.set_defaults(run=_run_compose)
+
+
+def _add_head_options(p: Any) -> None:
+    """The options compose and dpsgd share: delta, failure probability, tol, output."""
+    p.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
+                   help="report epsilon at this delta (default 1e-5)")
+    p.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
+                   help="end the measured head where the profile falls to P (default 1e-10)")
+    p.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
+                   help="width of the measured mu bracket (default 1e-4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+
+
+def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .pld import compose, head_measure
+    from .profile import Profile
+
+    values = _parse_values(args.set)
+    step = Profile.parse(args.expr, values)
+    composed = compose(step, times=args.times,
+                       value_discretization_interval=args.discretization)
+    eps = float(composed.eps_for_delta(args.delta))
+    try:
+        m, fail = head_measure(composed, args.failure_prob, args.tol)
+        mu = (m.lower, m.upper, m.eps_h, fail)
+        note = None
+    except SymgdpError as exc:
+        mu, note = (None, None, None, None), _one_line(exc)
+    out = {"command": "compose", "expr": args.expr, "times": args.times,
+           "delta": args.delta, "eps": _json_number(eps),
+           "mu_lower": _json_number(mu[0]), "mu_upper": _json_number(mu[1]),
+           "eps_h": _json_number(mu[2]), "failure_prob": _json_number(mu[3]),
+           "floor": _json_number(composed.floor), "margin": _json_number(composed.margin),
+           "discretization": args.discretization, "note": note}
+    if args.json:
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [f"{args.times}-fold composition of {args.expr} (pessimistic PLD, "
+             f"discretisation {args.discretization:g})",
+             f"  ({eps:.6g}, {args.delta:g})-DP"]
+    if mu[0] is not None:
+        lines.append(f"  mu in [{mu[0]:.6f}, {mu[1]:.6f}] on [0, {mu[2]:.4g}], failure "
+                     f"probability {mu[3]:.3g}")
+    else:
+        lines.append(f"  mu: unknown ({note})")
+    lines.append(f"  floor (mass at infinity) {composed.floor:.3g}, rounding margin "
+                 f"{composed.margin:.3g}")
+    stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _add_dpsgd_parser(sub: Any) -> None:
+    d = sub.add_parser(
+        "dpsgd", help="guaranteed GDP mu of DP-SGD (Poisson sampling)",
+        description="A guaranteed GDP bracket for DP-SGD with Poisson sampling rate Q, "
+        "noise multiplier S and T steps, beside the CLT approximation and "
+        "dp_accounting's epsilon.")
+    d.add_argument("--q", type=_positive_float(), required=True, metavar="Q",
+                   help="Poisson sampling rate in (0, 1]")
+    d.add_argument("--sigma", type=_positive_float(), required=True, metavar="S",
+                   help="noise multiplier")
+    d.add_argument("--steps", type=_positive_int(), required=True, metavar="T",
+                   help="number of steps")
+    _add_head_options(d)
+    d.set_defaults(run=_run_dpsgd)
+
+
+def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .dpsgd import dpsgd
+    from .errors import DomainError
+
+    if args.q > 1:
+        raise DomainError(f"--q must lie in (0, 1], got {args.q!r}")
+    r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
+              delta=args.delta, tol=args.tol)
+    eps = r.eps_at(args.delta) if args.delta >= r.failure_prob else None
+    if args.json:
+        out = {k: (_json_number(v) if isinstance(v, float) else v)
+               for k, v in r.as_dict().items()}
+        out.update(command="dpsgd", eps_guaranteed=_json_number(eps),
+                   mu_clt_is_bound=False)
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [str(r),
+             f"  epsilon at delta={args.delta:g}: guaranteed (from mu_upper) "
+             + (f"{eps:.4f}" if eps is not None else "n/a")
+             + f"; dp_accounting PLD {r.eps_pld:.4f}; Renyi {r.eps_rdp:.4f}; "
+             f"CLT {r.eps_clt:.4f} (approximate)",
+             f"  Renyi bound alone: mu <= {r.mu_rdp:.6f}"]
+    stdout.write("\n".join(lines) + "\n")
+    return 0

@@ -120,7 +120,8 @@ def laplace(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
     return Profile(expr, vals, name="Laplace",
-                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
+                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9",
+                   mechanism=("laplace", e0))
 
 
 def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Profile:
@@ -174,7 +175,8 @@ def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Prof
         meta = {"mu": m.xreplace(vals)}
     expr = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
     return Profile(expr, vals, name="Gaussian",
-                   reference="Dong, Roth & Su (2021), Corollary 2.13", **meta)
+                   reference="Dong, Roth & Su (2021), Corollary 2.13",
+                   mechanism=("gaussian", m), **meta)
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:
@@ -198,7 +200,8 @@ def pure_dp(eps0: Any) -> Profile:
     """
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     return Profile(_pure_dp_expr(e0), vals, name="pure DP",
-                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2")
+                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2",
+                   mechanism=("pure_dp", e0))
 
 
 def randomized_response(eps0: Any) -> Profile:
@@ -215,7 +218,8 @@ def randomized_response(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     p = sympy.exp(e0) / (1 + sympy.exp(e0))
     return Profile(_pure_dp_expr(e0), vals, name="randomized response",
-                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals))
+                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals),
+                   mechanism=("randomized_response", e0))
 
 
 def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:

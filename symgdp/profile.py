@@ -481,6 +481,22 @@ class Profile:
 
         return gdpt(self, eps)
 
+    # -- privacy loss distributions (symgdp.pld) ------------------------------------------
+    @classmethod
+    def from_pld(cls, pld: Any, *, name: str | None = None) -> Profile:
+        r"""The numeric profile of a pessimistic dp_accounting privacy loss distribution
+        (an upper bound, floored by its mass at infinity; :func:`symgdp.pld.from_pld`)."""
+        from .pld import from_pld
+
+        return from_pld(pld, name=name)
+
+    def to_pld(self, value_discretization_interval: float = 1e-4, **kw: Any) -> Any:
+        r"""A pessimistic dp_accounting privacy loss distribution dominating this profile
+        (:func:`symgdp.pld.to_pld`)."""
+        from .pld import to_pld
+
+        return to_pld(self, value_discretization_interval, **kw)
+
     # -- numeric evaluation ----------------------------------------------------------------
     # -- numeric evaluation (symgdp.evaluate) ----------------------------------------------
     def _evaluator(self) -> Evaluator:

@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("formatting",),                               # outward-rounded printing of bounds
     ("firstorder", "measure"),                     # first-order bounds, measurement
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
-     "pld", "calibrate", "sweep"),
+     "pld", "rdp", "dpsgd", "calibrate", "sweep"),
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),
@@ -53,6 +53,8 @@ ALLOWED_UP: dict[tuple[str, str, str], str] = {
     ("profile", "Profile.identify", "tail"): "pipeline method",
     ("profile", "Profile.measure", "measure"): "pipeline method",
     ("profile", "Profile.gdpt", "measure"): "pipeline method",
+    ("profile", "Profile.from_pld", "pld"): "pipeline method",
+    ("profile", "Profile.to_pld", "pld"): "pipeline method",
 }
 
 
