@@ -155,7 +155,7 @@ def mu_target(eps: float, delta: float) -> float:
         >>> from symgdp import delta_mu
         >>> m = mu_target(1.0, 1e-5)
         >>> round(m, 6), bool(delta_mu(1.0, m) <= 1e-5)
-        (0.2718..., True)
+        (0.268051, True)
     """
     from flint import arb
 
