@@ -19,6 +19,7 @@ from __future__ import annotations
 from . import composition, conversions, mechanisms, plot, tradeoff
 from . import precise as mp
 from .amplify import ClipAndRectify, clip_and_rectify
+from .calibrate import CalibrationResult, calibrate
 from .errors import (
     AnalysisTimeout,
     ConvergenceError,
@@ -43,6 +44,7 @@ from .parsing import parse_equation, parse_expression
 from .profile import Profile
 from .refine import Calibration, refine_calibration
 from .report import Report, report
+from .sweep import SweepTable, sweep
 from .symbols import delta, eps
 from .tail import Identification
 
@@ -51,6 +53,7 @@ __version__ = "0.1.0"
 __all__ = [
     "AnalysisTimeout",
     "Calibration",
+    "CalibrationResult",
     "ClipAndRectify",
     "ConvergenceError",
     "DomainError",
@@ -61,8 +64,10 @@ __all__ = [
     "Profile",
     "ProfileError",
     "Report",
+    "SweepTable",
     "SymgdpError",
     "UnboundParameterError",
+    "calibrate",
     "clip_and_rectify",
     "compose_gdp",
     "composition",
@@ -83,6 +88,7 @@ __all__ = [
     "plot",
     "refine_calibration",
     "report",
+    "sweep",
     "tradeoff",
     "tradeoff_gdp",
 ]
