@@ -510,7 +510,18 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
 
     name = ALIASES[sym_name].name if sym_name in ALIASES else sym_name
     sym = sympy.Symbol(name, positive=True, real=True)
-    cal = refine_calibration(equation, target[0], target[1], values, solve_for=sym)
+    if isinstance(equation, str):
+        # decimals read as exact rationals ("1.25" is 5/4): the naive noise is then exact
+        # and compares at full precision with the refined one
+        from .parsing import parse_equation
+        from .symbols import eps
+
+        equation = parse_equation(equation, rational=True,
+                                  symbols=Profile._symbol_table(eps, values, (sym,)))
+    # exact rationals of the doubles: the naive noise f(eps, delta) is then exact too, and
+    # compares at full precision with the refined one
+    cal = refine_calibration(equation, sympy.Rational(target[0]), sympy.Rational(target[1]),
+                             values, solve_for=sym)
     exact = sympy.Float(cal.sigma, 40)
     value = float(exact)
     if sympy.Float(value, 40) < exact:
@@ -524,11 +535,16 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
     m = None
     try:
         p = Profile.from_tradeoff(equation, {**dict(values or {}), name: value})
-        m = measure(p, **kw)
+        try:
+            m = measure(p, **{**kw, "certify": kw.get("certify", True)})
+        except PrecisionError:
+            m = measure(p, **{**kw, "certify": False})
     except SymgdpError as exc:
         notes.append(f"no GDP measurement of the calibrated mechanism: {exc}")
-    naive = float(cal.sigma_naive)
-    return value, m, "decreasing", (value, max(value, naive))
+    below = float(exact)
+    if sympy.Float(below, 40) > exact:
+        below = math.nextafter(below, -math.inf)
+    return value, m, "decreasing", (below, value)
 
 
 # ---------------------------------------------------------------------------------------
