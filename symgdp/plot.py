@@ -553,6 +553,14 @@ def _sweep_column(records: Sequence[Mapping[str, Any]], name: str) -> np.ndarray
     return np.asarray(out, dtype=float)
 
 
+def _sweep_label(name: str) -> str:
+    """A parameter name as mathtext (``sigma`` as :math:`\\sigma`), else as given."""
+    import sympy
+
+    tex = f"${sympy.latex(sympy.Symbol(name))}$" if name.isidentifier() else name
+    return tex if _mathtext_ok(tex) else name
+
+
 def _sweep_number(v: Any) -> float:
     if isinstance(v, str):
         if v in ("inf", "-inf"):
@@ -612,8 +620,7 @@ def sweep(
         groups = [(None, np.ones(len(records), dtype=bool))]
     else:
         bs = _sweep_column(records, by)
-        groups = [(f"${by} = {b:g}$" if _mathtext_ok(f"${by}$") else f"{by} = {b:g}",
-                   bs == b) for b in np.unique(bs)]
+        groups = [(f"{_sweep_label(by)} = {b:g}", bs == b) for b in np.unique(bs)]
     fig, ax = _axes(ax)
     for i, (label, sel) in enumerate(groups):
         order = np.argsort(xs[sel], kind="stable")
@@ -629,8 +636,7 @@ def sweep(
     finite = up[np.isfinite(up)]
     if logy if logy is not None else _spans_decades(finite, 2.0):
         ax.set_yscale("log")
-    xl = f"${x}$" if _mathtext_ok(f"${x}$") else x
-    _finish(ax, xl, r"$\mu$ (guaranteed bracket)", title)
+    _finish(ax, _sweep_label(x), r"$\mu$ (guaranteed bracket)", title)
     return fig
 
 
@@ -687,8 +693,6 @@ def sweep_map(
         ax.set_xscale("log")
     if _spans_decades(uy, 2.0):
         ax.set_yscale("log")
-    xl = f"${x}$" if _mathtext_ok(f"${x}$") else x
-    yl = f"${y}$" if _mathtext_ok(f"${y}$") else y
-    _finish(ax, xl, yl, title)
+    _finish(ax, _sweep_label(x), _sweep_label(y), title)
     ax.grid(False)
     return fig
