@@ -170,7 +170,7 @@ def _children_allowed() -> Iterator[None]:
                 proc.daemon = True
 
 
-def run_task(t: _Task) -> dict[str, Any]:
+def _run_point(t: _Task) -> dict[str, Any]:
     """Compute one grid point (in a worker); every failure becomes the record's ``error``."""
     with _children_allowed():
         return _run_task(t)
@@ -520,7 +520,7 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
         raise DomainError(f"workers must be a positive integer, got {workers!r}")
     if executor == "serial" or (executor is None and (workers == 1 or len(todo) == 1)):
         for t in todo:
-            yield run_task(t)
+            yield _run_point(t)
         return
     if isinstance(executor, str):
         raise DomainError(f"executor must be an Executor or 'serial', got {executor!r}")
@@ -532,7 +532,7 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
         executor = ProcessPoolExecutor(max_workers=min(n, len(todo)))
     futures: list[Future] = []
     try:
-        futures = [executor.submit(run_task, t) for t in todo]  # type: ignore[union-attr]
+        futures = [executor.submit(_run_point, t) for t in todo]  # type: ignore[union-attr]
         for fut in as_completed(futures):
             yield fut.result()
     finally:
