@@ -214,9 +214,21 @@ def _find_symbol(p: Profile, parameter: Any) -> sympy.Symbol:
     alias = ALIASES.get(name)
     if alias is not None and alias in p.free_symbols:
         return alias
+    # "eps0" / "eps_0" / "epsilon_0" for the mechanisms' varepsilon_0
+    loose = [s for s in p.free_symbols if _loose(s.name) == _loose(name)]
+    if len(loose) == 1:
+        return loose[0]
     names = ", ".join(sorted(s.name for s in p.free_symbols)) or "none"
     raise DomainError(f"{name!r} is not a parameter of the profile {p.expr} "
                       f"(its parameters: {names})")
+
+
+def _loose(name: str) -> str:
+    n = name.replace("_", "")
+    for prefix in ("varepsilon", "epsilon", "eps"):
+        if n.startswith(prefix):
+            return "varepsilon" + n[len(prefix):]
+    return n
 
 
 class _Search:
@@ -574,7 +586,8 @@ def calibrate(
         profile: a :class:`~symgdp.profile.Profile` with the parameter free or bound (a
             bound value is the search's starting point), a profile string, or a trade-off
             equation (a ``sympy.Eq`` or a string ``"sigma = f(eps, delta)"``).
-        parameter: the parameter's name or SymPy symbol.
+        parameter: the parameter's name or SymPy symbol (``"eps0"`` also finds the
+            mechanisms' ``varepsilon_0``).
         target_mu: the target GDP parameter :math:`\mu > 0`.
         target: ``(eps, delta)`` instead of ``target_mu``: through the GDP profile for a
             profile, directly for a trade-off equation (see the module docstring).
@@ -598,7 +611,7 @@ def calibrate(
         (closed form :math:`-2\log(2\Phi(-1/2))`):
 
         >>> from symgdp import mechanisms
-        >>> r = calibrate(mechanisms.laplace(1.0), "varepsilon_0", 1.0, eps_h=10)
+        >>> r = calibrate(mechanisms.laplace(1.0), "eps0", 1.0, eps_h=10)
         >>> r.direction, r.measurement.upper <= 1.0, r.measurement.certified
         ('increasing', True, True)
         >>> import math; from scipy.special import ndtr

@@ -311,6 +311,10 @@ def _tasks(source: Any, points: list[dict[str, Any]], task: str, options: dict[s
                 raise DomainError(f"grid parameter(s) {', '.join(sorted(unknown))} not in the "
                                   f"profile {source.expr} (its parameters: "
                                   f"{', '.join(sorted(names)) or 'none'})")
+        if source.meta.get("segments"):
+            raise DomainError("a refined profile's breakpoints were computed for its own "
+                              "parameter values; sweep the naive profile (every point is "
+                              "refined for its values)")
         base = {s.name: _value_text(v) for s, v in source.values.items()}
         fp = _fingerprint("profile", text + repr(sorted(base.items())), task, options)
         for i, pt in enumerate(points):
