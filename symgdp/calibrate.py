@@ -119,13 +119,13 @@ class CalibrationResult:
         """The result as JSON-ready data (infinities as the string ``"inf"``)."""
         m = self.measurement
         return {
-            "parameter": self.parameter, "value": _json_number(self.value),
+            "parameter": self.parameter, "value": json_number(self.value),
             "direction": self.direction, "route": self.route,
-            "target_mu": _json_number(self.target_mu),
+            "target_mu": json_number(self.target_mu),
             "target": None if self.target is None else list(self.target),
-            "bracket": [_json_number(b) for b in self.bracket],
-            "mu_lower": None if m is None else _json_number(m.lower),
-            "mu_upper": None if m is None else _json_number(m.upper),
+            "bracket": [json_number(b) for b in self.bracket],
+            "mu_lower": None if m is None else json_number(m.lower),
+            "mu_upper": None if m is None else json_number(m.upper),
             "certified": None if m is None else m.certified,
             "covers_tail": None if m is None else m.covers_tail,
             "eps_h": None if m is None else m.eps_h,
@@ -133,10 +133,14 @@ class CalibrationResult:
         }
 
 
-def _json_number(x: Any) -> Any:
+def json_number(x: Any) -> Any:
+    """A number for JSON: ints kept, infinities as the string ``"inf"``, NaN (unknown) as
+    ``None``."""
     if x is None or isinstance(x, int):
         return x
     x = float(x)
+    if math.isnan(x):
+        return None
     if math.isinf(x):
         return "inf" if x > 0 else "-inf"
     return x

@@ -39,6 +39,7 @@ from typing import Any
 
 import sympy
 
+from .calibrate import json_number
 from .errors import DomainError, SymgdpError
 from .profile import Profile
 
@@ -130,18 +131,6 @@ def _profile_of(t: _Task) -> Profile:
     return base.replace(values={k: _to_value(v) for k, v in t.values})
 
 
-def _num(x: Any) -> Any:
-    """A float for JSON: infinities as the string "inf", NaN as None (unknown)."""
-    if x is None:
-        return None
-    x = float(x)
-    if math.isnan(x):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
-
-
 _LOCK = threading.Lock()
 _ACTIVE = 0
 _WAS_DAEMON = False
@@ -184,11 +173,11 @@ def _run_task(t: _Task) -> dict[str, Any]:
         p = _profile_of(t)
         if t.task == "measure":
             m = p.measure(**opts)
-            rec.update(mu_lower=_num(m.lower), mu_upper=_num(m.upper), certified=m.certified,
-                       covers_tail=m.covers_tail, eps_h=m.eps_h)
+            rec.update(mu_lower=json_number(m.lower), mu_upper=json_number(m.upper),
+                       certified=m.certified, covers_tail=m.covers_tail, eps_h=m.eps_h)
         elif t.task == "identify":
             ident = p.identify(**opts)
-            rec.update(is_gdp=ident.is_gdp, mu_tail=_num(ident.mu_tail),
+            rec.update(is_gdp=ident.is_gdp, mu_tail=json_number(ident.mu_tail),
                        limit=None if ident.limit is None else str(ident.limit),
                        method=ident.method)
         else:
@@ -196,9 +185,10 @@ def _run_task(t: _Task) -> dict[str, Any]:
 
             c = calibrate(p, **opts)
             m = c.measurement
-            rec.update(value=_num(c.value), bracket=[_num(b) for b in c.bracket],
-                       direction=c.direction, mu_lower=_num(m.lower), mu_upper=_num(m.upper),
-                       certified=m.certified, covers_tail=m.covers_tail, eps_h=m.eps_h)
+            rec.update(value=json_number(c.value), bracket=[json_number(b) for b in c.bracket],
+                       direction=c.direction, mu_lower=json_number(m.lower),
+                       mu_upper=json_number(m.upper), certified=m.certified,
+                       covers_tail=m.covers_tail, eps_h=m.eps_h)
         rec["error"] = None
     except Exception as exc:  # noqa: BLE001 - a failing point is a record, not a lost sweep
         rec["error"] = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
