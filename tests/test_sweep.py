@@ -58,7 +58,8 @@ def test_laplace_brackets_contain_the_closed_form():
     grid = {"eps0": [0.25, 1.0, 3.0]}
     t = sweep(mechanisms.laplace, grid, executor="serial", eps_h=20, tol=1e-7)
     for r in t:
-        with mpmath.workdps(40):  # mu = -2 Phi^{-1}(e^{-eps0/2}/2) = 2 sqrt2 erfinv(1 - e^{-eps0/2})
+        with mpmath.workdps(40):
+            # mu = -2 Phi^{-1}(e^{-eps0/2}/2) = 2 sqrt2 erfinv(1 - e^{-eps0/2})
             e0 = mpmath.mpf(r["point"]["eps0"])
             mu = 2 * mpmath.sqrt(2) * mpmath.erfinv(1 - mpmath.exp(-e0 / 2))
         assert r["error"] is None and r["mu_lower"] <= mu <= r["mu_upper"]
@@ -160,3 +161,17 @@ def test_bad_grids_are_named():
         sweep(mechanisms.laplace, {"eps0": []}, executor="serial")
     with pytest.raises(DomainError, match="task"):
         sweep(mechanisms.laplace, {"eps0": [1]}, task="plot")
+
+
+def test_calibrate_at_every_point():
+    # Laplace with budget c*e0: the largest safe e0 for mu <= 1 is eps0*/c, with
+    # eps0* = -2 log(2 Phi(-1/2)) (closed form, mpmath)
+    p = Profile.parse("Max(0, 1 - exp((eps - c*e0)/2))")
+    t = sweep(p, {"c": [1, 2]}, executor="serial", task="calibrate", eps_h=20,
+              calibrate={"parameter": "e0", "target_mu": 1.0, "bracket": [0.05, 3.0]})
+    with mpmath.workdps(40):
+        star = -2 * mpmath.log(2 * mpmath.ncdf(-0.5))
+    for r in t:
+        truth = float(star / r["point"]["c"])
+        assert r["error"] is None and r["direction"] == "increasing"
+        assert r["bracket"][0] <= truth <= r["bracket"][1] and r["mu_upper"] <= 1.0
