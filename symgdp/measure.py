@@ -62,6 +62,7 @@ import numpy as np
 from flint import arb, ctx
 
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
+from .formatting import format_bracket, format_log_upper
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
 from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
 
@@ -163,8 +164,6 @@ class Measurement:
     def _bracket_text(self) -> tuple[str, str, str]:
         # rounded outwards (lower down, upper and failure probability up): the printed
         # statement stays true
-        from .report import format_bracket, format_log_upper
-
         lo, up = format_bracket(self.lower, self.upper)
         return lo, up, format_log_upper(self.log_failure_prob)
 
@@ -181,8 +180,6 @@ class Measurement:
         return str(self)
 
     def _repr_latex_(self) -> str:
-        from .report import format_log_upper
-
         lo, up, _ = self._bracket_text()
         how = r"\text{certified}" if self.certified else r"\text{float64}"
         s = (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"

@@ -30,7 +30,7 @@ import numpy as np
 from .errors import AnalysisTimeout, DomainError
 from .gaussian import delta_mu, mu_gdp, tradeoff_gdp
 from .profile import Profile
-from .report import format_bracket
+from .formatting import format_bracket
 
 __all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
 

@@ -10,9 +10,9 @@ numeric values of its parameters.  Numeric code is generated from it at run time
 Conventions:
 
 * Values above 1 are vacuous and read as 1 (naive profiles often exceed 1 near 0).
-* ``log_delta`` works in log space: where the float64 value underflows it evaluates the
-  log-expanded expression, and where that is not conclusive it falls back to mpmath, so
-  :math:`\log\delta` is finite wherever :math:`\delta > 0`.
+* ``log_delta`` works in log space (:mod:`symgdp.evaluate`): where the float64 value
+  underflows it evaluates the log-expanded expression, and where that is not conclusive it
+  falls back to mpmath, so :math:`\log\delta` is finite wherever :math:`\delta > 0`.
 * A negative, NaN or complex value is an error (:class:`~symgdp.errors.ProfileError`)
   naming the :math:`\varepsilon` at which it occurred.
 * What counts as a profile (shared/api.md): :meth:`Profile.validate` rejects negative,
@@ -24,13 +24,12 @@ The symbolic pipeline delegates to :mod:`symgdp.refine` (partial-order refinemen
 math §2; Poisson subsampling, math §7) and :mod:`symgdp.tail` (tail limit and
 identification, math §5).  Trade-off equations :math:`\sigma = f(\varepsilon, \delta)`
 (math §1) are solved for :math:`\delta` by :meth:`Profile.from_tradeoff`; when SymPy
-cannot, the profile holds :class:`LogDeltaRoot`, an implicit function evaluated by a
-bracketed root search in :math:`\log\delta` (float64 or mpmath).
+cannot, the profile holds :class:`~symgdp.implicit.LogDeltaRoot`, an implicit function
+evaluated by a bracketed root search in :math:`\log\delta` (float64 or mpmath).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -40,24 +39,14 @@ import numpy as np
 import sympy
 
 from ._bounded import run_bounded
-from .errors import AnalysisTimeout, PrecisionError, ProfileError, UnboundParameterError
+from .errors import AnalysisTimeout, ProfileError, UnboundParameterError
+from .evaluate import Evaluator
+from .implicit import LogDeltaRoot
 from .symbols import ALIASES
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 
 __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
-
-# Rounding noise below zero that is read as an exact zero (e.g. 1 - exp(0) at a kink).
-_NEG_TOL = 1e-14
-# Below this a float64 value has lost relative precision (subnormal) or underflowed.
-_TINY = 1e-290
-# Below this a value computed by a cancelling float expression is not trusted.
-_TINY_CANCEL = 1e-100
-# Highest mpmath precision (decimal digits) tried before a cancelling value is refused.
-_MP_MAX_DPS = 3840
-# Below log delta = this, ball arithmetic is not used to resolve a value (see _arb_log).
-_ARB_FLOOR = -1e9
-_MODULES = ["scipy", "numpy"]
 
 
 def sympify_value(v: Any) -> sympy.Expr:
@@ -78,207 +67,6 @@ def sympify_value(v: Any) -> sympy.Expr:
     raise ProfileError(f"a parameter value must be a number or SymPy expression, got {v!r}")
 
 
-def _log_expression(expr: sympy.Expr) -> sympy.Expr:
-    """log(expr) rewritten so that products and exponentials become sums (no underflow)."""
-    expr = sympy.piecewise_fold(expr)
-    if isinstance(expr, sympy.Piecewise):
-        return sympy.Piecewise(*[(_log_expression(e), c) for e, c in expr.args])
-    if expr.is_zero:
-        return sympy.S.NegativeInfinity
-    return sympy.expand_log(sympy.log(expr), force=True)
-
-
-def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
-    """Whether evaluating ``e`` in float may subtract nearly equal numbers.
-
-    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
-    negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
-    profile); function arguments (exp, erfc, ...) are not inspected, since a cancellation
-    there does not make the function value lose relative accuracy in the same way.
-    """
-    if var not in e.free_symbols:
-        return False
-    if isinstance(e, sympy.Add):
-        if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
-            return True
-        return any(_cancels(t, var) for t in e.args)
-    if isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
-        return any(_cancels(a, var) for a in e.args)
-    if isinstance(e, sympy.Pow):
-        return _cancels(e.base, var)
-    if isinstance(e, sympy.Piecewise):
-        return any(_cancels(b, var) for b, _ in e.args)
-    if isinstance(e, sympy.log):
-        return _cancels(e.args[0], var)
-    return False
-
-
-# -- trade-off equations that SymPy cannot solve -------------------------------------------
-# Search range for t = log(delta): beyond t = -_T_MAX the profile value is reported as
-# e^{-_T_MAX}, a valid upper bound (no trade-off equation reaches it in practice).
-_T_MAX = 1e300
-_FLOAT_ITER = 80
-
-
-def _root_side(h0: Any, hlo: Any) -> Any:
-    """Sign with which the residual approaches t = 0 (delta = 1): the 'enough noise' side."""
-    return np.sign(h0 - hlo)
-
-
-def _log_delta_root_float(x: Any, h: Any) -> np.ndarray:
-    r"""Vectorised :math:`t(\varepsilon)` with :math:`h(\varepsilon, t) = 0`, :math:`t \le 0`.
-
-    The residual ``h`` is assumed monotone in :math:`t` (a trade-off equation: the noise
-    needed falls as :math:`\delta` grows).  Where even :math:`\delta = 1` does not satisfy
-    the equation, or ``h`` is undefined, the answer is 0 (:math:`\delta = 1`, always a
-    valid bound); where every :math:`\delta \ge e^{-T}` does, it is :math:`-T`.
-    """
-    xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
-    with np.errstate(all="ignore"):
-        def H(t: np.ndarray) -> np.ndarray:
-            return np.broadcast_to(np.asarray(h(xs, t), dtype=np.float64), xs.shape)
-
-        h0 = H(np.zeros_like(xs))
-        hfar = H(np.full_like(xs, -_T_MAX))
-        side = _root_side(h0, hfar)
-        out = np.zeros_like(xs)
-        ok = np.isfinite(h0) & (side != 0) & ~np.isnan(hfar)
-        # enough noise already at delta = e^{-T}
-        far = ok & (hfar * side >= 0)
-        out[far] = -_T_MAX
-        todo = ok & ~far & (h0 * side > 0)
-        if np.any(todo):
-            hi = np.zeros_like(xs)
-            lo = np.full_like(xs, -1.0)
-            # expand the bracket geometrically: -1, -4, -16, ... -T
-            for _ in range(520):
-                need = todo & (H(lo) * side > 0) & (lo > -_T_MAX)
-                if not np.any(need):
-                    break
-                hi = np.where(need, lo, hi)
-                lo = np.where(need, np.maximum(4.0 * lo, -_T_MAX), lo)
-            for _ in range(_FLOAT_ITER):
-                mid = 0.5 * (lo + hi)
-                good = H(mid) * side > 0
-                hi = np.where(todo & good, mid, hi)
-                lo = np.where(todo & ~good, mid, lo)
-            # hi always satisfies the equation side: an upper bound on log delta
-            out[todo] = hi[todo]
-    return out
-
-
-def _log_delta_root_mp(x: Any, h: Any) -> mpmath.mpf:
-    """The mpmath counterpart of :func:`_log_delta_root_float` at the working precision."""
-    x = mpmath.mpf(x)
-    try:
-        h0 = h(x, mpmath.mpf(0))
-        hfar = h(x, mpmath.mpf(-_T_MAX))
-    except (ZeroDivisionError, ValueError):
-        return mpmath.mpf(0)
-    if isinstance(h0, mpmath.mpc) or isinstance(hfar, mpmath.mpc) or not mpmath.isfinite(h0):
-        return mpmath.mpf(0)
-    side = mpmath.sign(h0 - hfar)
-    if side == 0:
-        return mpmath.mpf(0)
-    if hfar * side >= 0:
-        return mpmath.mpf(-_T_MAX)
-    if h0 * side <= 0:
-        return mpmath.mpf(0)
-    hi, lo = mpmath.mpf(0), mpmath.mpf(-1)
-    while h(x, lo) * side > 0 and lo > -_T_MAX:
-        hi, lo = lo, max(4 * lo, mpmath.mpf(-_T_MAX))
-    # Illinois (safeguarded regula falsi): invariant side*h(lo) <= 0 < side*h(hi), so
-    # hi -- the end returned -- always satisfies the equation's "enough noise" side.
-    f_lo, f_hi = side * h(x, lo), side * h(x, hi)
-    last = 0
-    width = hi - lo
-    for i in range(4 * mpmath.mp.prec + 100):
-        if i % 3 == 2:
-            # a bisection step every third iteration unless the bracket halved meanwhile
-            if hi - lo > width / 2:
-                m = (lo + hi) / 2
-            else:
-                m = None
-            width = hi - lo
-        else:
-            m = None
-        if m is None:
-            den = f_hi - f_lo
-            m = hi - f_hi * (hi - lo) / den if den != 0 else (lo + hi) / 2
-            if not lo < m < hi:
-                m = (lo + hi) / 2
-        if m in (lo, hi):
-            break
-        fm = side * h(x, m)
-        if fm > 0:
-            hi, f_hi = m, fm
-            if last == 1:
-                f_lo /= 2
-            last = 1
-        else:
-            lo, f_lo = m, fm
-            if last == -1:
-                f_hi /= 2
-            last = -1
-        if hi - lo <= mpmath.eps * 4 * abs(hi):
-            break
-    return hi
-
-
-def _log_delta_root_impl(x: Any, h: Any) -> Any:
-    if isinstance(x, (mpmath.mpf, mpmath.mpc)):
-        return _log_delta_root_mp(x.real, h)
-    scalar = np.ndim(x) == 0
-    out = _log_delta_root_float(x, h)
-    return float(out[0]) if scalar else out.reshape(np.shape(x))
-
-
-class LogDeltaRoot(sympy.Function):
-    r""":math:`\log\delta(\varepsilon)` defined implicitly by a trade-off equation.
-
-    ``LogDeltaRoot(eps, Lambda((e, t), h))`` is the :math:`t \le 0` with
-    :math:`h(\varepsilon, t) = 0`, where :math:`h` is the residual of
-    :math:`\sigma = f(\varepsilon, \delta)` with :math:`\delta = e^t`.  It is what
-    :meth:`Profile.from_tradeoff` builds when SymPy cannot solve for :math:`\delta`.
-    ``lambdify`` evaluates it by a bracketed bisection (float64, vectorised, or mpmath at
-    the working precision; the bracket end on the "enough noise" side is returned, so the
-    value never understates :math:`\delta`), and :meth:`fdiff` gives the implicit
-    derivative :math:`-h_\varepsilon/h_t`, so refinement works on it too.
-    """
-
-    is_extended_real = True
-
-    def _eval_is_extended_nonpositive(self) -> bool:
-        return True
-
-    def fdiff(self, argindex: int = 1) -> sympy.Expr:
-        if argindex != 1:
-            raise sympy.ArgumentIndexError(self, argindex)
-        lam = self.args[1]
-        e, t = lam.variables
-        he, ht = sympy.diff(lam.expr, e), sympy.diff(lam.expr, t)
-        return (-he / ht).xreplace({e: self.args[0], t: self})
-
-    def _code(self, printer: Any) -> str:
-        lam = self.args[1]
-        e, t = lam.variables
-        E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
-        body = printer._print(lam.expr.xreplace({e: E, t: T}))
-        return (f"LogDeltaRoot({printer._print(self.args[0])}, "
-                f"(lambda _root_e, _root_t: ({body})))")
-
-    _numpycode = _scipycode = _mpmathcode = _pythoncode = _lambdacode = _code
-
-    def _latex(self, printer: Any) -> str:
-        lam = self.args[1]
-        e, t = lam.variables
-        T = sympy.Symbol("t", real=True)
-        body = printer._print(lam.expr.xreplace({e: self.args[0], t: T}))
-        return rf"\operatorname{{root}}_{{t \le 0}}\left\{{{body} = 0\right\}}"
-
-
-LogDeltaRoot._imp_ = staticmethod(_log_delta_root_impl)
-
 
 def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list:
     return list(sympy.solve(residual, symbol, dict=False))
@@ -290,56 +78,6 @@ def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
         return sym
     same = [s for s in expr.free_symbols if getattr(s, "name", None) == sym.name]
     return same[0] if len(same) == 1 else sym
-
-
-def _zero_condition(expr: sympy.Expr) -> Any:
-    """A SymPy condition under which ``expr`` is exactly 0 by its structure.
-
-    Sufficient, not necessary: ``false`` means "not known to be zero".  Used to tell an
-    exact zero of a profile (e.g. the Laplace profile beyond eps0) from a float underflow
-    without a slow mpmath evaluation.
-    """
-    if expr.is_zero is True:
-        return sympy.true
-    if isinstance(expr, sympy.Max):
-        if any(a.is_zero is True for a in expr.args):
-            return sympy.And(*[a <= 0 for a in expr.args if a.is_zero is not True])
-        return sympy.false
-    if isinstance(expr, sympy.Min):
-        # Min(a, b, ...) = 0 where one argument is structurally 0 and the others are >= 0
-        conds = []
-        for i, a in enumerate(expr.args):
-            z = _zero_condition(a)
-            if z is not sympy.false:
-                others = [b >= 0 for j, b in enumerate(expr.args) if j != i]
-                conds.append(sympy.And(z, *others))
-        return sympy.Or(*conds) if conds else sympy.false
-    if isinstance(expr, sympy.Piecewise):
-        conds, seen = [], sympy.false
-        for e, c in expr.args:
-            z = _zero_condition(e)
-            if z is not sympy.false:
-                conds.append(sympy.And(c, sympy.Not(seen), z))
-            seen = sympy.Or(seen, c)
-        return sympy.Or(*conds) if conds else sympy.false
-    if isinstance(expr, sympy.Mul):
-        zs = [_zero_condition(f) for f in expr.args]
-        zs = [z for z in zs if z is not sympy.false]
-        return sympy.Or(*zs) if zs else sympy.false
-    if isinstance(expr, sympy.Pow) and expr.exp.is_positive is True:
-        return _zero_condition(expr.base)
-    if isinstance(expr, sympy.Sum) and len(expr.limits) == 1:
-        i, lo, hi = expr.limits[0]
-        if lo.is_Integer and hi.is_Integer and 0 <= int(hi) - int(lo) <= 2000:
-            zs = [_zero_condition(expr.function.xreplace({i: sympy.Integer(j)}))
-                  for j in range(int(lo), int(hi) + 1)]
-            return sympy.false if any(z is sympy.false for z in zs) else sympy.And(*zs)
-        return sympy.false
-    if isinstance(expr, sympy.Add):
-        # a sum is structurally zero where every term is (the exact k-fold profile)
-        zs = [_zero_condition(t) for t in expr.args]
-        return sympy.false if any(z is sympy.false for z in zs) else sympy.And(*zs)
-    return sympy.false
 
 
 class Profile:
@@ -724,65 +462,22 @@ class Profile:
         return gdpt(self, eps)
 
     # -- numeric evaluation ----------------------------------------------------------------
-    def _fn(self, kind: str) -> Any:
+    # -- numeric evaluation (symgdp.evaluate) ----------------------------------------------
+    def _evaluator(self) -> Evaluator:
         c = self._cache
-        if kind not in c:
-            self.require_bound()
-            expr = self.bound_expr if kind == "numpy" else _log_expression(self.bound_expr)
-            if kind == "mpmath":
-                c[kind] = sympy.lambdify(self._var, self.bound_expr, modules="mpmath")
-            else:
-                c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
-        return c[kind]
+        if "evaluator" not in c:
+            c["evaluator"] = Evaluator(self)
+        return c["evaluator"]
 
-    def _eval_zero(self, x: np.ndarray) -> np.ndarray:
-        """Where the expression is structurally an exact zero (see ``_zero_condition``)."""
-        c = self._cache
-        if "zero" not in c:
-            cond = _zero_condition(self.bound_expr)
-            c["zero"] = None if cond is sympy.false else sympy.lambdify(
-                self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
-        f = c["zero"]
-        if f is None:
-            return np.zeros(x.shape, dtype=bool)
-        with np.errstate(all="ignore"):
-            return np.broadcast_to(np.asarray(f(x)), x.shape).astype(bool)
+    def __call__(self, eps: Any) -> Any:
+        r""":math:`\delta(\varepsilon)` in float64, read as 1 above 1 (vectorised)."""
+        return self._evaluator().delta(eps)
 
-    def _log_cancels(self, x: np.ndarray) -> np.ndarray:
-        """Where (per point) the float log-expression may subtract nearly equal numbers.
-
-        For a Piecewise profile only the branch that holds at a point matters, so e.g. a
-        refined profile whose head branch is a difference but whose tail is exp(-eps^2)
-        keeps its fast float tail.
-        """
-        c = self._cache
-        if "log_cancels" not in c:
-            le = _log_expression(self.bound_expr)
-            if isinstance(le, sympy.Piecewise) and any(
-                    _cancels(b, self._var) for b, _ in le.args):
-                ind = sympy.Piecewise(*[(int(_cancels(b, self._var)), cond)
-                                        for b, cond in le.args])
-                c["log_cancels"] = sympy.lambdify(self._var, ind, modules=_MODULES)
-            else:
-                c["log_cancels"] = _cancels(le, self._var)
-        f = c["log_cancels"]
-        if isinstance(f, bool):
-            return np.full(x.shape, f)
-        with np.errstate(all="ignore"):
-            r = np.broadcast_to(np.asarray(f(x), dtype=np.float64), x.shape)
-        return ~(r == 0.0)  # NaN (no branch matched) counts as cancelling: the safe side
-
-    def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            y = self._fn(kind)(x)
-        y = np.asarray(y)
-        if np.iscomplexobj(y):
-            bad = np.abs(y.imag) > 0
-            if np.any(bad):
-                raise ProfileError(
-                    f"the profile is complex at eps={x[bad].flat[0]!r}: {y[bad].flat[0]!r}")
-            y = y.real
-        return np.broadcast_to(np.asarray(y, dtype=np.float64), x.shape).copy()
+    def log_delta(self, eps: Any) -> Any:
+        r""":math:`\log\delta(\varepsilon) \le 0` (vectorised), finite wherever
+        :math:`\delta > 0` even when :math:`\delta` underflows float64
+        (see :mod:`symgdp.evaluate` for when float64 is trusted)."""
+        return self._evaluator().log_delta(eps)
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
         r"""The profile at one point with mpmath at ``dps`` digits (values above 1 kept).
@@ -791,185 +486,15 @@ class Profile:
         to the right, at :math:`\varepsilon + 2^{-p/2}` for a working precision of
         :math:`p` bits (a pole then reads as a huge, i.e. vacuous, value).
         """
-        f = self._fn("mpmath")
-        with mpmath.workdps(dps):
-            x = mpmath.mpf(eps)
-            try:
-                v = f(x)
-            except ZeroDivisionError:
-                v = f(x + mpmath.ldexp(max(abs(x), mpmath.mpf(1)), -(mpmath.mp.prec // 2)))
-            if isinstance(v, mpmath.mpc):
-                if v.imag != 0:
-                    raise ProfileError(f"the profile is complex at eps={eps!r}: {v}")
-                v = v.real
-            return +mpmath.mpf(v)
+        return self._evaluator().mp(eps, dps=dps)
+
+    def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
+        """Float64 values of the plain (``"numpy"``) or log-expanded (``"log"``) expression."""
+        return self._evaluator().eval_float(x, kind)
 
     def _mp_log(self, e: float) -> float:
-        """log delta(e) with mpmath, raising precision until two finite evaluations agree.
-
-        A value of exactly 0 is not trusted as such (1 - (1 - e^{-eps})^3 cancels to 0 at
-        any precision below ~eps/2.3 digits): it counts as an exact zero only when the
-        expression is structurally 0 there or ball arithmetic proves it; otherwise the
-        precision keeps rising and, past ``_MP_MAX_DPS`` digits, PrecisionError is raised
-        rather than a wrong -inf returned.
-        """
-        try:
-            via_arb = self._arb_log(e)
-        except PrecisionError:
-            # The ball never excluded 0: either an exact zero that arb cannot see as such
-            # (e^x - e^x at a kink) or a cancellation beyond reach.  Only a provable zero
-            # is accepted from the point evaluation below; a positive value is not.
-            if self._mp_log_points(e) == -np.inf:
-                return -np.inf
-            raise
-        if via_arb is not None:
-            return via_arb
-        return self._mp_log_points(e)
-
-    def _mp_log_points(self, e: float) -> float:
-        """log delta(e) from mpmath point evaluations at rising precision."""
-        prev = None
-        dps = 30
-        while dps <= _MP_MAX_DPS:
-            v = self.mp(e, dps=dps)
-            if v < -_NEG_TOL:
-                raise ProfileError(f"the profile is negative at eps={e!r}: {mpmath.nstr(v, 8)}")
-            if v <= 0:
-                if self._exact_zero(e):
-                    return -np.inf
-                prev = None
-            else:
-                with mpmath.workdps(dps):
-                    cur = float(mpmath.log(v))
-                if prev is not None and abs(cur - prev) <= 1e-13 * abs(cur):
-                    return min(cur, 0.0)
-                prev = cur
-            dps *= 2
-        raise PrecisionError(
-            f"cannot resolve the profile at eps={e!r}: its value cancels to 0 even at "
-            f"{_MP_MAX_DPS} digits and is not provably 0 (rewrite it without the "
-            "cancellation, e.g. with expm1/log1p forms)")
-
-    def _arb_log(self, e: float) -> float | None:
-        """log delta(e) from ball arithmetic, precision doubled until the enclosure of the
-        log is 1e-15 relative (None when the expression has no ball version).
-
-        Unlike a point evaluation, a ball shows a cancellation hidden inside Max/Min or a
-        Piecewise (the enclosure stays wide), so a value is only returned once resolved.
-        """
-        from flint import arb, ctx
-
-        from .interval import ArbUnsupported, profile_arb
-
-        try:
-            f = profile_arb(self)
-        except (ArbUnsupported, ProfileError, TypeError, ValueError):
-            return None
-        prec = 128
-        while prec <= int(_MP_MAX_DPS * 3.33):
-            with ctx.workprec(prec):
-                try:
-                    v = f(arb(e))
-                except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
-                    return None
-                if v.is_exact() and v.is_zero():
-                    return -np.inf
-                if v < 0:
-                    raise ProfileError(f"the profile is negative at eps={e!r}: {v.str(8)}")
-                if v > 0:
-                    lv = v.log()
-                    mid, rad = float(lv.mid()), float(lv.rad())
-                    if math.isfinite(mid) and rad <= 1e-15 * abs(mid) + 1e-300:
-                        return min(mid, 0.0)
-                # Arb's balls lose their radius control at astronomically small magnitudes
-                # (seen below exp(-1e15)); there the mpmath evaluation is used instead.
-                up = float(arb(v.upper()).log().mid()) if v.upper() > 0 else -math.inf
-                if up < _ARB_FLOOR:
-                    return None
-            prec *= 2
-        raise PrecisionError(
-            f"cannot resolve the profile at eps={e!r} even with {prec // 2} bits of ball "
-            "arithmetic (a cancellation, possibly inside Max/Min or a Piecewise branch): "
-            "rewrite it without the cancellation, e.g. with expm1/log1p forms")
-
-    def _exact_zero(self, e: float) -> bool:
-        """The profile is provably exactly 0 at ``e`` (by structure or in ball arithmetic)."""
-        if bool(self._eval_zero(np.array([e]))[0]):
-            return True
-        from .interval import ArbUnsupported, profile_arb
-
-        try:
-            v = profile_arb(self)(e)
-        except (ArbUnsupported, ProfileError, ArithmeticError, ValueError):
-            return False
-        return bool(v.is_exact() and v.is_zero())
-
-    def _check(self, x: np.ndarray, y: np.ndarray) -> None:
-        neg = y < -_NEG_TOL
-        if np.any(neg):
-            raise ProfileError(
-                f"the profile is negative at eps={x[neg].flat[0]!r}: {y[neg].flat[0]!r}")
-
-    def __call__(self, eps: Any) -> Any:
-        r""":math:`\delta(\varepsilon)` in float64, read as 1 above 1 (vectorised)."""
-        scalar = np.ndim(eps) == 0
-        x = np.asarray(eps, dtype=np.float64)
-        ld = self.log_delta(x)
-        y = np.exp(ld)
-        return float(y) if scalar else y
-
-    def log_delta(self, eps: Any) -> Any:
-        r""":math:`\log\delta(\varepsilon) \le 0` (vectorised), finite wherever
-        :math:`\delta > 0` even when :math:`\delta` underflows float64."""
-        scalar = np.ndim(eps) == 0
-        x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
-        if np.any(np.isnan(x)):
-            raise ProfileError("eps is NaN")
-        if np.any(x < 0):
-            raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0][0]!r}")
-        y = self._eval_numpy(x, "numpy")
-        self._check(x, y)
-        out = np.full(x.shape, np.nan)
-        ok = np.isfinite(y) & (y > _TINY)
-        # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
-        # Gaussian profile) may have passed through subnormal intermediates long before its
-        # value underflows: below _TINY_CANCEL such values are recomputed in high precision.
-        small = ok & (y < _TINY_CANCEL)
-        if np.any(small):
-            ok[np.flatnonzero(small)[self._log_cancels(x[small])]] = False
-        out[ok] = np.log(np.minimum(y[ok], 1.0))
-        out[np.isfinite(y) & (y > 1.0)] = 0.0
-        out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1
-        rest = np.isnan(out)
-        zero = rest & (y == 0.0)
-        if np.any(zero):
-            # a branch that is structurally 0 (Max(f, 0) with f <= 0, a zero Piecewise case)
-            # is an exact zero, not an underflow: log delta = -inf without mpmath
-            z = self._eval_zero(x[zero])
-            if np.any(z):
-                idx = np.flatnonzero(zero)[z]
-                out[idx] = -np.inf
-                rest[idx] = False
-        if np.any(rest):
-            # the float log-expression would still subtract nearly equal tiny numbers
-            # (e.g. the erfc difference of the Gaussian profile): use mpmath there
-            idx = np.flatnonzero(rest)
-            slow = idx[self._log_cancels(x[idx])]
-            if slow.size:
-                out[slow] = [self._mp_log(float(e)) for e in x[slow]]
-                rest[slow] = False
-        if np.any(rest):
-            xr = x[rest]
-            ly = self._eval_numpy(xr, "log")
-            good = np.isfinite(ly) & (ly <= 0)
-            lr = np.where(good, ly, np.nan)
-            # positive log with an underflowing plain value: contradictory, recheck in mpmath
-            need = ~good
-            if np.any(need):
-                lr[need] = [self._mp_log(float(e)) for e in xr[need]]
-            out[rest] = lr
-        out = np.minimum(out, 0.0)
-        return float(out[0]) if scalar else out.reshape(np.shape(eps))
+        """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in :mod:`symgdp.evaluate`)."""
+        return self._evaluator().mp_log(e)
 
     # -- display ---------------------------------------------------------------------------
     def latex(self, *, bound: bool = False, digits: int = 8) -> str:

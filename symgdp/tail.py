@@ -338,11 +338,11 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
 
 
 class _ImplicitMarker:
-    """Late import of the implicit-root function class (defined in profile.py)."""
+    """Late import of the implicit-root function class (defined in implicit.py)."""
 
     @staticmethod
     def cls() -> Any:
-        from .profile import LogDeltaRoot
+        from .implicit import LogDeltaRoot
 
         return LogDeltaRoot
 
