@@ -154,7 +154,6 @@ def bench_calibrate() -> list[dict[str, Any]]:
          -2 * math.log(2 * ndtr(-0.5)), "eps_h = 20, tol = 1e-6"),
     ]
     for label, run, truth, how in cases:
-        run()  # warm-up: lambdify and symbolic caches
         t0 = time.perf_counter()
         r = run()
         dt = time.perf_counter() - t0
@@ -209,7 +208,7 @@ def main() -> int:
         f"{'' if rs['killed'] else ' (it finished before the kill)'}; the resumed sweep "
         f"submitted {rs['submitted']} points (expected {rs['total'] - rs['complete']}): "
         f"{'no finished point recomputed' if rs['ok'] else '**MISMATCH**'}.", "",
-        "**Calibration** to μ = 1 (after one warm-up run):", "",
+        "**Calibration** to μ = 1 (first call, compilation of the profile included):", "",
         "| mechanism | settings | value | bracket | closed form | inside | measurements | time |",
         "|---|---|---|---|---|---|---|---|",
     ]

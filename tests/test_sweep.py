@@ -18,7 +18,7 @@ import sympy
 from symgdp import Profile, mechanisms, sweep
 from symgdp.errors import DomainError
 
-SGD_GRID = {"A": [1.0, 1.5], "B": [1], "sigma": [1.0, 2.0, 3.5]}
+SGD_GRID = {"A": [1.0, 1.5], "B": [1], "sigma": [1.0, 3.5]}
 SETTINGS = {"tol": 1e-6, "eps_h": 50.0}
 
 
