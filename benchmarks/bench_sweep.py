@@ -72,6 +72,13 @@ class CountingPool(ProcessPoolExecutor):
         return super().submit(fn, *args, **kwargs)
 
 
+def _autogroup() -> bool:
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return False
+
+
 def bench_executors(points: int) -> dict[str, Any]:
     g = grid(points)
     n = len(g["A"]) * len(g["sigma"])
@@ -210,7 +217,10 @@ def main() -> int:
         f"{ex['per']['dask'] * 1e3:.0f} ms | {'yes' if ex['dask_same'] else '**no**'} |", "",
         "A point's own wall time grows when its worker shares a core with other jobs: the "
         "ratio of the per-point times shows how much of the two cores the workers "
-        "actually got.", "",
+        "actually got.  Linux schedules by session here (autogroup "
+        f"{'enabled' if _autogroup() else 'disabled'}): when other sessions keep the cores "
+        "busy, all processes of one job share a single session's share of the CPU, and "
+        "two workers cannot get more CPU time than one serial process did.", "",
         f"**Kill and resume**: `symgdp sweep` over {rs['total']} points in a child process, "
         f"killed with SIGKILL after {rs['complete']} complete records"
         f"{' and a torn one' if rs['torn'] else ''}"
