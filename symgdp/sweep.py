@@ -472,9 +472,17 @@ def sweep(
         if not resume:
             raise DomainError(f"{path} already exists; pass resume=True to continue that "
                               "sweep, or choose another file")
-        done = _read_finished(path, fp)
+        try:
+            done = _read_finished(path, fp)
+        except OSError as exc:
+            raise DomainError(f"cannot read the results file {path!r}: "
+                              f"{exc.strerror or exc}") from None
     todo: list[_Task] = []
-    fh = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115
+    try:
+        fh = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115
+    except OSError as exc:
+        raise DomainError(f"cannot write the results file {path!r}: "
+                          f"{exc.strerror or exc}") from None
     try:
         for t in tasks:
             i = t["index"] if isinstance(t, dict) else t.index

@@ -175,3 +175,9 @@ def test_calibrate_at_every_point():
         truth = float(star / r["point"]["c"])
         assert r["error"] is None and r["direction"] == "increasing"
         assert r["bracket"][0] <= truth <= r["bracket"][1] and r["mu_upper"] <= 1.0
+
+
+def test_progress_bar_on_request(capsys):
+    sweep(mechanisms.laplace, {"eps0": [1.0, 2.0]}, executor="serial", eps_h=10,
+          progress=True)
+    assert "2/2" in capsys.readouterr().err  # tqdm's counter
