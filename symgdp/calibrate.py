@@ -491,8 +491,19 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
     if certify is not False and not m.certified:
         # the search ran in float mode: prove the answer's own bracket
         for k in range(4):
-            mc = s.at(sv, certify=True)
-            if s.safe(mc):
+            try:
+                mc = s.at(sv, certify=True)
+            except PrecisionError as exc:
+                if certify:
+                    raise
+                # certification is not available here: keep the float bracket
+                # (guaranteed up to the float evaluation of the profile), if it is safe
+                mc = s.at(sv)
+                if s.safe(mc):
+                    notes.append(f"not certified: {exc}")
+                    m = mc
+                    break
+            if s.safe(mc) and mc.certified:
                 m = mc
                 break
             step = abs(sv - proven) * 2**k
