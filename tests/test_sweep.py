@@ -95,7 +95,7 @@ def test_dask_identify_stays_symbolic(dask_client):
 
 def test_profile_with_a_grid_over_its_parameters(serial):
     p = Profile.parse("B*exp(-sigma**2*eps**2/A**2)", {"B": 1})
-    t = sweep(p, [{"A": 1.0, "sigma": 2.0}, {"A": 1.5, "sigma": 1.0}], executor="serial",
+    t = sweep(p, [{"A": 1.0, "sigma": 3.5}, {"A": 1.5, "sigma": 1.0}], executor="serial",
               **SETTINGS)
     same = {(r["point"]["A"], r["point"]["sigma"]): r for r in serial}
     for r in t:
