@@ -56,8 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     deltas = [1e-1, 1e-2, 1e-3, 1e-4]
     tol = 1e-6 if args.small else 1e-9
     t0 = time.perf_counter()
-    rows = composition.table(args.eps0, args.k, deltas, tol=tol)
+    table = composition.table(args.eps0, args.k, deltas, tol=tol)
     seconds = time.perf_counter() - t0
+    rows = {name: list(values) for name, values in table.items()}
     rows["optimal_at_levels"] = [at_levels(args.eps0, args.k, d) for d in deltas]
     mus = {
         "gdp": math.sqrt(args.k) * mu_from_pure_dp(args.eps0),
@@ -72,9 +73,10 @@ def main(argv: list[str] | None = None) -> int:
            + " & ".join(rf"$\delta = 10^{{{round(math.log10(d))}}}$" for d in deltas)
            + r" \\", r"\hline"]
     for name, values in rows.items():
-        label = LABELS[name] + (f" (μ = {mus[name]:.6f})" if name in mus else "")
+        label = LABELS.get(name, name) + (f" (μ = {mus[name]:.6f})" if name in mus else "")
         md.append(f"| {label} | " + " | ".join(f"{v:.4f}" for v in values) + " |")
-        tex_label = LABELS[name] + (f" ($\\mu = {mus[name]:.6f}$)" if name in mus else "")
+        tex_label = LABELS.get(name, name).replace("_", r"\_") + (
+            f" ($\\mu = {mus[name]:.6f}$)" if name in mus else "")
         tex.append(f"{tex_label} & " + " & ".join(f"{v:.4f}" for v in values) + r" \\")
     tex += [r"\hline", r"\end{tabular}"]
 

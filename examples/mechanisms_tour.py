@@ -14,6 +14,7 @@ identification of the erfc-form Gaussian profile.
 from __future__ import annotations
 
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -50,8 +51,13 @@ def cases(small: bool) -> list[dict[str, Any]]:
 def tour(small: bool) -> list[dict[str, Any]]:
     eps_h = 10.0 if small else 50.0
     results = []
-    for case in cases(small):
+    todo = cases(small)
+    for i, case in enumerate(todo, 1):
         p = case["profile"]
+        print(f"[{i}/{len(todo)}] {p.name}: "
+              f"{'identify, ' if case.get('identify', True) else ''}"
+              f"{'refine and ' if case['refine'] else ''}measure ...",
+              end="", file=sys.stderr, flush=True)
         row: dict[str, Any] = {"name": p.name, "source": p.meta.get("reference"),
                                "latex": p.latex(), "values": {str(k): str(v) for k, v
                                                              in p.values.items()}}
@@ -71,6 +77,7 @@ def tour(small: bool) -> list[dict[str, Any]]:
         if case.get("curve") is not None:
             row["mu_tradeoff_route"] = tradeoff.gdp_mu(case["curve"])
         row["seconds"] = time.perf_counter() - t0
+        print(f" {row['seconds']:.1f} s", file=sys.stderr, flush=True)
         results.append(row)
     return results
 

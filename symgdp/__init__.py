@@ -16,39 +16,137 @@ command line.  ``symgdp.mp`` is :mod:`symgdp.precise`.  See shared/math.md and `
 
 from __future__ import annotations
 
-from . import composition, conversions, mechanisms, plot, tradeoff
-from . import precise as mp
-from .amplify import ClipAndRectify, clip_and_rectify
-from .calibrate import CalibrationResult, calibrate
-from .errors import (
-    AnalysisTimeout,
-    ConvergenceError,
-    DomainError,
-    ParseError,
-    PrecisionError,
-    ProfileError,
-    SymgdpError,
-    UnboundParameterError,
-)
-from .gaussian import (
-    compose_gdp,
-    delta_mu,
-    eps_gdp,
-    log_delta_mu,
-    mu_from_pure_dp,
-    mu_gdp,
-    tradeoff_gdp,
-)
-from .measure import Measurement, gdpt, measure
-from .parsing import parse_equation, parse_expression
-from .profile import Profile
-from .refine import Calibration, refine_calibration
-from .report import Report, report
-from .sweep import SweepTable, sweep
-from .symbols import delta, eps
-from .tail import Identification
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+# Public name -> (module, attribute; None for the module itself).  Each is imported on first
+# use (PEP 562), so ``import symgdp`` and ``symgdp --help`` load neither SymPy nor SciPy, and
+# a stage's libraries load with the stage.  A new public name goes here and in __all__ (and
+# in the TYPE_CHECKING block below, for type checkers).
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "AnalysisTimeout": ("errors", "AnalysisTimeout"),
+    "Calibration": ("refine", "Calibration"),
+    "calibrate": ("calibrate", "calibrate"),
+    "CalibrationResult": ("calibrate", "CalibrationResult"),
+    "clip_and_rectify": ("amplify", "clip_and_rectify"),
+    "ClipAndRectify": ("amplify", "ClipAndRectify"),
+    "compose": ("pld", "compose"),
+    "compose_gdp": ("gaussian", "compose_gdp"),
+    "composition": ("composition", None),
+    "ConvergenceError": ("errors", "ConvergenceError"),
+    "conversions": ("conversions", None),
+    "delta": ("symbols", "delta"),
+    "delta_mu": ("gaussian", "delta_mu"),
+    "DomainError": ("errors", "DomainError"),
+    "dpsgd": ("dpsgd", "dpsgd"),
+    "DPSGDResult": ("dpsgd", "DPSGDResult"),
+    "eps": ("symbols", "eps"),
+    "eps_gdp": ("gaussian", "eps_gdp"),
+    "gdpt": ("measure", "gdpt"),
+    "Identification": ("tail", "Identification"),
+    "log_delta_mu": ("gaussian", "log_delta_mu"),
+    "measure": ("measure", "measure"),
+    "Measurement": ("measure", "Measurement"),
+    "mechanisms": ("mechanisms", None),
+    "mp": ("precise", None),
+    "mu_from_pure_dp": ("gaussian", "mu_from_pure_dp"),
+    "mu_gdp": ("gaussian", "mu_gdp"),
+    "parse_equation": ("parsing", "parse_equation"),
+    "parse_expression": ("parsing", "parse_expression"),
+    "ParseError": ("errors", "ParseError"),
+    "PLDProfile": ("pld", "PLDProfile"),
+    "plot": ("plot", None),
+    "PrecisionError": ("errors", "PrecisionError"),
+    "Profile": ("profile", "Profile"),
+    "ProfileError": ("errors", "ProfileError"),
+    "refine_calibration": ("refine", "refine_calibration"),
+    "Report": ("report", "Report"),
+    "report": ("report", "report"),
+    "sweep": ("sweep", "sweep"),
+    "SweepTable": ("sweep", "SweepTable"),
+    "SymgdpError": ("errors", "SymgdpError"),
+    "SymgdpWarning": ("errors", "SymgdpWarning"),
+    "tradeoff": ("tradeoff", None),
+    "tradeoff_gdp": ("gaussian", "tradeoff_gdp"),
+    "UnboundParameterError": ("errors", "UnboundParameterError"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    value = importlib.import_module(f"{__name__}.{module}")
+    if attr is not None:
+        value = getattr(value, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package module, keeping a public function that shares its submodule's name.
+
+    Importing a submodule binds it on the package (``symgdp.report = <module>``); where
+    the public name is a function of that submodule (``symgdp.report``, ``symgdp.measure``)
+    the function is bound instead, as an eager ``from .report import report`` would.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        target = _LAZY.get(name)
+        if (isinstance(value, types.ModuleType) and target is not None
+                and target[1] is not None and value.__name__ == f"{__name__}.{target[0]}"):
+            value = getattr(value, target[1], value)
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
+if TYPE_CHECKING:
+    from .errors import SymgdpWarning
+    from .pld import compose
+    from .pld import PLDProfile
+    from .dpsgd import dpsgd
+    from .dpsgd import DPSGDResult
+    from . import composition, conversions, mechanisms, plot, tradeoff
+    from . import precise as mp
+    from .amplify import ClipAndRectify, clip_and_rectify
+    from .calibrate import CalibrationResult, calibrate
+    from .sweep import SweepTable, sweep
+    from .errors import (
+        AnalysisTimeout,
+        ConvergenceError,
+        DomainError,
+        ParseError,
+        PrecisionError,
+        ProfileError,
+        SymgdpError,
+        UnboundParameterError,
+    )
+    from .gaussian import (
+        compose_gdp,
+        delta_mu,
+        eps_gdp,
+        log_delta_mu,
+        mu_from_pure_dp,
+        mu_gdp,
+        tradeoff_gdp,
+    )
+    from .measure import Measurement, gdpt, measure
+    from .parsing import parse_equation, parse_expression
+    from .profile import Profile
+    from .refine import Calibration, refine_calibration
+    from .report import Report, report
+    from .symbols import delta, eps
+    from .tail import Identification
 
 __all__ = [
     "AnalysisTimeout",
@@ -56,9 +154,11 @@ __all__ = [
     "CalibrationResult",
     "ClipAndRectify",
     "ConvergenceError",
+    "DPSGDResult",
     "DomainError",
     "Identification",
     "Measurement",
+    "PLDProfile",
     "ParseError",
     "PrecisionError",
     "Profile",
@@ -66,14 +166,17 @@ __all__ = [
     "Report",
     "SweepTable",
     "SymgdpError",
+    "SymgdpWarning",
     "UnboundParameterError",
     "calibrate",
     "clip_and_rectify",
+    "compose",
     "compose_gdp",
     "composition",
     "conversions",
     "delta",
     "delta_mu",
+    "dpsgd",
     "eps",
     "eps_gdp",
     "gdpt",

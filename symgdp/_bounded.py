@@ -6,11 +6,15 @@ stopped, so :func:`run_bounded` runs the call in a *forked* child process, recei
 result (pickled SymPy objects) through a pipe, and kills the child when the budget
 expires, raising :class:`~symgdp.errors.AnalysisTimeout`.
 
-Cost: a fork of an interpreter with SymPy, NumPy and SciPy loaded, plus the pickle round
-trip, was measured at about 8 ms per call on the 2-core development machine (50 calls of
-``run_bounded(int, 1)`` in a loop).  That is negligible next to the SymPy calls it guards,
-but it is why callers batch their symbolic work into one bounded call rather than many
-tiny ones.
+Cost: one call forks the interpreter (``os.fork``; SymPy, NumPy and SciPy loaded, ~100 MB)
+and sends the pickled result back through a pipe.  Measured on the 2-core development
+machine while it was busy: about 6 ms of CPU time (parent and child) and about 20 ms of
+wall time per ``run_bounded(int, 1)``, almost all of it the fork and the child's exit
+themselves (``benchmarks/bench_everyday.py``).  Modules that SymPy imports lazily inside a
+call (``solve`` imports ``sympy.physics.units``, ~0.3 s) are imported once in the parent
+after the first child needed them, so later children inherit them instead of importing
+them again.  Callers still batch their symbolic work into one bounded call rather than
+many tiny ones.
 
 Caveats:
 
@@ -35,8 +39,13 @@ Example:
 
 from __future__ import annotations
 
-import multiprocessing
+import importlib
+import os
 import pickle
+import select
+import signal
+import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable
@@ -49,12 +58,10 @@ __all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "run_bounded", "resolve_timeout"
 #: Default time budget in seconds for one bounded SymPy call; users may change it.
 DEFAULT_TIMEOUT: float = 10.0
 
-try:
-    _CTX = multiprocessing.get_context("fork")
-    FORK_AVAILABLE = True
-except ValueError:  # pragma: no cover - non-POSIX platforms
-    _CTX = None
-    FORK_AVAILABLE = False
+FORK_AVAILABLE: bool = hasattr(os, "fork")
+# Lazily imported modules under these prefixes that a child loaded are imported in the
+# parent too, so that the next child inherits them.
+_PRELOAD_PREFIXES = ("sympy.", "mpmath.")
 
 
 def resolve_timeout(timeout: float | None) -> float:
@@ -69,21 +76,38 @@ def resolve_timeout(timeout: float | None) -> float:
     return t
 
 
-def _child(conn: Any, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+def _child(fd: int, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
+    """Run in the forked child: call ``fn``, send the pickled outcome, never return."""
+    code = 0
     try:
-        result = ("ok", fn(*args, **kwargs))
-    except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
-        result = ("err", exc, traceback.format_exc())
-    try:
-        payload = pickle.dumps(result)
-    except Exception as exc:  # noqa: BLE001 - unpicklable result or exception
-        payload = pickle.dumps(("err", RuntimeError(
-            f"bounded call of {getattr(fn, '__name__', fn)!r} produced an unpicklable "
-            f"result: {exc}"), ""))
-    try:
-        conn.send_bytes(payload)
+        before = set(sys.modules)
+        try:
+            result: tuple = ("ok", fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - everything is reported to the parent
+            result = ("err", exc, traceback.format_exc())
+        new = sorted(m for m in set(sys.modules) - before if m.startswith(_PRELOAD_PREFIXES))
+        try:
+            payload = pickle.dumps((*result[:2], new))
+        except Exception as exc:  # noqa: BLE001 - unpicklable result or exception
+            payload = pickle.dumps(("err", RuntimeError(
+                f"bounded call of {getattr(fn, '__name__', fn)!r} produced an unpicklable "
+                f"result: {exc}"), new))
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(fd, view):]
+    except BaseException:  # noqa: BLE001 - a child must never return into the caller
+        code = 1
     finally:
-        conn.close()
+        os._exit(code)
+
+
+def _preload(modules: list[str]) -> None:
+    for name in modules:
+        if name not in sys.modules:
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001, S112 - only an optimisation
+                continue
 
 
 def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float | None = None,
@@ -104,35 +128,52 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float | None = None
         Exception: whatever ``fn`` raised in the child is re-raised here.
     """
     budget = resolve_timeout(timeout)
-    if _CTX is None:  # pragma: no cover - non-POSIX platforms
+    if not FORK_AVAILABLE:  # pragma: no cover - non-POSIX platforms
         return fn(*args, **kwargs)
-    recv, send = _CTX.Pipe(duplex=False)
+    name = getattr(fn, "__name__", repr(fn))
+    rfd, wfd = os.pipe()
     with warnings.catch_warnings():
         # Python >= 3.12 warns about fork() in a multi-threaded parent; the child here only
         # runs pure-Python SymPy code and exits, so the warning does not apply.
         warnings.simplefilter("ignore", DeprecationWarning)
-        proc = _CTX.Process(target=_child, args=(send, fn, args, kwargs), daemon=True)
-        proc.start()
-    send.close()
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+        os.close(rfd)
+        _child(wfd, fn, args, kwargs)
+    os.close(wfd)
+    chunks: list[bytes] = []
+    finished = False
     try:
-        if not recv.poll(budget):
-            name = getattr(fn, "__name__", repr(fn))
-            raise AnalysisTimeout(f"SymPy call {name!r} exceeded its time budget of "
-                                  f"{budget:g} s (raise timeout= or "
-                                  f"symgdp._bounded.DEFAULT_TIMEOUT)")
-        try:
-            payload = recv.recv_bytes()
-        except EOFError:
-            proc.join()
-            raise RuntimeError(f"the child process running {getattr(fn, '__name__', fn)!r} "
-                               f"died (exit code {proc.exitcode})") from None
+        deadline = time.monotonic() + budget
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([rfd], [], [], left)[0]:
+                raise AnalysisTimeout(f"SymPy call {name!r} exceeded its time budget of "
+                                      f"{budget:g} s (raise timeout= or "
+                                      f"symgdp._bounded.DEFAULT_TIMEOUT)")
+            chunk = os.read(rfd, 1 << 20)
+            if not chunk:
+                finished = True
+                break
+            chunks.append(chunk)
     finally:
-        recv.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join()
-        proc.close()
-    result = pickle.loads(payload)
+        os.close(rfd)
+        status = _reap(pid, kill=not finished)
+    if not chunks:
+        code = os.waitstatus_to_exitcode(status) if status is not None else None
+        raise RuntimeError(f"the child process running {name!r} died (exit code {code})")
+    result = pickle.loads(b"".join(chunks))
+    _preload(result[2])
     if result[0] == "ok":
         return result[1]
     raise result[1]
+
+
+def _reap(pid: int, kill: bool) -> int | None:
+    """Wait for the child (killed first when ``kill``); its wait status."""
+    try:
+        if kill:
+            os.kill(pid, signal.SIGKILL)
+        return os.waitpid(pid, 0)[1]
+    except (ChildProcessError, ProcessLookupError):  # pragma: no cover - already reaped
+        return None

@@ -83,8 +83,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="head end point of the measurement (default 100)")
     a.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
                    help="gap between the measured lower and upper bound (default 1e-6)")
-    a.add_argument("--certify", action="store_true",
-                   help="check the bounds with interval arithmetic (slower)")
+    cert = a.add_mutually_exclusive_group()
+    cert.add_argument("--certify", action="store_true",
+                      help="require bounds proved in interval arithmetic (the default "
+                      "whenever the profile has a closed form)")
+    cert.add_argument("--no-certify", action="store_true",
+                      help="float64 mode: skip the interval-arithmetic proof of the bounds")
     a.add_argument("--no-refine", action="store_true",
                    help="measure the profile exactly as given, without refinement")
     a.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
@@ -99,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="save the profiles and GDPT to FILE (.png, .pdf, .svg, ...)")
     a.add_argument("--debug", action="store_true",
                    help="show the traceback of an internal error")
+    _add_compose_parser(sub)
+    _add_dpsgd_parser(sub)
     _add_calibrate_parser(sub)
     _add_sweep_parser(sub)
     return parser
@@ -107,14 +113,18 @@ def build_parser() -> argparse.ArgumentParser:
 def _dash_hint(argv: Sequence[str]) -> str:
     """A hint when an expression starting with '-' was taken for an option."""
     options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
-               "--certify", "--no-refine", "--timeout", "--method", "--json", "--latex",
-               "--plot", "--debug"}
+               "--certify", "--no-certify", "--no-refine", "--timeout", "--method", "--json",
+               "--latex", "--plot", "--debug", "--times", "--delta", "--failure-prob",
+               "--discretization", "--q", "--sigma", "--steps"}
+    command = argv[0] if argv and argv[0] in ("analyze", "compose") else "analyze"
+    if argv and argv[0] == "dpsgd":
+        return ""  # dpsgd takes no EXPR
     for a in argv:
         if a == "--":
             break
         if a.startswith("-") and a.split("=", 1)[0] not in options:
             return (f" (an EXPR that starts with '-' goes after '--': "
-                    f"symgdp analyze [options] -- {a!r})")
+                    f"symgdp {command} [options] -- {a!r})")
     return ""
 
 
@@ -193,7 +203,8 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
     try:
         rep = report(args.expr, values=values, eps_h=args.eps_h, tol=args.tol,
-                     certify=args.certify, tradeoff=args.tradeoff,
+                     certify=True if args.certify else (False if args.no_certify else None),
+                     tradeoff=args.tradeoff,
                      refine=not args.no_refine, method=args.method, progress=progress,
                      strict=True, timeout=args.timeout)
         if args.plot:
@@ -254,10 +265,10 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             except UsageError as exc:
                 raise UsageError(str(exc) + _dash_hint(argv)) from None
             if args.command is None:
-                raise UsageError("choose a command: analyze, calibrate, sweep "
-                                 "(see symgdp --help)")
-            run = _analyze if args.command == "analyze" else globals()[f"_run_{args.command}"]
-            status = run(args, out, err)
+                raise UsageError("choose a command: analyze, calibrate, compose, dpsgd or "
+                                 "sweep (see symgdp --help)")
+            run = getattr(args, "run", None)
+            status = run(args, out, err) if run is not None else _analyze(args, out, err)
         seen = set()
         for w in caught:
             msg = _one_line(w.message)  # type: ignore[arg-type]
@@ -287,6 +298,155 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
                   "this is a bug in symgdp, please report it with the output of the same "
                   "command run with --debug\n")
         return 1
+
+
+# -- compose and dpsgd ----------------------------------------------------------------------
+def _json_number(x: Any) -> Any:
+    """A float for JSON: "inf"/"-inf" strings for infinities, None (null) for unknown."""
+    if x is None:
+        return None
+    v = float(x)
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _probability() -> Any:
+    def convert(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not (0 < value < 1):
+            raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text!r}")
+        return value
+
+    return convert
+
+
+def _positive_int() -> Any:
+    def convert(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < 1:
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+        return value
+
+    return convert
+
+
+def _add_compose_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "compose", help="compose a privacy profile K times through privacy loss distributions",
+        description="Compose a privacy profile K times (pessimistic privacy loss "
+        "distributions, dp_accounting), report epsilon at delta and the measured GDP "
+        "parameter on the head where the composed profile falls to the failure probability.")
+    c.add_argument("expr", metavar="EXPR", help="the profile delta(eps) of one step")
+    c.add_argument("--times", type=_positive_int(), required=True, metavar="K",
+                   help="number of compositions")
+    c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable)")
+    c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
+                   help="the PLD's value discretisation interval (default 1e-4)")
+    _add_head_options(c)
+    c.set_defaults(run=_run_compose)
+
+
+def _add_head_options(p: Any) -> None:
+    """The options compose and dpsgd share: delta, failure probability, tol, output."""
+    p.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
+                   help="report epsilon at this delta (default 1e-5)")
+    p.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
+                   help="end the measured head where the profile falls to P (default 1e-10)")
+    p.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
+                   help="width of the measured mu bracket (default 1e-4)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+
+
+def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .pld import compose, head_measure
+    from .profile import Profile
+
+    values = _parse_values(args.set)
+    step = Profile.parse(args.expr, values)
+    composed = compose(step, times=args.times,
+                       value_discretization_interval=args.discretization)
+    eps = float(composed.eps_for_delta(args.delta))
+    try:
+        m, fail = head_measure(composed, args.failure_prob, args.tol)
+        mu = (m.lower, m.upper, m.eps_h, fail)
+        note = None
+    except SymgdpError as exc:
+        mu, note = (None, None, None, None), _one_line(exc)
+    out = {"command": "compose", "expr": args.expr, "times": args.times,
+           "delta": args.delta, "eps": _json_number(eps),
+           "mu_lower": _json_number(mu[0]), "mu_upper": _json_number(mu[1]),
+           "eps_h": _json_number(mu[2]), "failure_prob": _json_number(mu[3]),
+           "floor": _json_number(composed.floor), "margin": _json_number(composed.margin),
+           "discretization": args.discretization, "note": note}
+    if args.json:
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [f"{args.times}-fold composition of {args.expr} (pessimistic PLD, "
+             f"discretisation {args.discretization:g})",
+             f"  ({eps:.6g}, {args.delta:g})-DP"]
+    if mu[0] is not None:
+        lines.append(f"  mu in [{mu[0]:.6f}, {mu[1]:.6f}] on [0, {mu[2]:.4g}], failure "
+                     f"probability {mu[3]:.3g}")
+    else:
+        lines.append(f"  mu: unknown ({note})")
+    lines.append(f"  floor (mass at infinity) {composed.floor:.3g}, rounding margin "
+                 f"{composed.margin:.3g}")
+    stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _add_dpsgd_parser(sub: Any) -> None:
+    d = sub.add_parser(
+        "dpsgd", help="guaranteed GDP mu of DP-SGD (Poisson sampling)",
+        description="A guaranteed GDP bracket for DP-SGD with Poisson sampling rate Q, "
+        "noise multiplier S and T steps, beside the CLT approximation and "
+        "dp_accounting's epsilon.")
+    d.add_argument("--q", type=_positive_float(), required=True, metavar="Q",
+                   help="Poisson sampling rate in (0, 1]")
+    d.add_argument("--sigma", type=_positive_float(), required=True, metavar="S",
+                   help="noise multiplier")
+    d.add_argument("--steps", type=_positive_int(), required=True, metavar="T",
+                   help="number of steps")
+    _add_head_options(d)
+    d.set_defaults(run=_run_dpsgd)
+
+
+def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .dpsgd import dpsgd
+    from .errors import DomainError
+
+    if args.q > 1:
+        raise DomainError(f"--q must lie in (0, 1], got {args.q!r}")
+    r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
+              delta=args.delta, tol=args.tol)
+    eps = r.eps_at(args.delta) if args.delta >= r.failure_prob else None
+    if args.json:
+        out = {k: (_json_number(v) if isinstance(v, float) else v)
+               for k, v in r.as_dict().items()}
+        out.update(command="dpsgd", eps_guaranteed=_json_number(eps),
+                   mu_clt_is_bound=False)
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [str(r),
+             f"  epsilon at delta={args.delta:g}: guaranteed (from mu_upper) "
+             + (f"{eps:.4f}" if eps is not None else "n/a")
+             + f"; dp_accounting PLD {r.eps_pld:.4f}; Renyi {r.eps_rdp:.4f}; "
+             f"CLT {r.eps_clt:.4f} (approximate)",
+             f"  Renyi bound alone: mu <= {r.mu_rdp:.6f}"]
+    stdout.write("\n".join(lines) + "\n")
+    return 0
 
 
 # -- calibrate and sweep -------------------------------------------------------------------------
@@ -334,6 +494,7 @@ def _add_calibrate_parser(sub: Any) -> None:
         "  symgdp calibrate --tradeoff \"sigma = sqrt(2*log(1.25/delta))/eps\" --param sigma "
         "--target-eps 1 --target-delta 1e-5\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.set_defaults(run=_run_calibrate)
     _add_planning_options(c)
     c.add_argument("--param", required=True, metavar="NAME",
                    help="the parameter to calibrate (left unbound by --set)")
@@ -433,6 +594,7 @@ def _add_sweep_parser(sub: Any) -> None:
         "  symgdp sweep \"B*exp(-sigma**2*eps**2/A**2)\" --set B=1 --grid sigma=0.5:4:50 "
         "--grid A=1,2 --out mu.jsonl --plot mu.png\n",
         formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.set_defaults(run=_run_sweep)
     _add_planning_options(s)
     s.add_argument("--grid", action="append", default=[], metavar="NAME=SPEC",
                    help="values of a parameter: LOW:HIGH:COUNT or V1,V2,... (repeatable)")

@@ -16,6 +16,7 @@ __all__ = [
     "AnalysisTimeout",
     "PrecisionError",
     "DomainError",
+    "SymgdpWarning",
 ]
 
 
@@ -49,3 +50,7 @@ class PrecisionError(SymgdpError, ValueError):
 
 class DomainError(SymgdpError, ValueError):
     """A numeric argument lies outside the domain of the function (e.g. a negative mu)."""
+
+
+class SymgdpWarning(UserWarning):
+    """A run that will work but may take long, or a result to read with care."""

@@ -5,13 +5,14 @@ A :class:`~symgdp.profile.Profile` is a SymPy expression; this module turns it i
 for speed, mpmath for precision, ball arithmetic through :mod:`symgdp.interval` for proofs)
 and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules:
 
-* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and the
-  branch that produced it subtracts nearly equal numbers (``_cancels``): such a value may
-  have passed through subnormal intermediates and is recomputed in high precision.
+* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and may
+  have cancelled: the branch that produced it subtracts values of the profile (such a
+  value may rest on subnormal intermediates), or its exponent is a sum that is
+  ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
 * Where the plain value underflows, the log-expanded expression (``_log_expression``)
-  is evaluated in float64; where that is not conclusive (or would cancel), mpmath at rising
-  precision and ball arithmetic decide, and a value that cancels to 0 at every precision
-  raises :class:`~symgdp.errors.PrecisionError` unless it is provably 0.
+  is evaluated in float64, under the same rule; where that is not conclusive, mpmath at
+  rising precision and ball arithmetic decide, and a value that cancels to 0 at every
+  precision raises :class:`~symgdp.errors.PrecisionError` unless it is provably 0.
 * A structural zero (``_zero_condition``, e.g. the Laplace profile beyond
   :math:`\varepsilon_0`) is an exact :math:`-\infty`; a negative value is a
   :class:`~symgdp.errors.ProfileError` naming the :math:`\varepsilon`.
@@ -36,7 +37,9 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from .errors import PrecisionError, ProfileError
+from ._bounded import run_bounded
+from .errors import AnalysisTimeout, PrecisionError, ProfileError
+from .implicit import LogDeltaRoot
 from .interval import ArbUnsupported, profile_arb
 
 __all__ = ["Evaluator"]
@@ -52,6 +55,32 @@ _MP_MAX_DPS = 3840
 # Below log delta = this, ball arithmetic is not used to resolve a value (see _arb_log).
 _ARB_FLOOR = -1e9
 _MODULES = ["scipy", "numpy"]
+# A flagged sum whose terms' magnitudes add up to at most this multiple of its value loses
+# at most 3 bits to cancellation in float64; its value is trusted (see _SumCheck).
+_COND_MAX = 8.0
+# Error bound per unit of sum_i |t_i| of a float64 sum of a few terms, each within a few
+# ulps; and the accuracy asked of log delta (ten times finer than what the measurement
+# assumes of float64 profile values).
+_SUM_ERR = 16 * 2.0**-53
+_LOG_ABS_TOL = 1e-14
+_LOG_REL_TOL = 1e-13
+# Symbolic preparation of an expression at most this large (sympy.count_ops, no Sum) runs
+# in-process; larger ones run under the time budget of symgdp._bounded.
+_SMALL_OPS = 300
+
+
+def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
+    """``fn(expr)``, a symbolic rewriting, under the time budget unless ``expr`` is small.
+
+    On timeout the ``fallback`` is used: an answer that is only slower to evaluate (the
+    high-precision path), never a wrong one.
+    """
+    if not expr.has(sympy.Sum) and sympy.count_ops(expr) <= _SMALL_OPS:
+        return fn(expr)
+    try:
+        return run_bounded(fn, expr)
+    except AnalysisTimeout:
+        return fallback
 
 
 def _log_expression(expr: sympy.Expr) -> sympy.Expr:
@@ -64,30 +93,101 @@ def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     return sympy.expand_log(sympy.log(expr), force=True)
 
 
-def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
-    """Whether evaluating ``e`` in float may subtract nearly equal numbers.
+def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol,
+                     inside_log: bool = False) -> list[tuple[sympy.Add, bool]]:
+    r"""The sums of ``e`` whose float evaluation may subtract nearly equal numbers.
 
-    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum with a
-    negative term that depends on ``var`` (e.g. the erfc difference of the Gaussian
-    profile); function arguments (exp, erfc, ...) are not inspected, since a cancellation
-    there does not make the function value lose relative accuracy in the same way.
+    Looks through sums, products, powers, Max/Min and Piecewise branches for a sum (that
+    depends on ``var``) with a negative term, constant or not (e.g. the erfc difference of
+    the Gaussian profile, or :math:`e^{-\varepsilon} - c`, which cancels where
+    :math:`e^{-\varepsilon} \approx c`); function arguments (exp, erfc, ...) are not inspected, since a cancellation
+    there does not make the function value lose relative accuracy in the same way.  Each
+    sum comes with ``inside_log``: in a log-expression (``_log_expression``) a sum inside
+    ``log(...)`` is a difference of the profile's own values, one outside is a sum of
+    logarithms and exponents.
     """
     if var not in e.free_symbols:
-        return False
+        return []
+    out: list[tuple[sympy.Add, bool]] = []
     if isinstance(e, sympy.Add):
-        if any(var in t.free_symbols and t.could_extract_minus_sign() for t in e.args):
-            return True
-        return any(_cancels(t, var) for t in e.args)
-    if isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
-        return any(_cancels(a, var) for a in e.args)
-    if isinstance(e, sympy.Pow):
-        return _cancels(e.base, var)
-    if isinstance(e, sympy.Piecewise):
-        return any(_cancels(b, var) for b, _ in e.args)
-    if isinstance(e, sympy.log):
-        return _cancels(e.args[0], var)
-    return False
+        # any subtraction counts, also of a constant (f(eps) - c cancels where f ~ c)
+        if any(t.could_extract_minus_sign() for t in e.args):
+            out.append((e, inside_log))
+        for t in e.args:
+            out += _cancelling_sums(t, var, inside_log)
+    elif isinstance(e, (sympy.Mul, sympy.Max, sympy.Min)):
+        for a in e.args:
+            out += _cancelling_sums(a, var, inside_log)
+    elif isinstance(e, sympy.Pow):
+        out += _cancelling_sums(e.base, var, inside_log)
+    elif isinstance(e, sympy.Piecewise):
+        for b, _ in e.args:
+            out += _cancelling_sums(b, var, inside_log)
+    elif isinstance(e, sympy.log):
+        out += _cancelling_sums(e.args[0], var, True)
+    return out
 
+
+def _cancels(e: sympy.Expr, var: sympy.Symbol) -> bool:
+    """Whether evaluating ``e`` in float may subtract nearly equal numbers somewhere."""
+    return bool(_cancelling_sums(e, var))
+
+
+class _SumCheck:
+    r"""Per point, whether the cancelling sums of one log-expression lost too much in float64.
+
+    A difference of the profile's own values (a sum inside ``log(...)``, e.g. the erfc
+    difference of the Gaussian profile) is never trusted where the profile is tiny: its
+    terms may have passed through subnormal intermediates, so every such point is reported
+    (``differences=True``).  A sum of logarithms and exponents (e.g.
+    :math:`\log 2 - \varepsilon^2`, or an exponent :math:`-a\varepsilon^2 + b\varepsilon`)
+    is judged at every point: evaluated from terms of relative error :math:`u` its error
+    is at most :math:`u \sum_i |t_i|`.  It is trusted where its condition number
+    :math:`\kappa = \sum_i |t_i| / |\sum_i t_i|` is at most ``_COND_MAX`` (as accurate as
+    a non-cancelling value up to 3 bits; every term a finite normal float64 number) or,
+    for the sum that is the whole log-expression, where that error bound is within
+    ``_LOG_ABS_TOL + _LOG_REL_TOL |log delta|``.  Anywhere else -- a real cancellation, a
+    tiny or non-finite term, a complex value -- the point is reported and is recomputed in
+    high precision.
+    """
+
+    __slots__ = ("_strict", "_terms", "_top")
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
+        sums = _cancelling_sums(expr, var)
+        self._strict = any(inside for _, inside in sums)
+        judged = [s for s, inside in sums if not inside]
+        self._top = [s is expr for s in judged]
+        self._terms = (sympy.lambdify(var, [list(s.args) for s in judged], modules=_MODULES)
+                       if judged else None)
+
+    def __call__(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
+        """Boolean array: True where a flagged sum may have cancelled at ``x``
+        (differences of profile values count only with ``differences``)."""
+        bad = np.full(x.shape, self._strict and differences)
+        if self._terms is None or x.size == 0:
+            return bad
+        with np.errstate(all="ignore"):
+            for terms, top in zip(self._terms(x), self._top, strict=True):
+                total = np.zeros(x.shape)
+                size = np.zeros(x.shape)
+                normal = np.ones(x.shape, dtype=bool)
+                for t in terms:
+                    a = np.broadcast_to(np.asarray(t), x.shape)
+                    if np.iscomplexobj(a):
+                        bad |= a.imag != 0
+                        a = a.real
+                    a = a.astype(np.float64)
+                    mag = np.abs(a)
+                    bad |= ~np.isfinite(a)
+                    normal &= mag >= _TINY
+                    total = total + a
+                    size = size + mag
+                good = normal & (size <= _COND_MAX * np.abs(total))
+                if top:
+                    good |= size * _SUM_ERR <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(total)
+                bad |= ~good
+        return bad
 
 
 def _zero_condition(expr: sympy.Expr) -> Any:
@@ -166,7 +266,7 @@ class Evaluator:
             if kind == "mpmath":
                 c[kind] = sympy.lambdify(self._var, bound, modules="mpmath")
             else:
-                expr = bound if kind == "numpy" else _log_expression(bound)
+                expr = bound if kind == "numpy" else self.log_expression()
                 c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
         return c[kind]
 
@@ -174,7 +274,8 @@ class Evaluator:
         """Where the expression is structurally an exact zero (see ``_zero_condition``)."""
         c = self._cache
         if "zero" not in c:
-            cond = _zero_condition(self._profile.bound_expr)
+            # not known to be zero (the fallback) only sends points to mpmath
+            cond = _prepare(_zero_condition, self._profile.bound_expr, sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
                 self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
         f = c["zero"]
@@ -183,29 +284,58 @@ class Evaluator:
         with np.errstate(all="ignore"):
             return np.broadcast_to(np.asarray(f(x)), x.shape).astype(bool)
 
-    def cancel_mask(self, x: np.ndarray) -> np.ndarray:
+    def log_expression(self) -> sympy.Expr:
+        """The log-expanded bound expression (``_log_expression``), computed once."""
+        c = self._cache
+        if "log_expr" not in c:
+            bound = self._profile.bound_expr
+            # unexpanded, log(expr) underflows with expr and sends those points to mpmath
+            c["log_expr"] = _prepare(_log_expression, bound, sympy.log(bound))
+        return c["log_expr"]
+
+    def _cross_check(self) -> bool:
+        """Whether normal float values are checked against the log-expression: not for
+        implicit profiles (both routes are the same root search) nor when the plain
+        log(expr) is all there is (its preparation timed out)."""
+        c = self._cache
+        if "cross" not in c:
+            le = self.log_expression()
+            c["cross"] = not (le.has(LogDeltaRoot)
+                              or (isinstance(le, sympy.log)
+                                  and le.args[0] == self._profile.bound_expr))
+        return c["cross"]
+
+    def cancel_mask(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
         """Where (per point) the float log-expression may subtract nearly equal numbers.
 
-        For a Piecewise profile only the branch that holds at a point matters, so e.g. a
-        refined profile whose head branch is a difference but whose tail is exp(-eps^2)
-        keeps its fast float tail.
+        Structurally, a sum with a negative term in ``eps`` may cancel (``_cancels``); per
+        point, a difference of profile values is reported when ``differences`` is set, a
+        sum of logarithms and exponents where it is ill-conditioned or has a tiny or
+        non-finite term (``_SumCheck``).  For a Piecewise profile only the branch that
+        holds at a point is judged, so e.g. a refined profile whose head branch is a
+        difference but whose tail is exp(-eps^2) keeps its fast float tail.
         """
         c = self._cache
         if "log_cancels" not in c:
-            le = _log_expression(self._profile.bound_expr)
-            if isinstance(le, sympy.Piecewise) and any(
-                    _cancels(b, self._var) for b, _ in le.args):
-                ind = sympy.Piecewise(*[(int(_cancels(b, self._var)), cond)
-                                        for b, cond in le.args])
-                c["log_cancels"] = sympy.lambdify(self._var, ind, modules=_MODULES)
+            le = self.log_expression()
+            if isinstance(le, sympy.Piecewise):
+                checks = [_SumCheck(b, self._var) for b, _ in le.args]
+                which = sympy.lambdify(self._var, sympy.Piecewise(
+                    *[(i, cond) for i, (_, cond) in enumerate(le.args)]), modules=_MODULES)
+                c["log_cancels"] = (which, checks)
             else:
-                c["log_cancels"] = _cancels(le, self._var)
-        f = c["log_cancels"]
-        if isinstance(f, bool):
-            return np.full(x.shape, f)
+                c["log_cancels"] = (None, [_SumCheck(le, self._var)])
+        which, checks = c["log_cancels"]
+        if which is None:
+            return checks[0](x, differences)
         with np.errstate(all="ignore"):
-            r = np.broadcast_to(np.asarray(f(x), dtype=np.float64), x.shape)
-        return ~(r == 0.0)  # NaN (no branch matched) counts as cancelling: the safe side
+            branch = np.broadcast_to(np.asarray(which(x), dtype=np.float64), x.shape)
+        out = ~np.isfinite(branch)  # no branch matched: counts as cancelling, the safe side
+        for i, check in enumerate(checks):
+            at = branch == i
+            if np.any(at):
+                out[at] = check(x[at], differences)
+        return out
 
     def eval_float(self, x: np.ndarray, kind: str) -> np.ndarray:
         """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused)."""
@@ -286,6 +416,16 @@ class Evaluator:
             f"{_MP_MAX_DPS} digits and is not provably 0 (rewrite it without the "
             "cancellation, e.g. with expm1/log1p forms)")
 
+    def _arb_fn(self) -> Any:
+        """The ball-arithmetic version of the profile (None when it has none), compiled once."""
+        c = self._cache
+        if "arb" not in c:
+            try:
+                c["arb"] = profile_arb(self._profile)
+            except (ArbUnsupported, ProfileError, TypeError, ValueError):
+                c["arb"] = None
+        return c["arb"]
+
     def arb_log(self, e: float) -> float | None:
         """log delta(e) from ball arithmetic, precision doubled until the enclosure of the
         log is 1e-15 relative (None when the expression has no ball version).
@@ -293,9 +433,8 @@ class Evaluator:
         Unlike a point evaluation, a ball shows a cancellation hidden inside Max/Min or a
         Piecewise (the enclosure stays wide), so a value is only returned once resolved.
         """
-        try:
-            f = profile_arb(self._profile)
-        except (ArbUnsupported, ProfileError, TypeError, ValueError):
+        f = self._arb_fn()
+        if f is None:
             return None
         prec = 128
         while prec <= int(_MP_MAX_DPS * 3.33):
@@ -328,9 +467,12 @@ class Evaluator:
         """The profile is provably exactly 0 at ``e`` (by structure or in ball arithmetic)."""
         if bool(self.zero_mask(np.array([e]))[0]):
             return True
+        f = self._arb_fn()
+        if f is None:
+            return False
         try:
-            v = profile_arb(self._profile)(e)
-        except (ArbUnsupported, ProfileError, ArithmeticError, ValueError):
+            v = f(e)
+        except (ArbUnsupported, ProfileError, ArithmeticError, TypeError, ValueError):
             return False
         return bool(v.is_exact() and v.is_zero())
 
@@ -365,9 +507,23 @@ class Evaluator:
         # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
         # Gaussian profile) may have passed through subnormal intermediates long before its
         # value underflows: below _TINY_CANCEL such values are recomputed in high precision.
+        # At any magnitude, so are values whose exponent cancels (e.g. -a eps^2 + b eps, a
+        # difference of huge numbers), judged by the error bound of that sum (cancel_mask).
         small = ok & (y < _TINY_CANCEL)
         if np.any(small):
             ok[np.flatnonzero(small)[self.cancel_mask(x[small])]] = False
+        big = ok & ~small & (y <= 1.0)
+        if np.any(big):
+            idx = np.flatnonzero(big)
+            doubt = self.cancel_mask(x[idx], differences=False)
+            if self._cross_check():
+                # A product may pass through a subnormal factor (eps^150 * e^-725) and
+                # still come out normal: the log-expression, which never forms that
+                # factor, must agree with the plain value, or the point is recomputed.
+                ly = self.eval_float(x[idx], "log")
+                doubt |= ~(np.abs(ly - np.log(y[idx]))
+                           <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(ly))
+            ok[idx[doubt]] = False
         out[ok] = np.log(np.minimum(y[ok], 1.0))
         out[np.isfinite(y) & (y > 1.0)] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1

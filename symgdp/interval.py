@@ -40,6 +40,7 @@ from .errors import ProfileError
 
 __all__ = [
     "ArbUnsupported",
+    "Erfcx",
     "PRECISIONS",
     "to_arb",
     "lambdify_arb",
@@ -201,6 +202,68 @@ def _log(x: Any, base: Any = None) -> arb:
     return v if base is None else v / to_arb(base).log()
 
 
+class Erfcx(sympy.Function):
+    r"""The scaled complementary error function :math:`\operatorname{erfcx}(z) =
+    e^{z^2}\operatorname{erfc}(z)` and its derivatives, ``Erfcx(z, n)`` being the
+    :math:`n`-th (for cancellation-free rewrites of Gaussian-type profiles).
+
+    From :math:`\operatorname{erfcx}(z) = \frac{2}{\sqrt\pi}\int_0^\infty
+    e^{-t^2 - 2zt}\,dt` every derivative has the sign :math:`(-1)^n` and is monotone in
+    :math:`z`, so its ball version (:func:`erfcx_arb`) encloses it on a ball from the
+    values at the ball's end points -- no dependency problem.
+
+    Example:
+        >>> import sympy
+        >>> z = sympy.Symbol("z")
+        >>> sympy.diff(Erfcx(z), z)
+        Erfcx(z, 1)
+    """
+
+    nargs = (1, 2)
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        if argindex != 1:
+            raise sympy.ArgumentIndexError(self, argindex)
+        n = self.args[1] if len(self.args) > 1 else 0
+        return Erfcx(self.args[0], n + 1)
+
+
+def _erfcx_point(z: arb, n: int) -> arb:
+    # the recurrence y_{k+1} = 2 z y_k + 2 k y_{k-1} (y_1 = 2 z y_0 - 2/sqrt(pi)) cancels
+    # for large z: extra working bits keep the point value tight
+    extra = 0 if n == 0 else n * (2 * int(abs(float(z.mid())) + 2).bit_length() + 6)
+    with ctx.workprec(ctx.prec + extra):
+        y0 = (z * z).exp() * z.erfc()
+        if n == 0:
+            return +y0
+        y1 = 2 * z * y0 - 2 / arb.pi().sqrt()
+        for k in range(1, n):
+            y0, y1 = y1, 2 * z * y1 + 2 * k * y0
+        return +y1
+
+
+def erfcx_arb(x: Any, n: Any = 0) -> arb:
+    """Ball enclosing the ``n``-th derivative of erfcx on the ball ``x`` (monotone: the
+    hull of the end-point values)."""
+    x = to_arb(x)
+    n = int(to_arb(n).mid()) if not isinstance(n, int) else n
+    if not x.is_finite():
+        return arb("nan")
+    if x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return _erfcx_point(x, n)  # a (rounded) point: no dependency problem to avoid
+    lo, hi = arb(x.lower()), arb(x.upper())
+    return _erfcx_point(hi, n).union(_erfcx_point(lo, n))
+
+
+def _dirac(x: Any, *k: Any) -> arb:
+    """DiracDelta (and its derivatives): 0 where the argument is provably non-zero, NaN
+    (undecided) on a ball that may contain the singular point."""
+    x = to_arb(x)
+    if x > 0 or x < 0:
+        return arb(0)
+    return arb("nan")
+
+
 def _heaviside(x: Any, h0: Any = None) -> arb:
     x = to_arb(x)
     lo = _tri(x > 0, x < 0)
@@ -233,6 +296,8 @@ _NAMESPACE: dict[str, Any] = {
     "gamma": lambda x: to_arb(x).gamma(),
     "loggamma": lambda x: to_arb(x).lgamma(),
     "Heaviside": _heaviside,
+    "Erfcx": erfcx_arb,
+    "DiracDelta": _dirac,
     "_ipow": _ipow,
     "_max": _max,
     "_min": _min,
@@ -251,7 +316,7 @@ _NAMESPACE: dict[str, Any] = {
 _FUNCTIONS = {
     sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.Abs, sympy.sin, sympy.cos,
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
-    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise,
+    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, sympy.DiracDelta,
 }
 
 
@@ -334,6 +399,16 @@ class _ArbPrinter(LambdaPrinter):
     def _print_Not(self, expr: Any) -> str:
         return f"_not({self._print(expr.args[0])})"
 
+    def _print_Heaviside(self, expr: Any) -> str:
+        return "Heaviside(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_DiracDelta(self, expr: Any) -> str:
+        return "DiracDelta(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_Erfcx(self, expr: Any) -> str:
+        n = int(expr.args[1]) if len(expr.args) > 1 else 0
+        return f"Erfcx({self._print(expr.args[0])}, {n})"
+
     def _print_Max(self, expr: Any) -> str:
         return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"
 
@@ -358,13 +433,17 @@ def _check_supported(expr: sympy.Expr) -> None:
 
 
 def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
-                 params: tuple[sympy.Symbol, ...] = ()) -> Callable[..., arb]:
+                 params: tuple[sympy.Symbol, ...] = (), *, cse: bool = False
+                 ) -> Callable[..., arb]:
     r"""Compile a SymPy expression in ``var`` to a function of a ball.
 
     The returned function takes a float or ``arb`` (and one more per symbol of ``params``)
     and returns an ``arb`` enclosing the expression's value at the working precision in
     force (``flint.ctx.workprec``).  Undecided ``Piecewise`` conditions give the hull of
     the candidate branches.
+
+    ``cse=True`` evaluates common subexpressions once (worth it for long derivative
+    expressions).
 
     Raises:
         ArbUnsupported: the expression holds a function without a ball counterpart, or a
@@ -392,9 +471,15 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
         raise ArbUnsupported(f"the expression has unbound symbols: {names}")
     printer = _ArbPrinter({"fully_qualified_modules": False})
     ns = dict(_NAMESPACE)
-    fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer)
+    fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer, cse=cse)
     fn.__globals__["_K"] = tuple(printer.constants)
-    return lambda x, *ps: to_arb(fn(to_arb(x), *(to_arb(p) for p in ps)))
+    def call(x: Any, *ps: Any) -> Any:
+        out = fn(to_arb(x), *(to_arb(p) for p in ps))
+        if isinstance(out, (tuple, list)):  # a sympy.Tuple of expressions
+            return tuple(to_arb(v) for v in out)
+        return to_arb(out)
+
+    return call
 
 
 @functools.lru_cache(maxsize=64)

@@ -13,47 +13,53 @@ for a non-increasing profile and :math:`\varepsilon \in [x, y]`,
 
 and every point value :math:`G_A(x)` is a lower bound on the supremum.
 
-Two searches return a bracket ``[lower, upper]`` of width at most ``tol``:
+Three searches return a bracket ``[lower, upper]`` of width at most ``tol``:
 
-* ``"branch-and-bound"`` (the default): intervals are evaluated in vectorised batches,
-  discarded when their upper bound cannot beat the best point value, and halved otherwise.
-  Near a maximum of :math:`G_A` with curvature :math:`c` (at :math:`\varepsilon = 0`
-  for the Laplace and pure-DP profiles) it needs about :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}`
-  evaluations, a few thousand at tol 1e-6; where :math:`G_A` approaches its supremum with
-  a non-zero slope (a jump of the profile, or a non-GDP profile peaking at
-  :math:`\varepsilon_h`) only :math:`O(\log(\varepsilon_h/\mathrm{tol}))`.  A flat GDPT (the
-  Gaussian mechanism itself) is the worst case, up to :math:`1.25\,\varepsilon_h/\mathrm{tol}`
-  evaluations, because without derivatives the bound above cannot tell a flat profile
-  from a step; the search predicts that cost and stops early when it exceeds the budget.
-* ``"staircase"``: the published algorithm (math §6) -- a uniform grid of
+* ``"first-order"`` (the default, :mod:`symgdp.firstorder`): a branch-and-bound over
+  intervals in which each interval is closed by the better of the bound above and a
+  first-order bound -- :math:`\sup_{[x,y]} G \le \mu^+` proved from
+  :math:`\log\delta_A - \log\delta_{\mu^+} \le 0` with the SymPy derivative of the
+  profile in ball arithmetic -- and every interval is *proved* non-increasing there (a
+  profile that rises anywhere, even in a spike between grid points, is refused).  A
+  flat GDPT no longer forces intervals of width ``tol``.  A profile that is the Gaussian
+  profile :math:`\delta_\mu` itself (in any spelling) is recognised by an exact symbolic
+  identity: its GDPT is the constant :math:`\mu`.  Without a ball evaluation of the
+  profile (e.g. an implicit ``LogDeltaRoot``) the zeroth-order search below is used.
+* ``"branch-and-bound"``: the zeroth-order search alone.  Intervals are evaluated in
+  vectorised batches, discarded when their upper bound cannot beat the best point value,
+  and halved otherwise.  Near a maximum of :math:`G_A` with curvature :math:`c` it needs
+  about :math:`1.25\pi/\sqrt{c\,\mathrm{tol}}` evaluations; a flat GDPT (the Gaussian
+  mechanism itself) is the worst case, up to :math:`1.25\,\varepsilon_h/\mathrm{tol}`
+  evaluations; the search predicts that cost and stops early when it exceeds the budget.
+  It rests on the profile being non-increasing, which
+  :meth:`~symgdp.profile.Profile.validate` checks symbolically or on a dense grid only.
+* ``"staircase"``: the published algorithm -- a uniform grid of
   :math:`n = \lceil\sqrt{8\pi}\,\varepsilon_h/\mathrm{tol}\rceil` steps visited in random
   order, with a root-find only where a step beats the running bound.  Kept for
   reproducibility and as the benchmark baseline.
 
-Rounding: the float bracket is finalised by re-checking every bound it rests on with the
-*forward* map :math:`\mu \mapsto \log\delta_\mu` rather than trusting the inverse
-``mu_gdp``: ``log δ_A(x) ≤ log δ_upper(y)`` on every leaf interval (in float64 with a slack
-of ``_LOG_SLACK`` times :math:`|\log\delta|`, ten times the largest error of
-:func:`~symgdp.gaussian.log_delta_mu` seen against 40-digit mpmath, and in ball arithmetic
-where that check fails or :math:`\delta` is within 0.001 of 1), and
-``log δ_lower(x*) ≤ log δ_A(x*)`` at the best point (in ball arithmetic); a bound is nudged
-outward until its checks pass.  The float profile values themselves are trusted to
-``_PROFILE_SLACK`` (1e-13 relative in :math:`\delta` plus 1e-12 relative in
-:math:`\log\delta`), verified at 30 digits on the values the bracket hinges on; the lower
-bound uses the 30-digit value.  ``certify=True`` removes that last assumption: every check
-is proved in ball arithmetic (:mod:`symgdp.interval`) with the profile itself evaluated
-from its SymPy expression and its parameter values taken exactly.
+Certification (``certify=None``, the default, certifies whenever the profile has a ball
+evaluation): every bound is proved in ball arithmetic (:mod:`symgdp.interval`) with the
+profile evaluated from its SymPy expression and its parameter values taken exactly.
 
-Assumption: the profile is non-increasing (every privacy profile is; math §1).  The bound
-above and hence every guarantee here rest on it, in certified mode too;
-:meth:`~symgdp.profile.Profile.validate` (run first) decides it symbolically where SymPy
-can and otherwise checks it on a dense grid.
+Float mode (``certify=False``): with the first-order search every leaf bound is still
+re-proved in ball arithmetic, and the lower bound rests on the best point's value
+recomputed at 30 digits.  Otherwise (zeroth-order search, staircase) the float bracket is
+finalised by re-checking every bound it rests on with the *forward* map
+:math:`\mu \mapsto \log\delta_\mu`: ``log δ_A(x) ≤ log δ_upper(y)`` on every leaf (in
+float64 with a slack of ``_LOG_SLACK`` times :math:`|\log\delta|`, and in ball arithmetic
+where that check fails or :math:`\delta` is within 0.001 of 1), with the float profile
+values trusted to ``_PROFILE_SLACK`` where the expression has no subtraction (any
+subtraction, also of a constant, sends values below 1e-100 to high precision) and spot
+checked at 30 digits on the values the bracket hinges on.  Profile values within 1e-6 of
+1 are always recomputed in high precision (float64 rounds :math:`1 - 10^{-17}` to 1).
 """
 
 from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -61,7 +67,14 @@ import mpmath
 import numpy as np
 from flint import arb, ctx
 
-from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
+from .errors import (
+    ConvergenceError,
+    DomainError,
+    PrecisionError,
+    ProfileError,
+    SymgdpError,
+    SymgdpWarning,
+)
 from .formatting import format_bracket, format_log_upper
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
 from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
@@ -69,8 +82,9 @@ from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_ar
 __all__ = ["Measurement", "measure", "gdpt", "METHODS"]
 
 #: accepted values of ``method=`` and the name each one is recorded under
-METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
-           "bnb": "branch-and-bound", "staircase": "staircase"}
+METHODS = {"auto": "first-order", "first-order": "first-order",
+           "branch-and-bound": "branch-and-bound", "bnb": "branch-and-bound",
+           "staircase": "staircase"}
 
 # Relative slack on log delta_mu in the float re-check: the largest relative error of
 # gaussian.log_delta_mu against 40-digit mpmath over 1500 random points spanning
@@ -78,6 +92,8 @@ METHODS = {"auto": "branch-and-bound", "branch-and-bound": "branch-and-bound",
 _LOG_SLACK = 4e-12
 # Above this log delta (delta > 0.999) the float check is not trusted: ball arithmetic.
 _NEAR_ONE = -1e-3
+# Above this log delta a float64 profile value is recomputed in high precision.
+_NEAR_ONE_PROFILE = -1e-6
 # Trusted accuracy of float64 profile values: |error of log delta| <= _PROFILE_SLACK
 # + _PROFILE_SLACK_LOG*|log delta| (a relative error in delta, plus one in log delta where
 # the profile is evaluated in log space; the latter moves mu by only ~5e-13*mu in the tail);
@@ -112,7 +128,7 @@ class Measurement:
             can cost (0 when ``covers_tail``); may underflow to 0.0.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (math §2) was measured.
-        method: ``"branch-and-bound"`` or ``"staircase"``.
+        method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
         certified: every bound was proved in ball arithmetic.
         evaluations: float profile evaluations used by the search.
         argmax: :math:`\varepsilon` of the best point value (where ``lower`` was found).
@@ -150,7 +166,7 @@ class Measurement:
             raise DomainError(f"lower must be >= 0, got {self.lower!r}")
         if not self.tol > 0:
             raise DomainError(f"tol must be > 0, got {self.tol!r}")
-        if self.method not in ("branch-and-bound", "staircase"):
+        if self.method not in ("first-order", "branch-and-bound", "staircase"):
             raise DomainError(f"unknown method {self.method!r}")
 
     @property
@@ -228,6 +244,13 @@ class _Counted:
         y = np.asarray(self.profile.log_delta(x), dtype=np.float64).reshape(np.shape(x))
         if np.any(np.isnan(y)):
             raise ProfileError(f"the profile is NaN at eps={x[np.isnan(y)].flat[0]!r}")
+        near = y > _NEAR_ONE_PROFILE
+        if np.any(near) and hasattr(self.profile, "_mp_log"):
+            # delta within 1e-6 of 1: float64 keeps few digits of 1 - delta (and rounds
+            # 1 - 1e-17 to 1, i.e. mu = inf); resolve these in high precision
+            flat = y.reshape(-1)
+            for i in np.flatnonzero(near.reshape(-1)).tolist():
+                flat[i] = self.profile._mp_log(float(np.asarray(x).reshape(-1)[i]))
         return y
 
 
@@ -241,6 +264,8 @@ class _Search:
     leaf_la: np.ndarray
     leaf_u: np.ndarray
     notes: list[str]
+    # per leaf, a proved bound tau with delta <= delta(a) e^tau on [a, b] (None: all 0)
+    leaf_rise: np.ndarray | None = None
 
 
 def _margin(certify: bool, upper: float) -> float:
@@ -264,6 +289,7 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     u = mu_gdp(b, log_delta=la)
     pool: list[tuple[np.ndarray, ...]] = []
     history: list[int] = []
+    warned = False
     while True:
         if math.isinf(best):  # delta = 1 somewhere: no finite mu
             break
@@ -294,6 +320,13 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
             # profile).  There an interval still needs about (U - best)/target children,
             # so the total is predictable: give up now rather than after the budget.
             need = float(np.sum(np.minimum((u[split] - best) / target, 1e15)))
+            if need / _EVALS_PER_SECOND > 60 and ld.count + need <= max_evaluations \
+                    and not warned:
+                warned = True
+                warnings.warn(
+                    f"the branch-and-bound measurement of a flat GDPT needs about {need:.3g} "
+                    f"more profile evaluations (about {need / _EVALS_PER_SECOND:.0f} s); "
+                    "method='auto' is usually far faster", SymgdpWarning, stacklevel=4)
             if ld.count + need > max_evaluations:
                 raise ConvergenceError(
                     f"branch-and-bound stopped at the bracket [{best:.10g}, {up:.10g}] after "
@@ -323,6 +356,140 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     cols = [np.concatenate(c) for c in zip(*pool, strict=True)]
     up = max(best, float(cols[3].max())) if cols[3].size else best
     return _Search(best, arg, up, *cols, notes=[])
+
+
+# ---------------------------------------------------------------------------------------
+# the first-order search
+
+
+@dataclass
+class _FirstOrderLeaves:
+    """Leaves closed by the first-order test: sup G <= bound on [a, b], proved in balls."""
+
+    a: list[float] = field(default_factory=list)
+    b: list[float] = field(default_factory=list)
+    bound: float = 0.0
+
+
+def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify: bool,
+                        max_evaluations: int, initial: int,
+                        progress: Any) -> tuple[_Search, _FirstOrderLeaves]:
+    """Branch-and-bound in which every leaf is proved non-increasing in ball arithmetic
+    and closed by the better of the zeroth-order bound and the first-order test."""
+    grid = np.linspace(0.0, eps_h, initial + 1)
+    cuts = [c for c in getattr(fo, "branch_points", ()) if 0.0 < c < eps_h]
+    x = np.union1d(grid, np.asarray(cuts, dtype=np.float64))
+    lx = ld(x)
+    g = mu_gdp(x, log_delta=lx)
+    i = int(np.argmax(g))
+    best, arg = float(g[i]), float(x[i])
+    pa, pb, pla = x[:-1].tolist(), x[1:].tolist(), lx[:-1].tolist()
+    zero: list[tuple[float, float, float]] = []
+    first = _FirstOrderLeaves()
+    rounds = 0
+    while pa and not math.isinf(best):
+        rounds += 1
+        target = tol - 2.0 * _margin(certify, best + tol)
+        if target <= 0.5 * tol:
+            raise PrecisionError(
+                f"tol={tol!r} is too fine for mu ~ {best:.6g} in "
+                f"{'ball' if certify else 'float64'} arithmetic"
+                + ("" if certify else "; pass certify=True"))
+        mu_plus = best + 0.9 * target
+        u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
+        sa, sb, sla = [], [], []
+        for k, (a, b, la) in enumerate(zip(pa, pb, pla, strict=True)):
+            uk = float(u[k])
+            closed = False
+            if uk <= mu_plus:
+                r = fo.rise(a, b)
+                if r is not None:
+                    # sup delta on [a, b] <= delta(a) e^tau + add: the zeroth-order bound
+                    # uses that inflated value
+                    zero.append((a, b, _inflated(la, *r), r))
+                    closed = True
+            elif fo.prove_below(a, b, mu_plus):
+                if fo.rise(a, b) is not None:
+                    first.a.append(a)
+                    first.b.append(b)
+                    first.bound = max(first.bound, mu_plus)
+                    closed = True
+            if not closed:
+                sa.append(a)
+                sb.append(b)
+                sla.append(la)
+        if not sa:
+            break
+        a_, b_ = np.asarray(sa), np.asarray(sb)
+        m = 0.5 * (a_ + b_)
+        stuck = (m <= a_) | (m >= b_)
+        if np.any(stuck):
+            j = int(np.flatnonzero(stuck)[0])
+            _stuck_error(fo, float(a_[j]), float(b_[j]), best, tol)
+        if ld.count + m.size > max_evaluations:
+            raise ConvergenceError(
+                f"the first-order search stopped at the bracket [{best:.10g}, "
+                f"{max(best, first.bound, float(u.max())):.10g}] after {ld.count} profile "
+                f"evaluations (max_evaluations={max_evaluations}): raise tol or lower eps_h")
+        lm = ld(m)
+        gm = mu_gdp(m, log_delta=lm)
+        j = int(np.argmax(gm))
+        if gm[j] > best:
+            best, arg = float(gm[j]), float(m[j])
+        # a point value above its left neighbour's is a rise, unless within float noise:
+        # confirm in ball arithmetic and refuse
+        prev = np.asarray(sla)
+        with np.errstate(invalid="ignore"):
+            rose = np.isfinite(lm) & (lm > prev + 1e-9 * (1 + np.abs(lm)))
+        for jj in np.flatnonzero(rose).tolist():
+            _refuse_rise(fo, float(a_[jj]), float(m[jj]))
+        pa = sa + m.tolist()
+        pb = m.tolist() + sb
+        pla = sla + lm.tolist()
+        if progress is not None and rounds % 4 == 0:
+            progress(ld.count, max(first.bound, float(u.max())) - best)
+    za = np.asarray([z[0] for z in zero])
+    zb = np.asarray([z[1] for z in zero])
+    zla = np.asarray([z[2] for z in zero])
+    zrise = np.asarray([z[3] for z in zero], dtype=np.float64).reshape(-1, 2)
+    zu = mu_gdp(zb, log_delta=zla) if za.size else np.empty(0)
+    up = max(best, first.bound, float(zu.max()) if zu.size else 0.0)
+    s = _Search(best, arg, up, za, zb, zla, zu,
+                notes=[f"first-order search: {len(first.a)} intervals closed by the "
+                       f"first-order test, {za.size} by the zeroth-order bound; every one "
+                       "proved non-increasing in ball arithmetic"], leaf_rise=zrise)
+    return s, first
+
+
+def _inflated(la: float, tau: float, add: float) -> float:
+    """An upper bound on log(e^(la + tau) + add), rounded up."""
+    if not tau and not add:
+        return la
+    v = la + tau
+    if add:
+        v = float(np.logaddexp(v, math.log(add)))
+    return min(math.nextafter(math.nextafter(v, math.inf), math.inf), 0.0)
+
+
+def _refuse_rise(fo: Any, a: float, m: float) -> None:
+    da, dm = fo.delta(a), fo.delta(m)
+    if bool(dm > da) and bool(da < 1):
+        raise ProfileError(
+            f"the profile increases between eps={a!r} and eps={m!r} "
+            f"(delta = {da.str(6, radius=False)} -> {dm.str(6, radius=False)}): not a "
+            "privacy profile")
+
+
+def _stuck_error(fo: Any, a: float, b: float, best: float, tol: float) -> None:
+    if fo.rising_at(a) or fo.rising_at(b):
+        raise ProfileError(f"the profile increases near eps={a!r}: not a privacy profile")
+    if not fo.nonincreasing(a, b):
+        raise ProfileError(
+            f"cannot prove the profile non-increasing on [{a!r}, {b!r}] even at float64 "
+            "resolution (a rise, a jump or a cancellation there?)")
+    raise PrecisionError(
+        f"the bracket near {best!r} cannot be narrowed to tol={tol!r}: an interval at "
+        f"eps~{a!r} is down to one float64 ulp (a jump of the profile there?)")
 
 
 # ---------------------------------------------------------------------------------------
@@ -444,7 +611,7 @@ def _float_upper(s: _Search) -> float:
     fin = np.isfinite(la)
     la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
     bump = 1e-13 * (1.0 + up)
-    for _ in range(200):
+    for _ in range(60):
         lm = log_delta_mu(b, up)
         doubt = ~((la <= lm - _slack(lm)) & (lm <= _NEAR_ONE))
         idx = np.flatnonzero(doubt)
@@ -454,7 +621,8 @@ def _float_upper(s: _Search) -> float:
         la, b = la[bad], b[bad]
         up += bump
         bump *= 1.25
-    raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed")
+    raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed "
+                         "in float64; use certify=True")
 
 
 def _float_lower(s: _Search, ld_arg: float) -> float:
@@ -492,7 +660,7 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
     if not hasattr(profile, "mp"):
         return None
     xs = [s.argmax]
-    if s.leaf_u.size:
+    if s.leaf_u.size and count:
         top = np.argsort(s.leaf_u)[-count:]
         xs += s.leaf_a[top].tolist()
     xs = sorted(set(xs))
@@ -555,11 +723,16 @@ class _Certifier:
             self.cache[key] = v
         return v
 
-    def _leaf_ok(self, x: float, y: float, mu: float) -> bool:
+    def _leaf_ok(self, x: float, y: float, mu: float, tau: float = 0.0,
+                 add: float = 0.0) -> bool:
         def check() -> bool | None:
             d = self.delta(x, ctx.prec)
-            if d.is_exact() and d.is_zero():
+            if d.is_exact() and d.is_zero() and not add:
                 return True
+            if tau:
+                d = d * arb(tau).exp()
+            if add:
+                d = d + arb(add)
             g = delta_mu_arb(y, mu)
             if d <= g:
                 return True
@@ -569,18 +742,20 @@ class _Certifier:
 
         return prove(check) is True
 
-    def upper(self, a: np.ndarray, b: np.ndarray, up: float) -> float:
+    def upper(self, a: np.ndarray, b: np.ndarray, up: float,
+              rise: np.ndarray | None = None) -> float:
         if math.isinf(up):
             return up
-        pending = list(zip(a.tolist(), b.tolist(), strict=True))
+        rises = rise.tolist() if rise is not None else [(0.0, 0.0)] * len(a)
+        pending = list(zip(a.tolist(), b.tolist(), rises, strict=True))
         bump = max(abs(up), 1e-300) * 2.0**-50
         for _ in range(45):
-            pending = [(x, y) for x, y in pending if not self._leaf_ok(x, y, up)]
+            pending = [(x, y, r) for x, y, r in pending if not self._leaf_ok(x, y, up, *r)]
             if not pending:
                 return up
             up += bump
             bump *= 4.0
-        x, y = pending[0]
+        x, y, _ = pending[0]
         raise PrecisionError(f"could not prove G <= {up!r} on [{x!r}, {y!r}]")
 
     def lower(self, x: float, lo: float) -> float:
@@ -654,17 +829,27 @@ def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str],
 
 def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: float,
                          certifier: _Certifier | None, max_evaluations: int, seed: int,
-                         initial: int) -> tuple[_Search, float, float, float, Any]:
+                         initial: int, fo: Any = None, progress: Any = None
+                         ) -> tuple[_Search, float, float, float, Any]:
     """One search to ``tol`` and its outward-rounded (or certified) bracket."""
     certify = certifier is not None
-    if how == "branch-and-bound":
+    first = None
+    if how == "first-order":
+        s, first = _first_order_search(ld, fo, eps_h, tol, certify, max_evaluations,
+                                       initial, progress)
+    elif how == "branch-and-bound":
         s = _branch_and_bound(ld, eps_h, tol, certify, max_evaluations, initial)
     else:
         s = _staircase(ld, eps_h, tol, seed, max_evaluations)
     cover = None
-    if how == "branch-and-bound":
-        order = np.argsort(s.leaf_a, kind="stable")
-        cover = np.column_stack([s.leaf_a[order], s.leaf_b[order], s.leaf_u[order]])
+    if how != "staircase":
+        la_, lb_, lu_ = s.leaf_a, s.leaf_b, s.leaf_u
+        if first is not None and first.a:
+            la_ = np.concatenate([la_, first.a])
+            lb_ = np.concatenate([lb_, first.b])
+            lu_ = np.concatenate([lu_, np.full(len(first.a), first.bound)])
+        order = np.argsort(la_, kind="stable")
+        cover = np.column_stack([la_[order], lb_[order], lu_[order]])
     elif math.isfinite(s.upper):
         # the staircase's own n steps are too many to re-check one by one; any cover of
         # [0, eps_h] whose bounds stay below the claimed upper proves the same statement
@@ -674,20 +859,165 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         s.notes.append(f"rounding checked on a cover of {s.leaf_a.size} intervals "
                        f"({extra.count} extra evaluations)")
     if certifier is not None:
+        if how == "first-order":
+            # the search steers by float64 values: refuse early, with the reason, where
+            # they are badly off at the best point (the bracket is proved below anyway)
+            _spot_check(p, s, _Counted(p), count=0)
         lower = certifier.lower(s.argmax, s.lower)
-        upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper)
+        upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
         lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
                if math.isfinite(upper) else 0.0)
     else:
-        ref = _spot_check(p, s, _Counted(p))
+        # with a ball evaluation every leaf is re-proved below: only the best point's
+        # float value (the lower bound) needs the high-precision check
+        proved = fo is not None and how == "first-order"
+        ref = _spot_check(p, s, _Counted(p), count=0 if proved else 24)
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1
             ref = ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
-        upper = _float_upper(s)
+        if proved:
+            # the profile has a ball evaluation: every leaf's float value is re-proved in
+            # ball arithmetic (no float64 profile value is trusted for the upper bound)
+            upper = _Certifier(p).upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
+        else:
+            upper = _float_upper(s)
         lfp = float(log_delta_mu(eps_h, upper))
     return s, lower, upper, lfp, cover
+
+
+def _gaussian_identity(expr: Any, var: Any) -> Any:
+    """The SymPy ``mu`` with ``expr`` identically equal to the GDP profile delta_mu (in
+    any spelling: Phi, erfc or erf), or ``None``.  Exact symbolic identity only."""
+    import sympy
+
+    e = expr.replace(lambda u: isinstance(u, sympy.erf), lambda u: 1 - sympy.erfc(u.args[0]))
+    atoms = [a for a in e.atoms(sympy.erfc) if var in a.free_symbols]
+    if len(atoms) != 2:
+        return None
+    mus = []
+    for a in atoms:
+        c1 = sympy.diff(a.args[0], var)
+        if var in c1.free_symbols or c1.is_zero:
+            return None
+        mus.append(sympy.simplify(1 / (sympy.sqrt(2) * sympy.Abs(c1))))
+    mu = mus[0]
+    if sympy.simplify(mus[1] - mu) != 0:
+        return None
+    r = sympy.sqrt(2)
+    ref = (sympy.erfc((var / mu - mu / 2) / r)
+           - sympy.exp(var) * sympy.erfc((var / mu + mu / 2) / r)) / 2
+    diff = sympy.expand(e - ref)
+    if diff != 0 and sympy.simplify(diff) != 0:
+        return None
+    return mu
+
+
+def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
+    """mu when the profile (parameters symbolic, values exact) is delta_mu itself."""
+    import sympy
+
+    from ._bounded import run_bounded
+    from .errors import AnalysisTimeout
+
+    if not hasattr(p, "expr") or p.expr.has(sympy.Float):
+        return None  # a 15-digit constant is not the exact Gaussian profile
+    try:
+        mu = run_bounded(_gaussian_identity, p.expr, p.var, timeout=timeout)
+    except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
+        return None
+    if mu is None:
+        return None
+    mu = mu.xreplace(dict(p.values))
+    if mu.free_symbols or not mu.is_positive:
+        return None
+    return mu
+
+
+def _to_float_down(v: arb) -> float:
+    f = float(v.lower())
+    return f if arb(f) <= v.lower() else math.nextafter(f, -math.inf)
+
+
+def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: float,
+                          refined: bool, notes: list[str], identify: bool,
+                          timeout: float | None, t0: float) -> Measurement:
+    """The bracket of a profile that is delta_mu itself: its GDPT is the constant mu."""
+    import sympy
+
+    from .interval import lambdify_arb
+
+    with ctx.workprec(128):
+        m = lambdify_arb(mu, sympy.Dummy())(0)  # exact numbers enter as exact balls
+        lower, upper = _to_float_down(m), _to_float_up(m)
+        lfp = _to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+    notes.append(f"the profile is the Gaussian profile delta_mu with mu = {mu} (an exact "
+                 "symbolic identity): its GDPT is constant")
+    mu_tail = _mu_tail(profile, False, identify, notes, timeout)
+    fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, upper))), math.inf)
+    return Measurement(
+        lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=False, mu_tail=mu_tail,
+        failure_prob=fp, log_failure_prob=lfp, refined=refined, method="first-order",
+        certified=True, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
+        certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
+
+
+def _has_ball_evaluation(p: Any) -> bool:
+    try:
+        profile_arb(p)
+    except (ArbUnsupported, AttributeError, SymgdpError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
+    """The first-order machinery for ``p``, or ``None`` (with a note) without a ball
+    evaluation of the profile and its derivative."""
+    from .firstorder import FirstOrder
+
+    if not hasattr(p, "bound_expr"):
+        return None
+    try:
+        return FirstOrder(p, timeout=timeout)
+    except (ArbUnsupported, SymgdpError) as exc:
+        notes.append(f"no first-order search ({exc}): zeroth-order search")
+        return None
+    except (TypeError, ValueError, AttributeError, NotImplementedError) as exc:
+        notes.append(f"no derivative in ball arithmetic ({type(exc).__name__}): "
+                     "zeroth-order search")
+        return None
+
+
+# evaluations per second of the zeroth-order searches, measured on the development
+# machine (a few million float64 profile values per second): for the cost warning
+_EVALS_PER_SECOND = 3e6
+
+
+def _warn_if_slow(how: str, eps_h: float, tol: float) -> None:
+    if how != "staircase":
+        return  # the branch-and-bound warns when its own prediction turns long
+    n = _SQRT_8PI * eps_h / tol
+    seconds = n / _EVALS_PER_SECOND
+    if seconds > 60:
+        warnings.warn(
+            f"the {how} measurement with eps_h={eps_h!r}, tol={tol!r} may need up to "
+            f"{n:.3g} profile evaluations (about {seconds:.0f} s); method='auto' is "
+            "usually far faster", SymgdpWarning, stacklevel=3)
+
+
+def _tqdm_progress() -> tuple[Any, Any]:
+    try:
+        from tqdm import tqdm
+    except ImportError as exc:  # pragma: no cover - tqdm is a dependency
+        raise ImportError("progress=True needs tqdm: pip install tqdm") from exc
+    bar = tqdm(total=None, unit="eval", desc="measure", leave=False)
+
+    def update(evaluations: int, gap: float) -> None:
+        bar.update(evaluations - bar.n)
+        bar.set_postfix_str(f"gap {gap:.3g}")
+
+    return update, bar
 
 
 def measure(
@@ -697,12 +1027,13 @@ def measure(
     *,
     refine: bool = True,
     method: str = "auto",
-    certify: bool = False,
+    certify: bool | None = None,
     max_evaluations: int | None = None,
     seed: int = 0,
     initial_intervals: int = 64,
     identify: bool = True,
     timeout: float | None = None,
+    progress: Any = None,
 ) -> Measurement:
     r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
 
@@ -712,8 +1043,11 @@ def measure(
         eps_h: end of the head :math:`[0, \varepsilon_h]`.
         tol: guaranteed bracket width, ``upper - lower <= tol``.
         refine: measure ``profile.refine()`` (math §2; always valid and never worse).
-        method: ``"auto"``/``"branch-and-bound"`` or ``"staircase"`` (math §6).
-        certify: prove every bound of the bracket in ball arithmetic.
+        method: ``"auto"``/``"first-order"`` (the default search), ``"branch-and-bound"``
+            (the zeroth-order search alone) or ``"staircase"`` (the published algorithm).
+        certify: prove every bound of the bracket in ball arithmetic (``True``); ``None``
+            (the default) does so whenever the profile has a ball evaluation (a closed
+            form); ``False`` is float mode.  :attr:`Measurement.certified` says which.
         max_evaluations: budget of float profile evaluations (:class:`ConvergenceError`
             beyond it, with the bracket reached); default 2 000 000 for the
             branch-and-bound and unlimited for the staircase.
@@ -723,6 +1057,8 @@ def measure(
             step); ``False`` leaves ``mu_tail`` as ``nan`` unless ``covers_tail``.
         timeout: time budget in seconds for each symbolic step (refinement, tail limit);
             ``None`` uses ``symgdp._bounded.DEFAULT_TIMEOUT``.
+        progress: ``None``; a callable ``progress(evaluations, gap)`` called now and then
+            during the search; or ``True`` for a tqdm bar on stderr.
 
     Returns:
         A :class:`Measurement`.
@@ -733,6 +1069,11 @@ def measure(
             (:data:`MIN_TOL_FLOAT`; :data:`MIN_TOL_CERTIFIED` with ``certify=True``), or a
             bound that could not be certified.
         ConvergenceError: ``max_evaluations`` exhausted.
+        ProfileError: the profile is proved to rise somewhere in ``[0, eps_h]``, or its
+            monotonicity cannot be proved there.
+
+    Warns:
+        SymgdpWarning: before a run whose predicted cost exceeds about a minute.
 
     Example:
         >>> import sympy
@@ -755,43 +1096,77 @@ def measure(
         raise DomainError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     how = METHODS[method]
     if max_evaluations is None:
-        max_evaluations = _DEFAULT_BUDGET if how == "branch-and-bound" else 2**62
-    if tol < (MIN_TOL_CERTIFIED if certify else MIN_TOL_FLOAT):
+        max_evaluations = 2**62 if how == "staircase" else _DEFAULT_BUDGET
+    if certify is not None and tol < (MIN_TOL_CERTIFIED if certify else MIN_TOL_FLOAT):
         raise PrecisionError(
             f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}); pass "
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
     notes: list[str] = []
+    if how == "first-order" and hasattr(profile, "require_bound"):
+        profile.require_bound()
+        mu_exact = _recognised_gaussian(profile, timeout)
+        if mu_exact is not None:
+            # delta_mu is a privacy profile and tight: validation and refinement (which
+            # returns it unchanged) are not needed
+            return _gaussian_measurement(profile, profile, mu_exact, eps_h, tol,
+                                         bool(refine), notes, identify, timeout, t0)
     if hasattr(profile, "validate"):
-        # every bound below assumes a non-increasing profile in [0, 1] (cached on Profile)
+        # a quick symbolic / grid check first; the search then proves monotonicity on
+        # every interval it visits (first-order method)
         profile.validate()
     p, refined = _refined(profile, refine, notes, timeout)
     if hasattr(p, "require_bound"):
         p.require_bound()
+    if how == "first-order" and refined:
+        mu_exact = _recognised_gaussian(p, timeout)
+        if mu_exact is not None:
+            return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
+                                         identify, timeout, t0)
+    fo = None
+    if how == "first-order" or certify is None:
+        fo = _first_order_for(p, timeout, notes)
+    if how == "first-order" and fo is None:
+        how = "branch-and-bound"
+    if certify is None:
+        certify = fo is not None or _has_ball_evaluation(p)
+        if tol < MIN_TOL_FLOAT and not certify:
+            raise PrecisionError(
+                f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}) and "
+                "this profile has no ball-arithmetic evaluation to certify it")
     ld = _Counted(p)
     certifier = _Certifier(p) if certify else None
+    _warn_if_slow(how, eps_h, tol)
+    bar = None
+    if progress is True:
+        progress, bar = _tqdm_progress()
     search_tol = tol
-    for _attempt in range(4):
-        s, lower, upper, lfp, cover = _search_and_finalise(
-            p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
-            initial_intervals)
-        excess = (upper - lower if upper != lower else 0.0) - tol
-        if excess <= 0:
-            break
-        # the outward nudges took more than the reserved margin (mu large, delta near 1):
-        # search again to a bracket narrower by (at least) twice the excess
-        search_tol = min(search_tol - 2.0 * excess, 0.9 * search_tol)
-        if search_tol < 0.5 * tol:
-            break
-    else:
-        excess = 1.0
+    try:
+        for _attempt in range(4):
+            s, lower, upper, lfp, cover = _search_and_finalise(
+                p, ld, how, eps_h, search_tol, certifier, max_evaluations, seed,
+                initial_intervals, fo, progress or None)
+            excess = (upper - lower if upper != lower else 0.0) - tol
+            if excess <= 0:
+                break
+            # the outward nudges took more than the reserved margin (mu large, delta near
+            # 1): search again to a bracket narrower by (at least) twice the excess
+            search_tol = min(search_tol - 2.0 * excess, 0.9 * search_tol)
+            if search_tol < 0.5 * tol:
+                break
+        else:
+            excess = 1.0
+    finally:
+        if bar is not None:
+            bar.close()
     if excess > 0:
         raise PrecisionError(
             f"after outward rounding the bracket [{lower!r}, {upper!r}] is wider than "
             f"tol={tol!r}; use a larger tol" + ("" if certify else " or certify=True"))
     notes.extend(s.notes)
     evaluations = ld.count
-    cert_evals = certifier.count if certifier is not None else 0
+    cert_evals = (certifier.count if certifier is not None else 0) + (
+        fo.count if fo is not None else 0)
     covers_tail = _exactly_zero(p, eps_h)
     if covers_tail:
         lfp = -math.inf

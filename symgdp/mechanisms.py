@@ -120,7 +120,8 @@ def laplace(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
     return Profile(expr, vals, name="Laplace",
-                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9")
+                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9",
+                   mechanism=("laplace", e0))
 
 
 def gaussian(mu: Any) -> Profile:
@@ -139,7 +140,8 @@ def gaussian(mu: Any) -> Profile:
     (m,), vals = _merge(_param(mu, _MU, "mu"))
     expr = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
     return Profile(expr, vals, name="Gaussian",
-                   reference="Dong, Roth & Su (2021), Corollary 2.13")
+                   reference="Dong, Roth & Su (2021), Corollary 2.13",
+                   mechanism=("gaussian", m))
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:
@@ -163,7 +165,8 @@ def pure_dp(eps0: Any) -> Profile:
     """
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     return Profile(_pure_dp_expr(e0), vals, name="pure DP",
-                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2")
+                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2",
+                   mechanism=("pure_dp", e0))
 
 
 def randomized_response(eps0: Any) -> Profile:
@@ -180,7 +183,8 @@ def randomized_response(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     p = sympy.exp(e0) / (1 + sympy.exp(e0))
     return Profile(_pure_dp_expr(e0), vals, name="randomized response",
-                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals))
+                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals),
+                   mechanism=("randomized_response", e0))
 
 
 def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:

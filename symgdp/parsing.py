@@ -294,6 +294,10 @@ class _Builder:
     def sized(self, value: sympy.Expr, node: ast.AST) -> sympy.Expr:
         if value.is_Number and _digits(value) > MAX_DIGITS:
             raise self.fail(node, f"a number with more than {MAX_DIGITS} digits arises in")
+        # An undefined piece must be refused where it arises: SymPy may absorb it later
+        # (log(2, 0) = log(2)/zoo evaluates to 0, and 0*eps vanishes from a sum).
+        if value.has(*_UNDEFINED):
+            raise self.fail(node, f"undefined or infinite value ({value}) in")
         return value
 
     # -- expressions -------------------------------------------------------------------------
@@ -448,7 +452,14 @@ class _Builder:
             if not (isinstance(arg, ast.Tuple) and len(arg.elts) == 2):
                 raise self.fail(arg, "a Piecewise piece must be a pair (expr, condition)")
             pieces.append((self.expr(arg.elts[0]), self.cond(arg.elts[1])))
-        return sympy.Piecewise(*pieces)
+        pw = sympy.Piecewise(*pieces)
+        if not isinstance(pw, sympy.Piecewise) or pw.args[-1].cond is sympy.true:
+            return pw
+        if sympy.simplify(sympy.Or(*(c for _, c in pw.args))) is not sympy.true:
+            # without a default the value is undefined where no condition holds
+            raise self.fail(node, "a Piecewise needs a last piece (expr, True) for the values "
+                                  "no condition covers")
+        return pw
 
     def cond(self, node: ast.AST) -> sympy.Basic:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
@@ -498,6 +509,11 @@ def _exp(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
 
 
 def _log(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
+    for x in args:
+        # log(0) is -oo and SymPy folds log(x, 0) = log(x)/log(0) to 0: refuse both
+        if x.is_zero or x.is_negative or (len(args) == 2 and x is args[1] and x == 1):
+            raise b.fail(node, f"log of {x} (undefined) in" if x is args[0]
+                         else f"logarithm base {x} (undefined) in")
     return sympy.log(*args)
 
 

@@ -72,6 +72,26 @@ def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list:
     return list(sympy.solve(residual, symbol, dict=False))
 
 
+# Solutions of trade-off equations already found, keyed by (residual, symbol): solving is
+# the slow symbolic step of from_tradeoff and the same equation recurs (a mechanism built
+# for several parameter values, a report of an equation already analysed).  Only
+# successes are kept; a timeout may succeed with a larger budget.
+_SOLVED: dict[tuple[sympy.Expr, sympy.Symbol], tuple] = {}
+_SOLVED_MAX = 256
+
+
+def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
+                   timeout: float | None) -> tuple:
+    """``sympy.solve(residual, symbol)`` under the time budget, once per equation."""
+    key = (residual, symbol)
+    if key not in _SOLVED:
+        sols = tuple(run_bounded(_solve_for, residual, symbol, timeout=timeout))
+        if len(_SOLVED) >= _SOLVED_MAX:
+            _SOLVED.pop(next(iter(_SOLVED)))
+        _SOLVED[key] = sols
+    return _SOLVED[key]
+
+
 def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
     """The symbol of ``expr`` named like ``sym`` (equations may carry their own symbols)."""
     if sym in expr.free_symbols:
@@ -331,7 +351,7 @@ class Profile:
             sols = None
             why = ""
             try:
-                sols = run_bounded(_solve_for, residual, d, timeout=timeout)
+                sols = _solve_bounded(residual, d, timeout)
             except AnalysisTimeout as exc:
                 why = str(exc)
             except Exception as exc:  # noqa: BLE001 - SymPy raises many kinds
@@ -446,11 +466,11 @@ class Profile:
         return identify(self, timeout=timeout)
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
-                method: str = "auto", certify: bool = False, **kw: Any) -> Any:
-        """Guaranteed bounds on the GDP parameter (math §6; :func:`symgdp.measure.measure`)."""
+                method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
+        """Guaranteed bounds on the GDP parameter (:func:`symgdp.measure.measure`,
+        which validates the profile)."""
         from .measure import measure
 
-        self.validate()
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 
@@ -460,6 +480,22 @@ class Profile:
         from .measure import gdpt
 
         return gdpt(self, eps)
+
+    # -- privacy loss distributions (symgdp.pld) ------------------------------------------
+    @classmethod
+    def from_pld(cls, pld: Any, *, name: str | None = None) -> Profile:
+        r"""The numeric profile of a pessimistic dp_accounting privacy loss distribution
+        (an upper bound, floored by its mass at infinity; :func:`symgdp.pld.from_pld`)."""
+        from .pld import from_pld
+
+        return from_pld(pld, name=name)
+
+    def to_pld(self, value_discretization_interval: float = 1e-4, **kw: Any) -> Any:
+        r"""A pessimistic dp_accounting privacy loss distribution dominating this profile
+        (:func:`symgdp.pld.to_pld`)."""
+        from .pld import to_pld
+
+        return to_pld(self, value_discretization_interval, **kw)
 
     # -- numeric evaluation ----------------------------------------------------------------
     # -- numeric evaluation (symgdp.evaluate) ----------------------------------------------

@@ -33,19 +33,25 @@ Piecewise; several, or none, are handled by the same sweep.
 
 How :func:`refine` finds the pieces (the sign pattern is checked, never assumed):
 
-1. SymPy's ``solveset`` of the bracket over :math:`[0, \infty)` (time-bounded); a finite
-   answer gives closed-form candidates for :math:`c`, and is inserted into the grid.
-2. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700) and its
-   running maximum from the right locate every flat interval.
-3. Each :math:`c_k` is refined in mpmath (``dps`` digits) by bisection on the sign of the
-   bracket (golden-section search on :math:`R` where there is no derivative), each
-   :math:`a_k` by bisection on :math:`R = R(c_k)`; a flat interval whose gain over
-   :math:`\tilde\delta` is below :math:`10^{-20}` relative in mpmath is dropped (already
-   tight, e.g. pure DP, whose :math:`R` is constant).
+1. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700).  Since
+   :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
+   on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
+   right is bisected (all at once, in float64) until the bound settles, which finds
+   maxima narrower than the grid and suprema at jumps.  The running maximum from the
+   right then locates every flat interval.
+2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
+   bisection, polished by bisection on the sign of the bracket where there is a
+   derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
+   right of it (rounded so that it stays there).  A flat interval whose gain over
+   :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
+   pure DP, whose :math:`R` is constant).
+3. Only when a flat piece exists, SymPy's ``solveset`` of the bracket (time-bounded)
+   may supply a closed form for :math:`c_k`.
 
-Soundness does not depend on step 2 finding every maximum: any :math:`\varepsilon_0 \ge
-\varepsilon` gives a valid bound, so a missed bump only leaves the profile less tight.
-Gains below :math:`10^{-9}` relative on the float grid are not searched for.
+On each flat piece the result is :math:`\min\{\tilde\delta, g(\cdot, c_k)\}`, so it is
+never above the naive profile by construction, and never below the infimum, since every
+value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \ge
+\varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
 
 Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
 \delta_0)` over the calibration points that imply the target (math §2); Poisson
@@ -61,7 +67,7 @@ import mpmath
 import numpy as np
 import sympy
 
-from ._bounded import run_bounded
+from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
 from .profile import LogDeltaRoot, Profile, sympify_value
 from .symbols import delta as _DELTA
@@ -75,13 +81,26 @@ __all__ = ["Calibration", "check_profile", "implication_delta", "refine",
 _GRID = np.unique(np.concatenate([np.arange(0.0, 60.0, 0.01), np.geomspace(60.0, 700.0, 400)]))
 # Relative gain of the running maximum over R below which no flat piece is searched for.
 _FLAT_RTOL = 1e-9
+# Budget (seconds) for rewriting Max/Min as Piecewise before the derivative is taken.
+_REWRITE_SECONDS = 2.0
+# Bisection levels and most cells kept per level in the search for maxima of R
+# narrower than the grid.
+_PEAK_LEVELS = 48
+_PEAK_CELLS = 4096
+# A maximum inside a grid cell that exceeds everything to its right by less than this
+# (relative) is not searched for: the refinement it would allow gains less than that.
+_PEAK_RTOL = 1e-7
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
 # Grid for the numeric validity check of a profile.
 _CHECK_GRID = np.unique(np.concatenate([np.linspace(0.0, 100.0, 20001),
                                         np.geomspace(100.0, 1e4, 2000)]))
 # At most this many grid points are re-checked in log space where delta < 1e-12.
-_LOG_CHECK_POINTS = 2000
+_LOG_CHECK_POINTS = 500
+# Time budget of that log-space re-check (high-precision values can be slow to resolve).
+_LOG_CHECK_SECONDS = 5.0
+# At most this many of the most negative float values are re-checked in high precision.
+_NEG_RECHECK = 8
 
 
 def implication_delta(eps0: Any, delta0: Any, eps: Any) -> sympy.Expr:
@@ -115,6 +134,9 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     See :meth:`symgdp.profile.Profile.validate`.
     """
     expr, var = profile.bound_expr, profile.var
+    why = _undefined_piece(expr, var)
+    if why:
+        raise ProfileError(f"the profile {expr} {why}")
     try:
         verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
     except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
@@ -137,16 +159,36 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     if np.any(nan):
         raise ProfileError(f"the profile {expr} is undefined (NaN) at "
                            f"eps={float(x[nan][0])!r} {how}")
-    neg = y < -1e-14
-    if np.any(neg):
-        raise ProfileError(f"the profile {expr} is negative at eps={float(x[neg][0])!r}: "
-                           f"{float(y[neg][0])!r} {how}")
+    neg = np.flatnonzero(y < -1e-14)
+    if neg.size:
+        # float64 cancellation (the erf form of the Gaussian profile) can show a negative
+        # value where the true one is positive: only a value confirmed in ball arithmetic
+        # or at rising mpmath precision rejects the profile.  The most negative points and
+        # the first one are re-checked; unconfirmed ones are read as float noise.
+        picks = sorted(set(neg[np.argsort(y[neg])[:_NEG_RECHECK]].tolist()) | {int(neg[0])})
+        for i in picks:
+            v = _confirmed_negative(profile, float(x[i]))
+            if v is not None:
+                raise ProfileError(f"the profile {expr} is negative at eps={float(x[i])!r}: "
+                                   f"{v} (found on a dense numeric grid, confirmed in high "
+                                   f"precision)")
+        y = np.where(y < 0, 0.0, y)
     c = np.where(np.isnan(y), 1.0, np.clip(y, 0.0, 1.0))
     if np.all(c >= 1.0) and not _below_one_far_out(profile, timeout):
         raise ProfileError(f"the profile {expr} is at least 1 for every eps in [0, "
                            f"{x[-1]:g}], at eps = 1e8, 1e16, ..., 1e256 in mpmath and in "
                            f"its limit as far as SymPy can tell (no guarantee) {how}")
     up = c[1:] > c[:-1] * (1 + 1e-9) + 1e-12
+    if np.any(up):
+        # as for negative values: a rise seen in float must be confirmed in high precision
+        ups = np.flatnonzero(up)
+        picks = sorted(set(ups[np.argsort(c[ups] - c[ups + 1])[:_NEG_RECHECK]].tolist())
+                       | {int(ups[0])})
+        up = np.zeros_like(up)
+        for i in picks:
+            if _confirmed_rise(profile, float(x[i]), float(x[i + 1])):
+                up[i] = True
+                break
     if np.any(up):
         i = int(np.argmax(up))
         raise ProfileError(f"the profile {expr} is increasing between eps={float(x[i])!r} "
@@ -158,8 +200,8 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     if tiny.size > 1:
         xs = x[tiny[:: max(1, tiny.size // _LOG_CHECK_POINTS)]]
         try:
-            ld = profile.log_delta(xs)
-        except SymgdpError:
+            ld = run_bounded(profile.log_delta, xs, timeout=_LOG_CHECK_SECONDS)
+        except (SymgdpError, RuntimeError):
             return  # the value-space verdict stands; measurement re-checks what it uses
         fin = np.isfinite(ld[:-1])
         prev = np.where(fin, ld[:-1], 0.0)
@@ -170,6 +212,81 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
                 f"the profile {expr} is increasing between eps={float(xs[i])!r} and "
                 f"eps={float(xs[i + 1])!r} (log delta from {float(ld[i])!r} to "
                 f"{float(ld[i + 1])!r}) {how}")
+
+
+def _confirmed_below_zero(profile: Profile, ball: Any, point: Any) -> str | None:
+    """A quantity built from the profile, as a string when it is provably (ball
+    arithmetic: ``ball(f)`` with ``f`` the profile's ball function) or stably (two mpmath
+    precisions agreeing: ``point(dps)``) negative, else ``None``."""
+    from flint import ctx
+
+    from .interval import ArbUnsupported, profile_arb
+
+    try:
+        f = profile_arb(profile)
+    except (ArbUnsupported, ProfileError, TypeError, ValueError):
+        f = None
+    if f is not None:
+        for prec in (128, 512, 2048):
+            try:
+                with ctx.workprec(prec):
+                    v = ball(f)
+                    if v < 0:
+                        return v.str(8)
+                    if v >= 0:
+                        return None
+            except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
+                break
+    prev = None
+    for dps in (30, 120, 480):
+        try:
+            v = point(dps)
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return None
+        if v >= 0:
+            return None
+        if prev is not None and abs(v - prev) <= abs(v) * mpmath.mpf("1e-10"):
+            return mpmath.nstr(v, 8)
+        prev = v
+    return None
+
+
+def _confirmed_negative(profile: Profile, e: float) -> str | None:
+    """The value at ``e`` as a string when it is confirmed negative, else ``None``."""
+    from flint import arb
+
+    return _confirmed_below_zero(profile, lambda f: f(arb(e)),
+                                 lambda dps: profile.mp(e, dps=dps))
+
+
+def _confirmed_rise(profile: Profile, a: float, b: float) -> bool:
+    """Whether min(delta, 1) is confirmed to rise from ``a`` to ``b``."""
+    from flint import arb
+
+    def point(dps: int) -> Any:
+        va, vb = (min(profile.mp(t, dps=dps), mpmath.mpf(1)) for t in (a, b))
+        return va - vb
+
+    return _confirmed_below_zero(profile, lambda f: f(arb(a)) - f(arb(b)), point) is not None
+
+
+def _undefined_piece(expr: sympy.Expr, var: sympy.Symbol) -> str | None:
+    """Why ``expr`` is undefined somewhere by its structure (zoo/nan, a Piecewise that
+    covers only some eps), or ``None``."""
+    if expr.has(sympy.zoo, sympy.nan, sympy.oo, sympy.S.NegativeInfinity):
+        return "contains an undefined or infinite value (zoo, nan or oo)"
+    for pw in expr.atoms(sympy.Piecewise):
+        if pw.args[-1].cond is sympy.true:
+            continue
+        conds = sympy.Or(*(c for _, c in pw.args))
+        try:
+            covered = run_bounded(sympy.simplify, conds, timeout=5)
+        except Exception:  # noqa: BLE001 - undecided counts as not covered
+            covered = None
+        if covered is not sympy.true:
+            return (f"has a Piecewise without a default piece (expr, True): it is undefined "
+                    f"where {sympy.Not(conds)}")
+    return None
 
 
 def _below_one_far_out(profile: Profile, timeout: float | None) -> bool:
@@ -207,10 +324,21 @@ def _float_values(profile: Profile, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 # -- refinement ------------------------------------------------------------------------------
-def _piecewise_form(expr: sympy.Expr) -> sympy.Expr:
-    if expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
-        expr = expr.rewrite(sympy.Piecewise)
-    return sympy.piecewise_fold(expr)
+def _rewrite_piecewise(expr: sympy.Expr) -> sympy.Expr:
+    return sympy.piecewise_fold(expr.rewrite(sympy.Piecewise))
+
+
+def _piecewise_form(expr: sympy.Expr, timeout: float | None) -> sympy.Expr:
+    """Max/Min/Abs/Heaviside as Piecewise (for a usable derivative), under a short budget:
+    SymPy's rewrite can take minutes (nested Min/Max of exponentials); without it the
+    mpmath evaluation still works and only the derivative search falls back."""
+    if not expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+        return sympy.piecewise_fold(expr) if expr.has(sympy.Piecewise) else expr
+    try:
+        return run_bounded(_rewrite_piecewise, expr,
+                           timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
+    except (AnalysisTimeout, Exception):  # noqa: BLE001 - keep the expression as it is
+        return expr
 
 
 def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
@@ -225,18 +353,20 @@ def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
 class _Naive:
     """The naive profile in mpmath: delta, R and the stationarity bracket."""
 
-    def __init__(self, profile: Profile, dps: int) -> None:
+    def __init__(self, profile: Profile, dps: int, timeout: float | None) -> None:
         self.dps = dps
         var = profile.var
-        pw = _piecewise_form(profile.bound_expr)
+        pw = _piecewise_form(profile.bound_expr, timeout)
         self.delta = sympy.lambdify(var, pw, modules="mpmath")
         self.has_bracket = False
+        if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            return  # no usable derivative: the search uses R alone
         try:
             dd = sympy.diff(pw, var)
             if not dd.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
                 self.ddelta = sympy.lambdify(var, dd, modules="mpmath")
                 self.has_bracket = True
-        except Exception:  # noqa: BLE001 - no usable derivative: golden-section search
+        except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
             self.has_bracket = False
 
     def _real(self, v: Any) -> mpmath.mpf:
@@ -247,7 +377,7 @@ class _Naive:
     def d(self, x: mpmath.mpf) -> mpmath.mpf:
         try:
             v = self._real(self.delta(x))
-        except (ZeroDivisionError, ValueError, OverflowError):
+        except (ZeroDivisionError, ValueError, OverflowError, TypeError):
             # a pole (K/eps at 0) or an undefined point reads as the vacuous value 1
             return mpmath.mpf(1)
         if mpmath.isnan(v):
@@ -262,41 +392,63 @@ class _Naive:
         dp = self._real(self.ddelta(x))
         return dp + mpmath.exp(x) * (1 - d + dp)
 
-    def argmax_R(self, lo: float, hi: float) -> mpmath.mpf:
-        """Maximiser of R on [lo, hi] at full working precision."""
-        a, b = mpmath.mpf(lo), mpmath.mpf(hi)
+    def sup_R(self, lo: Any, hi: Any) -> mpmath.mpf:
+        r"""A point of [lo, hi] where R is (to ~1e-30 relative) at its supremum.
+
+        Branch and bound with the bound :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)` on
+        :math:`[a, b]` (the naive profile is non-increasing), which holds across jumps and
+        narrow features; the surviving cell is then polished with the derivative where
+        there is one.  A supremum approached only from the right of a jump returns a point
+        just right of it (a real :math:`\varepsilon_0`, so the bound stays valid).
+        """
+        lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
+        cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
+        best, best_x = max(cand)
+        cells = [(lo, hi)]
+        floor_w = mpmath.mpf(10) ** (-(self.dps + 5)) * (1 + abs(hi))
+        tol = mpmath.mpf(10) ** (-(self.dps - 5))
+        for _ in range(4 * mpmath.mp.prec):
+            nxt = []
+            for a, b in cells:
+                bound = (1 - self.d(b)) / (1 + mpmath.exp(a))
+                if bound <= best * (1 + tol) or b - a <= floor_w:
+                    continue
+                m = (a + b) / 2
+                rm = self.R(m)
+                if rm > best:
+                    best, best_x = rm, m
+                nxt += [(a, m), (m, b)]
+            # keep the search narrow: cells are ranked by their bound
+            nxt.sort(key=lambda ab: -((1 - self.d(ab[1])) / (1 + mpmath.exp(ab[0]))))
+            cells = nxt[:8]
+            if not cells:
+                break
         if self.has_bracket:
             try:
-                sa, sb = self.bracket(a), self.bracket(b)
-                if sa < 0 < sb:
-                    for _ in range(mpmath.mp.prec + 40):
-                        m = (a + b) / 2
-                        if m in (a, b):
-                            break
-                        if self.bracket(m) < 0:
-                            a = m
-                        else:
-                            b = m
-                    return a if self.R(a) >= self.R(b) else b
+                x = self._polish(best_x, lo, hi)
+                # at a smooth maximum R is flat to second order: the root of the bracket
+                # is the better point even when R cannot tell the two apart
+                if self.R(x) >= best * (1 - mpmath.mpf(10) ** (-(self.dps + 5))):
+                    best_x = x
             except (ZeroDivisionError, ValueError, TypeError):
-                a, b = mpmath.mpf(lo), mpmath.mpf(hi)
-        # golden-section search: R is unimodal on a small enough grid cell
-        g = (mpmath.sqrt(5) - 1) / 2
-        c, d = b - g * (b - a), a + g * (b - a)
-        rc, rd = self.R(c), self.R(d)
-        for _ in range(int(mpmath.mp.prec * 1.5)):
-            if rc >= rd:
-                b, d, rd = d, c, rc
-                c = b - g * (b - a)
-                rc = self.R(c)
-            else:
-                a, c, rc = c, d, rd
-                d = a + g * (b - a)
-                rd = self.R(d)
-            if b - a < mpmath.eps * (1 + abs(a)):
+                pass
+        return best_x
+
+    def _polish(self, x: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf:
+        """Bisection on the sign of the bracket around x (a smooth interior maximum)."""
+        w = mpmath.mpf(10) ** -6 * (1 + abs(x))
+        a, b = max(lo, x - w), min(hi, x + w)
+        if not self.bracket(a) < 0 < self.bracket(b):
+            return x
+        for _ in range(mpmath.mp.prec + 40):
+            m = (a + b) / 2
+            if m in (a, b):
                 break
-        best = max((self.R(p), p) for p in (a, b, c, d, mpmath.mpf(lo), mpmath.mpf(hi)))
-        return best[1]
+            if self.bracket(m) < 0:
+                a = m
+            else:
+                b = m
+        return (a + b) / 2
 
     def crossing(self, lo: float, hi: float, level: mpmath.mpf) -> mpmath.mpf:
         """Point in [lo, hi] where R falls below ``level``, returned on the 'below' side."""
@@ -314,16 +466,57 @@ class _Naive:
         return b
 
 
-def _segments(profile: Profile, naive: _Naive, roots: list | None) -> list[tuple]:
-    """Flat intervals (a, c, exact-or-None) of the running maximum of R, in mpmath."""
-    x = _GRID
-    if roots:
-        extra = [float(r) for r in roots if 0 <= float(r) <= 700]
-        x = np.unique(np.concatenate([x, np.array(extra, dtype=np.float64)]))
+def _R_float(profile: Profile, x: np.ndarray) -> np.ndarray:
     raw = _float_values(profile, x, profile._eval_numpy(x, "numpy"))
     d = np.where(np.isnan(raw), 1.0, np.clip(raw, 0.0, 1.0))
     with np.errstate(all="ignore"):
-        R = (1.0 - d) * np.exp(-np.logaddexp(0.0, x))
+        return (1.0 - d) * np.exp(-np.logaddexp(0.0, x)), d
+
+
+def _hidden_peaks(profile: Profile, x: np.ndarray, R: np.ndarray, d: np.ndarray) -> np.ndarray:
+    """Points inside grid cells where R exceeds everything to their right.
+
+    A naive profile is non-increasing, so on a cell [a, b] R <= (1 - delta(b))/(1 + e^a):
+    a cell whose bound exceeds the running maximum of R to its right (and the cell's own
+    best value) by more than :data:`_PEAK_RTOL` is bisected, all cells at once in float64,
+    until the bound settles.  This finds maxima narrower than the grid and suprema at
+    jumps without assuming one crossing of the stationarity bracket.
+    """
+    M = np.maximum.accumulate(R[::-1])[::-1]
+    a, b = x[:-1].copy(), x[1:].copy()
+    ref = np.maximum(M[1:], R[:-1])
+    db = d[1:].copy()
+    found = []
+    for _ in range(_PEAK_LEVELS):
+        with np.errstate(all="ignore"):
+            bound = (1.0 - db) * np.exp(-np.logaddexp(0.0, a))
+        keep = (bound > ref * (1 + _PEAK_RTOL)) & (b - a > 1e-13 * (1 + b))
+        if not np.any(keep):
+            break
+        a, b, ref, db = a[keep], b[keep], ref[keep], db[keep]
+        if a.size > _PEAK_CELLS:
+            order = np.argsort(-(bound[keep] / ref))[:_PEAK_CELLS]
+            a, b, ref, db = a[order], b[order], ref[order], db[order]
+        m = 0.5 * (a + b)
+        Rm, dm = _R_float(profile, m)
+        better = Rm > ref * (1 + _PEAK_RTOL)
+        if np.any(better):
+            found.append(m[better])
+        ref = np.maximum(ref, Rm)
+        a, b = np.concatenate([a, m]), np.concatenate([m, b])
+        ref = np.concatenate([ref, ref])
+        db = np.concatenate([dm, db])
+    return np.unique(np.concatenate(found)) if found else np.empty(0)
+
+
+def _segments(profile: Profile, naive: _Naive) -> list[tuple]:
+    """Flat intervals (a, c) of the running maximum of R from the right, in mpmath."""
+    x = _GRID
+    R, d = _R_float(profile, x)
+    extra = _hidden_peaks(profile, x, R, d)
+    if extra.size:
+        x = np.unique(np.concatenate([x, extra]))
+        R, d = _R_float(profile, x)
     M = np.maximum.accumulate(R[::-1])[::-1]
     flat = M - R > _FLAT_RTOL * M
     out = []
@@ -342,40 +535,60 @@ def _segments(profile: Profile, naive: _Naive, roots: list | None) -> list[tuple
         k = i0 + int(np.argmin(R[i0:j]))
         # Cheap mpmath pre-check: a constant R (pure DP) shows float noise as many short
         # "flat" runs; where R is constant to 1e-20 around x_j there is nothing to gain.
-        near = [naive.R(mpmath.mpf(t)) for t in (x[k], lo, x[j], hi)]
+        near = [naive.R(mpmath.mpf(t)) for t in (x[k], lo, x[min(j, n - 1)], hi)]
         top = max(near)
         if top > 0 and (top - min(near)) / top <= _TIGHT_RTOL:
             continue
-        c = naive.argmax_R(lo, hi)
-        exact = None
-        for r in roots or []:
-            rv = mpmath.mpf(sympy.N(r, naive.dps + 10))
-            if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)) and lo <= rv <= hi:
-                exact, c = r, rv
-                break
+        c = naive.sup_R(lo, hi)
         level = naive.R(c)
         # the least R inside the interval decides whether refining gains anything
         probe = [mpmath.mpf(x[k]), (mpmath.mpf(x[i0]) + c) / 2]
-        gain = max((level - naive.R(p)) / level for p in probe)
+        gain = max((level - naive.R(p)) / level for p in probe) if level > 0 else 0
         if gain <= _TIGHT_RTOL:
             continue
         a = mpmath.mpf(0) if i0 == 0 else naive.crossing(x[i0 - 1], x[i0], level)
-        out.append((a, c, exact))
+        out.append((a, c))
     return out
+
+
+def _round_c(naive: _Naive, c: mpmath.mpf, dps: int) -> sympy.Float:
+    """c rounded to ``dps`` digits without stepping onto the wrong side of a jump."""
+    level = naive.R(c)
+    best = None
+    for shift in (0, 1, 10, 100):
+        cand = sympy.Float(c + shift * mpmath.mpf(10) ** (-(dps - 2)) * (1 + abs(c)), dps)
+        r = naive.R(mpmath.mpf(cand))
+        if best is None or r > best[0]:
+            best = (r, cand)
+        if r >= level * (1 - mpmath.mpf(10) ** (-(dps - 8))):
+            return cand
+    return best[1]
+
+
+def _already_refined(profile: Profile) -> bool:
+    """A profile produced by :func:`refine` (or marked exact): refining it changes nothing,
+    since the refinement is idempotent (its R is already non-increasing)."""
+    return bool(profile.meta.get("refined") or profile.meta.get("exact"))
 
 
 def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> Profile:
     r"""The partial-order refinement of ``profile`` (math §2) as a SymPy ``Piecewise``.
 
-    Every parameter must be bound.  The result carries ``breakpoint`` (:math:`c` of the
-    flat piece nearest 0, a closed form when SymPy finds one, else a ``dps``-digit
+    Every parameter must be bound.  On each flat piece :math:`\varepsilon < c_k` the
+    result is :math:`\min\{\tilde\delta(\varepsilon), g(\varepsilon, c_k)\}`: both are
+    valid bounds (the implication from :math:`(c_k, \tilde\delta(c_k))`-DP holds for every
+    :math:`\varepsilon \le c_k`), so the refinement is never above the naive profile, by
+    construction rather than by sampling.  The result carries ``breakpoint`` (:math:`c`
+    of the flat piece nearest 0, a closed form when SymPy finds one, else a ``dps``-digit
     Float), ``breakpoint_delta`` (:math:`\tilde\delta(c)`), and ``meta["segments"]`` with
-    every flat piece ``(a, c, delta_naive(c))``.  When nothing can be gained (pure DP,
-    Laplace, Gaussian, an already refined profile) it returns an equal profile.
+    every flat piece ``(a, c, delta_naive(c))`` (``a``: where the flat piece starts to
+    improve on the naive profile).  Refining a refined profile returns it unchanged; when
+    nothing can be gained (pure DP, Laplace, Gaussian) the result is an equal profile.
+    Results are cached on the (immutable) profile.
 
     Args:
         profile: the naive profile.
-        timeout: budget in seconds for SymPy's ``solveset`` of the stationarity bracket.
+        timeout: budget in seconds for each SymPy step (rewrite, ``solveset``).
         dps: decimal digits for :math:`c` and :math:`\tilde\delta(c)`.
 
     Example:
@@ -387,35 +600,55 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
         >>> r(0.0) < 1.0
         True
     """
+    if _already_refined(profile):
+        return profile
+    key = ("refine", dps)
+    cache = profile._cache
+    if key in cache:
+        return cache[key]
+    result = _refine_uncached(profile, timeout, dps)
+    cache[key] = result
+    return result
+
+
+def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profile:
     profile.require_bound()
     profile.validate(timeout=timeout)
     var = profile.var
-    naive = _Naive(profile, dps)
-    roots = None
+    naive = _Naive(profile, dps, timeout)
     bound = profile.bound_expr
-    # closed forms are sought for exact expressions only: with Float coefficients
-    # solveset is slow and its "closed form" would be no more exact than the root
-    if naive.has_bracket and not bound.has(sympy.Piecewise, LogDeltaRoot, sympy.Max,
-                                           sympy.Min) and not bound.atoms(sympy.Float):
-        d = bound
-        dp = sympy.diff(d, var)
-        try:
-            roots = run_bounded(_closed_form_roots, dp + sympy.exp(var) * (1 - d + dp), var,
-                                timeout=timeout)
-        except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
-            roots = None
     with mpmath.workdps(dps + 10):
-        segs = _segments(profile, naive, roots)
+        segs = _segments(profile, naive)
         if not segs:
-            if profile.meta.get("refined"):
-                return profile  # keeps the breakpoints of the earlier refinement
             return profile.replace(refined=True, breakpoint=None, breakpoint_delta=None,
                                    segments=())
+        roots = None
+        # closed forms are sought only when a flat piece exists, and for exact expressions
+        # only: with Float coefficients solveset is slow and its "closed form" would be no
+        # more exact than the root
+        if naive.has_bracket and not bound.has(sympy.Piecewise, LogDeltaRoot, sympy.Max,
+                                               sympy.Min) and not bound.atoms(sympy.Float):
+            dp = sympy.diff(bound, var)
+            try:
+                roots = run_bounded(_closed_form_roots, dp + sympy.exp(var) * (1 - bound + dp),
+                                    var, timeout=timeout)
+            except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
+                roots = None
         one = len(segs) == 1
         template_pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
         segments = []
-        for k, (a, c, exact) in enumerate(segs, start=1):
+        methods = []
+        for k, (a, c) in enumerate(segs, start=1):
+            exact = None
+            for r in roots or []:
+                try:
+                    rv = mpmath.mpf(sympy.N(r, dps + 10))
+                except (TypeError, ValueError):
+                    continue
+                if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)):
+                    exact = r
+                    break
             sub = "" if one else f"_{{{k}}}"
             cs = sympy.Symbol(f"c{sub}", positive=True)
             ds = sympy.Symbol(rf"\tilde{{\delta}}(c{sub})", positive=True)
@@ -423,21 +656,16 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
                 c_val = exact
                 d_val = bound.subs(var, exact)
             else:
-                c_val = sympy.Float(c, dps)
+                c_val = _round_c(naive, c, dps)
                 # delta~ at the *rounded* c, nudged up by a few units in the last place
                 # before rounding, so (c, delta~(c)) stays a valid (eps0, delta0) pair
                 d_c = naive.d(mpmath.mpf(c_val))
                 d_val = sympy.Float(d_c * (1 + mpmath.mpf(10) ** (2 - dps)), dps)
+            methods.append("closed form" if exact is not None else "numeric")
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
-            if a > 0:
-                a_val = sympy.Float(a, dps)
-                as_ = sympy.Symbol(f"a{sub}", positive=True)
-                consts[as_] = a_val
-                template_pieces.append((profile.expr, var < as_))
-            template_pieces.append((flat, var < cs))
-            segments.append((consts.get(sympy.Symbol(f"a{sub}", positive=True), sympy.S.Zero),
-                             c_val, d_val))
+            template_pieces.append((sympy.Min(profile.expr, flat, evaluate=False), var < cs))
+            segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         template_pieces.append((profile.expr, True))
         template = sympy.Piecewise(*template_pieces, evaluate=False)
         expr = template.xreplace(consts)
@@ -445,7 +673,7 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
     meta.update(refined=True, naive=profile.expr, breakpoint=segments[0][1],
                 breakpoint_delta=segments[0][2], segments=tuple(segments),
                 latex_template=template, latex_constants=tuple(consts.items()),
-                refine_method="closed form" if segs[0][2] is not None else "numeric")
+                refine_method=methods[0])
     return Profile(expr, profile.values, var=var, name=profile.name, **meta)
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from scipy import optimize, special, stats
+from scipy import special
 
 from .errors import DomainError
 from .gaussian import tradeoff_gdp
@@ -217,6 +217,8 @@ def randomized_response_composition(eps0: float, k: int) -> TradeoffCurve:
     if isinstance(k, bool) or int(k) != k or int(k) < 1:
         raise DomainError(f"k must be a positive integer, got {k!r}")
     kk = int(k)
+    from scipy import stats  # ~0.5 s to import: only when this curve is asked for
+
     q = 1.0 / (1.0 + math.exp(e))
     p = 1.0 - q
     t = np.arange(kk + 1, -1, -1)  # thresholds, giving increasing alpha
@@ -264,6 +266,8 @@ def _refine_max(f: Callable[[float], float], a: np.ndarray, vals: np.ndarray
     best = float(vals[i])
     lo, hi = a[max(i - 1, 0)], a[min(i + 1, a.size - 1)]
     if hi > lo:
+        from scipy import optimize  # heavy: imported with its only user
+
         res = optimize.minimize_scalar(lambda x: -f(x), bounds=(lo, hi), method="bounded",
                                        options={"xatol": 1e-14 * max(1.0, abs(lo))})
         if np.isfinite(res.fun):

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
+import sys
 import time
+from pathlib import Path
 
 import pytest
 import sympy
@@ -61,3 +64,37 @@ def test_dying_child_is_reported():
 def test_bad_timeouts_are_refused(bad):
     with pytest.raises(ValueError, match="timeout"):
         resolve_timeout(bad)
+
+
+def _child_pids() -> set[int]:
+    """Children of this process (Linux /proc), including exited but unreaped ones."""
+    pids: set[int] = set()
+    for path in Path("/proc/self/task").glob("*/children"):
+        pids |= {int(p) for p in path.read_text().split()}
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").exists(), reason="needs Linux /proc")
+def test_children_are_reaped_after_success_timeout_and_error():
+    before = _child_pids()
+    run_bounded(int, "7", timeout=30)
+    with pytest.raises(AnalysisTimeout):
+        run_bounded(time.sleep, 30, timeout=0.2)
+    with pytest.raises(ValueError):
+        run_bounded(int, "x", timeout=30)
+    assert _child_pids() <= before
+
+
+def test_modules_a_child_imported_are_imported_in_the_parent():
+    """The next child then inherits them (e.g. sympy.physics.units, which solve imports)."""
+    candidates = ["sympy.physics.optics", "sympy.crypto.crypto", "sympy.codegen.fnodes",
+                  "sympy.combinatorics.galois"]
+    fresh = [m for m in candidates if m not in sys.modules]
+    if not fresh:
+        pytest.skip("every candidate module is already imported")
+    assert run_bounded(_import_and_name, fresh[0], timeout=60) == fresh[0]
+    assert fresh[0] in sys.modules
+
+
+def _import_and_name(module: str) -> str:
+    return importlib.import_module(module).__name__

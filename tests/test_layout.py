@@ -32,11 +32,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("implicit", "evaluate"),                      # numeric evaluation of expressions
     ("profile",),                                  # the value object
-    ("refine", "tail"),                            # symbolic stages
+    ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
-    ("measure",),
+    ("firstorder", "measure"),                     # first-order bounds, measurement
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
-     "pld", "calibrate", "sweep"),
+     "pld", "rdp", "dpsgd", "calibrate", "sweep"),
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),
@@ -53,6 +53,8 @@ ALLOWED_UP: dict[tuple[str, str, str], str] = {
     ("profile", "Profile.identify", "tail"): "pipeline method",
     ("profile", "Profile.measure", "measure"): "pipeline method",
     ("profile", "Profile.gdpt", "measure"): "pipeline method",
+    ("profile", "Profile.from_pld", "pld"): "pipeline method",
+    ("profile", "Profile.to_pld", "pld"): "pipeline method",
 }
 
 
@@ -83,6 +85,11 @@ def _target(importer: str, node: ast.ImportFrom | ast.Import, alias: ast.alias,
     return alias.name if alias.name in known else "__init__"
 
 
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
 def collect_imports(source: str, importer: str, known: set[str]
                     ) -> list[tuple[str, str | None, int]]:
     """(imported module, enclosing function qualname or None, line) for each import."""
@@ -96,6 +103,10 @@ def collect_imports(source: str, importer: str, known: set[str]
                     if t is not None and t != importer:
                         where = ".".join(scope) if in_function else None
                         found.append((t, where, child.lineno))
+            elif isinstance(child, ast.If) and _is_type_checking(child.test):
+                # imports for type checkers only never run; the else branch does
+                for stmt in child.orelse:
+                    visit(ast.Module(body=[stmt], type_ignores=[]), scope, in_function)
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 visit(child, [*scope, child.name], True)
             elif isinstance(child, ast.ClassDef):
@@ -197,10 +208,13 @@ def test_allow_list_is_current():
 def test_checker_sees_lazy_and_module_level_imports():
     src = ("from .a import x\nimport symgdp.b\n"
            "class K:\n    def f(self):\n        from . import c\n"
-           "def g():\n    from symgdp import name_of_init\n")
-    got = collect_imports(src, "m", {"a", "b", "c", "m"})
-    # by hand: a and b at module level; c inside K.f; a name of __init__ inside g
-    assert got == [("a", None, 1), ("b", None, 2), ("c", "K.f", 5), ("__init__", "g", 7)]
+           "def g():\n    from symgdp import name_of_init\n"
+           "if TYPE_CHECKING:\n    from .d import y\nelse:\n    from .e import z\n")
+    got = collect_imports(src, "m", {"a", "b", "c", "d", "e", "m"})
+    # by hand: a and b at module level; c inside K.f; a name of __init__ inside g; d only
+    # for type checkers (never run); e at module level
+    assert got == [("a", None, 1), ("b", None, 2), ("c", "K.f", 5), ("__init__", "g", 7),
+                   ("e", None, 11)]
 
 
 def test_checker_reports_a_cycle_and_an_upward_import():

@@ -359,3 +359,28 @@ def test_structural_zero_of_a_finite_sum():
                                                       - mpmath.exp(x) * q**j * p**(k - j), 0)
                           for j in range(k + 1))
     assert abs(prof.log_delta(1.0) - float(mpmath.log(ref))) <= 1e-12 * abs(float(mpmath.log(ref)))
+
+
+def test_a_tradeoff_equation_is_solved_once(monkeypatch):
+    """The second from_tradeoff of the same equation (other values) reuses the solution;
+    both give the closed form B exp(-sigma^2 eps^2 / A^2) (solved by hand)."""
+    import sympy
+
+    import symgdp.profile as profile_module
+    from symgdp import eps as e
+
+    calls = []
+    real = profile_module.run_bounded
+
+    def counting(fn, *args, **kwargs):
+        calls.append(fn)
+        return real(fn, *args, **kwargs)
+
+    monkeypatch.setattr(profile_module, "run_bounded", counting)
+    monkeypatch.setattr(profile_module, "_SOLVED", {})
+    text = "sigma = A/eps*sqrt(log(B/delta))"
+    p1 = Profile.from_tradeoff(text, {"A": 1, "B": 2, "sigma": 1})
+    p2 = Profile.from_tradeoff(text, {"A": 2, "B": 3, "sigma": 1})
+    assert len(calls) == 1
+    for p, (A, B) in ((p1, (1, 2)), (p2, (2, 3))):
+        assert sympy.simplify(p.bound_expr - B * sympy.exp(-e**2 / A**2)) == 0

@@ -1,0 +1,171 @@
+r"""Benchmark of composition through privacy loss distributions and of DP-SGD's GDP bracket.
+
+One run measures, side by side with dp_accounting and the CLT:
+
+(a) DP-SGD (Poisson rate q, noise multiplier σ, T steps) at failure probability 1e-10:
+    the guaranteed bracket [μ_lower, μ_upper] of :func:`symgdp.dpsgd`, its time, the
+    Rényi-only bound, the CLT approximation, and a *floor* on every valid μ for the same
+    head (the largest GDPT of dp_accounting's optimistic PLD, a lower bound on the true
+    profile, on [0, ε_h]); ε at δ = 1e-5 from each route; for the base case
+    q = 0.01, σ = 1, T = 1000 and one parameter varied at a time
+    (q ∈ {0.001, 0.1}, σ ∈ {0.8, 2}, T ∈ {100, 10⁴});
+(b) μ against the failure probability (1e-6 … 1e-30) for the base case;
+(c) 50-fold Laplace (ε₀ = 0.2): ε from our PLD profile against dp_accounting's pessimistic
+    PLD at the same discretisation;
+(d) ``composition.table(0.2, 50, ...)`` with every row, cold and warm;
+
+and writes a markdown report with machine, load and date into its own section of
+``docs/benchmarks.md`` (between ``<!-- bench_compose:start -->`` and
+``<!-- bench_compose:end -->``).
+
+Usage::
+
+    python benchmarks/bench_compose.py           # full run
+    python benchmarks/bench_compose.py --quick   # smoke run (base case only)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from importlib.metadata import version
+from typing import Any
+
+import numpy as np
+from _common import machine, write_section  # benchmarks/ is first on sys.path
+
+START, END = "<!-- bench_compose:start -->", "<!-- bench_compose:end -->"
+BASE = (0.01, 1.0, 1000)
+VARIED = [(0.001, 1.0, 1000), (0.1, 1.0, 1000), (0.01, 0.8, 1000), (0.01, 2.0, 1000),
+          (0.01, 1.0, 100), (0.01, 1.0, 10_000)]
+FAILURES = [1e-6, 1e-8, 1e-10, 1e-15, 1e-20, 1e-25, 1e-30]
+
+
+def optimistic(q: float, sigma: float, steps: int) -> Any:
+    from dp_accounting.pld import privacy_loss_distribution as P
+
+    one = P.from_gaussian_mechanism(sigma, sampling_prob=q, pessimistic_estimate=False,
+                                    use_connect_dots=False)
+    return one.self_compose(steps)
+
+
+def mu_floor(opt: Any, eps_h: float) -> float:
+    """Largest GDPT of the optimistic PLD on [0, eps_h] (values above its float floor)."""
+    from symgdp.gaussian import mu_gdp
+
+    xs = np.linspace(0.0, eps_h, 400)
+    d = np.asarray(opt.get_delta_for_epsilon(xs))
+    ok = d > 1e-12
+    return float(np.max(mu_gdp(xs[ok], d[ok]))) if np.any(ok) else float("nan")
+
+
+def dpsgd_rows(cases: list[tuple[float, float, int]]) -> list[str]:
+    from symgdp import dpsgd
+
+    rows = ["| q | σ | T | μ_lower | μ_upper | width | ε_h | time (s) | μ floor (optimistic "
+            "PLD) | μ Rényi only | μ_CLT | ε(1e-5): ours (from μ_upper) | dp_accounting "
+            "pessimistic | optimistic | Rényi | CLT |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for q, s, t in cases:
+        r = dpsgd(q, s, t, failure_prob=1e-10, tol=1e-4)
+        opt = optimistic(q, s, t)
+        floor = mu_floor(opt, r.eps_h)
+        rows.append(
+            f"| {q:g} | {s:g} | {t} | {r.mu_lower:.4f} | {r.mu_upper:.4f} | "
+            f"{r.mu_upper - r.mu_lower:.1e} | {r.eps_h:.3f} | {r.seconds:.2f} | "
+            f"{floor:.4f} | {r.mu_rdp:.4f} | {r.mu_clt:.4f} | {r.eps_at(1e-5):.3f} | "
+            f"{r.eps_pld:.3f} | {float(opt.get_epsilon_for_delta(1e-5)):.3f} | "
+            f"{r.eps_rdp:.3f} | {r.eps_clt:.3f} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
+def failure_rows() -> list[str]:
+    from symgdp import dpsgd
+    from symgdp.pld import head_measure
+
+    r = dpsgd(*BASE, failure_prob=1e-10, tol=1e-4)
+    rows = ["| failure probability | ε_h | μ_lower | μ_upper | μ_CLT | CLT below μ_lower? |",
+            "|---|---|---|---|---|---|"]
+    for fp in FAILURES:
+        m, got = head_measure(r.profile, fp, tol=1e-4)
+        rows.append(f"| {fp:g} | {m.eps_h:.3f} | {m.lower:.4f} | {m.upper:.4f} | "
+                    f"{r.mu_clt:.4f} | {'yes' if r.mu_clt < m.lower else 'no'} |")
+        print(rows[-1], flush=True)
+    return rows
+
+
+def laplace_rows() -> list[str]:
+    from symgdp import compose, mechanisms
+
+    t0 = time.perf_counter()
+    p = compose(mechanisms.laplace(0.2), times=50)
+    sec = time.perf_counter() - t0
+    rows = ["| δ | ε, ours (PLD profile) | ε, dp_accounting | difference |",
+            "|---|---|---|---|"]
+    for d in (1e-1, 1e-2, 1e-3, 1e-4, 1e-5):
+        a, b = p.eps_for_delta(d), p.pld.get_epsilon_for_delta(d)
+        rows.append(f"| {d:g} | {a:.6f} | {b:.6f} | {a - b:.1e} |")
+    rows.append(f"\n(composition and conversion: {sec:.2f} s, discretisation 1e-4)")
+    return rows
+
+
+def table_rows() -> list[str]:
+    from symgdp import composition
+
+    t0 = time.perf_counter()
+    tab = composition.table(0.2, 50, [1e-1, 1e-2, 1e-3, 1e-4])
+    cold = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    composition.table(0.2, 50, [1e-1, 1e-2, 1e-3, 1e-4])
+    warm = time.perf_counter() - t0
+    return [tab.to_markdown(), "",
+            f"`composition.table(0.2, 50, [1e-1, 1e-2, 1e-3, 1e-4])`, all {len(tab)} rows: "
+            f"{cold:.2f} s cold (first import of dp_accounting included), {warm:.2f} s warm."]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    mach = machine({"dp_accounting": version("dp-accounting"), "numpy": np.__version__})
+    t0 = time.perf_counter()
+    cases = [BASE] if args.quick else [BASE, *VARIED]
+    a = dpsgd_rows(cases)
+    b = [] if args.quick else failure_rows()
+    c = laplace_rows()
+    d = table_rows()
+    total = time.perf_counter() - t0
+    lines = [START, "## Composition through PLDs and DP-SGD (`bench_compose.py`)", "",
+             "| machine | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in mach.items()]
+    lines += ["", f"Total run time {total:.0f} s. The machine is shared by several jobs: "
+              "times are wall-clock under the load shown above and vary between runs.", "",
+              "### DP-SGD at failure probability 1e-10", "",
+              "Our bracket is guaranteed (see the DP-SGD page); the *μ floor* is the largest "
+              "GDPT of dp_accounting's optimistic PLD on the same head, below every valid "
+              "μ for this head; μ_CLT is an approximation, not a bound.  For comparison, "
+              "gdpnum 0.1.2 publishes μ = 0.4394 with a \"regret\" of 0.0064 for the base "
+              "case (a best fit with additive slack on the trade-off curve, not a μ-GDP "
+              "guarantee; quoted, not run here).", ""] + a
+    if b:
+        lines += ["", "### μ against the failure probability (q = 0.01, σ = 1, T = 1000)", ""]
+        lines += b
+    lines += ["", "The floor uses dp_accounting's optimistic PLD (Privacy Buckets), whose own "
+              "gap to the pessimistic PLD grows with T (at T = 10⁴ their ε(1e-5) differ by "
+              "0.5), so for T = 10⁴ the floor is the loose side: with a five times finer "
+              "discretisation (2e-5) μ_upper moves from 1.3774 to 1.3751 (measured "
+              "separately, 9 s), still 0.058 above the floor.  μ Rényi only = inf means the Rényi bound alone is vacuous "
+              "(δ ≥ 1) near ε = 0."]
+    lines += ["", "### 50-fold Laplace (ε₀ = 0.2) through PLDs", ""] + c
+    lines += ["", "### Table 1, every row", ""] + d + [END]
+    if not args.quick:
+        write_section("\n".join(lines), START, END)
+    else:
+        print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,704 @@
+r"""First-order bounds of the GDPT on an interval, proved in ball arithmetic.
+
+On :math:`[x, y]` the mechanism is :math:`\mu^+`-GDP on that stretch, i.e.
+:math:`\sup_{[x,y]} G_A \le \mu^+`, iff
+
+.. math:: h(\varepsilon) = \log\delta_A(\varepsilon) - \log\delta_{\mu^+}(\varepsilon) \le 0
+          \quad\text{on } [x, y]
+
+(:math:`\mu_{GDP}` is increasing in :math:`\delta`; Dong, Roth & Su 2021).  With an
+enclosure :math:`h'([x, y]) \subseteq [H_-, H_+]` the mean-value theorem from both end
+points gives :math:`h(x + t) \le \min(h(x) + H_+ t,\; h(y) - H_-(y - x - t))`, whose
+maximum over :math:`t` is where the two lines cross.  Everything hinges on a *tight*
+enclosure of :math:`h'` (a naive ball evaluation of a cancelling derivative over the
+whole interval is useless), so it is assembled from pieces that are enclosed from their
+end-point values wherever they are provably monotone:
+
+* :math:`\partial\log\delta_\mu/\partial\varepsilon = -e^{\varepsilon}
+  \Phi(-\varepsilon/\mu - \mu/2)/\delta_\mu(\varepsilon)` is non-increasing in
+  :math:`\varepsilon`: :math:`\delta_\mu(\varepsilon) = \int_\varepsilon^\infty e^{t}
+  \Phi(-t/\mu - \mu/2)\,dt` is the tail integral of a log-concave function, hence
+  log-concave (Prékopa 1973; Bagnoli & Bergstrom 2005, Thm 3).  Its enclosure on
+  :math:`[x, y]` is the two end-point values -- no dependency problem at all.
+* :math:`(\log\delta_A)'` is taken from the SymPy derivative of the log-expanded profile
+  (per ``Piecewise`` branch; products and exponentials become sums, so e.g.
+  :math:`B e^{-\sigma^2\varepsilon^2/A^2}` gives :math:`-2\sigma^2\varepsilon/A^2` with no
+  cancellation), normalised so that exactly cancelling terms (the two
+  :math:`\varphi` terms of the Gaussian profile's derivative) vanish symbolically.  Where
+  the ball of :math:`(\log\delta_A)''` over :math:`[x, y]` has a sign, the enclosure is
+  the hull of the end-point values; it is always intersected with the direct ball
+  evaluation.
+
+The same derivative proves the profile non-increasing on the interval
+(:math:`\delta_A' \le 0` on the whole ball), which every bound of the measurement rests on.
+
+Implicit profiles (``LogDeltaRoot``) carry their implicit derivative, but have no ball
+evaluation here; :class:`FirstOrder` then raises :class:`~symgdp.interval.ArbUnsupported`
+and the measurement falls back to the zeroth-order bound.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from typing import Any
+
+import sympy
+from flint import arb, ctx
+
+from ._bounded import run_bounded
+from .errors import AnalysisTimeout
+from .interval import ArbUnsupported, Erfcx, delta_mu_arb, lambdify_arb
+
+__all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
+
+_PREC = 64
+#: largest profile (SymPy operations) given to the first-order machinery
+MAX_OPS = 200
+#: largest log-factor by which a leaf may rise within rounding (see FirstOrder.rise)
+MAX_RISE = 1e-12
+_PRECISIONS = (64, 128, 256, 512, 1024)
+# relative radius of a point value of delta above which the precision is raised
+_POINT_RTOL = 1e-6
+# derivative expressions above this size are not normalised (expand can explode)
+_MAX_OPS = 4000
+
+
+def dlog_delta_mu_arb(eps: Any, mu: Any) -> arb:
+    r"""Ball of :math:`\partial\log\delta_\mu(\varepsilon)/\partial\varepsilon =
+    -e^{\varepsilon}\Phi(-\varepsilon/\mu - \mu/2)/\delta_\mu(\varepsilon)` at the
+    precision in force (a point ``eps``; the function is non-increasing in it)."""
+    e, m = arb(eps), arb(mu)
+    b = -e / m - m / 2
+    num = e.exp() * (-b * arb(0.5).sqrt()).erfc() / 2
+    return -num / delta_mu_arb(e, m)
+
+
+def _exp_args_expanded(e: sympy.Expr) -> sympy.Expr:
+    return e.replace(lambda u: isinstance(u, sympy.exp),
+                     lambda u: sympy.exp(sympy.expand(u.args[0])))
+
+
+def normalise(e: sympy.Expr) -> sympy.Expr:
+    r"""Combine exponentials and expand their arguments so that terms which cancel
+    exactly (e.g. :math:`\varphi(a)` and :math:`e^{\varepsilon}\varphi(b)` with
+    :math:`b^2 - a^2 = 2\varepsilon`) vanish symbolically.
+
+    Example:
+        >>> import sympy
+        >>> x = sympy.Symbol("x")
+        >>> normalise(sympy.exp(x) * sympy.exp(-(x + 1)**2 / 2) - sympy.exp(-(x**2 + 1) / 2))
+        0
+    """
+    if sympy.count_ops(e) > _MAX_OPS:
+        return e
+    if isinstance(e, sympy.Piecewise):
+        return sympy.Piecewise(*[(normalise(b), c) for b, c in e.args])
+    out = sympy.expand(e)
+    out = sympy.powsimp(out, combine="exp")
+    out = _exp_args_expanded(out)
+    return sympy.expand(out)
+
+
+def erfcx_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""Rewrite :math:`\operatorname{erfc}` (and erf) of arguments in ``var`` as
+    :math:`e^{-z^2}\operatorname{erfcx}(z)` and factor out one common exponential when the
+    others differ from it by factors free of ``var``.
+
+    The Gaussian profile :math:`\Phi(a) - e^{\varepsilon}\Phi(b)` becomes
+    :math:`\tfrac12 e^{-a^2/2}[\operatorname{erfcx}(-a/\sqrt2) -
+    \operatorname{erfcx}(-b/\sqrt2)]` (because :math:`b^2 - a^2 = 2\varepsilon`), whose
+    logarithm no longer varies by orders of magnitude across a short interval.  An
+    expression without such a structure is returned unchanged (per Piecewise branch).
+
+    Example:
+        >>> import sympy
+        >>> x, m = sympy.symbols("x m", positive=True)
+        >>> phi = lambda t: sympy.erfc(-t / sympy.sqrt(2)) / 2
+        >>> f = erfcx_form(phi(-x/m + m/2) - sympy.exp(x) * phi(-x/m - m/2), x)
+        >>> sorted(str(a.args[0]) for a in f.atoms(sympy.exp))
+        ['-m**2/8 + x/2 - x**2/(2*m**2)']
+    """
+    expr = sympy.piecewise_fold(expr)
+    if isinstance(expr, sympy.Piecewise):
+        return sympy.Piecewise(*[(erfcx_form(b, var), c) for b, c in expr.args])
+    if not any(var in f.free_symbols for f in expr.atoms(sympy.erfc, sympy.erf)):
+        return expr
+    if isinstance(expr, (sympy.Mul, sympy.Min, sympy.Max)):
+        return expr.func(*[erfcx_form(a, var) for a in expr.args])
+    e = expr.replace(lambda u: isinstance(u, sympy.erf) and var in u.free_symbols,
+                     lambda u: 1 - sympy.erfc(u.args[0]))
+    e = e.replace(lambda u: isinstance(u, sympy.erfc) and var in u.free_symbols,
+                  lambda u: sympy.exp(-sympy.expand(u.args[0]**2)) * Erfcx(u.args[0]))
+    e = normalise(e)
+    terms = sympy.Add.make_args(e)
+    lead = None
+    for t in terms:
+        exps = [f.args[0] for f in sympy.Mul.make_args(t) if isinstance(f, sympy.exp)]
+        if any(var in a.free_symbols for a in exps):
+            lead = sympy.Add(*exps)
+            break
+    if lead is None:
+        return expr
+    rest = [normalise(t * sympy.exp(-lead)) for t in terms]
+    for r in rest:
+        for t in sympy.Add.make_args(r):
+            if any(isinstance(f, sympy.exp) and var in f.free_symbols
+                   for f in sympy.Mul.make_args(t)):
+                return expr  # the terms do not share one exponential scale
+    return sympy.Mul(sympy.exp(lead), sympy.Add(*rest), evaluate=False)
+
+
+def normalise_fractions(e: sympy.Expr) -> sympy.Expr:
+    """:func:`normalise` applied to the numerator and denominator of each term separately
+    (a ratio such as :math:`S'/S` must stay one fraction: expanding it would split it into
+    large cancelling terms)."""
+    if isinstance(e, sympy.Piecewise):
+        return sympy.Piecewise(*[(normalise_fractions(b), c) for b, c in e.args])
+    out = []
+    for t in sympy.Add.make_args(e):
+        n, d = sympy.fraction(t)
+        out.append(normalise(n) / normalise(d))
+    return sympy.Add(*out)
+
+
+def _log_expanded(expr: sympy.Expr) -> sympy.Expr:
+    expr = sympy.piecewise_fold(expr)
+    if isinstance(expr, sympy.Piecewise):
+        return sympy.Piecewise(*[(_log_expanded(b), c) for b, c in expr.args])
+    # log Max(f, 0) = log f where the profile is positive (where it is 0 the first-order
+    # test is not used: delta(x) = 0 closes the interval)
+    # (only a Max that is the whole expression or one of its factors: inside a sum the
+    # terms with f < 0 contribute 0, not f)
+    def drop(e: sympy.Expr) -> sympy.Expr:
+        if isinstance(e, sympy.Max) and len(e.args) == 2 and any(a.is_zero for a in e.args):
+            return [a for a in e.args if not a.is_zero][0]
+        return e
+
+    if isinstance(expr, sympy.Mul):
+        expr = sympy.Mul(*[drop(f) for f in expr.args])
+    else:
+        expr = drop(expr)
+    out = sympy.expand_log(sympy.log(expr), force=True)
+    # log Min(a, b) = Min(log a, log b) (e.g. the cap Min(1, X) of a subsampled profile)
+    return out.replace(
+        lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], (sympy.Min, sympy.Max))
+        and not any(a.is_zero for a in e.args[0].args),
+        lambda e: e.args[0].func(*[sympy.expand_log(sympy.log(a), force=True)
+                                   for a in e.args[0].args]))
+
+
+def _derivatives(expr: sympy.Expr, var: sympy.Symbol) -> tuple[sympy.Expr, ...]:
+    """delta', (log delta)', (log delta)'' -- normalised (run under a time budget)."""
+    d1 = normalise(sympy.diff(expr, var))
+    logexpr = _log_expanded(erfcx_form(expr, var))
+    l1 = normalise_fractions(sympy.diff(logexpr, var))
+    # not normalised: expanding (S'/S)' = S''/S - (S'/S)^2 over one denominator S^2
+    # would create cancelling terms
+    l2 = sympy.diff(l1, var)
+    return d1, l1, l2
+
+
+def _doit_finite(expr: sympy.Expr) -> sympy.Expr:
+    return expr.replace(
+        lambda e: isinstance(e, (sympy.Sum, sympy.Product))
+        and all(lim.is_number for lim in sum((list(t[1:]) for t in e.limits), [])),
+        lambda e: e.doit())
+
+
+def _positive(b: arb) -> bool:
+    return bool(b > 0)
+
+
+# relative jump at a branch point below which it counts as continuous: it moves
+# log delta by < 1e-29, far inside the outward-rounding margins of the bracket
+_JUMP_RTOL = 1e-30
+
+
+def _split_points(expr: sympy.Expr, var: sympy.Symbol
+                  ) -> tuple[list[sympy.Expr], list[sympy.Expr], list[sympy.Expr]]:
+    """Branch points ``c`` of simple conditions ``var < c`` of the (folded) top-level
+    Piecewise where the profile is continuous, those where it jumps down (both checked
+    at 256 bits), and the left-minus-right sides of every other condition or Heaviside
+    argument (where the profile may jump either way)."""
+    jumps: list[sympy.Expr] = []
+    points: list[sympy.Expr] = []
+    downs: list[sympy.Expr] = []
+    folded = sympy.piecewise_fold(expr)
+    for h in folded.atoms(sympy.Heaviside):
+        if var in h.args[0].free_symbols:
+            jumps.append(h.args[0])
+    pws = [folded] if isinstance(folded, sympy.Piecewise) else []
+    nested = [q for q in folded.atoms(sympy.Piecewise) if q is not folded]
+    for pw in pws + nested:
+        args = pw.args
+        for i, (branch, cond) in enumerate(args):
+            if cond is sympy.true or var not in cond.free_symbols:
+                continue
+            rel = cond
+            simple = (pw is folded and isinstance(rel, (sympy.StrictLessThan, sympy.LessThan))
+                      and rel.lhs == var and rel.rhs.is_number and i + 1 < len(args))
+            kind = _continuous(branch, args[i + 1][0], var, rel.rhs) if simple else None
+            if kind is not None:
+                (points if kind == "continuous" else downs).append(rel.rhs)
+                continue
+            for r in ([rel] if isinstance(rel, sympy.core.relational.Relational)
+                      else list(rel.atoms(sympy.core.relational.Relational))):
+                jumps.append(r.lhs - r.rhs)
+            if not isinstance(rel, sympy.core.relational.Relational) and not rel.atoms(
+                    sympy.core.relational.Relational):
+                jumps.append(var - var)  # unknown condition: never trusted (never decided)
+    return points, downs, jumps
+
+
+def _continuous(left: sympy.Expr, right: sympy.Expr, var: sympy.Symbol,
+                c: sympy.Expr) -> str | None:
+    """"continuous", "down" (a proved downward jump) or None (undecided / upward)."""
+    try:
+        fl, fr = lambdify_arb(left, var), lambdify_arb(right, var)
+        with ctx.workprec(256):
+            cb = lambdify_arb(c, var)(0)
+            a, b = fl(cb), fr(cb)
+            if bool(abs(a - b) <= _JUMP_RTOL * abs(a)):
+                return "continuous"
+            return "down" if bool(b < a) else None
+    except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError):
+        return None
+
+
+def _monotone_parts(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
+    """Parts whose being non-increasing makes ``expr`` non-increasing: the arguments of
+    Max/Min, the terms of a sum, the factor of a positive constant (recursively)."""
+    if var not in expr.free_symbols:
+        return []
+    if isinstance(expr, (sympy.Max, sympy.Min, sympy.Add)):
+        return [q for a in expr.args for q in _monotone_parts(a, var)]
+    if isinstance(expr, sympy.Mul):
+        const = [f for f in expr.args if var not in f.free_symbols]
+        rest = [f for f in expr.args if var in f.free_symbols]
+        c = sympy.Mul(*const)
+        if len(rest) == 1 and c.is_positive:
+            return _monotone_parts(rest[0], var)
+    return [expr]
+
+
+@functools.lru_cache(maxsize=32)
+def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...],
+              timeout: float | None) -> tuple[Any, ...]:
+    """Ball functions of the profile and its derivatives, compiled once per expression
+    (Float parameters stay symbols, so e.g. every ``laplace(eps0)`` shares them)."""
+    expr = _doit_finite(expr)
+    if sympy.count_ops(expr) > MAX_OPS:
+        raise ArbUnsupported(f"the profile has more than {MAX_OPS} operations: too large "
+                             "for the symbolic derivative of the first-order search")
+    f = lambdify_arb(expr, var, params)
+    try:
+        d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
+    except AnalysisTimeout as exc:
+        raise ArbUnsupported(f"the derivative of the profile timed out: {exc}") from exc
+    d1_fn = lambdify_arb(d1, var, params)
+    d1_terms = []
+    if d1.has(sympy.Heaviside):
+        # one compiled function: the Heaviside-free factor of each term and the
+        # Heaviside arguments, evaluated together on a ball
+        rests, hargs = [], []
+        for t in sympy.Add.make_args(d1):
+            fs = sympy.Mul.make_args(t)
+            rests.append(sympy.Mul(*[g for g in fs if not isinstance(g, sympy.Heaviside)]))
+            hargs.append([g.args[0] for g in fs if isinstance(g, sympy.Heaviside)])
+        flat = [*rests, *(h for hs in hargs for h in hs)]
+        fn = lambdify_arb(sympy.Tuple(*flat), var, params)
+        d1_terms = [(fn, [len(hs) for hs in hargs])]
+    l1_fn = lambdify_arb(l1, var, params, cse=True)
+    l2_fn = lambdify_arb(l2, var, params, cse=True)
+    parts = _monotone_parts(expr, var)
+    parts_fn = None
+    if len(parts) > 1 or (parts and parts[0] != expr):
+        parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
+                                params)
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn
+
+
+class FirstOrder:
+    r"""Ball-arithmetic first-order machinery for one profile.
+
+    Args:
+        profile: a :class:`~symgdp.profile.Profile` with every parameter bound.
+        timeout: budget (seconds) for the symbolic differentiation.
+
+    Raises:
+        ArbUnsupported: no ball evaluation of the profile or its derivative.
+
+    Example:
+        >>> from symgdp import mechanisms
+        >>> fo = FirstOrder(mechanisms.laplace(1.0))
+        >>> fo.nonincreasing(0.0, 0.5)
+        True
+        >>> fo.prove_below(0.0, 0.5, 1.1)   # sup G on [0, 0.5] <= 1.1 (it is 1.0300...)
+        True
+        >>> fo.prove_below(0.0, 0.5, 1.0)
+        False
+    """
+
+    def __init__(self, profile: Any, *, timeout: float | None = None) -> None:
+        profile.require_bound()
+        var = profile.var
+        values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
+        if any(set(v.free_symbols) for _, v in values):
+            expr, floats = profile.bound_expr, []
+        else:
+            # exact parameters substituted; Float parameters stay symbols fed as exact
+            # balls (substituting them would let SymPy round exp(Float) to 53 bits)
+            expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
+            floats = [(s, v) for s, v in values if v.has(sympy.Float)]
+        params = tuple(s for s, _ in floats)
+        self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
+        (self._f, self._d1, self._d1_terms, self._l1, self._l2,
+         self._parts) = _compiled(expr, var, params, timeout)
+        # branch points and possible jumps, with every parameter value in place
+        points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
+        self.branch_points = tuple(sorted(float(c) for c in points + downs))
+        with ctx.workprec(_PREC):
+            # a downward jump keeps the profile non-increasing, but no mean-value bound
+            # may cross it (or end on it: the value there is not the left limit)
+            self._downs = [lambdify_arb(c, var)(0) for c in downs]
+        self._jumps = [lambdify_arb(j, var) for j in jumps]
+        self._cache: dict[tuple[float, int], arb] = {}
+        self._lcache: dict[float, arb] = {}
+        self._on_cache: dict[tuple[float, float], tuple[arb, arb]] = {}
+        self._dcache: dict[float, arb] = {}
+        self._direct_cache: dict[tuple[float, float], arb] = {}
+        self._gauss_mu, self._gauss_cache = math.nan, {}
+        self.count = 0
+        self.ball_count = 0
+
+    # -- the profile and its derivative at points and on balls --------------------------
+    def _call(self, f: Any, x: Any) -> arb:
+        self.ball_count += 1
+        try:
+            v = f(x, *(arb(p) if not isinstance(p, arb) else p for p in self._pvals))
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return arb("nan")
+        return v
+
+    def delta(self, x: float) -> arb:
+        """Ball of the profile at the point ``x`` (values above 1 read as 1), with the
+        precision raised until it is 1e-6 relative (or exactly 0)."""
+        for prec in _PRECISIONS:
+            key = (x, prec)
+            v = self._cache.get(key)
+            if v is None:
+                with ctx.workprec(prec):
+                    v = self._call(self._f, arb(x))
+                    v = v.min(arb(1)) if v.is_finite() else v
+                self.count += 1
+                self._cache[key] = v
+            if v.is_exact() or (v.is_finite() and _positive(v)
+                                and v.rad() <= _POINT_RTOL * abs(v.mid())):
+                return v
+        return v
+
+    def log_delta(self, x: float) -> arb:
+        """Ball of log delta(x); ``arb('-inf')`` for an exact zero, NaN if undecided."""
+        v = self._lcache.get(x)
+        if v is None:
+            d = self.delta(x)
+            if d.is_exact() and d.is_zero():
+                v = arb("-inf")
+            elif _positive(d):
+                v = d.log()
+            else:
+                v = arb("nan")
+            self._lcache[x] = v
+        return v
+
+    def dlog(self, x: float) -> arb:
+        r"""Ball of :math:`(\log\delta)'` at the point ``x``."""
+        v = self._dcache.get(x)
+        if v is None:
+            with ctx.workprec(_PREC):
+                v = self._dcache[x] = self._call(self._l1, arb(x))
+        return v
+
+    @staticmethod
+    def _ball(x: float, y: float) -> arb:
+        # midpoint and radius as floats, the radius rounded up: usually the exact [x, y]
+        # (so that e.g. -2*eps on [0, w] is <= 0 without a rounding excess)
+        m = 0.5 * (x + y)
+        r = max(m - x, y - m)
+        b = arb(m, r)
+        if not (b.lower() <= x and b.upper() >= y):
+            b = arb(m, math.nextafter(r, math.inf) * (1 + 2.0**-50))
+        return b
+
+    def smooth(self, x: float, y: float, first_order: bool = False) -> bool:
+        """No possible jump of the profile inside ``[x, y]`` (every Piecewise condition
+        and Heaviside argument decided on the ball, except at checked continuous branch
+        points, and, unless ``first_order``, checked downward jumps): derivative
+        arguments hold there."""
+        if first_order and self._downs:
+            ball = self._ball(x, y)
+            if any(ball.overlaps(c) for c in self._downs):
+                return False
+        if not self._jumps:
+            return True
+        with ctx.workprec(_PREC):
+            ball = self._ball(x, y)
+            for j in self._jumps:
+                self.ball_count += 1
+                try:
+                    v = j(ball)
+                except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                    return False
+                if not (v.is_finite() and (v > 0 or v < 0)):
+                    return False
+        return True
+
+    def nonincreasing(self, x: float, y: float) -> bool:
+        r"""Proved non-increasing on ``[x, y]`` up to rounding: see :meth:`rise`."""
+        return self.rise(x, y) is not None
+
+    def rise(self, x: float, y: float, depth: int = 3) -> tuple[float, float] | None:
+        r"""Proved bounds ``(tau, add)`` with :math:`\delta(\varepsilon) \le
+        \delta(x)\,e^{\tau} + \mathrm{add}` on ``[x, y]``, or ``None``.
+
+        ``(0, 0)`` when :math:`\delta' \le 0` is proved on the whole ball.  A ball that
+        touches a zero of the derivative (:math:`e^{-\varepsilon^2}` at 0, a kink where
+        the profile reaches 0) cannot be proved :math:`\le 0` exactly in midpoint-radius
+        arithmetic: there the rounding excess is bounded instead, by ``tau`` from
+        :math:`(\log\delta)' \le \tau/(y - x)` (at most ``MAX_RISE``) or by ``add`` from
+        :math:`\delta' \le \mathrm{add}/(y - x)` (an excess below :math:`2^{-26}` of the
+        derivative's size).  The zeroth-order bound uses the inflated value.  The ball is
+        halved up to ``depth`` times where a wide ball decides nothing."""
+        r = self._rise(x, y)
+        if r is not None:
+            return r
+        m = 0.5 * (x + y)
+        if depth <= 0 or not x < m < y:
+            return None
+        r1 = self.rise(x, m, depth - 1)
+        if r1 is None:
+            return None
+        r2 = self.rise(m, y, depth - 1)
+        if r2 is None:
+            return None
+        # delta(m) <= delta(x) e^t1 + a1, then delta <= delta(m) e^t2 + a2 on [m, y]
+        tau = r1[0] + r2[0]
+        add = (r1[1] * math.exp(r2[0]) + r2[1]) * (1 + 2.0**-40) if (r1[1] or r2[1]) else 0.0
+        if tau > MAX_RISE:
+            return None
+        return tau, add
+
+    def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if not self.smooth(x, y):
+            return None
+        near: arb | None = None
+        with ctx.workprec(_PREC):
+            ball = self._ball(x, y)
+            d = self._call(self._d1, ball)
+            if d.is_finite() and d <= 0:
+                return 0.0, 0.0
+            if self._terms_nonpositive(ball) or self._parts_nonincreasing(ball):
+                return 0.0, 0.0
+            if d.is_finite() and d.upper() <= abs(d.lower()) * 2.0**-26:
+                near = arb(d.upper()) * (arb(y) - arb(x))
+        if _positive(self.delta(x)):
+            # (log delta)' finite on the ball: delta keeps its sign there
+            for da in (self._direct(x, y), self.dlog_on(x, y)):
+                if da.is_finite():
+                    with ctx.workprec(_PREC):
+                        if da <= 0:
+                            return 0.0, 0.0
+                        tau = arb(da.upper()) * (arb(y) - arb(x))
+                        if tau <= MAX_RISE:
+                            return float(tau.upper()) * (1 + 2.0**-40), 0.0
+        if near is not None:
+            return 0.0, float(near.upper()) * (1 + 2.0**-40)
+        with ctx.workprec(_PREC):
+            v = self._call(self._f, self._ball(x, y))
+            return (0.0, 0.0) if (v.is_finite() and v >= 1) else None
+
+    def _parts_nonincreasing(self, ball: arb) -> bool:
+        # Max/Min/sums of non-increasing parts are non-increasing
+        if self._parts is None:
+            return False
+        self.ball_count += 1
+        try:
+            vals = self._parts(ball, *self._pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return False
+        return all(v.is_finite() and v <= 0 for v in vals)
+
+    def _terms_nonpositive(self, ball: arb) -> bool:
+        # delta' = sum of H(u) * g terms with H in [0, 1]: each g <= 0 (or H = 0) suffices
+        if not self._d1_terms:
+            return False
+        fn, counts = self._d1_terms[0]
+        self.ball_count += 1
+        try:
+            vals = fn(ball, *self._pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return False
+        rests, hvals = vals[:len(counts)], vals[len(counts):]
+        k = 0
+        for g, c in zip(rests, counts, strict=True):
+            hs, k = hvals[k:k + c], k + c
+            if any(bool(h < 0) for h in hs):
+                continue
+            if not (g.is_finite() and g <= 0):
+                return False
+        return True
+
+    def rising_at(self, x: float) -> bool:
+        r"""Proved :math:`\delta'(x) > 0` at the point ``x`` (with :math:`\delta(x) < 1`)."""
+        with ctx.workprec(_PREC):
+            d = self._call(self._d1, arb(x))
+        return bool(d.is_finite() and d > 0 and self.delta(x) < 1)
+
+    def dlog_on(self, x: float, y: float) -> arb:
+        r"""Enclosure of :math:`(\log\delta)'` on ``[x, y]``: the direct ball evaluation,
+        intersected with the hull of the end-point values where
+        :math:`(\log\delta)''` has a sign on the ball."""
+        return self._on(x, y)[0]
+
+    def _on(self, x: float, y: float) -> tuple[arb, arb]:
+        v = self._on_cache.get((x, y))
+        if v is None:
+            v = self._on_cache[(x, y)] = self._dlog_on(x, y)
+        return v
+
+    def _direct(self, x: float, y: float) -> arb:
+        v = self._direct_cache.get((x, y))
+        if v is None:
+            with ctx.workprec(_PREC):
+                v = self._direct_cache[(x, y)] = self._call(self._l1, self._ball(x, y))
+        return v
+
+    def _gauss(self, x: float, mu: float) -> tuple[arb, arb]:
+        """log delta_mu(x) and its derivative in x (balls; cached for the current mu)."""
+        if mu != self._gauss_mu:
+            self._gauss_mu, self._gauss_cache = mu, {}
+        v = self._gauss_cache.get(x)
+        if v is None:
+            with ctx.workprec(_PREC):
+                g = delta_mu_arb(x, mu)
+                lg = g.log() if _positive(g) else arb("nan")
+                v = self._gauss_cache[x] = (lg, dlog_delta_mu_arb(x, mu))
+        return v
+
+    def _dlog_on(self, x: float, y: float) -> tuple[arb, arb]:
+        with ctx.workprec(_PREC):
+            ball = self._ball(x, y)
+            direct = self._direct(x, y)
+            second = self._call(self._l2, ball)
+            if second.is_finite() and (second <= 0 or second >= 0):
+                lx, ly = self.dlog(x), self.dlog(y)
+                if lx.is_finite() and ly.is_finite():
+                    hull = lx.union(ly)
+                    if not direct.is_finite():
+                        return hull, second
+                    if direct.overlaps(hull):
+                        return direct.intersection(hull), second
+                    # two valid enclosures that do not meet: trust neither
+                    return arb("nan"), arb("nan")
+            return direct, second
+
+    # -- the first-order test -------------------------------------------------------------
+    def prove_below(self, x: float, y: float, mu: float) -> bool:
+        r"""Prove :math:`\sup_{[x, y]} G \le \mu` by the mean-value bound of
+        :math:`h = \log\delta_A - \log\delta_\mu` from both end points, or else by its
+        second-order Taylor bound about the midpoint (``False`` = not proved)."""
+        if not (0 <= x < y) or not (mu > 0) or math.isinf(mu):
+            return False
+        if not self.smooth(x, y, first_order=True):
+            return False
+        dx = self.delta(x)
+        if dx.is_exact() and dx.is_zero():
+            return True  # delta(x) = 0 exactly: 0 on [x, inf) for a non-increasing profile
+        la, lb = self.log_delta(x), self.log_delta(y)
+        if not (la.is_finite() and lb.is_finite()):
+            return False
+        (lgx, dmx), (lgy, dmy) = self._gauss(x, mu), self._gauss(y, mu)
+        if not all(v.is_finite() for v in (lgx, dmx, lgy, dmy)):
+            return False
+        with ctx.workprec(_PREC):
+            hx, hy = la - lgx, lb - lgy
+            if hx > 0 or hy > 0:
+                return False
+        da = self._direct(x, y)
+        if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            return True
+        da, d2a = self._on(x, y)
+        if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            return True
+        return self._taylor_below(x, y, mu, d2a)
+
+    @staticmethod
+    def _mean_value_below(x: float, y: float, hx: arb, hy: arb, dmx: arb, dmy: arb,
+                          da: arb) -> bool:
+        with ctx.workprec(_PREC):
+            # -dlog delta_mu is non-decreasing: on [x, y] it lies in [-dmx, -dmy]
+            h_hi = arb(da.upper()) - arb(dmy.lower())
+            h_lo = arb(da.lower()) - arb(dmx.upper())
+            w = arb(y) - arb(x)
+            if h_hi <= 0:
+                bound = hx
+            elif h_lo >= 0:
+                bound = hy
+            else:
+                # the two mean-value lines cross at t*; any t in [0, w] gives
+                # sup h <= max(hx + H+ t, hy - H- (w - t))
+                hi, lo = float(h_hi.mid()), float(h_lo.mid())
+                t = (float(hy.mid()) - float(hx.mid()) - lo * float(w.mid())) / (hi - lo)
+                t = min(max(t, 0.0), float(w.mid()))
+                ta = arb(t)
+                bound = (hx + h_hi * ta).max(hy - h_lo * (w - ta))
+            return bool(bound <= 0)
+
+    def _taylor_below(self, x: float, y: float, mu: float, d2a: arb) -> bool:
+        # h(m + t) <= h(m) + h'(m) t + C t^2 with C = sup h''/2 on [x, y]
+        if not d2a.is_finite():
+            return False
+        m = 0.5 * (x + y)
+        if not x < m < y:
+            return False
+        lm = self.log_delta(m)
+        dm = self.dlog(m)
+        if not (lm.is_finite() and dm.is_finite()):
+            return False
+        lgm, dgm = self._gauss(m, mu)
+        if not (lgm.is_finite() and dgm.is_finite()):
+            return False
+        with ctx.workprec(_PREC):
+            d2mu = _gauss_l2()(self._ball(x, y), arb(mu))
+            if not d2mu.is_finite():
+                return False
+            c0 = lm - lgm
+            c1 = dm - dgm
+            c = arb((d2a - d2mu).upper()) / 2
+            tl, tr = arb(x) - arb(m), arb(y) - arb(m)
+            if c < 0:
+                bound = c0 - c1 * c1 / (4 * c)
+            else:
+                bound = (c0 + c1 * tl + c * tl * tl).max(c0 + c1 * tr + c * tr * tr)
+            return bool(bound <= 0)
+
+
+_GAUSS_L2: list[Any] = []
+
+
+def _gauss_l2_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
+    e, m = sympy.Dummy("e", positive=True), sympy.Dummy("m", positive=True)
+    r = sympy.sqrt(2)
+    g = (sympy.erfc((e / m - m / 2) / r) - sympy.exp(e) * sympy.erfc((e / m + m / 2) / r)) / 2
+    l1 = normalise_fractions(sympy.diff(_log_expanded(erfcx_form(g, e)), e))
+    return sympy.diff(l1, e), e, m
+
+
+def _gauss_l2() -> Any:
+    r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^2\log\delta_\mu/
+    \partial\varepsilon^2` in the erfcx form (compiled once)."""
+    if not _GAUSS_L2:
+        expr, e, m = run_bounded(_gauss_l2_expr, timeout=60)
+        _GAUSS_L2.append(lambdify_arb(expr, e, (m,), cse=True))
+    return _GAUSS_L2[0]
