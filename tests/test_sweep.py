@@ -135,11 +135,11 @@ def test_existing_output_is_not_overwritten_nor_mixed(tmp_path):
 def test_failing_points_are_recorded_and_the_rest_completes(tmp_path):
     out = tmp_path / "bad.jsonl"
     # eps0 = -1 is refused by the factory; q = -1 makes an increasing "profile" (refused
-    # by the measurement in the worker)
+    # by the validation in the worker)
     t = sweep(mechanisms.laplace, {"eps0": [1.0, -1.0, 2.0]}, workers=2, out=out, eps_h=10)
     assert [r["error"] is None for r in t] == [True, False, True]
     assert t[1]["error"].startswith("DomainError") and "eps0" in t[1]["error"]
-    p = Profile.parse("Max(0, 1 - q*eps)")
+    p = Profile.parse("exp(-q*eps**2)")
     t2 = sweep(p, {"q": [1.0, -1.0]}, workers=2, eps_h=10)
     assert t2[0]["error"] is None and t2[1]["error"].startswith("ProfileError")
     assert len(t.errors) == 1 and len(out.read_text().splitlines()) == 3
