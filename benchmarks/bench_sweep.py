@@ -158,8 +158,8 @@ def bench_calibrate() -> list[dict[str, Any]]:
     s, out = sympy.Symbol("sigma", positive=True), []
     cases = [
         ("Gaussian, noise σ (Δ = 1)", lambda: calibrate(
-            mechanisms.gaussian(1 / s), "sigma", 1.0, bracket=(0.5, 4.0), eps_h=1.5,
-            tol=1e-5, refine=False), 1.0, "eps_h = 1.5, tol = 1e-5, refine=False"),
+            mechanisms.gaussian(1 / s), "sigma", 1.0, bracket=(0.5, 4.0), refine=False),
+         1.0, "eps_h = 100, tol = 1e-6, refine=False"),
         ("Laplace, budget ε₀", lambda: calibrate(
             mechanisms.laplace(1.0), "varepsilon_0", 1.0, eps_h=20),
          -2 * math.log(2 * ndtr(-0.5)), "eps_h = 20, tol = 1e-6"),
