@@ -30,6 +30,8 @@ __version__ = "0.1.0"
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
     "Calibration": ("refine", "Calibration"),
+    "calibrate": ("calibrate", "calibrate"),
+    "CalibrationResult": ("calibrate", "CalibrationResult"),
     "clip_and_rectify": ("amplify", "clip_and_rectify"),
     "ClipAndRectify": ("amplify", "ClipAndRectify"),
     "compose": ("pld", "compose"),
@@ -65,6 +67,8 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "refine_calibration": ("refine", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
+    "sweep": ("sweep", "sweep"),
+    "SweepTable": ("sweep", "SweepTable"),
     "SymgdpError": ("errors", "SymgdpError"),
     "SymgdpWarning": ("errors", "SymgdpWarning"),
     "tradeoff": ("tradeoff", None),
@@ -116,6 +120,8 @@ if TYPE_CHECKING:
     from . import composition, conversions, mechanisms, plot, tradeoff
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
+    from .calibrate import CalibrationResult, calibrate
+    from .sweep import SweepTable, sweep
     from .errors import (
         AnalysisTimeout,
         ConvergenceError,
@@ -147,6 +153,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AnalysisTimeout",
     "Calibration",
+    "CalibrationResult",
     "ClipAndRectify",
     "ConvergenceError",
     "DPSGDResult",
@@ -160,9 +167,11 @@ __all__ = [
     "ProfileError",
     "ProgressEvent",
     "Report",
+    "SweepTable",
     "SymgdpError",
     "SymgdpWarning",
     "UnboundParameterError",
+    "calibrate",
     "clip_and_rectify",
     "compose",
     "compose_gdp",
@@ -185,6 +194,7 @@ __all__ = [
     "plot",
     "refine_calibration",
     "report",
+    "sweep",
     "tradeoff",
     "tradeoff_gdp",
 ]

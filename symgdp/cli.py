@@ -108,6 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_compose_parser(sub)
     _add_dpsgd_parser(sub)
     _add_convert_parser(sub)
+    _add_calibrate_parser(sub)
+    _add_sweep_parser(sub)
     parser.set_defaults(command_names=tuple(sub.choices))
     return parser
 
@@ -690,4 +692,225 @@ def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
              f"CLT {r.eps_clt:.4f} (approximate)",
              f"  Renyi bound alone: mu <= {r.mu_rdp:.6f}"]
     stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+# -- calibrate and sweep -------------------------------------------------------------------------
+def _add_planning_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``calibrate`` and ``sweep``: the profile and how to measure it."""
+    p.add_argument("expr", metavar="EXPR",
+                   help="the profile delta(eps); with --tradeoff an equation "
+                   "'sigma = f(eps, delta)'")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="EXPR is a privacy-utility trade-off equation sigma = f(eps, delta)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable)")
+    p.add_argument("--eps-h", type=_positive_float(), default=100.0, metavar="X",
+                   help="head end point of each measurement (default 100)")
+    p.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
+                   help="width of each measured bracket on mu (default 1e-6)")
+    p.add_argument("--no-certify", action="store_true",
+                   help="float64 brackets only (no ball-arithmetic certification)")
+    p.add_argument("--no-refine", action="store_true",
+                   help="measure the profile exactly as given, without refinement")
+    p.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
+                   help="time budget of each symbolic step")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+
+
+def _planning_profile(args: argparse.Namespace, values: dict[str, Any]) -> Any:
+    from .profile import Profile
+
+    if args.tradeoff:
+        return Profile.from_tradeoff(args.expr, values, timeout=args.timeout)
+    return Profile.parse(args.expr, values)
+
+
+def _add_calibrate_parser(sub: Any) -> None:
+    c = sub.add_parser(
+        "calibrate", help="the least noise (or largest rate/steps) for a target mu",
+        description="Find the smallest (or largest, by the parameter's direction, detected) "
+        "value of a parameter whose guaranteed GDP bracket meets a target: upper <= "
+        "target mu, or (eps, delta)-DP.",
+        epilog="examples:\n"
+        "  symgdp calibrate \"B*exp(-sigma**2*eps**2/A**2)\" --param sigma --target-mu 1 "
+        "--set A=1 --set B=1\n"
+        "  symgdp calibrate --tradeoff \"sigma = sqrt(2*log(1.25/delta))/eps\" --param sigma "
+        "--target-eps 1 --target-delta 1e-5\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.set_defaults(run=_run_calibrate)
+    _add_planning_options(c)
+    c.add_argument("--param", required=True, metavar="NAME",
+                   help="the parameter to calibrate (left unbound by --set)")
+    c.add_argument("--target-mu", type=_positive_float(), default=None, metavar="MU",
+                   help="the target GDP parameter")
+    c.add_argument("--target-eps", type=float, default=None, metavar="EPS",
+                   help="target (eps, delta)-DP: eps (with --target-delta)")
+    c.add_argument("--target-delta", type=float, default=None, metavar="DELTA",
+                   help="target (eps, delta)-DP: delta (with --target-eps)")
+    c.add_argument("--bracket", default=None, metavar="LOW,HIGH",
+                   help="search between these values of the parameter")
+    c.add_argument("--integer", action="store_true",
+                   help="the parameter is an integer (a number of steps)")
+    c.add_argument("--rtol", type=_positive_float(), default=1e-6, metavar="R",
+                   help="relative width at which the search stops (default 1e-6)")
+
+
+def _run_calibrate(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .calibrate import calibrate
+
+    values = _parse_values(args.set)
+    if args.param in values:
+        raise UsageError(f"--param {args.param} is also given a value with --set")
+    pair = (args.target_eps, args.target_delta)
+    if (args.target_mu is None) == (pair == (None, None)):
+        raise UsageError("give either --target-mu or --target-eps with --target-delta")
+    if args.target_mu is None and None in pair:
+        raise UsageError("--target-eps and --target-delta go together")
+    bracket = None
+    if args.bracket is not None:
+        try:
+            bracket = tuple(float(v) for v in args.bracket.split(","))
+        except ValueError:
+            raise UsageError(f"--bracket expects LOW,HIGH, got {args.bracket!r}") from None
+        if len(bracket) != 2:
+            raise UsageError(f"--bracket expects LOW,HIGH, got {args.bracket!r}")
+    kw = dict(bracket=bracket, integer=args.integer, rtol=args.rtol, eps_h=args.eps_h,
+              tol=args.tol, refine=not args.no_refine, timeout=args.timeout,
+              certify=False if args.no_certify else None)
+    if args.tradeoff and args.target_mu is None:
+        # the direct route: the least noise through the partial order
+        result = calibrate(args.expr, args.param, target=pair, values=values, **kw)
+    else:
+        p = _planning_profile(args, values)
+        result = calibrate(p, args.param, args.target_mu,
+                           target=None if args.target_mu is not None else pair, **kw)
+    if args.json:
+        data = {"profile": args.expr, **result.to_dict()}
+        stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
+    else:
+        stdout.write(str(result) + "\n")
+        for note in result.notes:
+            stdout.write(f"  note: {note}\n")
+    return 0
+
+
+def _grid_values(spec: str) -> tuple[str, list[Any]]:
+    """``NAME=a:b:n`` (n values from a to b), ``NAME=v1,v2,...`` or ``NAME=v``."""
+    import numpy as np
+
+    from .parsing import parse_expression
+
+    name, sep, text = spec.partition("=")
+    name, text = name.strip(), text.strip()
+    if not sep or not name.isidentifier() or not text:
+        raise UsageError(f"--grid expects NAME=LOW:HIGH:COUNT or NAME=V1,V2,..., got {spec!r}")
+
+    def number(t: str) -> Any:
+        try:
+            v = parse_expression(t.strip())
+        except ParseError as exc:
+            raise UsageError(f"--grid {spec!r}: {_one_line(exc)}") from None
+        if v.free_symbols or not v.is_number or not v.is_real or not v.is_finite:
+            raise UsageError(f"--grid {spec!r}: {t.strip()!r} is not a finite real number")
+        return int(v) if v.is_Integer else float(v)
+
+    if ":" in text:
+        parts = text.split(":")
+        if len(parts) != 3:
+            raise UsageError(f"--grid {spec!r}: a range is LOW:HIGH:COUNT")
+        lo, hi, n = number(parts[0]), number(parts[1]), number(parts[2])
+        if not isinstance(n, int) or n < 1:
+            raise UsageError(f"--grid {spec!r}: COUNT must be a positive integer, got {n!r}")
+        if n > 1_000_000:
+            raise UsageError(f"--grid {spec!r}: COUNT {n} is too large")
+        return name, [float(v) for v in np.linspace(float(lo), float(hi), n)]
+    return name, [number(t) for t in text.split(",")]
+
+
+def _add_sweep_parser(sub: Any) -> None:
+    s = sub.add_parser(
+        "sweep", help="measure a profile over a grid of parameter values",
+        description="Measure the GDP bracket of a profile at every point of a grid (the "
+        "Cartesian product of the --grid values), in parallel; results stream to a "
+        "JSON-lines file that --resume continues.",
+        epilog="examples:\n"
+        "  symgdp sweep \"B*exp(-sigma**2*eps**2/A**2)\" --set B=1 --grid sigma=0.5:4:50 "
+        "--grid A=1,2 --out mu.jsonl --plot mu.png\n",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    s.set_defaults(run=_run_sweep)
+    _add_planning_options(s)
+    s.add_argument("--grid", action="append", default=[], metavar="NAME=SPEC",
+                   help="values of a parameter: LOW:HIGH:COUNT or V1,V2,... (repeatable)")
+    s.add_argument("--workers", type=int, default=None, metavar="N",
+                   help="worker processes (default: one per core; 1 = serial)")
+    s.add_argument("--out", default=None, metavar="FILE",
+                   help="append one JSON record per point to FILE as it finishes")
+    s.add_argument("--resume", action="store_true",
+                   help="continue the sweep in --out, computing only the missing points")
+    s.add_argument("--task", choices=("measure", "identify"), default="measure",
+                   help="what to compute at each point (default measure)")
+    s.add_argument("--plot", metavar="FILE",
+                   help="save mu against the first grid parameter (curves by the second)")
+
+
+def _run_sweep(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .sweep import sweep
+
+    values = _parse_values(args.set)
+    if not args.grid:
+        raise UsageError("sweep needs at least one --grid NAME=SPEC")
+    grid: dict[str, list[Any]] = {}
+    for spec in args.grid:
+        name, vals = _grid_values(spec)
+        if name in grid or name in values:
+            raise UsageError(f"--grid {name} is given twice (or also with --set)")
+        grid[name] = vals
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers must be a positive integer, got {args.workers}")
+    if args.resume and not args.out:
+        raise UsageError("--resume needs --out FILE")
+    if args.plot:
+        _check_plot_target(args.plot)
+        if args.task != "measure":
+            raise UsageError("--plot draws measured mu; use it with --task measure")
+    p = _planning_profile(args, values)
+    table = sweep(p, grid, workers=args.workers, out=args.out, resume=args.resume,
+                  task=args.task, eps_h=args.eps_h, tol=args.tol, refine=not args.no_refine,
+                  certify=False if args.no_certify else None, timeout=args.timeout)
+    failed = table.errors
+    if failed and len(failed) == len(table):
+        raise UsageError(f"every point failed; the first: {failed[0]['error']}")
+    if args.plot:
+        from .plot import sweep as plot_sweep
+        from .plot import sweep_map
+
+        names = list(grid)
+        many = len(names) >= 2 and len(grid[names[1]]) > 8 and len(grid[names[0]]) > 1
+        fig = (sweep_map(table, names[0], names[1]) if many else
+               plot_sweep(table, names[0], by=names[1] if len(names) >= 2 else None))
+        try:
+            fig.savefig(args.plot, dpi=150)
+        except OSError as exc:
+            raise UsageError(f"--plot: cannot write {args.plot!r}: {exc.strerror or exc}") \
+                from None
+    if args.json:
+        stdout.write(json.dumps(list(table), indent=1, allow_nan=False) + "\n")
+    else:
+        keys = ("mu_lower", "mu_upper", "certified") if args.task == "measure" else \
+            ("is_gdp", "mu_tail", "limit")
+        names = list(grid)
+        stdout.write("\t".join([*names, *keys, "error"]) + "\n")
+        for r in table:
+            cells = [str(r["point"][n]) for n in names]
+            cells += ["" if r.get(k) is None else str(r.get(k)) for k in keys]
+            cells.append(r.get("error") or "")
+            stdout.write("\t".join(cells) + "\n")
+        if args.plot:
+            stdout.write(f"plot written to {args.plot}\n")
+    if failed:
+        stderr.write(f"{_PROG}: warning: {len(failed)} of {len(table)} points failed "
+                     f"(see their error field); the first: {failed[0]['error']}\n")
     return 0

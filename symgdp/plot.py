@@ -709,3 +709,163 @@ def summary(rep: Any, *, eps_max: float | None = None) -> Any:
     gdpt(measured, measurements=m, eps_max=eps_max, tail=tail, ax=right,
          title="GDP transformation")
     return fig
+
+
+# -- planning: sweeps over parameter grids ---------------------------------------------------
+__all__ += ["sweep", "sweep_map"]
+
+
+def _sweep_column(records: Sequence[Mapping[str, Any]], name: str) -> np.ndarray:
+    out = []
+    for r in records:
+        point = r.get("point", {})
+        if name not in point:
+            raise DomainError(f"the sweep has no parameter {name!r}; it has "
+                              f"{sorted(point)}")
+        out.append(float(_sweep_number(point[name])))
+    return np.asarray(out, dtype=float)
+
+
+def _sweep_label(name: str) -> str:
+    """A parameter name as mathtext (``sigma`` as :math:`\\sigma`), else as given."""
+    import sympy
+
+    tex = f"${sympy.latex(sympy.Symbol(name))}$" if name.isidentifier() else name
+    return tex if _mathtext_ok(tex) else name
+
+
+def _sweep_number(v: Any) -> float:
+    if isinstance(v, str):
+        if v in ("inf", "-inf"):
+            return float(v)
+        from .parsing import parse_expression
+
+        return float(parse_expression(v))
+    return math.nan if v is None else float(v)
+
+
+def _sweep_mu(records: Sequence[Mapping[str, Any]], key: str) -> np.ndarray:
+    # failed points (error) and unknown values are NaN: drawn as gaps, never as a value
+    return np.asarray([math.nan if r.get("error") else _sweep_number(r.get(key))
+                       for r in records], dtype=float)
+
+
+def sweep(
+    records: Sequence[Mapping[str, Any]],
+    x: str,
+    *,
+    by: str | None = None,
+    ax: Any = None,
+    logx: bool | None = None,
+    logy: bool | None = None,
+    target_mu: float | None = None,
+    title: str | None = None,
+) -> Any:
+    r"""Measured :math:`\mu` against a swept parameter, the guaranteed bracket as a band.
+
+    Args:
+        records: the records of :func:`symgdp.sweep` (a ``SweepTable`` or records read
+            back from its JSON-lines file).
+        x: the parameter on the abscissa.
+        by: a second parameter: one curve per value.
+        ax: draw into this axes.
+        logx, logy: logarithmic axes; by default when the data span more than two decades.
+        target_mu: draw a horizontal line at this :math:`\mu` (e.g. a calibration target).
+        title: optional title.
+
+    Each curve is the band ``[mu_lower, mu_upper]`` with its upper end drawn as a line (the
+    guarantee); failed points are gaps.
+
+    Example:
+        >>> recs = [{"point": {"sigma": s}, "mu_lower": 1 / s - 1e-6, "mu_upper": 1 / s,
+        ...          "error": None} for s in (1.0, 2.0, 4.0)]
+        >>> fig = sweep(recs, "sigma", target_mu=0.5)
+        >>> len(fig.axes[0].lines)
+        2
+    """
+    records = list(records)
+    if not records:
+        raise DomainError("the sweep has no records to plot")
+    xs = _sweep_column(records, x)
+    lo, up = _sweep_mu(records, "mu_lower"), _sweep_mu(records, "mu_upper")
+    groups: list[tuple[str | None, np.ndarray]]
+    if by is None:
+        groups = [(None, np.ones(len(records), dtype=bool))]
+    else:
+        bs = _sweep_column(records, by)
+        groups = [(f"{_sweep_label(by)} = {b:g}", bs == b) for b in np.unique(bs)]
+    fig, ax = _axes(ax)
+    for i, (label, sel) in enumerate(groups):
+        order = np.argsort(xs[sel], kind="stable")
+        gx, gl, gu = xs[sel][order], lo[sel][order], up[sel][order]
+        color = f"C{i % 10}"
+        ax.fill_between(gx, gl, gu, color=color, alpha=0.25, lw=0)
+        ax.plot(gx, gu, "-", color=color, lw=1.6, label=label)
+    if target_mu is not None:
+        ax.axhline(float(target_mu), color="0.3", ls="--", lw=1.0,
+                   label=rf"target $\mu = {float(target_mu):g}$")
+    if logx if logx is not None else _spans_decades(xs, 2.0):
+        ax.set_xscale("log")
+    finite = up[np.isfinite(up)]
+    if logy if logy is not None else _spans_decades(finite, 2.0):
+        ax.set_yscale("log")
+    _finish(ax, _sweep_label(x), r"$\mu$ (guaranteed bracket)", title)
+    return fig
+
+
+def sweep_map(
+    records: Sequence[Mapping[str, Any]],
+    x: str,
+    y: str,
+    *,
+    ax: Any = None,
+    levels: Sequence[float] | None = None,
+    title: str | None = None,
+) -> Any:
+    r"""A map of the guaranteed upper bound on :math:`\mu` over two swept parameters.
+
+    Args:
+        records: the records of a sweep over (at least) ``x`` and ``y`` on a full grid.
+        x, y: the parameters on the two axes.
+        ax: draw into this axes.
+        levels: :math:`\mu` values to draw as labelled contour lines (e.g. ``[0.5, 1]``).
+        title: optional title.
+
+    Cells of failed points are left blank.
+
+    Example:
+        >>> recs = [{"point": {"A": a, "sigma": s}, "mu_lower": a / s - 1e-6,
+        ...          "mu_upper": a / s, "error": None} for a in (1.0, 2.0) for s in (1.0, 2.0)]
+        >>> fig = sweep_map(recs, "A", "sigma", levels=[1.0])
+        >>> fig.axes[0].get_xlabel()
+        '$A$'
+    """
+    records = list(records)
+    if not records:
+        raise DomainError("the sweep has no records to plot")
+    xs, ys = _sweep_column(records, x), _sweep_column(records, y)
+    up = _sweep_mu(records, "mu_upper")
+    ux, uy = np.unique(xs), np.unique(ys)
+    z = np.full((uy.size, ux.size), np.nan)
+    filled = np.zeros_like(z, dtype=bool)
+    for xv, yv, u in zip(xs, ys, up):
+        i, j = np.searchsorted(uy, yv), np.searchsorted(ux, xv)
+        if filled[i, j]:
+            raise DomainError(f"several records at {x}={xv:g}, {y}={yv:g}: plot a slice of "
+                              "the sweep (fix the other parameters)")
+        filled[i, j] = True
+        z[i, j] = u if np.isfinite(u) else np.nan
+    fig, ax = _axes(ax, figsize=(6.4, 4.8))
+    mesh = ax.pcolormesh(ux, uy, np.ma.masked_invalid(z), shading="nearest", cmap="viridis")
+    fig.colorbar(mesh, ax=ax, label=r"$\mu$ (upper bound)")
+    if levels is not None and ux.size >= 2 and uy.size >= 2 and np.isfinite(z).any():
+        cs = ax.contour(ux, uy, np.ma.masked_invalid(z), levels=sorted(float(v) for v in levels),
+                        colors="white", linewidths=1.2)
+        ax.clabel(cs, fmt=lambda v: rf"$\mu={v:g}$", fontsize=_FONT - 2)
+    if _spans_decades(ux, 2.0):
+        ax.set_xscale("log")
+    if _spans_decades(uy, 2.0):
+        ax.set_yscale("log")
+    _finish(ax, _sweep_label(x), _sweep_label(y), title)
+    ax.grid(False)
+    return fig

@@ -1,0 +1,60 @@
+r"""Planning a mechanism: calibrate the noise for a target mu, sweep a grid, draw mu.
+
+Three steps a researcher takes before running an experiment:
+
+1. the least noise :math:`\sigma` of the "SGD family" calibration
+   :math:`\sigma = A\varepsilon^{-1}\sqrt{\log(B/\delta)}` that gives 1-GDP, for two
+   values of :math:`A`, with the guaranteed bracket that proves it;
+2. a sweep of the measured :math:`\mu` over :math:`(A, \sigma)` on a process pool, written
+   to a JSON-lines file as each point finishes;
+3. the figure: :math:`\mu` against :math:`\sigma`, one band per :math:`A` (the band is the
+   guaranteed bracket), with the target and the calibrated values, and the 2-D map.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from _common import parse_args, save_figure
+from matplotlib.figure import Figure
+
+from symgdp import calibrate, mechanisms, plot, sweep
+
+TARGET_MU = 1.0
+A_VALUES = [1.0, 2.0]
+B = 1.0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
+    n_sigma, n_a, tol, workers = (6, 3, 1e-4, 2) if args.small else (40, 12, 1e-6, None)
+
+    for a in A_VALUES:
+        r = calibrate(mechanisms.sgd_family(a, B, 1.0), "sigma", TARGET_MU, tol=tol)
+        print(f"A = {a:g}: sigma = {r.value:.8g} (exact calibration in "
+              f"[{r.bracket[0]:.8g}, {r.bracket[1]:.8g}]; mu <= {r.measurement.upper:.8g}, "
+              f"{r.measurements} measurements)")
+
+    out = args.out / "planning.jsonl"
+    out.unlink(missing_ok=True)
+    grid = {"A": A_VALUES, "B": [B], "sigma": list(np.linspace(0.8, 4.0, n_sigma))}
+    table = sweep(mechanisms.sgd_family, grid, workers=workers, out=out, tol=tol)
+    print(f"swept {len(table)} points ({len(table.errors)} failed) into {out}")
+
+    fig = Figure(figsize=(12, 4.4), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    plot.sweep(table, "sigma", by="A", target_mu=TARGET_MU, ax=left,
+               title=r"$\mu$ of the SGD family")
+    dense = {"A": list(np.linspace(0.5, 2.5, n_a)), "B": [B],
+             "sigma": list(np.linspace(0.8, 4.0, n_sigma))}
+    plot.sweep_map(sweep(mechanisms.sgd_family, dense, workers=workers, tol=tol),
+                   "sigma", "A", levels=[0.5, TARGET_MU, 2.0], ax=right,
+                   title=r"upper bound on $\mu$")
+    path = save_figure(fig, args, "planning")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
