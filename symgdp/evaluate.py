@@ -340,7 +340,12 @@ class Evaluator:
     def eval_float(self, x: np.ndarray, kind: str) -> np.ndarray:
         """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused)."""
         with np.errstate(all="ignore"):
-            y = self.fn(kind)(x)
+            try:
+                y = self.fn(kind)(x)
+            except OverflowError as exc:  # a Python int or constant beyond float64
+                raise PrecisionError(
+                    f"the profile cannot be evaluated in float64 ({exc}): a constant or "
+                    "parameter of it lies beyond the float64 range") from exc
         y = np.asarray(y)
         if np.iscomplexobj(y):
             bad = np.abs(y.imag) > 0

@@ -664,7 +664,12 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             methods.append("closed form" if exact is not None else "numeric")
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
-            template_pieces.append((sympy.Min(profile.expr, flat, evaluate=False), var < cs))
+            # below a > 0 the naive profile beats the flat piece (a jump): keep the better
+            # of the two there.  Where a = 0 the flat piece is the infimum itself (up to the
+            # rounding of c, which keeps it a valid pair), and a Min would only carry the
+            # naive profile's singularities (1/eps at 0) into the result.
+            piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
+            template_pieces.append((piece, var < cs))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         template_pieces.append((profile.expr, True))
         template = sympy.Piecewise(*template_pieces, evaluate=False)

@@ -235,7 +235,9 @@ def test_shuffle_amplification_is_a_profile(eps0, n):
     y = p(x)
     assert np.all((y >= 0) & (y <= 1))
     assert np.all(np.diff(y) <= 1e-15)
-    assert np.all(y <= M.pure_dp(eps0)(x) + 1e-15)
+    # within the documented float64 accuracy of profile values (1e-13 relative): the two
+    # profiles evaluate the same pure-DP term by different routes (plain and log space)
+    assert np.all(y <= M.pure_dp(eps0)(x) * (1 + 1e-13))
 
 
 @settings(max_examples=10)
