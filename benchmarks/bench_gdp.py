@@ -1,4 +1,4 @@
-r"""Benchmark of the float64 GDP core (issue 2): speed, accuracy, round trips.
+r"""Benchmark of the float64 GDP core: speed, accuracy, round trips.
 
 One run measures
 

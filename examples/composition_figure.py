@@ -4,7 +4,7 @@ The seed paper's composition figure: :math:`\varepsilon` at level :math:`\delta`
 :math:`k`-fold composition by the basic and advanced composition theorems, the optimal
 (Kairouz-Oh-Viswanath) bound, and the GDP route (per-step :math:`\mu` from pure DP or
 measured from the Laplace mechanism, composed as :math:`\sqrt{k}\mu`), with the GDP summary
-of the optimal profile (shared/math.md §8).  Left: against :math:`\delta` at fixed
+of the optimal profile (theory §8).  Left: against :math:`\delta` at fixed
 :math:`k`; right: against :math:`k` at fixed :math:`\delta`.  The table itself is printed
 by ``examples/composition_table.py``.
 """

@@ -1,6 +1,6 @@
 r"""The composition table: :math:`k`-fold :math:`\varepsilon_0`-DP at several :math:`\delta`.
 
-Rows (shared/math.md §8): basic and advanced composition, the GDP route with the per-step
+Rows (theory §8): basic and advanced composition, the GDP route with the per-step
 :math:`\mu` of pure DP and of the Laplace mechanism, the exact optimal composition
 (Kairouz-Oh-Viswanath) and the GDP summary of the optimal profile.  Also printed: the
 optimal :math:`\varepsilon` read only at the loss levels :math:`(k - 2i)\varepsilon_0`

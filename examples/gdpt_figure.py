@@ -5,7 +5,7 @@ Three mechanisms: the Laplace mechanism (pure DP: its profile is 0 beyond
 (GDP: finite tail limit) and shuffle-model summation (not GDP: the GDPT grows without
 bound, so only a head guarantee exists).  Each panel shows
 :math:`G(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta(\varepsilon))` of the refined
-profile, the staircase bounds of shared/math.md §6, the upper bounds the measurement
+profile, the staircase bounds of theory §6, the upper bounds the measurement
 proved on its branch-and-bound cover, the guaranteed bracket of
 :math:`\sup_{[0,\varepsilon_h]} G` and the tail limit as an asymptote.
 """

@@ -1,7 +1,7 @@
 r"""A tour of the ready-made mechanisms: profile, tail limit, measured GDP parameter.
 
 For every mechanism of :mod:`symgdp.mechanisms` the script prints the profile in LaTeX,
-its identification (the tail limit of shared/math.md §5) and the measured bracket on the
+its identification (the tail limit of theory §5) and the measured bracket on the
 tightest :math:`\mu` (§6).  Where a trade-off curve exists (:mod:`symgdp.tradeoff`) the
 GDP parameter of the curve is printed beside it: the profile route and the trade-off
 route must agree.  A last section shows the conversions of :mod:`symgdp.conversions`.
@@ -41,7 +41,7 @@ def cases(small: bool) -> list[dict[str, Any]]:
         dict(profile=mechanisms.shuffle_sum(120, 1000), refine=True, tol=tol),
         dict(profile=mechanisms.projected_noisy_sgd(1, 2), refine=True, tol=tol),
         dict(profile=mechanisms.classical_gaussian(2.0), refine=True, tol=tol),
-        # refinement (math §2) lowers mu a lot here (the eps0-DP part dominates near 0),
+        # refinement (theory §2) lowers mu a lot here (the eps0-DP part dominates near 0),
         # but refining this Min/Piecewise profile takes minutes: as given in small mode
         dict(profile=mechanisms.shuffle_amplification(2.0, 10**4), refine=not small,
              tol=tol),

@@ -3,7 +3,7 @@ r"""Naive vs refined privacy profiles, with GDP curves (the seed paper's profile
 For two mechanisms whose published guarantee is a trade-off equation -- the "SGD family"
 :math:`\sigma = A\varepsilon^{-1}\sqrt{\log(B/\delta)}` and shuffle-model summation
 :math:`m = 10\log(n/(\varepsilon\delta))` -- draw the naive profile, its refinement through
-the partial order (shared/math.md §2), and :math:`\delta_\mu` at the measured upper bound
+the partial order (theory §2), and :math:`\delta_\mu` at the measured upper bound
 of the GDP parameter.  Run ``python examples/profiles_figure.py --help`` for the options.
 """
 

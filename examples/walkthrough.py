@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     #    whatever the parameters, with mu >= A / (sqrt(2) sigma).
     print("2. tail limit:          ", symbolic.tail_limit())
 
-    # 3. With numbers: refine (math §2) and measure sup G on [0, eps_h] (math §6).
+    # 3. With numbers: refine (theory §2) and measure sup G on [0, eps_h] (theory §6).
     naive = Profile.from_tradeoff(equation, VALUES)
     refined = naive.refine()
     m = naive.measure(eps_h=eps_h, tol=tol)

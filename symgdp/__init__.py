@@ -11,7 +11,7 @@ and :mod:`~symgdp.tail` (partial-order refinement, tail limit) → :mod:`~symgdp
 (ball arithmetic) → :mod:`~symgdp.measure` → :mod:`~symgdp.mechanisms`,
 :mod:`~symgdp.composition`, :mod:`~symgdp.conversions`, :mod:`~symgdp.tradeoff`,
 :mod:`~symgdp.amplify` → :mod:`~symgdp.plot`, :func:`~symgdp.report`, the ``symgdp``
-command line.  ``symgdp.mp`` is :mod:`symgdp.precise`.  See shared/math.md and ``docs/``.
+command line.  ``symgdp.mp`` is :mod:`symgdp.precise`.  See docs/theory.md and ``docs/``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 r"""Time-bounded SymPy calls.
 
 SymPy's ``limit``, ``solve``, ``simplify`` and friends can run for seconds or never
-return (shared/math.md §10: one GDP-profile limit took 4.5 s).  A Python thread cannot be
+return (theory §10: one GDP-profile limit took 4.5 s).  A Python thread cannot be
 stopped, so :func:`run_bounded` runs the call in a *forked* child process, receives the
 result (pickled SymPy objects) through a pipe, and kills the child when the budget
 expires, raising :class:`~symgdp.errors.AnalysisTimeout`.

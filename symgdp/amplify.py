@@ -1,6 +1,6 @@
 r"""Amplification: turning a head-GDP measurement into a full GDP guarantee.
 
-Clip and rectify (shared/math.md §7; "Identification, Amplification and Measurement: A
+Clip and rectify (theory §7; "Identification, Amplification and Measurement: A
 bridge to Gaussian Differential Privacy", NeurIPS 2022): let :math:`A` be
 :math:`(\varepsilon_h, \mu)`-head GDP, i.e. :math:`\delta_A \le \delta_\mu` on
 :math:`[0, \varepsilon_h]`, with a real-valued output.  Clip the output to
@@ -62,7 +62,7 @@ def _scale_up(y_low: float, y_high: float, eps_h: float) -> float:
 
 def clip_and_rectify(measurement: Any, y_low: float, y_high: float) -> ClipAndRectify:
     r"""Laplace scale that makes an :math:`(\varepsilon_h, \mu)`-head-GDP mechanism
-    :math:`\mu`-GDP after clipping its output to ``[y_low, y_high]`` (math §7).
+    :math:`\mu`-GDP after clipping its output to ``[y_low, y_high]`` (theory §7).
 
     Args:
         measurement: a :class:`~symgdp.measure.Measurement` (``upper`` and ``eps_h`` used).

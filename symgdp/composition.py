@@ -1,12 +1,12 @@
 r"""Composition of :math:`k` pure :math:`\varepsilon_0`-DP mechanisms, side by side
-(shared/math.md §8).
+(theory §8).
 
 Notation: :math:`p = e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`, :math:`q = 1 - p`, and
 :math:`L_i = (k - 2i)\varepsilon_0` the privacy-loss levels of :math:`k`-fold randomized
 response, taken with probability :math:`w_i = \binom{k}{i} p^{k-i} q^{i}`.
 
 * Basic composition: :math:`(k\varepsilon_0, 0)`-DP; through the partial order of
-  shared/math.md §2 this gives :math:`\varepsilon = \log(e^{k\varepsilon_0} -
+  theory §2 this gives :math:`\varepsilon = \log(e^{k\varepsilon_0} -
   \delta(1 + e^{k\varepsilon_0}))` at level :math:`\delta`.
 * Advanced composition (Dwork, Rothblum & Vadhan 2010; Dwork & Roth 2014, Thm 3.20):
   :math:`\varepsilon = \varepsilon_0\sqrt{2k\log(1/\delta)} + k\varepsilon_0(e^{\varepsilon_0}-1)`.
@@ -25,7 +25,7 @@ response, taken with probability :math:`w_i = \binom{k}{i} p^{k-i} q^{i}`.
 
 The GDP measurements (``gdp_laplace``, ``gdp_summary``) bound
 :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with the interval
-bound of shared/math.md §6, :math:`\mu_{GDP}(x, \delta(y)) \le G(\varepsilon) \le
+bound of theory §6, :math:`\mu_{GDP}(x, \delta(y)) \le G(\varepsilon) \le
 \mu_{GDP}(y, \delta(x))` on :math:`[x, y]`, refined by branch and bound.  Both profiles are
 0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head bound covers the
 whole range.  This module evaluates them with the exact log-space formulas above rather
@@ -122,7 +122,7 @@ def _out(scalar: bool, x: np.ndarray) -> Any:
 def basic(eps0: Any, k: Any, delta: Any) -> Any:
     r"""Basic composition at level :math:`\delta` sharpened by the partial order:
     :math:`\varepsilon = \bigl(\log(e^{k\varepsilon_0} - \delta(1 + e^{k\varepsilon_0}))\bigr)_+`
-    (shared/math.md §2, §8).
+    (theory §2, §8).
 
     Numbers in give a float (an array for an array ``delta``); any SymPy symbol among the
     arguments gives the SymPy expression.
@@ -539,7 +539,7 @@ def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
 
 def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]:
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
-    :math:`k`-fold composition profile (the "GDP summary" of shared/math.md §8):
+    :math:`k`-fold composition profile (the "GDP summary" of theory §8):
     :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
     :math:`\delta` from :func:`optimal_log_delta`, bracketed by
     :func:`symgdp.measure.measure` (float64 rounding allowed for; gap at most ``tol``).

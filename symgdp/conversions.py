@@ -1,6 +1,6 @@
 r"""Conversions between privacy notions and noise calibrations.
 
-* Analytic Gaussian calibration (Balle & Wang, ICML 2018, Thm 8; shared/math.md §3): the
+* Analytic Gaussian calibration (Balle & Wang, ICML 2018, Thm 8; theory §3): the
   Gaussian mechanism with sensitivity :math:`\Delta` and noise :math:`\sigma` is exactly
   :math:`(\Delta/\sigma)`-GDP, so the smallest :math:`\sigma` giving
   :math:`(\varepsilon, \delta)`-DP is :math:`\sigma = \Delta/\mu_{GDP}(\varepsilon, \delta)`.

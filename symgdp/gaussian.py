@@ -1,6 +1,6 @@
 r"""The Gaussian differential privacy (GDP) family in float64, vectorised.
 
-Notation (shared/math.md §3–4; Dong, Roth & Su, "Gaussian Differential Privacy",
+Notation (theory §3–4; Dong, Roth & Su, "Gaussian Differential Privacy",
 JRSS-B 2021, Corollary 2.13): a mechanism is :math:`\mu`-GDP iff it is
 :math:`(\varepsilon, \delta_\mu(\varepsilon))`-DP for every :math:`\varepsilon \ge 0`, where
 
@@ -30,7 +30,7 @@ Conventions shared by every function here:
 * :math:`\mu = 0` means "no information": :math:`\delta_0 \equiv 0`;
   :math:`\mu = \infty` means "no privacy": :math:`\delta_\infty \equiv 1`.
 * :math:`\mu_{GDP}(\varepsilon, 0) = 0` and :math:`\mu_{GDP}(\varepsilon, \delta) = \infty`
-  for :math:`\delta \ge 1` (shared/math.md §4).
+  for :math:`\delta \ge 1` (theory §4).
 """
 
 from __future__ import annotations
@@ -450,7 +450,7 @@ def log_delta_mu(eps: Any, mu: Any) -> Any:
 
 @_scalar_first(_delta_mu_scalar)
 def delta_mu(eps: Any, mu: Any) -> Any:
-    r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (shared/math.md §3).
+    r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (theory §3).
 
     Computed without cancellation or overflow; relative error about 1e-13 or better
     wherever the value is a normal float64. It underflows to ``0.0`` deep in the tail
@@ -579,7 +579,7 @@ def _halley(
 @_scalar_first(_mu_gdp_scalar)
 def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     r"""The GDP transformation :math:`\mu_{GDP}(\varepsilon, \delta)`: the :math:`\mu` with
-    :math:`\delta_\mu(\varepsilon) = \delta` (shared/math.md §4).
+    :math:`\delta_\mu(\varepsilon) = \delta` (theory §4).
 
     Exactly one of ``delta`` and ``log_delta`` is given; ``log_delta`` reaches values of
     :math:`\delta` that underflow float64.  :math:`\delta = 0` gives ``0.0`` and
@@ -734,7 +734,7 @@ def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
 def mu_from_pure_dp(eps0: Any) -> Any:
     r"""GDP parameter of any :math:`\varepsilon_0`-DP mechanism:
     :math:`\mu = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (tight for randomized response;
-    Dong, Roth & Su 2021, and shared/math.md §3).
+    Dong, Roth & Su 2021, and theory §3).
 
     Computed as :math:`-2\Phi^{-1}` of :math:`\exp(-\operatorname{softplus}(\varepsilon_0))`
     in log space, so it stays exact for large :math:`\varepsilon_0`.

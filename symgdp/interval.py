@@ -1,6 +1,6 @@
 r"""Rigorous ball arithmetic for profiles and the GDP family (python-flint ``arb``).
 
-Certified measurement (shared/math.md §6, §10) must prove inequalities such as
+Certified measurement (theory §6, §10) must prove inequalities such as
 :math:`\delta_A(x) \le \delta_\mu(y)` rather than trust float64 rounding.  This module
 provides the two ingredients, both in FLINT/Arb ball arithmetic (a ball is a midpoint and
 a radius that provably contains the true value):

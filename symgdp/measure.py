@@ -4,7 +4,7 @@ The GDP transformation (GDPT) of a privacy profile :math:`\delta_A` is
 :math:`G_A(\varepsilon) = \mu_{GDP}(\varepsilon, \delta_A(\varepsilon))`, and the tightest
 head-GDP parameter on :math:`[0, \varepsilon_h]` is :math:`\sup_{[0,\varepsilon_h]} G_A`
 ("Identification, Amplification and Measurement: A bridge to Gaussian Differential
-Privacy", NeurIPS 2022; shared/math.md §4 and §6).  Everything here rests on one fact:
+Privacy", NeurIPS 2022; theory §4 and §6).  Everything here rests on one fact:
 for a non-increasing profile and :math:`\varepsilon \in [x, y]`,
 
 .. math::
@@ -112,7 +112,7 @@ _DEFAULT_BUDGET = 2_000_000
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
-    r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` (shared/api.md).
+    r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G`.
 
     Attributes:
         lower: guaranteed lower bound on the supremum of the GDPT over ``[0, eps_h]``.
@@ -127,7 +127,7 @@ class Measurement:
         failure_prob: :math:`\delta_{upper}(\varepsilon_h)`, what the tail beyond ``eps_h``
             can cost (0 when ``covers_tail``); may underflow to 0.0.
         log_failure_prob: its natural logarithm (finite where the float underflows).
-        refined: the refined profile (math §2) was measured.
+        refined: the refined profile (theory §2) was measured.
         method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
         certified: every bound was proved in ball arithmetic.
         evaluations: float profile evaluations used by the search.
@@ -250,7 +250,7 @@ def gdpt(profile: Any, eps: Any) -> Any:
         >>> import sympy
         >>> from symgdp import Profile, eps
         >>> p = Profile(sympy.exp(-eps**2))
-        >>> round(gdpt(p, 50.0), 5)  # tends to sqrt(1/2) from below (math §5)
+        >>> round(gdpt(p, 50.0), 5)  # tends to sqrt(1/2) from below (theory §5)
         0.70497
     """
     scalar = np.ndim(eps) == 0
@@ -520,7 +520,7 @@ def _stuck_error(fo: Any, a: float, b: float, best: float, tol: float) -> None:
 
 
 # ---------------------------------------------------------------------------------------
-# the published staircase (math §6)
+# the published staircase (theory §6)
 
 
 def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
@@ -841,7 +841,7 @@ def _refined(profile: Any, refine: bool, notes: list[str],
 def _mu_tail(profile: Any, covers_tail: bool, identify: bool, notes: list[str],
              timeout: float | None) -> float:
     if covers_tail:
-        return 0.0  # an eventually-zero profile has tail limit 0 (math §5)
+        return 0.0  # an eventually-zero profile has tail limit 0 (theory §5)
     if not identify:
         return math.nan
     if not hasattr(profile, "identify"):
@@ -1069,7 +1069,7 @@ def measure(
             ``log_delta``; certification also needs ``bound_expr`` and ``var``).
         eps_h: end of the head :math:`[0, \varepsilon_h]`.
         tol: guaranteed bracket width, ``upper - lower <= tol``.
-        refine: measure ``profile.refine()`` (math §2; always valid and never worse).
+        refine: measure ``profile.refine()`` (theory §2; always valid and never worse).
         method: ``"auto"``/``"first-order"`` (the default search), ``"branch-and-bound"``
             (the zeroth-order search alone) or ``"staircase"`` (the published algorithm).
         certify: prove every bound of the bracket in ball arithmetic (``True``); ``None``

@@ -1,4 +1,4 @@
-r"""Ready-made privacy profiles of standard mechanisms (shared/math.md §2, §3, §9).
+r"""Ready-made privacy profiles of standard mechanisms (theory §2, §3, §9).
 
 Every function returns a :class:`~symgdp.profile.Profile`.  A parameter given as a number
 becomes a bound value of a named parameter symbol (so the expression stays readable and
@@ -12,7 +12,7 @@ Two kinds of mechanism appear:
 * **Trade-off equations** :math:`\text{noise} = f(\varepsilon, \delta)` published by the
   designers (:func:`sgd_family`, :func:`shuffle_sum`, :func:`projected_noisy_sgd`,
   :func:`classical_gaussian`).  They return the *naive* profile, the equation solved for
-  :math:`\delta` by hand (shared/math.md §1), and carry the equation itself in
+  :math:`\delta` by hand (theory §1), and carry the equation itself in
   ``profile.meta["tradeoff"]`` (a ``sympy.Eq`` with the noise on the left), ready for
   ``Profile.from_tradeoff(profile.meta["tradeoff"], profile.values)``.
 
@@ -107,7 +107,7 @@ def laplace(eps0: Any) -> Profile:
 
     .. math:: \delta(\varepsilon) = \bigl(1 - e^{(\varepsilon - \varepsilon_0)/2}\bigr)_+
 
-    (Balle, Barthe & Gaboardi 2020; shared/math.md §9).  It is 0 from
+    (Balle, Barthe & Gaboardi 2020; theory §9).  It is 0 from
     :math:`\varepsilon_0` on: the mechanism is :math:`\varepsilon_0`-DP.
 
     Example:
@@ -120,7 +120,7 @@ def laplace(eps0: Any) -> Profile:
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
     return Profile(expr, vals, name="Laplace",
-                   reference="Balle, Barthe & Gaboardi (2020); shared/math.md §9",
+                   reference="Balle, Barthe & Gaboardi (2020); theory §9",
                    mechanism=("laplace", e0))
 
 
@@ -190,7 +190,7 @@ def pure_dp(eps0: Any) -> Profile:
               {1 + e^{\varepsilon_0}}
 
     Every :math:`\varepsilon_0`-DP mechanism has a profile at most this, and randomized
-    response attains it (Kairouz, Oh & Viswanath 2015; shared/math.md §2).
+    response attains it (Kairouz, Oh & Viswanath 2015; theory §2).
 
     Example:
         >>> from symgdp import eps
@@ -200,7 +200,7 @@ def pure_dp(eps0: Any) -> Profile:
     """
     (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
     return Profile(_pure_dp_expr(e0), vals, name="pure DP",
-                   reference="Kairouz, Oh & Viswanath (2015); shared/math.md §2",
+                   reference="Kairouz, Oh & Viswanath (2015); theory §2",
                    mechanism=("pure_dp", e0))
 
 
@@ -228,7 +228,7 @@ def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:
 
     .. math:: \tilde\delta(\varepsilon) = B\, e^{-\sigma^2\varepsilon^2/A^2}
 
-    (Liu et al. 2022, §6; shared/math.md §9).  ``meta["tradeoff"]`` holds the equation.
+    (Liu et al. 2022, §6; theory §9).  ``meta["tradeoff"]`` holds the equation.
 
     Example:
         >>> p = sgd_family(1, 1, 2)
@@ -248,7 +248,7 @@ def shuffle_sum(m: Any, n: Any) -> Profile:
 
     .. math:: \tilde\delta(\varepsilon) = \frac{n\, e^{-m/10}}{\varepsilon}
 
-    (Liu et al. 2022, §5; shared/math.md §9).  The profile is :math:`\ge 1` near 0
+    (Liu et al. 2022, §5; theory §9).  The profile is :math:`\ge 1` near 0
     (vacuous there); ``meta["tradeoff"]`` holds :math:`m = 10\log(n/(\varepsilon\delta))`.
 
     Example:
@@ -267,8 +267,8 @@ def projected_noisy_sgd(C: Any, sigma: Any) -> Profile:
 
     .. math:: \tilde\delta(\varepsilon) = e^{-\sigma\varepsilon/C}
 
-    (Liu et al. 2022, §6; shared/math.md §9).  Its tail is only exponential in
-    :math:`\varepsilon`, so the tail limit of shared/math.md §5 is infinite: this
+    (Liu et al. 2022, §6; theory §9).  Its tail is only exponential in
+    :math:`\varepsilon`, so the tail limit of theory §5 is infinite: this
     guarantee, as written, is not GDP.
 
     Example:
@@ -292,7 +292,7 @@ def classical_gaussian(sigma: Any, sensitivity: Any = 1) -> Profile:
     *below* the exact profile :math:`\delta_{\Delta/\sigma}` of the same Gaussian mechanism
     for large :math:`\varepsilon` (for :math:`\sigma = \Delta` from about
     :math:`\varepsilon = 12.8` on), because :math:`-2\log\delta_\mu(\varepsilon) =
-    \varepsilon^2/\mu^2 - \varepsilon + O(\log\varepsilon)` (shared/math.md §5).  It is the
+    \varepsilon^2/\mu^2 - \varepsilon + O(\log\varepsilon)` (theory §5).  It is the
     textbook example of a naive profile whose tail limit is :math:`\Delta^2/\sigma^2`;
     ``meta["valid_for"]`` records the proven range.
 

@@ -5,12 +5,12 @@ Figures are built without :mod:`matplotlib.pyplot`, so plotting in a loop keeps 
 state; they display in Jupyter and save with ``fig.savefig(path)``.  Pass ``ax=`` to draw
 into an existing pyplot axes instead.
 
-Notation (shared/math.md): :math:`\delta(\varepsilon)` a privacy profile,
+Notation (docs/theory.md): :math:`\delta(\varepsilon)` a privacy profile,
 :math:`\delta_\mu(\varepsilon)` the profile of :math:`\mu`-GDP, and
 :math:`G_A(\varepsilon) = \mu_{\mathrm{GDP}}(\varepsilon, \delta_A(\varepsilon))` the
 GDP transformation (GDPT) of a profile.  On an interval :math:`[x, y]` a non-increasing
 profile gives :math:`\mu_{\mathrm{GDP}}(x, \delta_A(y)) \le G_A \le
-\mu_{\mathrm{GDP}}(y, \delta_A(x))` (math §6): :func:`gdpt` draws these steps as the
+\mu_{\mathrm{GDP}}(y, \delta_A(x))` (theory §6): :func:`gdpt` draws these steps as the
 staircase bounds.  A profile implies :math:`f`-DP with
 :math:`f(\alpha) = \sup_{\varepsilon \ge 0} \max\{0, 1 - \delta(\varepsilon) -
 e^{\varepsilon}\alpha, e^{-\varepsilon}(1 - \delta(\varepsilon) - \alpha)\}` (Dong, Roth &
@@ -36,7 +36,7 @@ __all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
 
 _FIGSIZE = (7.8, 4.2)
 _FONT = 11
-# Row names of symgdp.composition.table, in the order and wording of math §8.
+# Row names of symgdp.composition.table, in the order and wording of theory §8.
 _ROW_LABELS = {
     "basic": "basic",
     "advanced": "advanced (Dwork–Rothblum–Vadhan)",

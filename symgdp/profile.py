@@ -2,7 +2,7 @@ r"""Privacy profiles as immutable SymPy value objects.
 
 A privacy profile :math:`\delta_A(\varepsilon)`, :math:`\varepsilon \ge 0`, is the smallest
 :math:`\delta` for which a mechanism :math:`A` is :math:`(\varepsilon, \delta)`-DP
-(Balle, Barthe & Gaboardi 2020; shared/math.md §1).  :class:`Profile` holds the SymPy
+(Balle, Barthe & Gaboardi 2020; theory §1).  :class:`Profile` holds the SymPy
 expression :math:`\delta(\varepsilon)` -- the single source of truth -- together with the
 numeric values of its parameters.  Numeric code is generated from it at run time with
 ``sympy.lambdify`` (NumPy/SciPy for speed, mpmath for precision).
@@ -15,15 +15,15 @@ Conventions:
   falls back to mpmath, so :math:`\log\delta` is finite wherever :math:`\delta > 0`.
 * A negative, NaN or complex value is an error (:class:`~symgdp.errors.ProfileError`)
   naming the :math:`\varepsilon` at which it occurred.
-* What counts as a profile (shared/api.md): :meth:`Profile.validate` rejects negative,
+* What counts as a profile: :meth:`Profile.validate` rejects negative,
   complex, increasing and everywhere-vacuous (:math:`\ge 1`) expressions, deciding
   symbolically where SymPy can and otherwise on a dense numeric grid; the message says
   which.
 
 The symbolic pipeline delegates to :mod:`symgdp.refine` (partial-order refinement,
-math §2; Poisson subsampling, math §7) and :mod:`symgdp.tail` (tail limit and
-identification, math §5).  Trade-off equations :math:`\sigma = f(\varepsilon, \delta)`
-(math §1) are solved for :math:`\delta` by :meth:`Profile.from_tradeoff`; when SymPy
+theory §2; Poisson subsampling, theory §7) and :mod:`symgdp.tail` (tail limit and
+identification, theory §5).  Trade-off equations :math:`\sigma = f(\varepsilon, \delta)`
+(theory §1) are solved for :math:`\delta` by :meth:`Profile.from_tradeoff`; when SymPy
 cannot, the profile holds :class:`~symgdp.implicit.LogDeltaRoot`, an implicit function
 evaluated by a bracketed root search in :math:`\log\delta` (float64 or mpmath).
 """
@@ -105,7 +105,7 @@ class Profile:
 
     Construction: ``Profile(expr, values)``, :meth:`parse` (a string, safely),
     :meth:`from_tradeoff` (a trade-off equation :math:`\sigma = f(\varepsilon,\delta)`).
-    Symbolic steps keep unbound parameters symbolic: :meth:`refine` (math §2),
+    Symbolic steps keep unbound parameters symbolic: :meth:`refine` (theory §2),
     :meth:`subsample` (§7), :meth:`tail_limit` and :meth:`identify` (§5), :meth:`latex`.
     Numeric steps need every parameter bound: ``__call__``, :meth:`log_delta`,
     :meth:`mp`, :meth:`measure`, :meth:`gdpt`.  :meth:`validate` checks that the
@@ -299,7 +299,7 @@ class Profile:
         r"""The naive profile of a trade-off equation :math:`\sigma = f(\varepsilon, \delta)`.
 
         The equation is solved for ``solve_for`` (:math:`\delta`) with SymPy under the
-        time budget, keeping unbound parameters symbolic (math §1).  When SymPy finds no
+        time budget, keeping unbound parameters symbolic (theory §1).  When SymPy finds no
         solution in time (or ``method="numeric"``), the profile is
         :math:`e^{t(\varepsilon)}` with ``t`` a :class:`LogDeltaRoot`: it inverts the
         equation numerically at every evaluation, assuming that the noise it asks for
@@ -402,7 +402,7 @@ class Profile:
     # -- the symbolic pipeline (delegates to refine.py and tail.py) ------------------------
     @property
     def breakpoint(self) -> sympy.Expr | None:
-        r"""The refinement point :math:`c` (math §2) of a refined profile, else ``None``.
+        r"""The refinement point :math:`c` (theory §2) of a refined profile, else ``None``.
 
         With several flat pieces it is the one nearest :math:`\varepsilon = 0`; all of
         them are in ``meta["segments"]`` as ``(start, c, delta_naive(c))``.
@@ -418,7 +418,7 @@ class Profile:
         r"""Check that this is a privacy profile; return ``self`` or raise ``ProfileError``.
 
         Negative, complex, increasing and everywhere-vacuous (:math:`\ge 1`) expressions
-        are rejected (shared/api.md "What counts as a profile").  SymPy's assumptions
+        are rejected (see *What counts as a profile* above).  SymPy's assumptions
         decide what they can (time-bounded); with every parameter bound the profile is
         also evaluated on a dense grid of :math:`\varepsilon \in [0, 10^4]`.  Values
         above 1 are read as 1 and are fine.  The message says how it was decided.
@@ -439,19 +439,19 @@ class Profile:
         return self
 
     def refine(self, *, timeout: float | None = None, dps: int = 40) -> Profile:
-        r"""The partial-order refinement of math §2 (see :func:`symgdp.refine.refine`)."""
+        r"""The partial-order refinement of theory §2 (see :func:`symgdp.refine.refine`)."""
         from .refine import refine
 
         return refine(self, timeout=timeout, dps=dps)
 
     def subsample(self, gamma: Any) -> Profile:
-        r"""Poisson subsampling with rate ``gamma`` (math §7; :func:`symgdp.refine.subsample`)."""
+        r"""Poisson subsampling with rate ``gamma`` (theory §7; :func:`symgdp.refine.subsample`)."""
         from .refine import subsample
 
         return subsample(self, gamma)
 
     def tail_limit(self, *, timeout: float | None = None) -> sympy.Expr:
-        r""":math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (math §5;
+        r""":math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (theory §5;
         :func:`symgdp.tail.tail_limit`)."""
         from .tail import tail_limit
 
@@ -459,7 +459,7 @@ class Profile:
         return tail_limit(self, timeout=timeout)
 
     def identify(self, *, timeout: float | None = None) -> Any:
-        r"""The GDP verdict from the tail (math §5; :func:`symgdp.tail.identify`)."""
+        r"""The GDP verdict from the tail (theory §5; :func:`symgdp.tail.identify`)."""
         from .tail import identify
 
         self.validate(timeout=timeout)
@@ -476,7 +476,7 @@ class Profile:
 
     def gdpt(self, eps: Any) -> Any:
         r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
-        \delta(\varepsilon))` (math §4; :func:`symgdp.measure.gdpt`)."""
+        \delta(\varepsilon))` (theory §4; :func:`symgdp.measure.gdpt`)."""
         from .measure import gdpt
 
         return gdpt(self, eps)

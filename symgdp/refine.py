@@ -1,6 +1,6 @@
 r"""The exact partial order on :math:`(\varepsilon,\delta)`-DP, refinement and subsampling.
 
-Notation (shared/math.md §2, §7; the GDPT paper, "Identification, Amplification and
+Notation (theory §2, §7; the GDPT paper, "Identification, Amplification and
 Measurement: A bridge to Gaussian Differential Privacy", NeurIPS 2022, the partial-order
 lemma): :math:`(\varepsilon_0, \delta_0)`-DP implies :math:`(\varepsilon, \delta)`-DP iff
 
@@ -22,7 +22,7 @@ R(\varepsilon_0)`, hence
         \sup_{\varepsilon_0 \ge \varepsilon} R(\varepsilon_0),
 
 and :math:`R' = -[\tilde\delta' + e^{\varepsilon_0}(1 - \tilde\delta + \tilde\delta')]
-/(1+e^{\varepsilon_0})^2`: the stationarity bracket of math §2 is :math:`-R'` up to a
+/(1+e^{\varepsilon_0})^2`: the stationarity bracket of theory §2 is :math:`-R'` up to a
 positive factor.  The refinement is therefore the running maximum of :math:`R` from the
 right.  Where :math:`R` is at its running maximum the refined profile is
 :math:`\tilde\delta`; on each interval :math:`[a_k, c_k)` left of a local maximum
@@ -54,8 +54,8 @@ value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \
 \varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
 
 Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
-\delta_0)` over the calibration points that imply the target (math §2); Poisson
-subsampling (:func:`subsample`) is the transform of math §7.
+\delta_0)` over the calibration points that imply the target (theory §2); Poisson
+subsampling (:func:`subsample`) is the transform of theory §7.
 """
 
 from __future__ import annotations
@@ -105,7 +105,7 @@ _NEG_RECHECK = 8
 
 def implication_delta(eps0: Any, delta0: Any, eps: Any) -> sympy.Expr:
     r"""The smallest :math:`\delta` with :math:`(\varepsilon_0,\delta_0) \Rightarrow
-    (\varepsilon,\delta)` (math §2), as a SymPy expression.
+    (\varepsilon,\delta)` (theory §2), as a SymPy expression.
 
     Example:
         >>> implication_delta(1, 0, 0)
@@ -572,7 +572,7 @@ def _already_refined(profile: Profile) -> bool:
 
 
 def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> Profile:
-    r"""The partial-order refinement of ``profile`` (math §2) as a SymPy ``Piecewise``.
+    r"""The partial-order refinement of ``profile`` (theory §2) as a SymPy ``Piecewise``.
 
     Every parameter must be bound.  On each flat piece :math:`\varepsilon < c_k` the
     result is :math:`\min\{\tilde\delta(\varepsilon), g(\varepsilon, c_k)\}`: both are
@@ -685,7 +685,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
 # -- utility refinement --------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    r"""Result of :func:`refine_calibration` (math §2, utility refinement).
+    r"""Result of :func:`refine_calibration` (theory §2, utility refinement).
 
     Attributes:
         sigma: the smallest noise that still gives the target :math:`(\varepsilon,\delta)`
@@ -813,7 +813,7 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
 
 # -- subsampling -----------------------------------------------------------------------------
 def subsample(profile: Profile, gamma: Any) -> Profile:
-    r"""Poisson subsampling with rate :math:`\gamma` (math §7), symbolically:
+    r"""Poisson subsampling with rate :math:`\gamma` (theory §7), symbolically:
 
     .. math::
 

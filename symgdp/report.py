@@ -575,7 +575,7 @@ def report(
         tol: requested gap between the measured lower and upper bound.
         certify: check the measured bounds with interval arithmetic.
         tradeoff: read a string as a trade-off equation.
-        refine: refine the profile (math §2) before measuring.
+        refine: refine the profile (theory §2) before measuring.
         method: measurement method (``"auto"`` or ``"staircase"``).
         measure: set ``False`` for the symbolic steps only.
         progress: ``None`` (default) for none, ``True`` for tqdm bars on stderr, or a

@@ -1,6 +1,6 @@
 r"""Identification: the tail limit of a privacy profile and the GDP verdict.
 
-Notation and result (shared/math.md §5; "Identification, Amplification and Measurement:
+Notation and result (theory §5; "Identification, Amplification and Measurement:
 A bridge to Gaussian Differential Privacy", NeurIPS 2022, the identification theorem):
 for a privacy profile :math:`\delta_A`,
 
@@ -64,7 +64,7 @@ NUMERIC_RTOL = 1e-12
 
 @dataclass(frozen=True, slots=True)
 class Identification:
-    r"""The GDP verdict of a profile from its tail (shared/math.md §5).
+    r"""The GDP verdict of a profile from its tail (theory §5).
 
     Attributes:
         limit: :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` as a SymPy expression
@@ -638,7 +638,7 @@ class _ImplicitMarker:
 
 
 def tail_limit(profile: Any, *, timeout: float | None = None) -> sympy.Expr:
-    r"""The tail limit :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (math §5).
+    r"""The tail limit :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (theory §5).
 
     Args:
         profile: a :class:`~symgdp.profile.Profile`.
@@ -669,7 +669,7 @@ def tail_limit(profile: Any, *, timeout: float | None = None) -> sympy.Expr:
 
 
 def identify(profile: Any, *, timeout: float | None = None) -> Identification:
-    r"""The GDP verdict of ``profile`` from its tail limit (math §5).
+    r"""The GDP verdict of ``profile`` from its tail limit (theory §5).
 
     Never raises for an inconclusive analysis: the result then has ``is_gdp=None`` and
     ``method="unknown"``.  An invalid profile still raises

@@ -2,7 +2,7 @@ r"""Independent mpmath references for the GDP family, shared by the tests and th
 
 :math:`\delta_\mu(\varepsilon) = \Phi(a) - e^{\varepsilon}\Phi(b)`, with
 :math:`a = -\varepsilon/\mu + \mu/2` and :math:`b = -\varepsilon/\mu - \mu/2`
-(shared/math.md §3), is written here from the textbook formula with ``mpmath.erfc``, at a
+(theory §3), is written here from the textbook formula with ``mpmath.erfc``, at a
 working precision raised until the cancellation between the two terms is covered; its
 derivatives and :math:`\Phi^{-1}` come from their closed forms.
 
@@ -64,14 +64,14 @@ def ref_log_delta(eps: Any, mu: Any, dps: int = REF_DPS) -> mpmath.mpf:
 
 
 def ref_dlog_dmu(eps: float, mu: float, log_delta: mpmath.mpf) -> float:
-    r"""∂ log δ_μ(ε)/∂μ = φ(ε/μ − μ/2)/δ_μ(ε) (math.md §3), for condition numbers."""
+    r"""∂ log δ_μ(ε)/∂μ = φ(ε/μ − μ/2)/δ_μ(ε) (theory §3), for condition numbers."""
     with mpmath.workdps(REF_DPS):
         a = mpmath.mpf(mu) / 2 - mpmath.mpf(eps) / mpmath.mpf(mu)
         return float(mpmath.exp(-a * a / 2 - mpmath.log(2 * mpmath.pi) / 2 - log_delta))
 
 
 def ref_dlog_deps(eps: float, mu: float, log_delta: mpmath.mpf) -> float:
-    r"""∂ log δ_μ(ε)/∂ε = −e^ε Φ(−ε/μ − μ/2)/δ_μ(ε) (math.md §3), for condition numbers."""
+    r"""∂ log δ_μ(ε)/∂ε = −e^ε Φ(−ε/μ − μ/2)/δ_μ(ε) (theory §3), for condition numbers."""
     with mpmath.workdps(REF_DPS):
         e, m = mpmath.mpf(eps), mpmath.mpf(mu)
         b = -e / m - m / 2

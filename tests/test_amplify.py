@@ -1,4 +1,4 @@
-"""Clip and rectify (symgdp.amplify; shared/math.md §7)."""
+"""Clip and rectify (symgdp.amplify; theory §7)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Tests of the ``symgdp`` command line: outputs, exit codes and one-line errors.
 
 Numeric references: the worst-case 1-DP profile is exactly mu-GDP with
-mu = -2 Phi^{-1}(1/(1+e)) (shared/math.md §3, computed here with mpmath's erfinv at 40
+mu = -2 Phi^{-1}(1/(1+e)) (theory §3, computed here with mpmath's erfinv at 40
 digits); the classical Gaussian calibration sigma = sqrt(2 log(1.25/delta))/eps has the tail
-limit 1/sigma^2 (math §5).
+limit 1/sigma^2 (theory §5).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_unbound_parameter_names_it_and_suggests_set():
 
 
 def test_json_pure_dp_contains_closed_form_mu():
-    """Reference: math §3, mu = -2 Phi^{-1}(1/(1+e)) = 2 sqrt(2) erfinv(tanh(1/2))."""
+    """Reference: theory §3, mu = -2 Phi^{-1}(1/(1+e)) = 2 sqrt(2) erfinv(tanh(1/2))."""
     with mpmath.workdps(40):
         truth = float(2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(1) / 2)))
     code, out, err = run("analyze", PURE_DP_1, "--json", "--eps-h", "5")
@@ -91,7 +91,7 @@ def test_json_pure_dp_contains_closed_form_mu():
 
 
 def test_json_tradeoff_classical_gaussian_tail():
-    """Reference: math §5, the classical calibration has tail limit 1/sigma^2 = 1/4."""
+    """Reference: theory §5, the classical calibration has tail limit 1/sigma^2 = 1/4."""
     code, out, err = run("analyze", "--tradeoff", "sigma = sqrt(2*log(1.25/delta))/eps",
                          "--set", "sigma=2", "--json", "--eps-h", "10", "--tol", "1e-4")
     assert code == 0, err

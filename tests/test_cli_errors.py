@@ -1,4 +1,4 @@
-"""The command line under bad input (issue 7, item 6; shared/api.md "Command line").
+"""The command line under bad input (the CLI error contract: exit 2, one line).
 
 Contract: ``symgdp analyze ...`` with bad input exits with status 2 and writes exactly one
 line, ``symgdp: error: ...``, on stderr -- never a traceback, never an "internal error"

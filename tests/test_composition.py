@@ -91,7 +91,7 @@ def test_optimal_profile_object_matches_kov_sum_and_stays_symbolic():
     e0 = sympy.Symbol("e0", positive=True)
     q = C.optimal_pure_dp(e0, C.K)
     assert q.unbound_symbols == {e0, C.K}
-    # k = 1 must reduce to the worst-case eps0-DP profile (closed form, math.md §2)
+    # k = 1 must reduce to the worst-case eps0-DP profile (closed form, theory §2)
     one = C.optimal_pure_dp(sympy.Rational(1, 2), 1).bound_expr.doit()
     ref = M.pure_dp(sympy.Rational(1, 2)).bound_expr
     for x in (0, sympy.Rational(1, 4), 1):
@@ -125,7 +125,7 @@ def test_optimal_eps_round_trip(eps0, k, frac, d):
 
 def test_basic_matches_partial_order_of_k_eps0_dp():
     # reference: (k eps0, 0)-DP implies (eps, delta) iff delta >= (e^{k eps0} - e^eps)_+ /
-    # (1 + e^{k eps0}) (math.md §2); evaluate that profile at the returned eps
+    # (1 + e^{k eps0}) (theory §2); evaluate that profile at the returned eps
     for d in DELTAS:
         e = C.basic(0.2, 50, d)
         with mpmath.workdps(DPS):
@@ -187,7 +187,7 @@ def test_gdp_summary_agrees_with_measure_module():
 
 
 def test_table_rows_each_against_an_independent_reference():
-    r"""The comparison of math.md §8 for 50-fold 0.2-DP, row by row.
+    r"""The comparison of theory §8 for 50-fold 0.2-DP, row by row.
 
     Every row is recomputed here by a different route.  Note on the published table:
     KOV's Theorem 3.3 is stated at the loss levels :math:`(k - 2i)\varepsilon_0`; reading

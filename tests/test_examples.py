@@ -4,7 +4,7 @@ The scripts are started together (they spend most of their time importing and in
 so running them side by side keeps the suite fast) and each test waits for its own.
 What the scripts compute is tested against references in the unit tests; here the
 outputs of the walk-through are also checked against the closed-form tail limit
-A^2/(2 sigma^2) = 2/9 of its trade-off equation (shared/math.md §5).
+A^2/(2 sigma^2) = 2/9 of its trade-off equation (theory §5).
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def test_example_runs_in_small_mode(runs, name):
 
 
 def test_walkthrough_report_has_the_closed_form_tail(runs):
-    """Reference: math §5, sigma = A/eps sqrt(log(B/delta)) has tail limit A^2/(2 sigma^2),
+    """Reference: theory §5, sigma = A/eps sqrt(log(B/delta)) has tail limit A^2/(2 sigma^2),
     2/9 for A = 1, sigma = 1.5."""
     proc, out = runs["walkthrough.py"]
     proc.communicate(timeout=TIMEOUT)

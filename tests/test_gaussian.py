@@ -2,11 +2,11 @@ r"""Tests of the float64 GDP family (:mod:`symgdp.gaussian`) against independent
 
 Reference values are computed in tests/reference.py with mpmath at 40 significant digits from
 the textbook formula :math:`\delta_\mu(\varepsilon) = \Phi(a) - e^{\varepsilon}\Phi(b)`
-(:math:`a = -\varepsilon/\mu + \mu/2`, :math:`b = -\varepsilon/\mu - \mu/2`, shared/math.md §3)
+(:math:`a = -\varepsilon/\mu + \mu/2`, :math:`b = -\varepsilon/\mu - \mu/2`, theory §3)
 written with ``mpmath.erfc``.  They do not use :mod:`symgdp.precise`; that module is
 cross-checked against the same reference at the end of the grid tests.
 
-Accuracy targets (issue 2): log δ relative error ≤ 1e-13 for μ ≤ 10; δ relative error
+Accuracy targets: log δ relative error ≤ 1e-13 for μ ≤ 10; δ relative error
 ≤ 5e-13 wherever δ ≥ 1e-300 (including ε ≥ 710); round trips ≤ 1e-12 relative, widened by
 the condition number of the inverse problem where it is ill-conditioned (each such
 tolerance says how it is derived).
@@ -39,7 +39,7 @@ U = 2.0**-53  # unit roundoff of float64
 LOG_TOL = 1e-13  # target: relative error of log delta for mu <= 10
 DELTA_TOL = 5e-13  # target: relative error of delta wherever delta >= 1e-300
 RT_TOL = 1e-12  # target: relative error of a round trip
-SQRT_2PI_HALF = math.sqrt(2.0 * math.pi) / 2.0  # bound on d mu_GDP / d eps (math.md §4)
+SQRT_2PI_HALF = math.sqrt(2.0 * math.pi) / 2.0  # bound on d mu_GDP / d eps (theory §4)
 
 
 def rel_err(x: np.ndarray, ref: np.ndarray) -> np.ndarray:
@@ -187,7 +187,7 @@ def test_precise_matches_reference_on_grid(grid: dict[str, Any]) -> None:
 
 
 def test_mu_from_pure_dp_closed_forms() -> None:
-    # digits quoted in shared/math.md §3
+    # digits quoted in theory §3
     assert g.mu_from_pure_dp(0.2) == pytest.approx(0.2504839050688, abs=1e-13)
     assert g.mu_from_pure_dp(1.0) == pytest.approx(1.2320353853, abs=1e-10)
     assert g.mu_from_pure_dp(0.0) == 0.0
@@ -204,8 +204,8 @@ def test_mu_from_pure_dp_matches_mpmath() -> None:
 
 
 def test_mu_from_pure_dp_is_tight_at_eps_zero() -> None:
-    """Second algorithm: the worst-case ε₀-DP profile has δ(0) = tanh(ε₀/2) (math.md §2),
-    and μ_GDP(0, tanh(ε₀/2)) must be the GDP parameter of ε₀-DP (math.md §3)."""
+    """Second algorithm: the worst-case ε₀-DP profile has δ(0) = tanh(ε₀/2) (theory §2),
+    and μ_GDP(0, tanh(ε₀/2)) must be the GDP parameter of ε₀-DP (theory §3)."""
     eps0 = np.linspace(0.05, 20.0, 40)
     via_gdpt = g.mu_gdp(0.0, delta=np.tanh(eps0 / 2))
     # conditioning: d mu / d delta at eps = 0 is sqrt(2 pi) e^{mu^2/8} / 2 (delta near 1)
@@ -217,7 +217,7 @@ def test_mu_from_pure_dp_is_tight_at_eps_zero() -> None:
 def test_compose_gdp_closed_forms() -> None:
     assert g.compose_gdp(3.0, 4.0) == 5.0
     assert g.compose_gdp(0.5) == 0.5
-    # n-fold composition of mu-GDP is sqrt(n) mu (math.md §3)
+    # n-fold composition of mu-GDP is sqrt(n) mu (theory §3)
     assert g.compose_gdp(*[0.3] * 16) == pytest.approx(1.2, rel=1e-15)
     # no overflow in the squares
     assert g.compose_gdp(1e200, 1e200) == pytest.approx(math.sqrt(2) * 1e200, rel=1e-15)
@@ -242,7 +242,7 @@ def test_eps_gdp_beyond_common_brackets() -> None:
 
 
 def test_delta_1_at_40_underflows_but_log_is_finite() -> None:
-    """δ_1(40) ≈ 3.9e-343 (math.md §3) lies below the smallest float64."""
+    """δ_1(40) ≈ 3.9e-343 (theory §3) lies below the smallest float64."""
     L = g.log_delta_mu(40.0, 1.0)
     ref = ref_log_delta(40.0, 1.0)
     assert abs(L - float(ref)) <= LOG_TOL * abs(float(ref))
@@ -252,7 +252,7 @@ def test_delta_1_at_40_underflows_but_log_is_finite() -> None:
 
 
 def test_log_delta_doctest_value() -> None:
-    # delta_1(100) ~ 6.1e-2155 (math.md §3)
+    # delta_1(100) ~ 6.1e-2155 (theory §3)
     L = g.log_delta_mu(100.0, 1.0)
     assert abs(L - float(ref_log_delta(100.0, 1.0))) <= LOG_TOL * abs(L)
     with mpmath.workdps(REF_DPS):
@@ -589,7 +589,7 @@ def test_round_trip_eps_delta_mu(eps: float, mu: float) -> None:
     assert abs(g.mu_gdp(eps, log_delta=L) - mu) <= _mu_cond_tol(eps, mu, L)
     if L < 0:
         b = -eps / mu - mu / 2
-        # |d log delta / d eps| = e^eps Phi(b) / delta (math.md §3), for the tolerance only
+        # |d log delta / d eps| = e^eps Phi(b) / delta (theory §3), for the tolerance only
         dlog = math.exp(eps + float(log_ndtr(b)) - L)
         tol_e = RT_TOL * eps + LOG_TOL * abs(L) / dlog
         assert abs(g.eps_gdp(mu, log_delta=L) - eps) <= tol_e
@@ -651,7 +651,7 @@ def test_mu_gdp_order_preserving_in_eps(e1: float, e2: float, L: float) -> None:
 @example(500.0, -1.0)
 @example(0.0, -37.0)
 def test_mu_gdp_slope_in_eps_is_bounded(eps: float, L: float) -> None:
-    """0 ≤ ∂μ_GDP/∂ε ≤ √(2π)/2 (math.md §4), as a difference quotient.
+    """0 ≤ ∂μ_GDP/∂ε ≤ √(2π)/2 (theory §4), as a difference quotient.
 
     The quotient over [ε, ε + h] is a mean of the derivative, so it obeys the same bounds;
     h is large enough that the 1e-12 relative error of each μ is small against it.

@@ -42,7 +42,7 @@ def encloses(ball: arb, truth: mpmath.mpf) -> bool:
 
 
 def delta_mu_ref(x: float, m: float) -> mpmath.mpf:
-    """delta_mu(eps) at 50 digits, raising precision against cancellation (math §3)."""
+    """delta_mu(eps) at 50 digits, raising precision against cancellation (theory §3)."""
     work = DPS + 20
     while True:
         with mpmath.workdps(work):
@@ -66,7 +66,7 @@ def test_to_arb_is_exact_for_binary_numbers() -> None:
 
 @settings(max_examples=40)
 @given(st.floats(0.0, 60.0), st.floats(0.05, 20.0))
-@example(2000.0, 1.0)  # delta_1(2000) ~ 1.9e-868162 (math §10)
+@example(2000.0, 1.0)  # delta_1(2000) ~ 1.9e-868162 (theory §10)
 @example(0.0, 1e-3)
 @example(1e-6, 30.0)  # delta within 1e-40 of 1
 def test_delta_mu_encloses_mpmath(x: float, m: float) -> None:
@@ -158,7 +158,7 @@ def test_prove_raises_precision_until_decided() -> None:
 
 
 def test_finite_sum_is_expanded() -> None:
-    # the k-fold composition profile is written as a Sum with numeric limits (math §8)
+    # the k-fold composition profile is written as a Sum with numeric limits (theory §8)
     i = sympy.Symbol("i", integer=True, nonnegative=True)
     expr = sympy.Sum(sympy.binomial(4, i) * sympy.Max(E(-i * eps) - E(-2 * eps), 0),
                      (i, 0, 4))

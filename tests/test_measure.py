@@ -1,4 +1,4 @@
-"""Guaranteed GDPT brackets (symgdp.measure; shared/math.md §4, §6).
+"""Guaranteed GDPT brackets (symgdp.measure; theory §4, §6).
 
 Every bracket is tested as ``lower <= truth <= upper`` and ``upper - lower <= tol`` with the
 truth known independently: a closed form evaluated with 40-digit mpmath in the test, or
@@ -30,14 +30,14 @@ DPS = 40
 
 
 def mu_pure_dp_ref(e0: float) -> float:
-    """-2 Phi^{-1}(1/(1+e^{e0})) at 40 digits (math §3), written out with erfinv."""
+    """-2 Phi^{-1}(1/(1+e^{e0})) at 40 digits (theory §3), written out with erfinv."""
     with mpmath.workdps(DPS):
         p = 1 / (1 + mpmath.exp(mpmath.mpf(e0)))
         return float(-2 * mpmath.sqrt(2) * mpmath.erfinv(2 * p - 1))
 
 
 def mu_laplace_ref(e0: float) -> float:
-    """-2 Phi^{-1}(e^{-e0/2}/2) at 40 digits (issue 4 target)."""
+    """-2 Phi^{-1}(e^{-e0/2}/2) at 40 digits."""
     with mpmath.workdps(DPS):
         q = mpmath.exp(-mpmath.mpf(e0) / 2) / 2
         return float(-2 * mpmath.sqrt(2) * mpmath.erfinv(2 * q - 1))
@@ -58,7 +58,7 @@ def laplace(e0: float) -> Profile:
 
 
 def gaussian_erfc(mu: float) -> Profile:
-    """delta_mu written with erfc (math §3), Phi(x) = erfc(-x/sqrt 2)/2."""
+    """delta_mu written with erfc (theory §3), Phi(x) = erfc(-x/sqrt 2)/2."""
     m = sympy.Float(mu)
 
     def Phi(x: sympy.Expr) -> sympy.Expr:
@@ -146,7 +146,7 @@ def test_certified_random(e0: float, family: Any) -> None:
 @given(st.floats(0.05, 6.0))
 @example(1.0)
 def test_gaussian_flat_gdpt(mu: float) -> None:
-    # delta_mu's GDPT is the constant mu (math §4): the flat worst case of the search
+    # delta_mu's GDPT is the constant mu (theory §4): the flat worst case of the search
     m = measure(GaussianLogDelta(mu), 5.0, 1e-3, refine=False)
     check(m, mu, 1e-3)
     assert "no refine" not in " ".join(m.notes)  # refine=False: nothing to report
@@ -198,7 +198,7 @@ def test_staircase_certified() -> None:
 
 
 def k_fold_rr(e0: float, k: int) -> Profile:
-    """Optimal k-fold composition of eps0-DP (Kairouz-Oh-Viswanath; math §8): the GDPT
+    """Optimal k-fold composition of eps0-DP (Kairouz-Oh-Viswanath; theory §8): the GDPT
     oscillates with many local maxima."""
     z = sympy.Float(e0)
     p = E(z) / (1 + E(z))
@@ -262,7 +262,7 @@ def test_delta_one_somewhere_gives_infinity() -> None:
 
 
 def test_underflow_is_not_an_exact_zero() -> None:
-    # exp(-eps^2)/2 underflows float64 long before eps_h = 60 but is never 0 (math §5)
+    # exp(-eps^2)/2 underflows float64 long before eps_h = 60 but is never 0 (theory §5)
     p = Profile(E(-(eps**2)) / 2)
     m = measure(p, 60.0, 1e-6, refine=False)
     assert not m.covers_tail
@@ -275,7 +275,7 @@ def test_underflow_is_not_an_exact_zero() -> None:
 
 
 def test_head_bound_failure_probability_and_refinement() -> None:
-    # refine=True measures the refined profile (math §2): never worse, and finite here
+    # refine=True measures the refined profile (theory §2): never worse, and finite here
     p = Profile(sympy.Min(2 * E(-(eps**2)), 1))
     m = measure(p, 5.0, 1e-5, identify=False)
     assert m.refined and math.isfinite(m.upper)
@@ -309,7 +309,7 @@ def test_gdpt_vectorised_and_in_log_space() -> None:
     xs = np.array([0.5, 10.0, 50.0])
     got = gdpt(p, xs)
     assert got.shape == (3,)
-    # math §5 quotes G(10) ~ 0.71289 and G(50) ~ 0.70497; here the 40-digit inverse
+    # theory §5 quotes G(10) ~ 0.71289 and G(50) ~ 0.70497; here the 40-digit inverse
     for x, g in zip(xs, got, strict=True):
         ref = float(precise.mu_gdp(x, log_delta=-(x**2), dps=DPS))
         assert g == pytest.approx(ref, rel=1e-12)

@@ -168,7 +168,7 @@ def test_naive_profile_agrees_with_profile_from_tradeoff(make, args):
 
 
 def test_symbolic_parameters_of_sgd_family_give_the_documented_tail():
-    # reference: api.md, Profile(B exp(-sigma^2 eps^2/A^2)).tail_limit() = A^2/(2 sigma^2),
+    # reference: the documented example (README), Profile(B exp(-sigma^2 eps^2/A^2)).tail_limit() = A^2/(2 sigma^2),
     # here checked by SymPy's limit directly on the free-parameter expression
     A, B, s = sympy.symbols("A B sigma", positive=True)
     p = M.sgd_family(A, B, s)

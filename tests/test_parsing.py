@@ -59,7 +59,7 @@ def test_implicit_parameters_are_positive_real_symbols():
 
 
 def test_sgd_family_tail_limit_from_parsed_text():
-    # Closed form (math §5/§9): lim eps^2 / (-2 log(B exp(-sigma^2 eps^2/A^2))) = A^2/(2 sigma^2)
+    # Closed form (theory §5/§9): lim eps^2 / (-2 log(B exp(-sigma^2 eps^2/A^2))) = A^2/(2 sigma^2)
     e = parse_expression("B*exp(-sigma^2*eps^2/A^2)")
     lim = sympy.limit(eps**2 / (-2 * sympy.log(e)), eps, sympy.oo)
     assert sympy.simplify(lim - A**2 / (2 * sigma**2)) == 0
@@ -158,7 +158,7 @@ def test_phi_is_the_standard_normal_cdf():
 
 
 def test_gaussian_profile_text_matches_closed_form():
-    # delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (math §3);
+    # delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (theory §3);
     # reference: that formula evaluated directly with mpmath at 40 digits.
     e = parse_expression("Phi(-eps/mu + mu/2) - exp(eps)*Phi(-eps/mu - mu/2)")
     for m, t in [(1, 1), (sympy.Rational(1, 2), 3), (3, sympy.Rational(1, 5))]:

@@ -1,8 +1,8 @@
 """Tests of symgdp.plot: figures render (Agg) and carry the right data.
 
 References (each test says which): closed forms of the profiles drawn; delta_mu and G_mu
-written here with scipy.stats.norm (math §3); the GDPT of delta_mu is the constant mu
-(math §4); the staircase bounds of math §6 checked against G evaluated with 40-digit
+written here with scipy.stats.norm (theory §3); the GDPT of delta_mu is the constant mu
+(theory §4); the staircase bounds of theory §6 checked against G evaluated with 40-digit
 mpmath (symgdp.precise); G_mu = sup_eps f_{eps, delta_mu(eps)} (Dong, Roth & Su 2021,
 Prop. 2.12 / Cor. 2.13).
 """
@@ -95,7 +95,7 @@ def test_profiles_rejects_bad_arguments():
 
 
 def test_gdpt_of_delta_mu_is_constant_mu():
-    """Reference: math §4, the GDPT maps delta_mu to the constant mu."""
+    """Reference: theory §4, the GDPT maps delta_mu to the constant mu."""
     fig = plot.gdpt(gaussian_profile(1.0), eps_max=4.0, n=40, staircase=None, tail=False)
     (curve,) = fig.axes[0].lines
     np.testing.assert_allclose(curve.get_ydata()[1:], 1.0, rtol=1e-7)
@@ -103,7 +103,7 @@ def test_gdpt_of_delta_mu_is_constant_mu():
 
 def test_gdpt_staircase_brackets_the_gdpt():
     """Reference: G(eps) of 1.25 e^{-2.25 eps^2} with 40-digit mpmath (symgdp.precise) at
-    points inside every step must lie between the drawn lower and upper steps (math §6)."""
+    points inside every step must lie between the drawn lower and upper steps (theory §6)."""
     fig = plot.gdpt(SGD, eps_max=3.0, staircase=6, tail=False)
     ax = fig.axes[0]
     stairs = [p for p in ax.patches if isinstance(p, StepPatch)]
@@ -159,7 +159,7 @@ def test_gdpt_tail_infinite_or_off():
 
 
 def test_gdpt_with_a_real_measurement_contains_closed_form_mu():
-    """Reference: math §3, the worst-case 1-DP profile is exactly mu-GDP,
+    """Reference: theory §3, the worst-case 1-DP profile is exactly mu-GDP,
     mu = 2 sqrt(2) erfinv(tanh(1/2)) (mpmath, 40 digits)."""
     p = Profile.parse("Max(0, (exp(1) - exp(eps))/(1 + exp(1)))")
     m = p.measure(eps_h=3.0, tol=1e-6)

@@ -98,7 +98,7 @@ def test_dps_is_respected() -> None:
 
 
 def test_deep_tail_delta_1_at_2000() -> None:
-    """δ_1(2000) ≈ 1.88468e−868162 (math.md §10), far below any float."""
+    """δ_1(2000) ≈ 1.88468e−868162 (theory §10), far below any float."""
     got = precise.delta_mu(2000, 1, dps=40)
     assert mpmath.nstr(got, 6) == "1.88468e-868162"
     with mpmath.workdps(60):
@@ -150,7 +150,7 @@ def test_eps_gdp_round_trip(eps: float, mu: float) -> None:
 
 
 def test_eps_gdp_30_at_1e_minus_5() -> None:
-    """≈ 577 (issue 2): the root of the reference found by mpmath.findroot."""
+    """≈ 577: the root of the reference found by mpmath.findroot."""
     with mpmath.workdps(50):
         target = mpmath.log(mpmath.mpf(1e-5))  # the float 1e-5, exactly as passed below
         root = mpmath.findroot(lambda e: ref_log_delta(e, 30, 50) - target, mpmath.mpf(577))
@@ -189,7 +189,7 @@ def ref_mu_pure(eps0: Any, dps: int = 50) -> mpmath.mpf:
 
 
 def test_mu_from_pure_dp_closed_forms() -> None:
-    # digits quoted in shared/math.md §3
+    # digits quoted in theory §3
     assert mpmath.nstr(precise.mu_from_pure_dp(0.2), 14) == "0.25048390506887"
     assert abs(precise.mu_from_pure_dp(1) - mpmath.mpf("1.2320353853")) < 1e-10
     assert precise.mu_from_pure_dp(0) == 0

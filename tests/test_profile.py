@@ -1,7 +1,7 @@
 r"""Tests of the symbolic side of symgdp.profile.Profile: parsing, trade-off equations,
 validation, breakpoints, LaTeX and the measure/gdpt delegation.
 
-References: closed forms solved by hand from the trade-off equations (math §9), checked
+References: closed forms solved by hand from the trade-off equations (theory §9), checked
 as SymPy identities and numerically; the numeric inversion is checked against the closed
 form and against the equation's own residual in 40-digit mpmath.
 """
@@ -257,7 +257,7 @@ def test_zero_profile_and_zero_branches_are_exact_minus_infinity():
 
 
 def test_gaussian_log_delta_where_the_erfc_difference_underflows():
-    # delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (math §3); both terms
+    # delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) (theory §3); both terms
     # fall below the float64 normal range near log delta = -708.  Reference: the same
     # definition in 60-digit mpmath, computed here.
     mu = sympy.Rational(3, 10)

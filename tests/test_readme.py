@@ -1,7 +1,7 @@
 """The README is executable: its Python runs, its commands are the ones CI and users run.
 
 * Every ```python block is executed; the results its comments promise are checked (the tail
-  limit A^2/(2 sigma^2) is the closed form of shared/math.md §5).
+  limit A^2/(2 sigma^2) is the closed form of theory §5).
 * The Quickstart's test command is exactly the one in .ci/run.
 * Every ``symgdp ...`` command shown is run (as ``python -m symgdp ...``) and must succeed.
 * The README's links to files in the repository resolve.
@@ -52,7 +52,7 @@ def test_python_blocks_run(tmp_path, monkeypatch):
         for block in code:
             exec(compile(block, "README.md", "exec"), {"__name__": "__readme__"})
     printed = out.getvalue()
-    assert "A**2/(2*sigma**2)" in printed  # math §5 closed form
+    assert "A**2/(2*sigma**2)" in printed  # theory §5 closed form
     assert "\nGDP\n" in printed
     assert "\\begin{align*}" in printed
     assert re.search(r"[\d.]+ <= sup G <= [\d.]+, failure probability", printed)

@@ -2,7 +2,7 @@ r"""Tests of symgdp.refine: partial-order refinement, calibration and subsamplin
 
 References: roots of the stationarity bracket computed here with mpmath at 40 digits from
 hand-derived closed forms of delta and delta'; the refined profile compared with a second
-algorithm (brute-force minimum of g(eps, eps0) over a dense eps0 grid, math §2);
+algorithm (brute-force minimum of g(eps, eps0) over a dense eps0 grid, theory §2);
 closed forms derived by hand where they exist.
 """
 
@@ -182,7 +182,7 @@ def test_property_refined_below_naive_and_idempotent(fam):
 @settings(max_examples=8, deadline=None)
 @given(families)
 def test_property_refined_profile_is_closed_under_implication(fam):
-    # math §2: for eps <= eps0, delta_ref(eps) <= g(eps, eps0) computed from delta_ref(eps0)
+    # theory §2: for eps <= eps0, delta_ref(eps) <= g(eps, eps0) computed from delta_ref(eps0)
     r = Profile(_family(*fam)).refine()
     d = r(_X)
     e, e0 = np.meshgrid(_X, _X, indexing="ij")
@@ -212,7 +212,7 @@ def test_refine_calibration_projected_noisy_sgd():
         assert abs(mpmath.mpf(cal.sigma) - ref) < mpmath.mpf("1e-20")
         assert abs(mpmath.mpf(cal.eps0) - e0) < mpmath.mpf("1e-10")
     assert round(float(cal.sigma), 2) == 8.09  # the literature's "about 8.09 C"
-    # the calibration point implies the target (math §2)
+    # the calibration point implies the target (theory §2)
     assert implication_delta(cal.eps0, cal.delta0, R(1, 5)) <= E(-2) * (1 + 1e-25)
 
 
@@ -233,7 +233,7 @@ def test_refine_calibration_rejects_bad_targets():
 @settings(max_examples=15, deadline=None)
 @given(st.floats(0.01, 1.0), st.floats(0.0, 30.0))
 def test_subsample_identity(g, x):
-    # math §7: delta_sub(eps) = gamma * min(1, delta(log(1 + (e^eps - 1)/gamma))), checked
+    # theory §7: delta_sub(eps) = gamma * min(1, delta(log(1 + (e^eps - 1)/gamma))), checked
     # against a direct mpmath evaluation of the right-hand side.
     p = Profile(4 * E(-2) / eps)
     q = subsample(p, sympy.Float(g))
@@ -256,7 +256,7 @@ def test_subsample_symbolic_and_edge_cases():
 
 
 def test_implication_delta_pure_dp():
-    # (eps0, 0) => (eps, delta) with delta = (e^eps0 - e^eps)_+/(1 + e^eps0) (math §2)
+    # (eps0, 0) => (eps, delta) with delta = (e^eps0 - e^eps)_+/(1 + e^eps0) (theory §2)
     assert implication_delta(1, 0, 0) == (E(1) - 1) / (E(1) + 1)
     assert implication_delta(1, R(1, 2), 2) == R(1, 2)
 

@@ -34,7 +34,7 @@ def _sig(t):
 # name: (sympy expression, mpmath delta~(x) with the value *at* x, jumps (value right
 # of the jump differs), dense regions (lo, hi, step) where a feature lives)
 CASES = {
-    "left-closed jump (issue example)": (
+    "left-closed jump (the infimum at 0 is 0.482)": (
         sympy.Piecewise((R(9, 10), eps <= 1), (E(-eps) / 10, True)),
         lambda x: mpmath.mpf(9) / 10 if x <= 1 else mpmath.exp(-x) / 10,
         [1], []),

@@ -1,6 +1,6 @@
-r"""Reliability of the profile pipeline (issue 7, items 4 and 5).
+r"""Reliability of the profile pipeline.
 
-Part 1 -- validation (shared/api.md "What counts as a profile"): negative, complex,
+Part 1 -- validation (the documented rules of "What counts as a profile"): negative, complex,
 increasing and everywhere-vacuous profiles, unbound and non-finite parameters, and bad
 ``eps_h``/``tol`` are refused with a ``SymgdpError`` -- never answered with a μ.
 
@@ -101,7 +101,7 @@ def mu_of_tradeoff(f, knots: list, dps: int = 30) -> mpmath.mpf:
 
 
 def mu_pure_dp_ref(e0: float) -> mpmath.mpf:
-    """Closed form (math §3): −2Φ⁻¹(1/(1+e^ε₀)), at 40 digits."""
+    """Closed form (theory §3): −2Φ⁻¹(1/(1+e^ε₀)), at 40 digits."""
     with mpmath.workdps(40):
         return -2 * _ninv(1 / (1 + mpmath.exp(mpmath.mpf(e0))))
 
@@ -151,7 +151,7 @@ def mu_kfold_rr_ref(e0: float, k: int) -> mpmath.mpf:
 
 
 def log_delta_mu_ref(e: float, mu: float) -> float:
-    """log δ_μ(ε) from the definition (math §3) at 60 digits."""
+    """log δ_μ(ε) from the definition (theory §3) at 60 digits."""
     with mpmath.workdps(60):
         x, m = mpmath.mpf(e), mpmath.mpf(mu)
         return float(mpmath.log(mpmath.ncdf(-x / m + m / 2)
@@ -162,7 +162,7 @@ def test_references_agree_with_each_other():
     # k-fold RR with k = 1 is pure DP: the trade-off route must give the closed form.
     for e0 in (0.1, 1.0, 2.5):
         assert abs(mu_kfold_rr_ref(e0, 1) - mu_pure_dp_ref(e0)) < 1e-20
-    # math §3 quotes eps0 = 0.2 -> 0.2504839050688..., eps0 = 1 -> 1.2320353853...
+    # theory §3 quotes eps0 = 0.2 -> 0.2504839050688..., eps0 = 1 -> 1.2320353853...
     assert abs(mu_pure_dp_ref(0.2) - mpmath.mpf("0.2504839050688")) < 1e-12
     assert abs(mu_pure_dp_ref(1.0) - mpmath.mpf("1.2320353853")) < 1e-10
     # k-fold RR: its GDPT peaks at eps = 0 (where the measurement finds its argmax), so
@@ -235,7 +235,7 @@ def test_complex_coefficient_is_refused():
 
 
 def test_values_above_one_are_vacuous_not_errors():
-    # 2 e^{-eps^2} exceeds 1 for eps < sqrt(log 2): read as 1 there (api.md)
+    # 2 e^{-eps^2} exceeds 1 for eps < sqrt(log 2): read as 1 there (documented: vacuous values read as 1)
     p = Profile.parse("2*exp(-eps^2)")
     assert p.validate() is p
     assert p(0.0) == 1.0
@@ -257,7 +257,7 @@ def test_unbound_parameters_are_named():
 
 
 def test_unbound_parameters_stay_symbolic_in_the_tail():
-    # api.md: Profile(B*exp(-sigma**2*eps**2/A**2)).tail_limit() is A**2/(2*sigma**2)
+    # documented example: Profile(B*exp(-sigma**2*eps**2/A**2)).tail_limit() is A**2/(2*sigma**2)
     p = Profile.parse("B*exp(-sigma^2*eps^2/A^2)")
     A, sigma = (next(s for s in p.free_symbols if s.name == n) for n in ("A", "sigma"))
     assert sympy.simplify(p.tail_limit() - A**2 / (2 * sigma**2)) == 0
@@ -414,7 +414,7 @@ def test_gaussian_never_wrong(mu, eps_h, certify):
 @example(mu=0.3, eps_h=20.0, tol=1e-4)
 @example(mu=1.0, eps_h=40.0, tol=1e-4)
 def test_gaussian_float(mu, eps_h, tol):
-    # Truth: the GDPT of delta_mu is the constant mu (math §4).
+    # Truth: the GDPT of delta_mu is the constant mu (theory §4).
     # float mode of the zeroth-order search (auto would recognise delta_mu and certify)
     m = measure(WithoutTail(mechanisms.gaussian(mu)), eps_h=eps_h, tol=tol, refine=False,
                 certify=False, method="branch-and-bound")
@@ -436,7 +436,7 @@ def test_gaussian_certified(mu, eps_h):
 @given(mus=st.lists(st.floats(0.1, 2.0), min_size=2, max_size=6), certify=st.booleans())
 @example(mus=[0.1, 0.1], certify=False)
 def test_gaussian_compositions(mus, certify):
-    # Truth: composing mu_i-GDP mechanisms gives sqrt(sum mu_i^2)-GDP exactly (math §3),
+    # Truth: composing mu_i-GDP mechanisms gives sqrt(sum mu_i^2)-GDP exactly (theory §3),
     # computed here with mpmath.
     with mpmath.workdps(40):
         total = float(mpmath.sqrt(mpmath.fsum(mpmath.mpf(x) ** 2 for x in mus)))
@@ -496,7 +496,7 @@ def test_kfold_randomized_response_certified(e0, k):
 @pytest.mark.parametrize("e0, k", [(0.5, 5)])
 def test_kfold_randomized_response_covers_the_tail(e0, k):
     # The KOV profile is exactly 0 from eps = k*e0 on, so a head reaching past it is the
-    # full guarantee (api.md covers_tail).
+    # full guarantee (covers_tail as documented).
     p = composition.optimal_pure_dp(e0, k)
     m = p.measure(eps_h=k * e0 + 0.5, tol=1e-4)
     assert m.covers_tail
@@ -521,7 +521,7 @@ HEAVY = st.one_of(
 @example(("K/log(1 + eps)^p", 1.0, 1.0))
 def test_identify_never_calls_a_heavy_tail_gdp(case):
     # Each family has lim eps^2/(-2 log delta) = oo (its log decays slower than eps^2),
-    # so it is not GDP for any finite mu (math §5).
+    # so it is not GDP for any finite mu (theory §5).
     form, K, pw = case
     p = Profile.parse(form, {"K": K, "p": pw})
     ident = p.identify()

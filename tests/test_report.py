@@ -1,7 +1,7 @@
 """Tests of symgdp.report: every derived step, its renderings and its honesty.
 
 References used (each test says which):
-* closed forms of shared/math.md: the tail limits 1/2 of e^{-eps^2} and A^2/(2 sigma^2) of
+* closed forms of docs/theory.md: the tail limits 1/2 of e^{-eps^2} and A^2/(2 sigma^2) of
   B e^{-sigma^2 eps^2/A^2} (§5), mu = -2 Phi^{-1}(1/(1+e^{eps0})) of the worst-case
   eps0-DP profile (§3), written here with mpmath's erfinv at 40 digits;
 * the refinement point c of §2 found here with mpmath.findroot at 40 digits;
@@ -79,7 +79,7 @@ def test_format_edge_cases():
 
 
 def test_symbolic_tail_of_exp_minus_eps_squared():
-    """Reference: math §5, lim eps^2/(-2 log e^{-eps^2}) = 1/2."""
+    """Reference: theory §5, lim eps^2/(-2 log e^{-eps^2}) = 1/2."""
     r = report("exp(-eps**2)", measure=False)
     assert r.tail_limit == sympy.Rational(1, 2)
     assert r.is_gdp is True and r.verdict == "GDP"
@@ -88,7 +88,7 @@ def test_symbolic_tail_of_exp_minus_eps_squared():
 
 
 def test_unbound_parameters_keep_the_formula():
-    """Reference: api.md and math §5: the tail limit of B e^{-sigma^2 eps^2/A^2} is
+    """Reference: theory §5: the tail limit of B e^{-sigma^2 eps^2/A^2} is
     A^2/(2 sigma^2)."""
     r = report("B*exp(-sigma**2*eps**2/A**2)")
     A, sigma = sympy.symbols("A sigma", positive=True)
@@ -112,10 +112,10 @@ def test_equation_needs_tradeoff_flag():
 
 
 def test_pure_dp_profile_is_fully_measured():
-    """Reference: math §3 closed form, the worst-case 1-DP profile is exactly mu-GDP with
+    """Reference: theory §3 closed form, the worst-case 1-DP profile is exactly mu-GDP with
     mu = -2 Phi^{-1}(1/(1+e)) = 1.2320353853...; its profile is 0 beyond eps = 1."""
     truth = mu_pure_dp_reference(1.0)
-    assert truth == pytest.approx(1.2320353853, abs=1e-10)  # the value quoted in math §3
+    assert truth == pytest.approx(1.2320353853, abs=1e-10)  # the value quoted in theory §3
     r = report(PURE_DP_1, eps_h=5.0, tol=1e-6)
     m = r.measurement
     assert m.lower <= truth <= m.upper
@@ -135,8 +135,8 @@ def test_tradeoff_report_against_independent_refinement_point():
     """SGD family sigma = A/eps sqrt(log(B/delta)), A=1, B=1.25, sigma=1.5.
 
     References: naive profile B e^{-sigma^2 eps^2/A^2} solved by hand; tail limit
-    A^2/(2 sigma^2) = 2/9 (math §5); the refinement point c solves
-    d'(c) + e^c (1 - d(c) + d'(c)) = 0 (math §2), found here with mpmath.findroot at
+    A^2/(2 sigma^2) = 2/9 (theory §5); the refinement point c solves
+    d'(c) + e^c (1 - d(c) + d'(c)) = 0 (theory §2), found here with mpmath.findroot at
     40 digits after checking on a grid that the bracket changes sign once.
     """
     values = {"A": 1, "B": 1.25, "sigma": 1.5}
@@ -175,7 +175,7 @@ def test_tradeoff_report_against_independent_refinement_point():
 
 
 def test_not_gdp_profile_serialises_infinity_as_text():
-    """Reference: math §5, K/eps has an infinite tail limit (not GDP)."""
+    """Reference: theory §5, K/eps has an infinite tail limit (not GDP)."""
     r = report("1/eps", eps_h=10.0, tol=1e-3)
     assert r.tail_limit == sympy.oo and r.is_gdp is False and r.verdict == "not GDP"
     d = r.to_dict()

@@ -1,6 +1,6 @@
 r"""Tests of symgdp.tail: the tail limit lim eps^2/(-2 log delta) and the GDP verdict.
 
-Reference values are closed forms derived by hand from -2 log delta(eps) (math §5); the
+Reference values are closed forms derived by hand from -2 log delta(eps) (theory §5); the
 derivation is given next to each entry.  Numeric-fallback results are compared against
 the same closed forms.
 """
@@ -69,7 +69,7 @@ def test_corpus_is_large_enough():
 
 
 def test_symbolic_parameters_stay_symbolic():
-    # the api.md example: the tail limit of B e^{-sigma^2 eps^2/A^2} is A^2/(2 sigma^2)
+    # the documented example: the tail limit of B e^{-sigma^2 eps^2/A^2} is A^2/(2 sigma^2)
     got = Profile(B * E(-sigma**2 * eps**2 / A**2)).tail_limit()
     assert got == A**2 / (2 * sigma**2)
 
@@ -96,7 +96,7 @@ def test_symbolic_limit_with_unbound_parameters_has_nan_mu():
 
 
 def test_subsampling_keeps_the_tail_limit():
-    # math §7: subsampling does not change the tail limit
+    # theory §7: subsampling does not change the tail limit
     for expr, lim in [(E(-eps**2), R(1, 2)), (R(5, 4) * E(-eps**2 / 8), 4)]:
         p = Profile(expr)
         assert subsample(p, R(1, 5)).tail_limit() == lim == p.tail_limit()
@@ -115,14 +115,14 @@ def test_eventual_branch():
 
 
 def _gaussian_delta(mu):
-    """delta_mu(eps) (math §3) written with erfc, as a user would type it."""
+    """delta_mu(eps) (theory §3) written with erfc, as a user would type it."""
     Phi = lambda x: sympy.erfc(-x / sympy.sqrt(2)) / 2  # noqa: E731
     return Phi(-eps / mu + mu / 2) - E(eps) * Phi(-eps / mu - mu / 2)
 
 
 def test_numeric_fallback_on_the_gaussian_profile():
     # SymPy's limit is slow on the erfc form; with a 1 s budget the numeric fallback must
-    # give mu^2 (math §5: -2 log delta_mu = eps^2/mu^2 - eps + O(log eps)).
+    # give mu^2 (theory §5: -2 log delta_mu = eps^2/mu^2 - eps + O(log eps)).
     mu = R(3, 2)
     r = Profile(_gaussian_delta(mu)).identify(timeout=1)
     assert r.method in ("numeric", "symbolic")

@@ -3,7 +3,7 @@
 References: Neyman-Pearson tests computed directly from the output distributions in
 40-digit mpmath (Laplace laws, binomial counts); symgdp.precise; the profile route
 (symgdp.mechanisms / symgdp.composition profiles and their measured GDP) against the
-trade-off route for the same mechanism; and the partial-order formula of math.md §2.
+trade-off route for the same mechanism; and the partial-order formula of theory §2.
 """
 
 from __future__ import annotations
@@ -92,7 +92,7 @@ def test_composed_rr_vertices_are_binomial_tails(eps0, k):
 
 @pytest.mark.parametrize("eps0", [0.3, 2.0])
 def test_profile_route_laplace(eps0):
-    # reference: the Laplace profile of symgdp.mechanisms (shared/math.md §9)
+    # reference: the Laplace profile of symgdp.mechanisms (theory §9)
     x = np.array([0.0, 0.25 * eps0, 0.75 * eps0, eps0, 2 * eps0])
     got = T.profile_delta(T.laplace(eps0), x)
     np.testing.assert_allclose(got, M.laplace(eps0)(x), rtol=1e-9, atol=1e-12)
@@ -111,7 +111,7 @@ def test_profile_route_gaussian_and_composed_rr():
 @settings(max_examples=40)
 @given(eps0=st.floats(0.0, 5.0), delta0=st.floats(0.0, 0.9), frac=st.floats(0.0, 1.5))
 def test_profile_of_eps_delta_curve_is_the_partial_order_bound(eps0, delta0, frac):
-    # reference: math.md §2, delta0 + (1 - delta0)(e^eps0 - e^eps)_+/(1 + e^eps0)
+    # reference: theory §2, delta0 + (1 - delta0)(e^eps0 - e^eps)_+/(1 + e^eps0)
     e = frac * eps0
     ref = delta0 + (1 - delta0) * max(math.exp(eps0) - math.exp(e), 0) / (1 + math.exp(eps0))
     got = T.profile_delta(T.eps_delta(eps0, delta0), e)
