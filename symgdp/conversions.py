@@ -29,6 +29,7 @@ symbols and then return the SymPy expression.  For GDP ↔ :math:`(\varepsilon, 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -75,6 +76,12 @@ def analytic_gaussian_sigma(eps: Any, delta: Any, sensitivity: Any = 1.0) -> Any
         >>> round(analytic_gaussian_sigma(1.0, 1e-5), 10)
         3.7306316348
     """
+    if all(type(a) in (float, int) for a in (eps, delta, sensitivity)):
+        # scalar fast path (no array wrapping): the same checks and the same mu_gdp
+        e0, d0, s0 = float(eps), float(delta), float(sensitivity)
+        if e0 >= 0 and 0 < d0 <= 1 and 0 < s0 < math.inf:
+            mu = mu_gdp(e0, d0)
+            return s0 / mu if mu > 0 else math.inf
     scalar, (e, d, s) = _arrays(eps, delta, sensitivity)
     _require("eps", e, e >= 0, ">= 0")
     _require("delta", d, (d > 0) & (d <= 1), "in (0, 1]")

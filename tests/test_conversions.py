@@ -130,3 +130,18 @@ def test_zcdp_to_dp_is_valid_for_the_gaussian_mechanism(mu, delta):
 def test_bad_input_names_the_value(call):
     with pytest.raises(DomainError, match="got"):
         call()
+
+
+def test_analytic_gaussian_sigma_scalar_path_matches_vectorised():
+    # second algorithm: the vectorised path (array in) against the scalar fast path
+    # (plain floats in) on random points, and bad scalars still refused by the checks
+    rng = np.random.default_rng(7)
+    e = rng.uniform(0.0, 30.0, 300)
+    d = 10.0 ** rng.uniform(-300.0, 0.0, 300)
+    s = rng.uniform(0.1, 10.0, 300)
+    vec = V.analytic_gaussian_sigma(e, d, s)
+    for i in range(300):
+        assert V.analytic_gaussian_sigma(float(e[i]), float(d[i]), float(s[i])) == vec[i]
+    for bad in ((-1.0, 1e-5, 1.0), (1.0, 0.0, 1.0), (1.0, 1e-5, -2.0), (1.0, 2.0, 1.0)):
+        with pytest.raises(DomainError):
+            V.analytic_gaussian_sigma(*bad)
