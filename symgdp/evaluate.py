@@ -481,12 +481,21 @@ class Evaluator:
             return False
         return bool(v.is_exact() and v.is_zero())
 
-    def check_sign(self, x: np.ndarray, y: np.ndarray) -> None:
-        """Raise ProfileError at the first point where a float value is negative."""
-        neg = y < -_NEG_TOL
-        if np.any(neg):
-            raise ProfileError(
-                f"the profile is negative at eps={x[neg].flat[0]!r}: {y[neg].flat[0]!r}")
+    def check_sign(self, x: np.ndarray, y: np.ndarray) -> dict[int, float]:
+        """Re-check every point where a float value is negative, in ball arithmetic or
+        mpmath at rising precision: a true negative value raises ProfileError; a float
+        false alarm (a cancelling sum such as the erf form of the Gaussian profile,
+        -4e-13 in float64 where the value is a tiny positive number) is returned as
+        ``{index: log delta}`` for the caller to use instead of the float value."""
+        neg = np.flatnonzero(y < -_NEG_TOL)
+        fixed: dict[int, float] = {}
+        for i in neg:
+            e = float(x.flat[i])
+            if not bool(self.cancel_mask(np.array([e]))[0]):
+                # no subtraction that float64 could have cancelled: the sign is trusted
+                raise ProfileError(f"the profile is negative at eps={e!r}: {y.flat[i]!r}")
+            fixed[int(i)] = self.mp_log(e)  # raises ProfileError if truly negative
+        return fixed
 
     def delta(self, eps: Any) -> Any:
         r""":math:`\delta(\varepsilon)` in float64, read as 1 above 1 (vectorised)."""
@@ -506,8 +515,12 @@ class Evaluator:
         if np.any(x < 0):
             raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0][0]!r}")
         y = self.eval_float(x, "numpy")
-        self.check_sign(x, y)
+        fixed = self.check_sign(x, y)
         out = np.full(x.shape, np.nan)
+        if fixed:
+            idx = np.fromiter(fixed, dtype=np.intp)
+            y[idx] = np.nan  # not a float value to trust
+            out[idx] = np.fromiter(fixed.values(), dtype=np.float64)
         ok = np.isfinite(y) & (y > _TINY)
         # A branch that subtracts nearly equal numbers (e.g. the erfc difference of the
         # Gaussian profile) may have passed through subnormal intermediates long before its

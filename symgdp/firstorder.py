@@ -126,8 +126,14 @@ def erfcx_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         return expr
     if isinstance(expr, (sympy.Mul, sympy.Min, sympy.Max)):
         return expr.func(*[erfcx_form(a, var) for a in expr.args])
+    # erf(u) = 1 - erfc(u), with u expanded so that SymPy's canonical sign rule
+    # erfc(-w) = 2 - erfc(w) applies: 1 + erf(1 - eps/2) becomes erfc(eps/2 - 1), which has
+    # no cancellation in the tail, instead of 2 - erfc(1 - eps/2), which cancels there
     e = expr.replace(lambda u: isinstance(u, sympy.erf) and var in u.free_symbols,
-                     lambda u: 1 - sympy.erfc(u.args[0]))
+                     lambda u: 1 - sympy.erfc(sympy.expand(u.args[0])))
+    if e != expr:
+        e = sympy.expand(e, deep=False, power_base=False, power_exp=False, log=False,
+                         multinomial=False)
     e = e.replace(lambda u: isinstance(u, sympy.erfc) and var in u.free_symbols,
                   lambda u: sympy.exp(-sympy.expand(u.args[0]**2)) * Erfcx(u.args[0]))
     e = normalise(e)

@@ -167,3 +167,24 @@ def test_a_subnormal_factor_is_not_trusted():
         ref = np.array([float(mpmath.log(B) + b * mpmath.log(v) - a * mpmath.mpf(v) ** 2)
                         for v in x])
     assert np.all(np.abs(got - ref) <= _slack(ref))
+
+
+def test_negative_float_value_of_a_cancelling_sum_is_rechecked_not_rejected():
+    # the erf form of 0.999*delta_2 is -4e-13 in float64 at eps = 14.648 (1 + erf(-x)
+    # cancels); reference: the independent 40-digit log delta_2 of tests/reference.py
+    # plus log 0.999
+    from reference import ref_log_delta
+
+    from symgdp.errors import ProfileError
+    mu = sympy.Integer(2)
+    f = ((1 + sympy.erf((mu / 2 - eps / mu) / sympy.sqrt(2))) / 2
+         - sympy.exp(eps) * (1 - sympy.erf((eps / mu + mu / 2) / sympy.sqrt(2))) / 2)
+    p = Profile(sympy.Rational(999, 1000) * f)
+    x = np.array([14.6484375, 5.0, 30.0])
+    with mpmath.workdps(40):
+        ref = [float(ref_log_delta(mpmath.mpf(v), 2) + mpmath.log(mpmath.mpf("0.999")))
+               for v in x]
+    assert np.allclose(p.log_delta(x), ref, rtol=1e-12, atol=0)
+    # a truly negative profile with the same cancelling structure is still refused
+    with pytest.raises(ProfileError):
+        Profile(-sympy.Rational(1, 10**9) - f).log_delta(np.array([14.6484375]))

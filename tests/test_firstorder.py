@@ -329,3 +329,26 @@ def test_tiny_term_that_takes_over_the_tail():
     p = Profile(sympy.exp(-eps**2) / 2 + sympy.Float("1e-30") * sympy.exp(-eps**2 / 16))
     m = measure(p, eps_h=30, tol=1e-6, refine=False, identify=False)
     check(m, truth, 1e-6)
+
+
+def test_erf_form_of_a_scaled_gaussian_is_bracketed_or_refused():
+    # 0.999 * delta_2 written with erf: not the exact delta_mu identity, so it goes through
+    # the search; its G rises towards 2 (sup on [0, 30] at 30).  Reference: the 40-digit
+    # delta_2 of tests/reference.py times 0.999, maximised independently.  A refusal
+    # (PrecisionError: float64 cannot be trusted there) is acceptable, a wrong bracket not.
+    mu = sympy.Integer(2)
+    f = ((1 + sympy.erf((mu / 2 - eps / mu) / sympy.sqrt(2))) / 2
+         - sympy.exp(eps) * (1 - sympy.erf((eps / mu + mu / 2) / sympy.sqrt(2))) / 2)
+    p = Profile(sympy.Rational(999, 1000) * f)
+
+    def ld(x: float) -> mpmath.mpf:
+        with mpmath.workdps(DPS):
+            return ref_log_delta(x, 2) + mpmath.log(mpmath.mpf("0.999"))
+
+    truth, _ = ref_sup_g(ld, 0.0, 30.0, n=30)
+    for certify in (None, False):
+        try:
+            m = measure(p, eps_h=30, tol=1e-4, refine=False, certify=certify)
+        except PrecisionError:
+            continue
+        check(m, truth, 1e-4)
