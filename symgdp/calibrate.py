@@ -52,6 +52,7 @@ from typing import Any
 import sympy
 
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
+from .formatting import json_number
 from .measure import Measurement, measure
 from .profile import Profile
 
@@ -133,17 +134,6 @@ class CalibrationResult:
         }
 
 
-def json_number(x: Any) -> Any:
-    """A number for JSON: ints kept, infinities as the string ``"inf"``, NaN (unknown) as
-    ``None``."""
-    if x is None or isinstance(x, int):
-        return x
-    x = float(x)
-    if math.isnan(x):
-        return None
-    if math.isinf(x):
-        return "inf" if x > 0 else "-inf"
-    return x
 
 
 # ---------------------------------------------------------------------------------------

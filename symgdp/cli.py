@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import IO, Any
 
 from .errors import ParseError, SymgdpError
+from .formatting import json_number
 
 __all__ = ["main", "build_parser"]
 
@@ -369,8 +370,6 @@ def _convert_one(given: dict[str, Any], target: str) -> Any:
 def _convert_text(value: Any, direction: str) -> str:
     """An mpf as decimal text with _CONVERT_DIGITS significant digits, rounded ``direction``
     (``"up"`` towards +inf, ``"down"`` towards -inf)."""
-    from decimal import Decimal
-
     import mpmath
 
     if mpmath.isinf(value):
@@ -547,16 +546,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
 
 
 # -- compose and dpsgd ----------------------------------------------------------------------
-def _json_number(x: Any) -> Any:
-    """A float for JSON: "inf"/"-inf" strings for infinities, None (null) for unknown."""
-    if x is None:
-        return None
-    v = float(x)
-    if math.isnan(v):
-        return None
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 def _probability() -> Any:
@@ -631,10 +620,10 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
     except SymgdpError as exc:
         mu, note = (None, None, None, None), _one_line(exc)
     out = {"command": "compose", "expr": args.expr, "times": args.times,
-           "delta": args.delta, "eps": _json_number(eps),
-           "mu_lower": _json_number(mu[0]), "mu_upper": _json_number(mu[1]),
-           "eps_h": _json_number(mu[2]), "failure_prob": _json_number(mu[3]),
-           "floor": _json_number(composed.floor), "margin": _json_number(composed.margin),
+           "delta": args.delta, "eps": json_number(eps),
+           "mu_lower": json_number(mu[0]), "mu_upper": json_number(mu[1]),
+           "eps_h": json_number(mu[2]), "failure_prob": json_number(mu[3]),
+           "floor": json_number(composed.floor), "margin": json_number(composed.margin),
            "discretization": args.discretization, "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
@@ -679,9 +668,9 @@ def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
               delta=args.delta, tol=args.tol)
     eps = r.eps_at(args.delta) if args.delta >= r.failure_prob else None
     if args.json:
-        out = {k: (_json_number(v) if isinstance(v, float) else v)
+        out = {k: (json_number(v) if isinstance(v, float) else v)
                for k, v in r.as_dict().items()}
-        out.update(command="dpsgd", eps_guaranteed=_json_number(eps),
+        out.update(command="dpsgd", eps_guaranteed=json_number(eps),
                    mu_clt_is_bound=False)
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 
-__all__ = ["format_lower", "format_upper", "format_bracket", "format_log_upper",
+__all__ = ["json_number", "format_lower", "format_upper", "format_bracket", "format_log_upper",
            "probability_upper", "head_caveat", "latex_text"]
 
 _LN10 = math.log(10.0)
@@ -181,3 +181,25 @@ def latex_text(text: str, *, symbols: bool = True) -> str:
         out.append(symbol if symbol is not None else
                    "".join(special.get(ch, ch) for ch in piece))
     return "".join(out)
+
+
+def json_number(x: object) -> object:
+    """A number for strict JSON: ints kept, other reals as floats, infinities as the strings
+    ``"inf"``/``"-inf"``, and ``None`` (null, unknown) for None, NaN or a non-numeric value
+    (a symbolic expression).
+
+    Example:
+        >>> [json_number(v) for v in (3, 0.5, float("inf"), float("nan"), None)]
+        [3, 0.5, 'inf', None, None]
+    """
+    if x is None or isinstance(x, int):
+        return x
+    try:
+        v = float(x)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    if math.isnan(v):
+        return None
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v

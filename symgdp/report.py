@@ -43,6 +43,7 @@ from .formatting import (
     format_lower,
     format_upper,
     head_caveat,
+    json_number,
     latex_text,
     probability_upper,
 )
@@ -98,19 +99,6 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-def _num(x: Any) -> Any:
-    """JSON number: finite float, "inf"/"-inf" for infinities, None for unknown."""
-    if x is None:
-        return None
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return None
-    if math.isnan(v):
-        return None
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return v
 
 
 # -- the report -------------------------------------------------------------------------------
@@ -392,7 +380,7 @@ class Report:
         var = self.profile.var
 
         def num_or_none(attr: str) -> Any:
-            return None if m is None else _num(getattr(m, attr))
+            return None if m is None else json_number(getattr(m, attr))
 
         d: dict[str, Any] = {
             "cautions": list(self.cautions),
@@ -403,16 +391,16 @@ class Report:
             "profile": _text(self.profile.expr, var, full=True),
             "refined_profile": None if self.refined is None
             else _text(self.refined.bound_expr, var, full=True),
-            "breakpoint": _num(self.breakpoint) if self.breakpoint is not None else None,
+            "breakpoint": json_number(self.breakpoint) if self.breakpoint is not None else None,
             "breakpoint_exact": None if self.breakpoint is None
             else _text(self.breakpoint, var, full=True),
             "breakpoint_delta": None if self.breakpoint_delta is None
-            else _num(self.breakpoint_delta),
+            else json_number(self.breakpoint_delta),
             "tail_limit": None if self.tail_limit is None
             else _text(self.tail_limit, var, full=True),
             "tail_method": self.tail_method,
             "is_gdp": self.is_gdp,
-            "mu_tail": _num(self.mu_tail),
+            "mu_tail": json_number(self.mu_tail),
             "verdict": self.verdict,
             "statement": self.statement,
             "mu_lower": num_or_none("lower"),

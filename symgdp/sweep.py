@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import itertools
 import json
-import math
 import multiprocessing
 import os
 import sys
@@ -39,7 +38,7 @@ from typing import Any
 
 import sympy
 
-from .calibrate import json_number
+from .formatting import json_number
 from .errors import DomainError, SymgdpError
 from .profile import Profile
 

@@ -54,7 +54,7 @@ import mpmath
 import sympy
 
 from ._bounded import resolve_timeout, run_bounded
-from .errors import AnalysisTimeout, ConvergenceError, PrecisionError, ProfileError, SymgdpError
+from .errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
 
 __all__ = ["Identification", "identify", "tail_limit", "eventual_branch", "NUMERIC_RTOL"]
 
