@@ -498,8 +498,6 @@ class _KovPieces:
         (``"d1"``), :math:`(\log\delta)'` (``"l1"``) or :math:`(\log\delta)''` (``"l2"``,
         NaN unless ``x`` lies in one piece) at the working precision."""
         parts = self.parts(x, kind)
-        if not parts:
-            return arb("nan")
         out = parts[0]
         for v in parts[1:]:
             out = out.union(v)
@@ -514,7 +512,7 @@ class _KovPieces:
         levels, c, d = self._consts(ctx.prec)
         x = x if isinstance(x, arb) else arb(x)
         if not x.is_finite():
-            return ()
+            return (arb("nan"),)
         lo, hi = x.lower(), x.upper()
         # pieces first..last may meet [lo, hi] (first = -1: so may [k eps0, inf)); an
         # interval ending on a level meets the piece beyond it only at that point, where
@@ -527,9 +525,9 @@ class _KovPieces:
             first = self._count(levels, hi, lambda v: bool(v > hi)) - 1
             last = self._count(levels, lo, lambda v: not bool(v < lo)) - 1
         if first < 0 and kind in ("l1", "l2"):
-            return ()  # log delta = -inf from k eps0 on
+            return (arb("nan"),)  # log delta = -inf from k eps0 on
         if kind == "l2" and first != last:
-            return ()
+            return (arb("nan"),)
         out = []
         for u in range(max(first, 0), last + 1):
             a = lo if u == last else levels[u + 1].max(lo)
@@ -540,7 +538,7 @@ class _KovPieces:
             out.append(v)
         if first < 0:  # delta = delta' = 0 from k eps0 on
             out.append(arb(0))
-        return tuple(out)
+        return tuple(out) or (arb("nan"),)
 
     def _count(self, levels: list[arb], t: arb, pred: Callable[[arb], bool]) -> int:
         """Number of leading levels for which ``pred`` (monotone: true, then false) holds,
