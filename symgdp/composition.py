@@ -23,14 +23,17 @@ response, taken with probability :math:`w_i = \binom{k}{i} p^{k-i} q^{i}`.
 * GDP composition (Dong, Roth & Su 2021, Cor. 3.3): :math:`\mu = \sqrt{k}\,\mu_0`, and
   :math:`\varepsilon` at level :math:`\delta` solves :math:`\delta_\mu(\varepsilon) = \delta`.
 
+The profile of :func:`optimal_pure_dp` is handled piece by piece: between consecutive
+levels it is :math:`\delta(L_u) - C_u\,\mathrm{expm1}(\varepsilon - L_u)`, two
+non-negative terms whose constants are computed once in ball arithmetic, so float, high
+precision and certified evaluation all avoid the binomial sum, at any :math:`k`.
+
 The GDP measurements (``gdp_laplace``, ``gdp_summary``) bound
-:math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with the interval
-bound of theory §6, :math:`\mu_{GDP}(x, \delta(y)) \le G(\varepsilon) \le
-\mu_{GDP}(y, \delta(x))` on :math:`[x, y]`, refined by branch and bound.  Both profiles are
-0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head bound covers the
-whole range.  This module evaluates them with the exact log-space formulas above rather
-than through a generic :class:`~symgdp.profile.Profile`, which is what keeps
-:func:`table` well under a second.
+:math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
+:func:`symgdp.measure.measure` (first-order search, every bound proved in ball
+arithmetic) on the same exact pieces (the Laplace profile is one such piece).  Both
+profiles are 0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head
+bound covers the whole range.
 """
 
 from __future__ import annotations
@@ -297,11 +300,16 @@ def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
             raise DomainError(f"eps0 must be a finite number > 0, got {eps0!r}")
         e0 = EPS0
         vals[EPS0] = v
+    return _OptimalProfile(_kov_expr(kk, e0), vals, name="optimal composition",
+                           reference="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
+
+
+@functools.lru_cache(maxsize=16)
+def _kov_expr(kk: sympy.Expr, e0: sympy.Expr) -> sympy.Expr:
+    """The KOV sum in k and eps0 (built once: SymPy's Max is slow to construct)."""
     term = sympy.binomial(kk, _I) * sympy.Max(
         sympy.exp((kk - _I) * e0) - sympy.exp(_EPS + _I * e0), 0)
-    expr = sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
-    return _OptimalProfile(expr, vals, name="optimal composition",
-                           reference="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
+    return sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
 
 
 class _OptimalProfile(Profile):
@@ -405,6 +413,9 @@ class _KovPieces:
     inside one piece.
     """
 
+    #: the profile is D_u - C_u expm1(rate (eps - L_u)) on each piece
+    rate = 1.0
+
     def __init__(self, eps0: sympy.Expr, k: int) -> None:
         from .interval import lambdify_arb
 
@@ -471,7 +482,7 @@ class _KovPieces:
         act = u >= 0
         if np.any(act):
             ua, xa = u[act], x[act]
-            s = np.minimum((xa - self.hi[ua]) - self.lo[ua], 0.0)
+            s = np.minimum((xa - self.hi[ua]) - self.lo[ua], 0.0) * self.rate
             with np.errstate(divide="ignore"):
                 t = self.log_c[ua] + np.log(-np.expm1(s))
             out[act] = np.logaddexp(self.log_d[ua], t)
@@ -487,7 +498,7 @@ class _KovPieces:
         # at or above delta(0) (answer 0) may give NaN here and are masked below
         with np.errstate(divide="ignore", invalid="ignore"):
             gap = ld + np.log(-np.expm1(self.log_d[u] - ld))  # log(d - D_u)
-            val = (self.hi[u] + self.lo[u]) + np.log1p(-np.exp(gap - self.log_c[u]))
+            val = (self.hi[u] + self.lo[u]) + np.log1p(-np.exp(gap - self.log_c[u])) / self.rate
         below = np.where(u + 1 < self.n, self.hi[np.minimum(u + 1, self.n - 1)], 0.0)
         val = np.clip(np.nan_to_num(val, nan=0.0), np.maximum(below, 0.0), self.hi[u])
         return np.where(ld >= log_d0, 0.0, val)
@@ -550,19 +561,20 @@ class _KovPieces:
             c -= 1
         return c
 
-    @staticmethod
-    def _at(u: int, t: arb, kind: str, level: arb, c: arb, d: arb) -> arb:
-        s = t - level
+    def _at(self, u: int, t: arb, kind: str, level: arb, c: arb, d: arb) -> arb:
+        # delta'' = rate delta' < 0, so (log delta)'' = (log delta)' (rate - (log delta)')
+        a = arb(self.rate)  # exact (1 or 1/2)
+        s = (t - level) * a
         if kind == "delta":
             return d - c * s.expm1()
-        d1 = -c * s.exp()
+        d1 = -a * c * s.exp()
         if kind == "d1":
             return d1
         val = d - c * s.expm1()
         if not val > 0:
             return arb("nan")
         l1 = d1 / val
-        return l1 if kind == "l1" else l1 * (1 - l1)
+        return l1 if kind == "l1" else l1 * (a - l1)
 
     def arb_delta(self, x: Any) -> arb:
         """Ball of delta at ``x`` (the :func:`symgdp.interval.profile_arb` convention)."""
@@ -608,6 +620,11 @@ class _KovPieces:
 @functools.lru_cache(maxsize=32)
 def _kov_pieces(eps0: Any, k: int) -> _KovPieces:
     return _KovPieces(sympify_value(eps0), k)
+
+
+@functools.lru_cache(maxsize=32)
+def _laplace_piece(eps0: Any) -> _LaplacePiece:
+    return _LaplacePiece(sympify_value(eps0))
 
 
 class _KovFirstOrder(FirstOrder):
@@ -672,32 +689,65 @@ def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
 
 
 # -- GDP measurement by branch and bound --------------------------------------------------
-class _LogProfile:
-    """A profile given only by a vectorised log delta (what :func:`symgdp.measure.measure`
-    needs), for the fast closed-form evaluators of this module."""
+class _LaplacePiece(_KovPieces):
+    r"""The Laplace profile :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+`
+    (:func:`symgdp.mechanisms.laplace`) in the same form: one piece, :math:`D_0 = 0`,
+    :math:`C_0 = 1`, :math:`L_0 = \varepsilon_0`, rate 1/2."""
 
-    def __init__(self, log_delta: Callable[[np.ndarray], np.ndarray]) -> None:
-        self._log_delta = log_delta
+    rate = 0.5
+
+    def __init__(self, eps0: sympy.Expr) -> None:
+        super().__init__(eps0, 1)
+
+    def _consts(self, prec: int) -> tuple[list[arb], list[arb], list[arb]]:
+        prec = max(prec, 64)
+        v = self._balls.get(prec)
+        if v is None:
+            with ctx.workprec(prec):
+                v = self._balls[prec] = ([self._e0_ball(0)], [arb(1)], [arb(0)])
+        return v
+
+
+class _PiecesProfile:
+    """What :func:`symgdp.measure.measure` needs of a profile, from exact pieces alone
+    (no SymPy expression to build): float and high-precision values, the ball
+    evaluation and the first-order machinery."""
+
+    def __init__(self, pieces: _KovPieces) -> None:
+        self._pieces = pieces
 
     def log_delta(self, eps: Any) -> np.ndarray:
-        return np.asarray(self._log_delta(np.asarray(eps, dtype=np.float64)))
+        x = np.asarray(eps, dtype=np.float64)
+        return self._pieces.log_delta(x.reshape(-1)).reshape(x.shape)
+
+    def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
+        return self._pieces.mp(eps, dps)
+
+    def _mp_log(self, e: float) -> float:
+        return self._pieces.log_float(e)
+
+    def arb_delta(self) -> Callable[[Any], arb]:
+        return self._pieces.arb_delta
+
+    def first_order(self, *, timeout: float | None = None) -> Any:
+        return _KovFirstOrder(self._pieces)
 
 
-def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float,
-              tol: float) -> tuple[float, float, float]:
-    """Guaranteed (lower, upper, argmax) of sup G for a non-increasing profile that is 0
-    from eps_z on, by the branch-and-bound of :func:`symgdp.measure.measure` on
-    [0, eps_z] (which is then the whole supremum)."""
+def _sup_gdpt(pieces: _KovPieces, tol: float) -> tuple[float, float]:
+    """Certified (lower, upper) of sup G over [0, inf) for a profile given by exact
+    pieces: :func:`symgdp.measure.measure` on [0, L_0] (the profile is 0 beyond)."""
     from .measure import measure
 
-    m = measure(_LogProfile(log_delta), eps_h=eps_z, tol=tol, refine=False, identify=False)
-    return m.lower, m.upper, m.argmax
+    m = measure(_PiecesProfile(pieces), eps_h=pieces.top, tol=tol, refine=False,
+                identify=False)
+    return m.lower, m.upper
 
 
 def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the Laplace
-    mechanism with :math:`\varepsilon_0 = \Delta/b`, measured from its exact profile
-    :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+` (:func:`symgdp.mechanisms.laplace`).
+    mechanism with :math:`\varepsilon_0 = \Delta/b`, measured (certified, gap at most
+    ``tol``) from its exact profile :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+`
+    (:func:`symgdp.mechanisms.laplace`).
     The closed form :math:`-2\Phi^{-1}(e^{-\varepsilon_0/2}/2)` (the GDPT at
     :math:`\varepsilon = 0`) lies in the bracket; the tests check it independently.
 
@@ -706,36 +756,23 @@ def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
         >>> round(lo, 9), up - lo < 1e-8
         (0.239105584, True)
     """
-    e0 = _check_eps0(eps0)
-
-    def log_delta(x: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.log(-np.expm1(np.minimum(x - e0, 0.0) / 2.0))
-        return np.where(x < e0, v, -np.inf)
-
-    lower, upper, _ = _sup_gdpt(log_delta, e0, tol)
-    return lower, upper
+    return _sup_gdpt(_laplace_piece(_check_eps0(eps0)), tol)
 
 
 def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]:
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
     :math:`k`-fold composition profile (the "GDP summary" of theory §8):
     :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))`, measured by
-    :func:`symgdp.measure.measure` on :func:`optimal_pure_dp` over
-    :math:`[0, k\varepsilon_0]` (the profile is 0 beyond), certified in ball arithmetic
-    on the profile's exact pieces; gap at most ``tol``.
+    :func:`symgdp.measure.measure` on the exact pieces of :func:`optimal_pure_dp` over
+    :math:`[0, k\varepsilon_0]` (the profile is 0 beyond), certified in ball
+    arithmetic; gap at most ``tol``.
 
     Example:
         >>> lo, up = optimal_mu(0.2, 50)
         >>> up - lo < 1e-8
         True
     """
-    from .measure import measure
-
-    e0, kk = _check_eps0(eps0), _check_k(k)
-    m = measure(optimal_pure_dp(e0, kk), eps_h=_kov_pieces(e0, kk).top, tol=tol,
-                refine=False, identify=False)
-    return m.lower, m.upper
+    return _sup_gdpt(_kov_pieces(_check_eps0(eps0), _check_k(k)), tol)
 
 
 _ROW_TEXT = {
