@@ -272,12 +272,11 @@ def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
               \bigl(e^{(k-i)\varepsilon_0} - e^{\varepsilon + i\varepsilon_0}\bigr)_+ .
 
     ``eps0`` and ``k`` may be numbers (bound values of :data:`~symgdp.mechanisms.EPS0` and
-    :data:`K`) or SymPy symbols.  The expression is the single source of truth and is
-    what :class:`Profile` evaluates; float64 evaluation of the binomial sum through
-    ``lambdify`` is fine up to :math:`k \approx 500` (beyond that the binomial
-    coefficients overflow and :class:`Profile` falls back to slow mpmath).  For numeric
-    work at any :math:`k` use :func:`optimal_log_delta` and :func:`optimal_eps`, which
-    evaluate the same sum in log space.
+    :data:`K`) or SymPy symbols.  The expression is the source of truth for symbolic
+    work; with both bound, every numeric route (float64, :meth:`~Profile.mp`, ball
+    arithmetic and :meth:`~Profile.measure`, certified by default) evaluates the same
+    profile through its exact pieces between consecutive loss levels (see the module
+    docstring), never the binomial sum, so it is fast and exact at any :math:`k`.
 
     Example:
         >>> p = optimal_pure_dp(0.2, 50)
