@@ -257,3 +257,35 @@ def test_zero_condition_of_a_long_sum_without_writing_it_out():
     short = _zero_condition(sympy.Sum(term, (i, 1, 3)))
     assert isinstance(short, sympy.And) and len(short.args) == 3
     assert _zero_condition(sympy.Sum(term, (i, 1, 500))) is sympy.false
+
+
+def _mu_gdp(eps: float, delta: mpmath.mpf) -> mpmath.mpf:
+    """The mu with delta_mu(eps) = delta (Dong, Roth & Su 2021, Cor. 2.13), by bisection:
+    delta_mu(eps) is increasing in mu."""
+    e = mpmath.mpf(eps)
+
+    def d_mu(m: mpmath.mpf) -> mpmath.mpf:
+        return mpmath.ncdf(-e / m + m / 2) - mpmath.exp(e) * mpmath.ncdf(-e / m - m / 2)
+
+    lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(60)
+    for _ in range(80):  # 60 * 2^-80 < 1e-22
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if d_mu(mid) < delta else (lo, mid)
+    return (lo + hi) / 2
+
+
+@pytest.mark.parametrize("eps_h", [0.1, 0.4, 3.7])
+def test_measure_on_a_head_that_ends_early(eps_h):
+    # the head [0, eps_h] ends before (0.1), on (0.4, a level) or after the argmax of the
+    # 50-fold GDPT; reference: 40-digit GDPT values G(x) = mu_gdp(x, kov_delta(x)) on a
+    # grid of the head, each a lower bound on the supremum, and at the returned argmax
+    p = C.optimal_pure_dp(0.2, 50)
+    xs = np.linspace(0.0, eps_h, 21)
+    with mpmath.workdps(40):
+        g = [_mu_gdp(x, kov_delta(0.2, 50, x)) for x in xs]
+    for certify in (False, True):
+        m = measure(p, eps_h, 1e-6, refine=False, identify=False, certify=certify)
+        assert not m.covers_tail and m.upper - m.lower <= 1e-6
+        assert max(float(v) for v in g) <= m.upper
+        with mpmath.workdps(40):
+            assert m.lower <= _mu_gdp(m.argmax, kov_delta(0.2, 50, m.argmax))
