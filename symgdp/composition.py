@@ -409,7 +409,9 @@ class _KovPieces:
     :math:`(\log\delta)'' = (\log\delta)'(1 - (\log\delta)') < 0`: each enclosure on an
     interval is the hull of the end-point values of the pieces it meets.  At a level
     :math:`(\log\delta)'` jumps up (the level's term stops), so ``"l2"`` is only given
-    inside one piece.
+    inside one piece.  (A subclass may scale the exponent by a ``rate`` :math:`a`:
+    :math:`D_u - C_u\,\mathrm{expm1}(a(\varepsilon - L_u))`, with
+    :math:`(\log\delta)'' = (\log\delta)'(a - (\log\delta)')`.)
     """
 
     #: the profile is D_u - C_u expm1(rate (eps - L_u)) on each piece
