@@ -68,7 +68,7 @@ import numpy as np
 import sympy
 
 from ._bounded import resolve_timeout, run_bounded
-from .errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
+from .errors import AnalysisTimeout, DomainError, PrecisionError, ProfileError, SymgdpError
 from .profile import LogDeltaRoot, Profile, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -418,22 +418,27 @@ class _Naive:
         lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
         cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
         best, best_x = max(cand)
-        cells = [(lo, hi)]
         floor_w = mpmath.mpf(10) ** (-(self.dps + 5)) * (1 + abs(hi))
         tol = mpmath.mpf(10) ** (-(self.dps - 5))
+
+        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf) -> tuple:
+            # (bound on R over [a, b], a, b, delta(b)): delta(b) is kept for the halves
+            return ((1 - db) / (1 + mpmath.exp(a)), a, b, db)
+
+        cells = [bounded(lo, hi, self.d(hi))]
         for _ in range(4 * mpmath.mp.prec):
             nxt = []
-            for a, b in cells:
-                bound = (1 - self.d(b)) / (1 + mpmath.exp(a))
+            for bound, a, b, db in cells:
                 if bound <= best * (1 + tol) or b - a <= floor_w:
                     continue
                 m = (a + b) / 2
-                rm = self.R(m)
+                dm = self.d(m)
+                rm = (1 - dm) / (1 + mpmath.exp(m))
                 if rm > best:
                     best, best_x = rm, m
-                nxt += [(a, m), (m, b)]
+                nxt += [bounded(a, m, dm), bounded(m, b, db)]
             # keep the search narrow: cells are ranked by their bound
-            nxt.sort(key=lambda ab: -((1 - self.d(ab[1])) / (1 + mpmath.exp(ab[0]))))
+            nxt.sort(key=lambda cell: -cell[0])
             cells = nxt[:8]
             if not cells:
                 break
@@ -855,8 +860,14 @@ class Calibration:
     sigma_naive: sympy.Expr
 
     def __post_init__(self) -> None:
-        if self.sigma > self.sigma_naive * (1 + sympy.Float("1e-25")):
-            raise ValueError(f"refined sigma {self.sigma} exceeds the naive {self.sigma_naive}")
+        # at 50 digits: a SymPy comparison would round the naive value to the precision
+        # of its Floats (15 digits for a decimal in the equation)
+        with mpmath.workdps(50):
+            sigma, naive = (mpmath.mpf(sympy.N(x, 50)) for x in (self.sigma, self.sigma_naive))
+            worse = sigma > naive * (1 + mpmath.mpf("1e-25"))
+        if worse:
+            raise PrecisionError(f"refined sigma {self.sigma} exceeds the naive "
+                                 f"{self.sigma_naive}")
 
 
 def refine_calibration(equation: Any, eps: Any, delta: Any,
@@ -877,9 +888,14 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
     points and polished by golden-section search in mpmath at ``dps`` digits.
 
     Example:
-        >>> c = refine_calibration("sigma = -C*log(delta)/eps", 0.2, sympy.exp(-2), {"C": 1})
+        >>> c = refine_calibration("sigma = -C*log(delta)/eps", sympy.Rational(1, 5),
+        ...                        sympy.exp(-2), {"C": 1})
         >>> c.sigma_naive, round(float(c.sigma), 4)
-        (10.0000000000000, 8.0857)
+        (10, 8.0857)
+
+    Floats (decimals in the equation, float values and targets) are read as the exact
+    rationals they store, so ``sigma_naive`` is exact and ``sigma`` (rounded up to ``dps``
+    digits) is compared with it at full precision.
     """
     from .parsing import parse_equation
 
@@ -905,14 +921,17 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
                                f"solutions {sols}")
         f = sols[0]
     vals = Profile._normalise_values(f, values or {})
-    f = f.xreplace(vals)
+    # every Float (a decimal in the equation, a float value or target) as the exact
+    # rational it stores: the naive noise is then exact, and the refined one is compared
+    # with it at full precision instead of against a 15-digit rounding of it
+    f = _exact_floats(f.xreplace(vals))
     free = f.free_symbols - {v, d}
     if free:
         names = ", ".join(sorted(map(str, free)))
         from .errors import UnboundParameterError
 
         raise UnboundParameterError(f"refine_calibration needs values for: {names}")
-    e_t, d_t = sympy.sympify(eps), sympy.sympify(delta)
+    e_t, d_t = _exact_floats(sympy.sympify(eps)), _exact_floats(sympy.sympify(delta))
     if not (e_t.is_number and d_t.is_number) or e_t < 0 or not (0 < d_t < 1):
         raise DomainError(f"the target must have eps >= 0 and 0 < delta < 1, "
                           f"got eps={eps!r}, delta={delta!r}")
@@ -954,15 +973,24 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
                 f2 = F_mp(c2)
             if b - a < mpmath.eps * 4:
                 break
-        cands = [(F_mp(p), p) for p in (a, b, c1, c2, em)]
+        cands = [(F_mp(p), p) for p in (a, b, c1, c2)]
         best_f, best_e = min(cands)
+        if not best_f < F_mp(em):  # the naive point itself (f(eps, delta)) is the best
+            best_f, best_e = F_mp(em), em
         best_d = d0_of(best_e)
         # f must not increase with delta0, else the tight delta0 is not the best choice
         if F_mp(best_e) > f_mp(best_e, best_d * mpmath.mpf("0.999")):
             raise ProfileError(f"the noise {f} increases with delta near "
                                f"eps0={mpmath.nstr(best_e, 8)}; not a trade-off equation")
-        return Calibration(sigma=sympy.Float(best_f, dps), eps0=sympy.Float(best_e, dps),
+        # rounded up to dps digits: any noise above the infimum is valid, below it is not
+        sigma = sympy.Float(best_f * (1 + mpmath.mpf(10) ** (1 - dps)), dps)
+        return Calibration(sigma=sigma, eps0=sympy.Float(best_e, dps),
                            delta0=sympy.Float(best_d, dps), sigma_naive=naive)
+
+
+def _exact_floats(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with every SymPy Float replaced by the rational number it stores."""
+    return expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
 
 
 # -- subsampling -----------------------------------------------------------------------------
