@@ -33,6 +33,12 @@ Piecewise; several, or none, are handled by the same sweep.
 
 How :func:`refine` finds the pieces (the sign pattern is checked, never assumed):
 
+0. First it tries to prove that there is nothing to find: that :math:`-(\log R)' =
+   \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})` is (up to
+   :math:`10^{-13}`) non-negative on :math:`[0, 700]` and that :math:`\tilde\delta` has
+   no jump, in ball arithmetic from the SymPy derivative.  Tight
+   profiles (:math:`\delta_\mu`, Laplace, pure DP) then come back unchanged, with
+   ``meta["tight"]`` saying so; otherwise the search below decides.
 1. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700).  Since
    :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
    on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
@@ -738,7 +744,9 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
     Float), ``breakpoint_delta`` (:math:`\tilde\delta(c)`), and ``meta["segments"]`` with
     every flat piece ``(a, c, delta_naive(c))`` (``a``: where the flat piece starts to
     improve on the naive profile).  Refining a refined profile returns it unchanged; when
-    nothing can be gained (pure DP, Laplace, Gaussian) the result is an equal profile.
+    nothing can be gained (pure DP, Laplace, Gaussian) the result is an equal profile,
+    and where that was proved (no crossing of the stationarity bracket, see above)
+    ``meta["tight"]`` says so and ``meta["refine_method"]`` is ``"proof"``.
     Results are cached on the (immutable) profile.
 
     Args:
