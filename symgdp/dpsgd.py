@@ -34,6 +34,7 @@ alone needs none of the first two; ``mu_rdp`` reports what it gives on its own.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -44,7 +45,7 @@ import numpy as np
 from .errors import DomainError
 from .gaussian import eps_gdp
 
-__all__ = ["DPSGDResult", "dpsgd", "mu_clt"]
+__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
 
 
 def mu_clt(q: float, sigma: float, steps: int) -> float:
@@ -68,6 +69,127 @@ def _check(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
     if isinstance(steps, bool) or not float(steps).is_integer() or int(steps) < 1:
         raise DomainError(f"steps must be a positive integer, got {steps!r}")
     return qq, s, int(steps)
+
+
+def _arb_ceil(x: Any, bits: int) -> int:
+    """ceil(max(upper end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.upper().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else -((-m) >> -e)
+
+
+def _arb_floor(x: Any, bits: int) -> int:
+    """floor(max(lower end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.lower().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else m >> -e
+
+
+def _loss_grid(q: float, sigma: float, disc: float, tail: float) -> tuple[int, int]:
+    """Grid indices (j0, j1) of the remove-direction loss L(x) = log(1 - q + q e^{(2x -
+    1)/(2 sigma^2)}) such that, approximately, P[L <= j0 disc] and P[L > j1 disc] are
+    below ``tail`` (the exact masses outside are accounted for rigorously)."""
+    from scipy.special import ndtri
+
+    z = float(-ndtri(tail))  # the N(0, 1) quantile of the tail
+    s2 = sigma * sigma
+
+    def loss(x: float) -> float:
+        return float(np.logaddexp(math.log1p(-q) if q < 1 else -math.inf,
+                                  math.log(q) + (2 * x - 1) / (2 * s2)))
+
+    lo = loss(-z * sigma)
+    if q < 1:
+        lo = max(lo, math.log1p(-q))
+    hi = loss(1.0 + z * sigma)
+    return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
+
+
+@functools.lru_cache(maxsize=8)
+def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
+                              bits: int) -> tuple[Any, Any, Any]:
+    r"""Certified one-step PMFs (remove, add, remove-optimistic) of the
+    Poisson-subsampled Gaussian, as :class:`~symgdp.pld.IntPMF` (in ball arithmetic;
+    the first two rounded up, the third down).
+
+    Remove direction: :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
+    :math:`Q = N(0, \sigma^2)`, loss :math:`L(x) = \log(1 - q + qe^{(2x - 1)/(2\sigma^2)})`,
+    increasing in :math:`x`, with the closed-form tails
+    :math:`ar P(l) = (1 - q)ar\Phi(x_l/\sigma) + qar\Phi((x_l - 1)/\sigma)`,
+    :math:`ar Q(l) = ar\Phi(x_l/\sigma)`, :math:`x_l = \sigma^2\log((e^l - 1 + q)/q) +
+    1/2`.  On the cell :math:`(a, b]` of the grid, with :math:`y = e^{-L}` and the cell's
+    masses :math:`P_c, Q_c = \mathbb E_P[y; 	ext{cell}]`, the mass goes to the two ends
+    so that :math:`\mathbb E[y]` is kept: :math:`(Q_c - y_b P_c)/(y_a - y_b)` to
+    :math:`a` and :math:`(y_a P_c - Q_c)/(y_a - y_b)` to :math:`b` (the connect-the-dots
+    PMF of Doroshenko et al. 2022).  The add direction is the swapped pair: the same
+    cells with :math:`P, Q` exchanged and the loss negated.  Mass below the grid moves
+    to its first point, mass above it to :math:`+\infty` (moves to larger losses).
+    The optimistic PMF puts each cell's mass :math:`P_c` on its lower end (every loss
+    rounded down), drops the mass below the grid and puts the mass above it on the last
+    point.
+    """
+    import flint
+
+    from .pld import int_pmf
+
+    j0, j1 = _loss_grid(q, sigma, disc, tail)
+    old = flint.ctx.prec
+    flint.ctx.prec = 128
+    try:
+        arb = flint.arb
+        qa, one = arb(q), arb(1)
+        s = arb(sigma)
+        s2, rt = s * s, s * arb(2).sqrt()
+        half, d = arb(0.5), arb(disc)
+        pbar, abar, ey = [], [], []
+        for j in range(j0, j1 + 1):
+            lj = arb(j) * d
+            ey.append(lj.exp())
+            t = lj.expm1() + qa  # e^l - (1 - q) > 0 iff x_l is finite
+            if t < 0:
+                pbar.append(one)
+                abar.append(one)
+                continue
+            if not t > 0:
+                raise DomainError(f"cannot separate a grid point from log(1-q) for q={q!r}")
+            x = (t / qa).log() * s2 + half
+            a = (x / rt).erfc() * half
+            b = ((x - one) / rt).erfc() * half
+            pbar.append((one - qa) * a + qa * b)
+            abar.append(a)
+        n = j1 - j0 + 1
+        rem = [arb(0)] * n
+        add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
+        opt = [arb(0)] * n
+        for i in range(n - 1):
+            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
+            opt[i] = pc
+            ya, yb = one / ey[i], one / ey[i + 1]
+            den = ya - yb
+            rem[i] += (qc - yb * pc) / den
+            rem[i + 1] += (ya * pc - qc) / den
+            den2 = ey[i + 1] - ey[i]
+            add[i] += (ey[i + 1] * qc - pc) / den2
+            add[i + 1] += (pc - ey[i] * qc) / den2
+        rem[0] += one - pbar[0]          # mass with loss <= first point
+        rem_inf = pbar[-1]               # mass with loss > last point
+        add[n - 1] += abar[-1]           # add losses <= -(j1 disc)
+        add_inf = one - abar[0]          # add losses > -(j0 disc)
+        r_int = [_arb_ceil(v, bits) for v in rem]
+        a_int = [_arb_ceil(v, bits) for v in add]
+        r_inf, a_inf = _arb_ceil(rem_inf, bits), _arb_ceil(add_inf, bits)
+        opt[n - 1] = rem_inf
+        o_int = [_arb_floor(v, bits) for v in opt]
+    finally:
+        flint.ctx.prec = old
+    remove = int_pmf(disc, j0, r_int, r_inf, bits)
+    add_pmf = int_pmf(disc, -j1, a_int[::-1], a_inf, bits)
+    optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False)
+    return remove, add_pmf, optimistic
 
 
 class _UpperProfile:
@@ -139,6 +261,9 @@ class DPSGDResult:
     eps_rdp: float
     eps_clt: float
     discretization: float
+    mu_floor: float = math.nan
+    eps_certified: float = math.nan
+    pld_floor: float = math.nan
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     seconds: float = field(default=math.nan, compare=False)
@@ -173,7 +298,7 @@ class DPSGDResult:
         return {k: getattr(self, k) for k in (
             "q", "sigma", "steps", "mu_lower", "mu_upper", "eps_h", "failure_prob",
             "mu_clt", "mu_rdp", "delta", "eps_pld", "eps_rdp", "eps_clt", "discretization",
-            "seconds")}
+            "mu_floor", "eps_certified", "pld_floor", "seconds")}
 
     def __str__(self) -> str:
         return (f"DP-SGD q={self.q:g}, sigma={self.sigma:g}, T={self.steps}: "
@@ -182,26 +307,91 @@ class DPSGDResult:
                 f"{self.mu_clt:.4f} (not a bound)")
 
 
+def _one_step_tail(failure_prob: float, steps: int) -> float:
+    """Mass cut from each one-step PMF (it goes to +infinity): a thousandth of the
+    failure probability over all steps, between 1e-30 and 1e-16."""
+    return min(max(1e-3 * failure_prob / steps, 1e-30), 1e-16)
+
+
+def certified_pld(q: float, sigma: float, steps: int, *,
+                  value_discretization_interval: float = 1e-4,
+                  failure_prob: float = 1e-10) -> Any:
+    r"""The certified pessimistic PLD profile of DP-SGD: a
+    :class:`~symgdp.pld.PLDProfile` that is an upper bound on the true profile at every
+    :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.dpsgd`), with no rounding
+    margin: one step in ball arithmetic, the composition in exact integer arithmetic.
+
+    Example:
+        >>> p = certified_pld(1.0, 1.0, 4)          # 4-fold 1-GDP is 2-GDP
+        >>> from symgdp import delta_mu
+        >>> bool(delta_mu(1.0, 2.0) <= p(1.0) <= delta_mu(1.0, 2.0) + 1e-3), p.margin
+        (True, 0.0)
+    """
+    from .pld import SCALE_BITS, _check_discretization, int_self_compose, profile_from_curves
+
+    q, sigma, steps = _check(q, sigma, steps)
+    disc = _check_discretization(value_discretization_interval)
+    rem, add, _ = _subsampled_gaussian_pmfs(q, sigma, disc,
+                                            _one_step_tail(failure_prob, steps), SCALE_BITS)
+    curves = [int_self_compose(rem, steps).curve(), int_self_compose(add, steps).curve()]
+    return profile_from_curves(curves, name="DP-SGD (certified PLD)", discretization=disc)
+
+
+def _mu_floor(q: float, sigma: float, steps: int, disc: float, tail: float,
+              eps_h: float) -> float:
+    """Largest mu_gdp(eps, lower bound on the true delta(eps)) over a grid of [0, eps_h],
+    rounded down and checked at 40 digits: every mu for which DP-SGD is mu-GDP on
+    [0, eps_h] is at least this."""
+    from . import precise
+    from .gaussian import mu_gdp
+    from .pld import SCALE_BITS, int_self_compose
+
+    _, _, opt = _subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
+    low = int_self_compose(opt, steps)
+    xs = np.linspace(0.0, eps_h, 161)
+    d = low.lower_delta(xs)
+    ok = d > 0
+    if not np.any(ok):
+        return 0.0
+    mus = np.asarray(mu_gdp(xs[ok], d[ok]), dtype=np.float64)
+    i = int(np.nanargmax(mus))
+    e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])
+    for shrink in (1e-9, 1e-6, 1e-3):
+        cand = m * (1.0 - shrink)
+        # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces every
+        # valid mu above cand
+        if precise.delta_mu(e, cand) <= dl:
+            return cand
+    return 0.0
+
+
 def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
           delta: float = 1e-5, tol: float = 1e-4,
-          value_discretization_interval: float = 1e-4) -> DPSGDResult:
+          value_discretization_interval: float = 1e-4, floor: bool = True,
+          compare: bool = True) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket for DP-SGD (see :mod:`symgdp.dpsgd`).
 
     Args:
         q: Poisson sampling rate in :math:`(0, 1]`.
         sigma: noise multiplier (noise standard deviation over the clipping norm).
         steps: number of steps :math:`T`.
-        failure_prob: the largest acceptable :math:`\delta_{\mu}(\varepsilon_h)`.
+        failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
         delta: the :math:`\delta` at which the ``eps_*`` comparison fields are reported.
         tol: width of the measured bracket.
         value_discretization_interval: the PLD's discretisation.
+        floor: also compute ``mu_floor``, the mechanism-level lower bound (one more
+            composition); ``nan`` otherwise.
+        compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD;
+            ``nan`` otherwise.
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
-        >>> r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3, r.failure_prob <= 1e-10
-        (True, True)
+        >>> r.mu_floor <= r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3
+        True
+        >>> r.failure_prob <= 1e-10
+        True
     """
-    from .pld import _pld_module, from_pld, head_measure
+    from .pld import _pld_module, head_measure
     from .rdp import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
 
     t0 = time.perf_counter()
@@ -212,26 +402,52 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
     d = float(delta)
     if not (0 < d < 1):
         raise DomainError(f"delta must lie in (0, 1), got {delta!r}")
-    P = _pld_module()
-    one = P.from_gaussian_mechanism(sigma, sensitivity=1.0,
-                                    value_discretization_interval=value_discretization_interval,
-                                    sampling_prob=q, use_connect_dots=True)
-    pld = one.self_compose(steps) if steps > 1 else one
-    pld_profile = from_pld(pld, name="DP-SGD (PLD)")
+    disc = float(value_discretization_interval)
+    pld_profile = certified_pld(q, sigma, steps, value_discretization_interval=disc,
+                                failure_prob=fp)
     orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
     total = steps * subsampled_gaussian_log_a(q, sigma, DEFAULT_ORDERS) / (orders - 1.0)
     upper = _UpperProfile(pld_profile, orders, total)
-    eps_pld = float(pld.get_epsilon_for_delta(d))
+    eps_pld = math.nan
+    if compare:  # dp_accounting's own pessimistic PLD (FFT, float64), for comparison
+        P = _pld_module()
+        one = P.from_gaussian_mechanism(sigma, sensitivity=1.0,
+                                        value_discretization_interval=disc,
+                                        sampling_prob=q, use_connect_dots=True)
+        pld = one.self_compose(steps) if steps > 1 else one
+        eps_pld = float(pld.get_epsilon_for_delta(d))
     eps_rdp = eps_from_rdp(orders, total, d)
     m, fail = head_measure(upper, fp, tol)
     m_rdp, _ = head_measure(_RDPOnly(upper), fp, tol)
     clt = mu_clt(q, sigma, steps)
+    mu_fl = (_mu_floor(q, sigma, steps, disc, _one_step_tail(fp, steps), m.eps_h)
+             if floor else math.nan)
     return DPSGDResult(
         q=q, sigma=sigma, steps=steps, mu_lower=m.lower, mu_upper=m.upper, eps_h=m.eps_h,
         failure_prob=fail, mu_clt=clt, mu_rdp=m_rdp.upper,
         delta=d, eps_pld=eps_pld, eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)),
-        discretization=float(value_discretization_interval), measurement=m, profile=upper,
-        seconds=time.perf_counter() - t0)
+        discretization=disc, mu_floor=mu_fl,
+        eps_certified=_eps_for_delta(upper, d), pld_floor=pld_profile.floor,
+        measurement=m, profile=upper, seconds=time.perf_counter() - t0)
+
+
+def _eps_for_delta(profile: Any, delta: float) -> float:
+    """Smallest eps (to 1e-9, rounded up) where the upper profile is <= delta."""
+    t = math.log(delta)
+    if float(profile.log_delta(0.0)) <= t:
+        return 0.0
+    lo, hi = 0.0, 1.0
+    while float(profile.log_delta(hi)) > t:
+        lo, hi = hi, 2 * hi
+        if hi > 1e6:
+            return math.inf
+    while hi - lo > 1e-9 * max(1.0, hi):
+        mid = 0.5 * (lo + hi)
+        if float(profile.log_delta(mid)) <= t:
+            hi = mid
+        else:
+            lo = mid
+    return hi
 
 
 class _RDPOnly:
