@@ -5,31 +5,74 @@ DP-SGD with Poisson sampling rate :math:`q`, noise multiplier :math:`\sigma` and
 Its GDP parameter is usually quoted from the central limit theorem of Bu, Dong, Long &
 Su (2020), :math:`\mu_{CLT} = q\sqrt{T(e^{1/\sigma^2} - 1)}`, an *approximation* that can
 be below every valid :math:`\mu` (for :math:`q = 0.01, \sigma = 1, T = 1000` it is
-0.4145 while the pessimistic PLD already forces :math:`\mu \ge 0.4514`).
+0.4145 while every :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on the head
+:math:`[0, 3.29]` below is at least 0.524, ``mu_floor``).
 
 :func:`dpsgd` returns a guaranteed bracket instead.  The profile measured is the minimum
 of two upper bounds on the true profile (the minimum of two valid upper bounds is one):
 
-* the pessimistic PLD of dp_accounting (exact subsampled-Gaussian PLD, discretised
-  pessimistically, composed by FFT; :mod:`symgdp.pld`), tight in the head but with an
-  absolute floor near :math:`10^{-12}` (its mass at infinity plus the rounding margin);
+* the **certified PLD** (:func:`certified_pld`), proven below, tight in the head, with
+  an absolute floor (its mass at infinity, about :math:`10^{-15}`);
 * the exact Rényi curve of the subsampled Gaussian at integer orders, composed over
   :math:`T` steps and converted by the improved RDP → :math:`(\varepsilon, \delta)`
   conversion (:mod:`symgdp.rdp`), computed in log space so it keeps decaying where the
   PLD's floor takes over.
 
-:func:`symgdp.measure` then brackets the supremum of the GDPT of this bound on
-:math:`[0, \varepsilon_h]`, with :math:`\varepsilon_h` the point where the upper
-profile falls to the requested failure probability; that value bounds the true profile
-at every :math:`\varepsilon \ge \varepsilon_h` (a profile is non-increasing), so the
-mechanism is :math:`\mu_{upper}`-GDP on :math:`[0, \varepsilon_h]` and :math:`(\varepsilon,
-\text{failure\_prob})`-DP for every :math:`\varepsilon \ge \varepsilon_h`.
+**Theorem (certified PLD).**  Let :math:`\omega` be the connect-the-dots PMF of one step
+on the grid :math:`\Delta\mathbb Z` (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, PETS
+2022): the mass of each cell :math:`(a, b]` of the privacy loss :math:`L` under
+:math:`P` is split between :math:`a` and :math:`b` so that :math:`\mathbb E[e^{-L}]` is
+kept.  Let :math:`\nu_1 \ge \omega` entrywise after mass below the grid is moved to its
+first point and mass above it to :math:`+\infty`, and let :math:`\nu_T` be obtained from
+:math:`\nu_1` by convolutions, entrywise rounding up, and moves of mass to larger losses
+(including :math:`+\infty`).  Then for every :math:`\varepsilon`
 
-What "guaranteed" rests on: the pessimistic discretisation of dp_accounting (exact in
-exact arithmetic), the rounding margin of :mod:`symgdp.pld` for the float64 FFT (an
-estimate with a factor of 24 or more of room over the deviations we measured, not a
-proof), and the float64 rounding analysis of :func:`symgdp.measure`.  The Rényi bound
-alone needs none of the first two; ``mu_rdp`` reports what it gives on its own.
+.. math:: \delta_T(\varepsilon) \le \sum_l \nu_T(l)\,(1 - e^{\varepsilon - l})_+ .
+
+*Proof.*  :math:`\delta_T(\varepsilon) = \mathbb E[F(y_1, \dots, y_T)]` with
+:math:`y_i = e^{-L_i}` independent and :math:`F = (1 - e^{\varepsilon}\prod y_i)_+`,
+which is convex and non-increasing in each :math:`y_i` (and :math:`\le 1`, the value at
+:math:`L = +\infty`).  Replacing one coordinate's law by a mean-preserving spread within
+cells does not decrease the expectation (Jensen, coordinate by coordinate, Fubini): this
+gives :math:`\omega^{*T}`.  Every function :math:`g(s) = \mathbb E[f(s + S)]`,
+:math:`f(s) = (1 - e^{\varepsilon - s})_+`, is non-negative and non-decreasing in
+:math:`s`, so its integral does not decrease when mass is increased entrywise or moved
+to larger :math:`s`, and convolution preserves this order (if :math:`\mu \preceq \mu'`
+and :math:`\nu \preceq \nu'` for this cone then :math:`\mu * \nu \preceq \mu' * \nu'`).
+:math:`\square`  The same holds for the add direction (the swapped pair), and DP-SGD's
+profile is the maximum of the two.
+
+What is computed, and how each hypothesis is met:
+
+* one step in **ball arithmetic** (python-flint's ``arb``): the cell masses
+  :math:`P_c, Q_c` come from the closed-form tails of the mixture
+  (:math:`\bar\Phi`, i.e. ``erfc``), the split in balls, each mass rounded *up* to an
+  integer multiple of :math:`2^{-80}`;
+* the :math:`T`-fold composition by repeated squaring in **exact integer arithmetic**
+  (``fmpz_poly`` products), each product rounded up to :math:`2^{-80}`; tails are cut
+  where their exact mass is below :math:`10^{-19}`, the left tail moved onto the first
+  kept loss, the right tail to :math:`+\infty` (no FFT, so no rounding margin);
+* the profile of :math:`\nu_T` evaluated as an exact piecewise-affine function of
+  :math:`e^\varepsilon` with float64 sums of non-negative terms, masses and losses
+  rounded up and the sums inflated by their worst-case relative rounding
+  (:mod:`symgdp.pld`).
+
+The same construction rounded *down* (each cell's mass on its lower end, masses rounded
+down, tails dropped or moved to smaller losses) gives a lower bound on the true profile,
+hence ``mu_floor``: any :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on
+:math:`[0, \varepsilon_h]` has :math:`\delta_\mu(\varepsilon) \ge \delta_T(\varepsilon)`
+there, so it is at least :math:`\mu_{GDP}(\varepsilon, \text{lower bound})` at every
+:math:`\varepsilon`.  Rounding every loss down costs about :math:`T\Delta/2` in
+:math:`\varepsilon`, so this floor is loose for large :math:`T`.
+
+:func:`symgdp.measure` then brackets the supremum of the GDPT of the upper profile on
+:math:`[0, \varepsilon_h]`, with :math:`\varepsilon_h` the point where the upper profile
+falls to the requested failure probability; that value bounds the true profile at every
+:math:`\varepsilon \ge \varepsilon_h` (a profile is non-increasing), so the mechanism is
+:math:`\mu_{upper}`-GDP on :math:`[0, \varepsilon_h]` and :math:`(\varepsilon,
+\text{failure\_prob})`-DP for every :math:`\varepsilon \ge \varepsilon_h`.  The
+guarantee rests on the theorem above, on python-flint's ball arithmetic and exact
+integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
 """
 
 from __future__ import annotations
@@ -138,7 +181,9 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
 
     j0, j1 = _loss_grid(q, sigma, disc, tail)
     old = flint.ctx.prec
-    flint.ctx.prec = 128
+    # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
+    # precision, this only keeps them tight (relative width near 2^-40)
+    flint.ctx.prec = min(max(40 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
     try:
         arb = flint.arb
         qa, one = arb(q), arb(1)
@@ -226,11 +271,16 @@ class DPSGDResult:
     Attributes:
         q, sigma, steps: the parameters.
         mu_lower, mu_upper: guaranteed bracket on the supremum over
-            :math:`[0, \varepsilon_h]` of the GDPT of the upper profile
-            ``min(PLD, RDP)``; DP-SGD is ``mu_upper``-GDP on :math:`[0, \varepsilon_h]`.
-            No valid head-GDP parameter *provable from this profile* is below
-            ``mu_lower`` (the true mechanism's may be slightly smaller: the PLD is
-            pessimistic).
+            :math:`[0, \varepsilon_h]` of the GDPT of the *upper profile*
+            ``min(certified PLD, RDP)``.  ``mu_upper`` is a guarantee for DP-SGD: it is
+            ``mu_upper``-GDP on :math:`[0, \varepsilon_h]`.  ``mu_lower`` bounds only
+            what this upper profile can prove (no smaller :math:`\mu` follows from it);
+            the mechanism's own smallest valid :math:`\mu` may be below it (the profile
+            is pessimistic), so ``mu_lower`` is *not* a lower bound on the mechanism.
+        mu_floor: a lower bound on the *mechanism*: every :math:`\mu` for which
+            DP-SGD is :math:`\mu`-GDP on :math:`[0, \varepsilon_h]` is at least this
+            (from the optimistic integer composition; ``nan`` with ``floor=False``).
+            The smallest valid :math:`\mu` lies in ``[mu_floor, mu_upper]``.
         eps_h: end of the head.
         failure_prob: the upper profile's value at :math:`\varepsilon_h` (at most the
             requested one): the true profile is at most this for every
@@ -239,10 +289,15 @@ class DPSGDResult:
         mu_rdp: upper end of the bracket measured on the Rényi bound alone (the route
             without float PLDs), same head.
         delta: the :math:`\delta` of the ``eps_*`` fields.
-        eps_pld: dp_accounting's pessimistic PLD :math:`\varepsilon(\delta)` (direct).
+        eps_pld: dp_accounting's own pessimistic PLD :math:`\varepsilon(\delta)`
+            (float64 FFT, no error bound; ``nan`` with ``compare=False``), for comparison.
         eps_rdp: the Rényi route's :math:`\varepsilon(\delta)` (improved conversion).
         eps_clt: :math:`\varepsilon(\delta)` of ``mu_clt``-GDP (approximate).
         discretization: the PLD's ``value_discretization_interval``.
+        eps_certified: the smallest :math:`\varepsilon` at which the upper profile is
+            at most ``delta`` (rounded up): DP-SGD is
+            :math:`(\varepsilon_{certified}, \delta)`-DP.
+        pld_floor: the certified PLD's mass at infinity (its floor).
         measurement: the :class:`~symgdp.measure.Measurement` behind the bracket.
         seconds: wall time.
     """

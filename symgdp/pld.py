@@ -79,7 +79,26 @@ Negative PMF entries are set to 0 (which only raises the profile).
 ``PrivacyLossDistribution.compose`` / ``self_compose``, and returned as a
 :class:`PLDProfile`.  Randomized response is composed as a PLD, not through
 ``dp_accounting``'s ``RandomizedResponseDpEvent`` (whose count composes only once in
-version 0.6.0).
+version 0.6.0).  This route carries the *estimated* FFT margin above.
+
+**Certified composition** (:class:`IntPMF`, :func:`int_compose`,
+:func:`int_self_compose`): the route without an estimate, used by
+:func:`symgdp.dpsgd.certified_pld`.  A PMF is held exactly as non-negative integers in
+units of :math:`2^{-80}` (a ``flint.fmpz_poly``, coefficient :math:`i` the mass at loss
+:math:`(\mathrm{lower} + i)\Delta`, plus the mass at :math:`+\infty`).  Composition
+is the exact integer product of the polynomials, each coefficient then rounded *up* to
+the scale (``ceil``); the tails are cut where their exact mass is below ``tail``, the
+left tail's mass moved onto the first kept loss and the right tail's to
+:math:`+\infty`.  Every step increases the measure entrywise or moves mass to larger
+losses, and :math:`\delta(\varepsilon) = \sum_l \nu(l)(1 - e^{\varepsilon - l})_+`
+is non-decreasing under both (it integrates a non-negative, non-decreasing function),
+and convolution preserves this order, so the composed measure's profile bounds the
+exact composition of its inputs from above; the theorem in :mod:`symgdp.dpsgd` starts
+the chain from the true mechanism.  Where to cut is chosen from a float64 approximation
+(FFT of exponentially tilted copies, which resolves the right tail) and checked on the
+exact tail sums: the choice affects only speed and the floor, never validity.  The
+optimistic variant (``up=False``) rounds down, drops the left tail and moves the right
+tail onto the last kept loss, and gives lower bounds (:meth:`IntPMF.lower_delta`).
 """
 
 from __future__ import annotations

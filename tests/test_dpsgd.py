@@ -160,10 +160,13 @@ def test_bad_input_is_refused(kw):
 def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
     # reference: q = 1 is T-fold Gaussian, exactly sqrt(T)/sigma-GDP (closed form); the
     # guaranteed upper end must be above it and close (the PLD is pessimistic, so even
-    # mu_lower, which brackets what the bound profile proves, may sit above it)
-    r = dpsgd(1.0, sigma, steps, tol=1e-3)
+    # mu_lower, which brackets what the bound profile proves, may sit above it), and the
+    # mechanism-level floor must be below it
+    r = dpsgd(1.0, sigma, steps, tol=1e-3, value_discretization_interval=1e-3,
+              compare=False)
     exact = math.sqrt(steps) / sigma
-    assert exact <= r.mu_upper <= exact + 2e-3
+    assert r.mu_floor <= exact <= r.mu_upper <= exact + 2e-3
+    assert exact - r.mu_floor < 0.02
 
 
 @pytest.mark.skipif(not os.environ.get("SYMGDP_TEST_SCALE"),
