@@ -488,21 +488,9 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
 
 def _eps_for_delta(profile: Any, delta: float) -> float:
     """Smallest eps (to 1e-9, rounded up) where the upper profile is <= delta."""
-    t = math.log(delta)
-    if float(profile.log_delta(0.0)) <= t:
-        return 0.0
-    lo, hi = 0.0, 1.0
-    while float(profile.log_delta(hi)) > t:
-        lo, hi = hi, 2 * hi
-        if hi > 1e6:
-            return math.inf
-    while hi - lo > 1e-9 * max(1.0, hi):
-        mid = 0.5 * (lo + hi)
-        if float(profile.log_delta(mid)) <= t:
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    from .pld import first_eps_below
+
+    return first_eps_below(profile, math.log(delta), 1e-9)
 
 
 class _RDPOnly:

@@ -443,8 +443,10 @@ class IntPMF:
         return np.maximum(out, 0.0)
 
     def upper_inf(self) -> float:
-        return float(np.nextafter(math.ldexp(float(self.inf), -self.bits), np.inf)
-                     ) if self.inf else 0.0
+        if not self.inf:
+            return 0.0
+        v = math.ldexp(float(self.inf), -self.bits)  # float(int) rounds to nearest
+        return float(np.nextafter(np.nextafter(v, np.inf), np.inf))
 
     def curve(self) -> _Curve:
         """The profile of this measure as an upper-bound curve (no rounding margin)."""
@@ -608,23 +610,33 @@ def profile_from_curves(curves: Any, *, name: str, pld: Any = None, **meta: Any
                       floor=floor, margin=margin, **meta)
 
 
-def _head_end(profile: Any, failure_prob: float) -> float:
-    """The eps where the upper profile falls to failure_prob (bisection, rounded up)."""
-    t = math.log(failure_prob)
+def first_eps_below(profile: Any, log_target: float, rel: float = 1e-12) -> float:
+    """Smallest eps >= 0 with ``profile.log_delta(eps) <= log_target`` (bisection to
+    ``rel``, rounded up); 0.0 when already there at 0, ``inf`` when not reached by 1e6."""
+    if float(profile.log_delta(0.0)) <= log_target:
+        return 0.0
     lo, hi = 0.0, 1.0
-    if float(profile.log_delta(0.0)) <= t:
-        return 1e-3
-    while float(profile.log_delta(hi)) > t:
+    while float(profile.log_delta(hi)) > log_target:
         lo, hi = hi, 2.0 * hi
         if hi > 1e6:
-            raise DomainError(f"the profile does not reach failure_prob={failure_prob:g}")
-    while hi - lo > 1e-12 * hi:
+            return math.inf
+    while hi - lo > rel * max(1.0, hi):
         mid = 0.5 * (lo + hi)
-        if float(profile.log_delta(mid)) <= t:
+        if float(profile.log_delta(mid)) <= log_target:
             hi = mid
         else:
             lo = mid
     return hi
+
+
+def _head_end(profile: Any, failure_prob: float) -> float:
+    """The eps where the upper profile falls to failure_prob (bisection, rounded up)."""
+    e = first_eps_below(profile, math.log(failure_prob))
+    if e == 0.0:
+        return 1e-3
+    if math.isinf(e):
+        raise DomainError(f"the profile does not reach failure_prob={failure_prob:g}")
+    return e
 
 
 def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[Any, float]:
