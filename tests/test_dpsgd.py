@@ -150,6 +150,8 @@ def test_eps_at_refuses_delta_below_the_failure_probability():
     dict(q=0.0, sigma=1.0, steps=10), dict(q=1.5, sigma=1.0, steps=10),
     dict(q=0.1, sigma=0.0, steps=10), dict(q=0.1, sigma=1.0, steps=0),
     dict(q=0.1, sigma=1.0, steps=2.5), dict(q=0.1, sigma=1.0, steps=10, failure_prob=0.0),
+    dict(q=0.1, sigma=1.0, steps=10, floor_discretization=0.0),
+    dict(q=0.1, sigma=1.0, steps=10, value_discretization_interval=-1.0),
 ])
 def test_bad_input_is_refused(kw):
     with pytest.raises(DomainError):
