@@ -182,8 +182,8 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
     j0, j1 = _loss_grid(q, sigma, disc, tail)
     old = flint.ctx.prec
     # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
-    # precision, this only keeps them tight (relative width near 2^-40)
-    flint.ctx.prec = min(max(40 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    # precision, this only keeps them tight (relative width near 2^-50)
+    flint.ctx.prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
     try:
         arb = flint.arb
         qa, one = arb(q), arb(1)

@@ -187,8 +187,10 @@ def test_one_step_pmfs_are_valid_measures():
     one = 2**L.SCALE_BITS
     assert rem.total() + rem.inf >= one and add.total() + add.inf >= one
     assert opt.total() <= one
-    assert rem.total() + rem.inf - one < rem.size + 4
-    assert one - opt.total() < opt.size + 4
+    # and tightly: the balls' widths (about 2^-50 relative) and one unit per entry
+    assert rem.total() + rem.inf - one < one / 2**40 + rem.size + 4
+    assert add.total() + add.inf - one < one / 2**40 + add.size + 4
+    assert one - opt.total() < one / 2**40 + opt.size + 4
 
 
 def test_dpsgd_mu_floor_is_below_and_close_to_the_bracket():
