@@ -190,6 +190,8 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
         s = arb(sigma)
         s2, rt = s * s, s * arb(2).sqrt()
         half, d = arb(0.5), arb(disc)
+        irt = one / rt
+        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
         pbar, abar, ey = [], [], []
         for j in range(j0, j1 + 1):
             lj = arb(j) * d
@@ -201,25 +203,26 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
                 continue
             if not t > 0:
                 raise DomainError(f"cannot separate a grid point from log(1-q) for q={q!r}")
-            x = (t / qa).log() * s2 + half
-            a = (x / rt).erfc() * half
-            b = ((x - one) / rt).erfc() * half
+            xs = ((t / qa).log() * s2 + half) * irt
+            a = xs.erfc() * half
+            b = (xs - irt).erfc() * half
             pbar.append((one - qa) * a + qa * b)
             abar.append(a)
         n = j1 - j0 + 1
         rem = [arb(0)] * n
         add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
         opt = [arb(0)] * n
+        iy = [one / e for e in ey]
         for i in range(n - 1):
             pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
             opt[i] = pc
-            ya, yb = one / ey[i], one / ey[i + 1]
-            den = ya - yb
-            rem[i] += (qc - yb * pc) / den
-            rem[i + 1] += (ya * pc - qc) / den
-            den2 = ey[i + 1] - ey[i]
-            add[i] += (ey[i + 1] * qc - pc) / den2
-            add[i + 1] += (pc - ey[i] * qc) / den2
+            ya, yb = iy[i], iy[i + 1]
+            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
+            rem[i] += (qc - yb * pc) * inv
+            rem[i + 1] += (ya * pc - qc) * inv
+            inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
+            add[i] += (ey[i + 1] * qc - pc) * inv2
+            add[i + 1] += (pc - ey[i] * qc) * inv2
         rem[0] += one - pbar[0]          # mass with loss <= first point
         rem_inf = pbar[-1]               # mass with loss > last point
         add[n - 1] += abar[-1]           # add losses <= -(j1 disc)
