@@ -63,7 +63,8 @@ hence ``mu_floor``: any :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on
 :math:`[0, \varepsilon_h]` has :math:`\delta_\mu(\varepsilon) \ge \delta_T(\varepsilon)`
 there, so it is at least :math:`\mu_{GDP}(\varepsilon, \text{lower bound})` at every
 :math:`\varepsilon`.  Rounding every loss down costs about :math:`T\Delta/2` in
-:math:`\varepsilon`, so this floor is loose for large :math:`T`.
+:math:`\varepsilon`, so this floor is loose for large :math:`T` unless its grid is
+finer (``floor_discretization``).
 
 :func:`symgdp.measure` then brackets the supremum of the GDPT of the upper profile on
 :math:`[0, \varepsilon_h]`, with :math:`\varepsilon_h` the point where the upper profile
