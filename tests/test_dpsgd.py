@@ -85,7 +85,7 @@ def test_clt_formula():
 
 @functools.lru_cache(maxsize=None)
 def _run(q: float, sigma: float, steps: int) -> object:
-    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3)
+    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3, floor=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,6 +119,10 @@ def test_dpsgd_bracket_is_valid_and_tight(q, sigma, steps):
     assert r.mu_upper <= r.mu_rdp + 1e-12  # the minimum of two bounds is never worse
     # (eps, delta) implied: never below dp_accounting's pessimistic epsilon
     assert r.eps_at(1e-5) >= r.eps_pld - 1e-9
+    # the certified epsilon: above the optimistic PLD's (a lower bound on the truth) and
+    # within the two PLDs' spread of dp_accounting's pessimistic one
+    opt = float(_optimistic_pld(q, sigma, steps).get_epsilon_for_delta(1e-5))
+    assert opt <= r.eps_certified <= r.eps_pld + (r.eps_pld - opt) + 1e-6
 
 
 def test_the_clt_underestimates_for_the_standard_case():
@@ -140,7 +144,7 @@ def test_renyi_tail_bounds_the_optimistic_pld():
 
 
 def test_eps_at_refuses_delta_below_the_failure_probability():
-    r = dpsgd(0.01, 1.0, 100, failure_prob=1e-8, tol=1e-3)
+    r = dpsgd(0.01, 1.0, 100, failure_prob=1e-8, tol=1e-3, floor=False, compare=False)
     with pytest.raises(DomainError):
         r.eps_at(1e-9)
     assert r.eps_at(1e-8) <= r.eps_h + 1e-12
