@@ -467,11 +467,21 @@ def int_pmf(disc: float, lower: int, masses: Any, inf: int, bits: int = SCALE_BI
 
 
 def _shift(v: Any, bits: int, up: bool) -> Any:
-    """ceil (``up``) or floor of v / 2^bits for an fmpz_poly or an integer."""
+    """ceil (``up``) or floor of v / 2^bits for an fmpz_poly or an integer with
+    non-negative coefficients.  Only non-negative numerators are ever divided (the ceil
+    adds 2^bits - 1 first), so the result does not depend on how the library rounds a
+    negative quotient (python-flint's ``fmpz_poly // fmpz`` truncates some toward zero)."""
     import flint
 
-    d = flint.fmpz(1 << bits)
-    return -((-v) // d) if up else v // d
+    d = 1 << bits
+    if isinstance(v, int):
+        return (v + d - 1) >> bits if up else v >> bits
+    if up:
+        n = v.length()
+        if n == 0:
+            return v
+        v = v + flint.fmpz_poly([d - 1] * n)
+    return v // flint.fmpz(d)
 
 
 def _truncate(poly: Any, approx: np.ndarray, lower: int, inf: int, tail: float,
