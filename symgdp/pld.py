@@ -115,7 +115,7 @@ from .profile import Profile
 from .symbols import eps as _EPS
 
 __all__ = ["PLDProfile", "to_pld", "from_pld", "compose", "head_measure",
-           "DEFAULT_DISCRETIZATION"]
+           "DEFAULT_DISCRETIZATION", "IntPMF", "int_pmf", "int_compose", "int_self_compose"]
 
 #: default ``value_discretization_interval`` (dp_accounting's own default)
 DEFAULT_DISCRETIZATION = 1e-4
