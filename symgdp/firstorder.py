@@ -194,9 +194,13 @@ def _log_expanded(expr: sympy.Expr) -> sympy.Expr:
                                    for a in e.args[0].args]))
 
 
-def _derivatives(expr: sympy.Expr, var: sympy.Symbol) -> tuple[sympy.Expr, ...]:
-    """delta', (log delta)', (log delta)'' -- normalised (run under a time budget)."""
-    d1 = normalise(sympy.diff(expr, var))
+def _derivatives(expr: sympy.Expr, var: sympy.Symbol,
+                 normalised: bool = True) -> tuple[sympy.Expr, ...]:
+    """delta', (log delta)', (log delta)'' -- normalised (run under a time budget;
+    ``normalised=False`` leaves delta' as SymPy differentiates it)."""
+    d1 = sympy.diff(expr, var)
+    if normalised:
+        d1 = normalise(d1)
     logexpr = _log_expanded(erfcx_form(expr, var))
     l1 = normalise_fractions(sympy.diff(logexpr, var))
     # not normalised: expanding (S'/S)' = S''/S - (S'/S)^2 over one denominator S^2
@@ -288,6 +292,309 @@ def _monotone_parts(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
     return [expr]
 
 
+_INCREASING = {sympy.erf: 1, sympy.erfc: -1, Erfcx: -1, sympy.atan: 1, sympy.tanh: 1,
+               sympy.sinh: 1, sympy.Heaviside: 1, sympy.exp: 1, sympy.log: 1}
+
+
+class _Monotone:
+    r"""Structural proof that an expression is monotone on a ball (theory §6).
+
+    Sums, products of non-negative factors, increasing functions of monotone arguments
+    and Min/Max of monotone arguments are monotone in the same direction -- no need to
+    locate kinks or crossings.  A Min/Max argument that is provably above (Min) or below
+    (Max) another one on the ball is not active there and is skipped.  A Piecewise with
+    one possible branch on the ball is that branch; with two, the boundary is crossed
+    once when the condition's left side is monotone, and the branches must not jump the
+    wrong way there (decided from their values on the ball or at a constant boundary
+    point).  Anything else is proved by the sign of its SymPy derivative on the ball.
+    Values and derivatives of the sub-expressions are compiled lazily, once.
+    """
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self.var, self.params = var, params
+        self._fns: dict[sympy.Expr, Any] = {}
+        self._dfns: dict[sympy.Expr, Any] = {}
+        self.expr = expr
+        self.pvals: tuple[arb, ...] = ()
+        #: piece -> ball functions of (delta', (log delta)', (log delta)'') (see derivative)
+        self.pieces: dict[sympy.Expr, tuple[Any, Any, Any]] = {}
+
+    def _value(self, e: sympy.Expr, ball: arb) -> arb:
+        fn = self._fns.get(e)
+        if fn is None:
+            try:
+                fn = lambdify_arb(e, self.var, self.params)
+            except (ArbUnsupported, TypeError, ValueError):
+                fn = False
+            self._fns[e] = fn
+        if fn is False:
+            return arb("nan")
+        try:
+            return fn(ball, *self.pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return arb("nan")
+
+    def _slope(self, e: sympy.Expr, ball: arb) -> arb:
+        fn = self._dfns.get(e)
+        if fn is None:
+            try:
+                d = sympy.diff(e, self.var) if sympy.count_ops(e) <= MAX_OPS else None
+                fn = lambdify_arb(d, self.var, self.params) if d is not None else False
+            except (ArbUnsupported, TypeError, ValueError):
+                fn = False
+            self._dfns[e] = fn
+        if fn is False:
+            return arb("nan")
+        try:
+            return fn(ball, *self.pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return arb("nan")
+
+    # -- the derivative as the hull over the active smooth pieces ---------------------
+    # A Min/Max of smooth pieces is locally Lipschitz, and its Clarke gradient lies in the
+    # hull of the gradients of the pieces active there (Clarke 1983, Prop. 2.3.12); the
+    # mean-value theorem of Lebourg (1975) then bounds it like a smooth function.  Jumps
+    # of a Piecewise are excluded by the caller (FirstOrder.smooth).
+
+    def leaves(self, e: sympy.Expr | None = None) -> list[sympy.Expr]:
+        """The smooth pieces: what is left below the Min/Max/Piecewise nodes."""
+        e = self.expr if e is None else e
+        if self.var in e.free_symbols:
+            if isinstance(e, (sympy.Min, sympy.Max)) and not any(
+                    a.is_zero for a in e.args):
+                return [q for a in e.args for q in self.leaves(a)]
+            if isinstance(e, sympy.Piecewise):
+                return [q for b, _ in e.args for q in self.leaves(b)]
+        return [e]
+
+    def active(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr] | None:
+        """The pieces that may give the value of ``e`` somewhere on ``ball``."""
+        if self.var in e.free_symbols:
+            if isinstance(e, (sympy.Min, sympy.Max)) and not any(
+                    a.is_zero for a in e.args):
+                out: list[sympy.Expr] = []
+                for a in self._active_args(e, ball):
+                    q = self.active(a, ball)
+                    if q is None:
+                        return None
+                    out += q
+                return out
+            if isinstance(e, sympy.Piecewise):
+                out = []
+                for branch, c in e.args:
+                    val = self._cond(c, ball)[0]
+                    if val is False:
+                        continue
+                    q = self.active(branch, ball)
+                    if q is None:
+                        return None
+                    out += q
+                    if val is True:
+                        return out
+                return None
+        return [e]
+
+    def derivative(self, which: int, ball: arb, pvals: tuple[arb, ...]) -> arb:
+        """Hull of the derivative ``which`` (0: delta', 1: (log delta)', 2:
+        (log delta)'') of the pieces active on ``ball``; the second derivative only
+        where one piece is active (a kink has none)."""
+        self.pvals = pvals
+        act = self.active(self.expr, ball)
+        if not act:
+            return arb("nan")
+        act = list(dict.fromkeys(act))
+        if which == 2 and len(act) > 1:
+            return arb("nan")
+        out: arb | None = None
+        for q in act:
+            fn = self.pieces.get(q)
+            if fn is None:
+                return arb("nan")
+            try:
+                v = fn[which](ball, *pvals)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                return arb("nan")
+            if not v.is_finite():
+                return arb("nan")
+            out = v if out is None else out.union(v)
+        return out
+
+    def prove(self, ball: arb, pvals: tuple[arb, ...]) -> bool:
+        """Non-increasing on ``ball`` (proved)."""
+        self.pvals = pvals
+        with ctx.workprec(_PREC):
+            return self._mono(self.expr, ball, -1)
+
+    def _sign(self, e: sympy.Expr, ball: arb) -> int:
+        v = self._value(e, ball)
+        if v.is_finite():
+            if v >= 0:
+                return 1
+            if v <= 0:
+                return -1
+        return 0
+
+    def _mono(self, e: sympy.Expr, ball: arb, d: int) -> bool:
+        """``e`` non-decreasing (d = 1) or non-increasing (d = -1) on ``ball``."""
+        var = self.var
+        if var not in e.free_symbols:
+            return True
+        if e == var:
+            return d == 1
+        if isinstance(e, sympy.Add):
+            if all(self._mono(a, ball, d) for a in e.args):
+                return True
+        elif isinstance(e, sympy.Mul):
+            if self._mono_mul(e, ball, d):
+                return True
+        elif isinstance(e, sympy.Pow):
+            if self._mono_pow(e, ball, d):
+                return True
+        elif isinstance(e, (sympy.Min, sympy.Max)):
+            return self._mono_minmax(e, ball, d)
+        elif isinstance(e, sympy.Piecewise):
+            return self._mono_piecewise(e, ball, d)
+        elif type(e) in _INCREASING and len(e.args) == 1 or isinstance(e, Erfcx) and (
+                len(e.args) == 1 or e.args[1] == 0):
+            if self._mono(e.args[0], ball, d * _INCREASING[type(e)]):
+                return True
+        if e.has(sympy.Piecewise):
+            return False  # its derivative would ignore the jumps between branches
+        s = self._slope(e, ball)
+        return bool(s.is_finite() and (s >= 0 if d == 1 else s <= 0))
+
+    def _mono_mul(self, e: sympy.Mul, ball: arb, d: int) -> bool:
+        const = sympy.Mul(*[f for f in e.args if self.var not in f.free_symbols])
+        rest = [f for f in e.args if self.var in f.free_symbols]
+        c = self._sign(const, ball)
+        if c == 0:
+            return False
+        d *= c
+        if len(rest) == 1:
+            return self._mono(rest[0], ball, d)
+        # a product of non-negative factors, each monotone in the same direction
+        return all(self._sign(f, ball) == 1 and self._mono(f, ball, d) for f in rest)
+
+    def _mono_pow(self, e: sympy.Pow, ball: arb, d: int) -> bool:
+        b, x = e.args
+        if self.var in x.free_symbols:
+            if self.var in b.free_symbols:
+                return False
+            # b**x = exp(x log b): monotone in x with the sign of log b
+            s = self._sign(b - 1, ball)
+            return s != 0 and self._sign(b, ball) == 1 and self._mono(x, ball, d * s)
+        sb = self._sign(b, ball)
+        if x.is_positive:
+            if x.is_integer and x.is_odd:
+                return self._mono(b, ball, d)
+            if sb == 1:
+                return self._mono(b, ball, d)
+            if sb == -1 and x.is_integer and x.is_even:
+                return self._mono(b, ball, -d)
+            return False
+        if x.is_negative:
+            v = self._value(b, ball)
+            if v.is_finite() and v > 0:
+                return self._mono(b, ball, -d)
+        return False
+
+    def _active_args(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr]:
+        """The arguments of a Min (Max) not provably above (below) another on ``ball``."""
+        vals = [self._value(a, ball) for a in e.args]
+        if not all(v.is_finite() for v in vals):
+            return list(e.args)
+        if isinstance(e, sympy.Min):
+            ceil = min(vals, key=lambda v: float(v.upper()))
+            return [a for a, v in zip(e.args, vals, strict=True) if not bool(v > ceil)]
+        floor = max(vals, key=lambda v: float(v.lower()))
+        return [a for a, v in zip(e.args, vals, strict=True) if not bool(v < floor)]
+
+    def _mono_minmax(self, e: sympy.Expr, ball: arb, d: int) -> bool:
+        return all(self._mono(a, ball, d) for a in self._active_args(e, ball))
+
+    def _cond(self, c: Any, ball: arb) -> tuple[bool | None, sympy.Expr | None, int]:
+        """(decided value, left side u of ``u < 0``-type condition, +1 for u < 0 / u <= 0,
+        -1 for u > 0 / u >= 0)."""
+        if c is sympy.true:
+            return True, None, 0
+        if c is sympy.false:
+            return False, None, 0
+        if not isinstance(c, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
+                              sympy.GreaterThan)):
+            return None, None, 0
+        u = c.lhs - c.rhs
+        v = self._value(u, ball)
+        if not v.is_finite():
+            return None, u, 0
+        strict = isinstance(c, (sympy.StrictLessThan, sympy.StrictGreaterThan))
+        if isinstance(c, (sympy.StrictLessThan, sympy.LessThan)):
+            yes = (v < 0) if strict else (v <= 0)
+            no = (v >= 0) if strict else (v > 0)
+            side = 1
+        else:
+            yes = (v > 0) if strict else (v >= 0)
+            no = (v <= 0) if strict else (v < 0)
+            side = -1
+        return (True if yes else False if no else None), u, side
+
+    def _mono_piecewise(self, e: sympy.Piecewise, ball: arb, d: int) -> bool:
+        cands: list[tuple[sympy.Expr, sympy.Expr | None, int]] = []
+        for branch, c in e.args:
+            val, u, side = self._cond(c, ball)
+            if val is False:
+                continue
+            cands.append((branch, u, side))
+            if val is True:
+                break
+        else:
+            return False  # possibly no branch applies
+        if len(cands) == 1:
+            return self._mono(cands[0][0], ball, d)
+        if len(cands) != 2 or cands[0][1] is None:
+            return False
+        (a, u, side), (b, _, _) = cands
+        if not (self._mono(a, ball, d) and self._mono(b, ball, d)):
+            return False
+        # the set {u < 0} (side 1) or {u > 0} (side -1) is an initial segment of the ball
+        # when u is non-decreasing (side 1) or non-increasing (side -1); a final one in the
+        # other two cases
+        if self._mono(u, ball, side):
+            left, right = a, b
+        elif self._mono(u, ball, -side):
+            left, right = b, a
+        else:
+            return False
+        # the value must not jump the wrong way where the boundary is crossed
+        lv, rv = self._value(left, ball), self._value(right, ball)
+        if lv.is_finite() and rv.is_finite() and (lv >= rv if d == -1 else lv <= rv):
+            return True
+        # a boundary var = c (u = +-(var - c)): compare the branches at c itself
+        rest, dep = u.as_independent(self.var, as_Add=True)
+        if dep not in (self.var, -self.var):
+            return False
+        with ctx.workprec(256):
+            cb = self._value(-rest if dep == self.var else rest, ball)
+            if not (cb.is_finite() and cb.rad() <= 2.0**-200 * (1 + abs(cb.mid()))):
+                return False
+            lv, rv = self._value(left, cb), self._value(right, cb)
+            if not (lv.is_finite() and rv.is_finite()):
+                return False
+            # within the relative jump treated as continuity elsewhere (_JUMP_RTOL)
+            slack = _JUMP_RTOL * abs(lv)
+            return bool(lv + slack >= rv if d == -1 else lv - slack <= rv)
+
+
+@functools.lru_cache(maxsize=32)
+def _structure(expr: sympy.Expr, var: sympy.Symbol,
+               params: tuple[sympy.Symbol, ...]) -> _Monotone | None:
+    """The structural monotonicity prover, for profiles built from Min, Max or
+    Piecewise (where the derivative of the whole expression is large and loose)."""
+    if not expr.has(sympy.Min, sympy.Max, sympy.Piecewise):
+        return None
+    return _Monotone(_doit_finite(expr), var, params)
+
+
 @functools.lru_cache(maxsize=32)
 def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...],
               timeout: float | None) -> tuple[Any, ...]:
@@ -298,6 +605,22 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
         raise ArbUnsupported(f"the profile has more than {MAX_OPS} operations: too large "
                              "for the symbolic derivative of the first-order search")
     f = lambdify_arb(expr, var, params)
+    structure = _structure(expr, var, params)
+    if structure is not None and len(structure.leaves()) > 1:
+        # a Min/Max/Piecewise of smooth pieces: differentiate the pieces one by one (the
+        # derivative of the whole is large, slow to build and loose on a ball)
+        pieces = list(dict.fromkeys(structure.leaves()))
+        try:
+            ders = run_bounded(_piece_derivatives, pieces, var, timeout=timeout)
+        except AnalysisTimeout as exc:
+            raise ArbUnsupported(f"the derivative of the profile timed out: {exc}") from exc
+        for q, (d1, l1, l2) in zip(pieces, ders, strict=True):
+            structure.pieces[q] = (lambdify_arb(d1, var, params),
+                                   lambdify_arb(l1, var, params, cse=True),
+                                   lambdify_arb(l2, var, params, cse=True))
+        return (f, functools.partial(_structured, structure, 0), [],
+                functools.partial(_structured, structure, 1),
+                functools.partial(_structured, structure, 2), None, structure)
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
     except AnalysisTimeout as exc:
@@ -322,7 +645,24 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if len(parts) > 1 or (parts and parts[0] != expr):
         parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
                                 params)
-    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure
+
+
+def _structured(structure: _Monotone, which: int, ball: arb, *pvals: arb) -> arb:
+    return structure.derivative(which, ball, pvals)
+
+
+def _piece_derivatives(pieces: list[sympy.Expr], var: sympy.Symbol
+                       ) -> list[tuple[sympy.Expr, ...]]:
+    out = []
+    for q in pieces:
+        if var not in q.free_symbols:
+            out.append((sympy.Integer(0),) * 3)
+        else:
+            # delta' of a piece only decides monotonicity where the structural proof
+            # did not: as differentiated (expanding it can blow up, e.g. exp(-n s^2))
+            out.append(_derivatives(q, var, normalised=False))
+    return out
 
 
 class FirstOrder:
@@ -360,7 +700,7 @@ class FirstOrder:
         params = tuple(s for s, _ in floats)
         self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
         (self._f, self._d1, self._d1_terms, self._l1, self._l2,
-         self._parts) = _compiled(expr, var, params, timeout)
+         self._parts, self._structure) = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
         self.branch_points = tuple(sorted(float(c) for c in points + downs))
@@ -496,6 +836,10 @@ class FirstOrder:
         return tau, add
 
     def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if self._structure is not None:
+            self.ball_count += 1
+            if self._structure.prove(self._ball(x, y), self._pvals):
+                return 0.0, 0.0
         if not self.smooth(x, y):
             return None
         near: arb | None = None
