@@ -150,9 +150,23 @@ def erfcx_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     for r in rest:
         for t in sympy.Add.make_args(r):
             if any(isinstance(f, sympy.exp) and var in f.free_symbols
+                   and not _negligible_rate(f.args[0], var)
                    for f in sympy.Mul.make_args(t)):
                 return expr  # the terms do not share one exponential scale
     return sympy.Mul(sympy.exp(lead), sympy.Add(*rest), evaluate=False)
+
+
+def _negligible_rate(arg: sympy.Expr, var: sympy.Symbol) -> bool:
+    """A polynomial exponent in ``var`` whose coefficients are all below 1e-9 (what is
+    left of two exponents that agree up to the rounding of decimal literals): the
+    factor stays in the (exact) rewrite and hardly varies."""
+    try:
+        poly = sympy.Poly(arg, var)
+    except sympy.PolynomialError:
+        return False
+    coeffs = poly.coeffs()[:-1] if poly.coeffs() and poly.monoms()[-1] == (0,) else \
+        poly.coeffs()
+    return all(c.is_number and abs(float(c)) <= 1e-9 for c in coeffs)
 
 
 def normalise_fractions(e: sympy.Expr) -> sympy.Expr:
@@ -604,6 +618,10 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if sympy.count_ops(expr) > MAX_OPS:
         raise ArbUnsupported(f"the profile has more than {MAX_OPS} operations: too large "
                              "for the symbolic derivative of the first-order search")
+    # decimal literals as the exact binary numbers they store: SymPy would otherwise
+    # round e.g. exp(-0.28125) or 1 - 1.5*0.666666666666667 to 53 bits while the
+    # derivatives are built, and the ball functions would enclose a nearby expression
+    expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     f = lambdify_arb(expr, var, params)
     structure = _structure(expr, var, params)
     if structure is not None and len(structure.leaves()) > 1:
@@ -620,7 +638,8 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
                                    lambdify_arb(l2, var, params, cse=True))
         return (f, functools.partial(_structured, structure, 0), [],
                 functools.partial(_structured, structure, 1),
-                functools.partial(_structured, structure, 2), None, structure)
+                functools.partial(_structured, structure, 2), None, structure,
+                lambda *_: arb("nan"))
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
     except AnalysisTimeout as exc:
@@ -645,7 +664,28 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if len(parts) > 1 or (parts and parts[0] != expr):
         parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
                                 params)
-    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure, _Lazy(l2, var, params)
+
+
+class _Lazy:
+    """The ball function of the derivative of ``expr``, compiled on first use."""
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self._args, self._fn = (expr, var, params), None
+
+    def __call__(self, ball: arb, *pvals: arb) -> arb:
+        if self._fn is None:
+            expr, var, params = self._args
+            try:
+                d = sympy.diff(expr, var)
+                self._fn = (lambdify_arb(d, var, params, cse=True)
+                            if sympy.count_ops(d) <= _MAX_OPS else False)
+            except (ArbUnsupported, TypeError, ValueError):
+                self._fn = False
+        if self._fn is False:
+            return arb("nan")
+        return self._fn(ball, *pvals)
 
 
 def _structured(structure: _Monotone, which: int, ball: arb, *pvals: arb) -> arb:
@@ -700,7 +740,7 @@ class FirstOrder:
         params = tuple(s for s, _ in floats)
         self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
         (self._f, self._d1, self._d1_terms, self._l1, self._l2,
-         self._parts, self._structure) = _compiled(expr, var, params, timeout)
+         self._parts, self._structure, self._l3) = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
         self.branch_points = tuple(sorted(float(c) for c in points + downs))
@@ -981,7 +1021,7 @@ class FirstOrder:
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
             return True
-        return self._taylor_below(x, y, mu, d2a)
+        return self._taylor_below(x, y, mu, d2a) or self._taylor3_below(x, y, mu)
 
     @staticmethod
     def _mean_value_below(x: float, y: float, hx: arb, hy: arb, dmx: arb, dmy: arb,
@@ -1034,7 +1074,51 @@ class FirstOrder:
             return bool(bound <= 0)
 
 
+    def _taylor3_below(self, x: float, y: float, mu: float) -> bool:
+        # h(m + t) <= h(m) + h'(m) t + h''(m) t^2/2 + K |t|^3 with K = sup |h'''| / 6 on
+        # [x, y]: h''(m) is a tight point value (the flat GDPT's h'' cancels there), and
+        # the wide ball of h''' only enters with the cube of the half-width
+        m = 0.5 * (x + y)
+        if not x < m < y:
+            return False
+        with ctx.workprec(_PREC):
+            ball = self._ball(x, y)
+            l3 = self._call(self._l3, ball)
+            if not l3.is_finite():
+                return False
+            lm, dm = self.log_delta(m), self.dlog(m)
+            lgm, dgm = self._gauss(m, mu)
+            am = arb(m)
+            d2m = self._call(self._l2, am)
+            g2m, g3 = _gauss_l2()(am, arb(mu)), _gauss_l3()(ball, arb(mu))
+            if not all(v.is_finite() for v in (lm, dm, lgm, dgm, d2m, g2m, g3)):
+                return False
+            c0, c1, c2 = lm - lgm, dm - dgm, (d2m - g2m) / 2
+            k = arb(abs(l3 - g3).upper()) / 6
+            r = arb(max(m - x, y - m))
+            # sup of c1 t + c2 t^2 on [-r, r]: crude, and the vertex value when c2 < 0
+            quad = abs(c1) * r + c2.max(arb(0)) * r * r
+            if c2 < 0:
+                quad = quad.min(-c1 * c1 / (4 * c2))
+            return bool(c0 + arb(quad.upper()) + k * r * r * r <= 0)
+
+
 _GAUSS_L2: list[Any] = []
+_GAUSS_L3: list[Any] = []
+
+
+def _gauss_l3_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
+    expr, e, m = _gauss_l2_expr()
+    return sympy.diff(expr, e), e, m
+
+
+def _gauss_l3() -> Any:
+    r"""Ball function of :math:`\partial^3\log\delta_\mu/\partial\varepsilon^3`."""
+    if not _GAUSS_L3:
+        expr, e, m = run_bounded(_gauss_l3_expr, timeout=60)
+        _GAUSS_L3.append(lambdify_arb(expr, e, (m,), cse=True))
+    return _GAUSS_L3[0]
+
 
 
 def _gauss_l2_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:

@@ -228,12 +228,31 @@ class Erfcx(sympy.Function):
         return Erfcx(self.args[0], n + 1)
 
 
+# erfcx(z) by the exact ball z (midpoint and radius) and precision: the derivatives of
+# a profile evaluate Erfcx(z, 0..3) of the same arguments again and again
+_ERFCX_CACHE: dict[tuple[Any, ...], arb] = {}
+_ERFCX_CACHED_ORDER = 3
+
+
 def _erfcx_point(z: arb, n: int) -> arb:
     # the recurrence y_{k+1} = 2 z y_k + 2 k y_{k-1} (y_1 = 2 z y_0 - 2/sqrt(pi)) cancels
     # for large z: extra working bits keep the point value tight
-    extra = 0 if n == 0 else n * (2 * int(abs(float(z.mid())) + 2).bit_length() + 6)
+    per = 2 * int(abs(float(z.mid())) + 2).bit_length() + 6
+    extra = n * per
+    y0 = None
+    if n <= _ERFCX_CACHED_ORDER:
+        key = (z.mid().man_exp(), z.rad().man_exp(), ctx.prec)
+        y0 = _ERFCX_CACHE.get(key)
+        if y0 is None:
+            # once, with the bits the highest cached order needs
+            with ctx.workprec(ctx.prec + _ERFCX_CACHED_ORDER * per):
+                y0 = (z * z).exp() * z.erfc()
+            if len(_ERFCX_CACHE) > 50_000:
+                _ERFCX_CACHE.clear()
+            _ERFCX_CACHE[key] = y0
     with ctx.workprec(ctx.prec + extra):
-        y0 = (z * z).exp() * z.erfc()
+        if y0 is None:
+            y0 = (z * z).exp() * z.erfc()
         if n == 0:
             return +y0
         y1 = 2 * z * y0 - 2 / arb.pi().sqrt()
