@@ -329,10 +329,19 @@ class _Monotone:
         self.var, self.params = var, params
         self._fns: dict[sympy.Expr, Any] = {}
         self._dfns: dict[sympy.Expr, Any] = {}
+        self._hv: dict[sympy.Expr, bool] = {}
         self.expr = expr
         self.pvals: tuple[arb, ...] = ()
-        #: piece -> ball functions of (delta', (log delta)', (log delta)'') (see derivative)
-        self.pieces: dict[sympy.Expr, tuple[Any, Any, Any]] = {}
+        #: piece -> ball functions of (delta', (log delta)', (log delta)'',
+        #: (log delta)''') (see derivative), and delta' of each piece
+        self.pieces: dict[sympy.Expr, tuple[Any, ...]] = {}
+        self.piece_d1: dict[sympy.Expr, sympy.Expr] = {}
+
+    def _has(self, e: sympy.Expr) -> bool:
+        v = self._hv.get(e)
+        if v is None:
+            v = self._hv[e] = self.var in e.free_symbols
+        return v
 
     def _value(self, e: sympy.Expr, ball: arb) -> arb:
         fn = self._fns.get(e)
@@ -374,7 +383,7 @@ class _Monotone:
     def leaves(self, e: sympy.Expr | None = None) -> list[sympy.Expr]:
         """The smooth pieces: what is left below the Min/Max/Piecewise nodes."""
         e = self.expr if e is None else e
-        if self.var in e.free_symbols:
+        if self._has(e):
             if isinstance(e, (sympy.Min, sympy.Max)) and not any(
                     a.is_zero for a in e.args):
                 return [q for a in e.args for q in self.leaves(a)]
@@ -384,7 +393,7 @@ class _Monotone:
 
     def active(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr] | None:
         """The pieces that may give the value of ``e`` somewhere on ``ball``."""
-        if self.var in e.free_symbols:
+        if self._has(e):
             if isinstance(e, (sympy.Min, sympy.Max)) and not any(
                     a.is_zero for a in e.args):
                 out: list[sympy.Expr] = []
@@ -410,15 +419,16 @@ class _Monotone:
         return [e]
 
     def derivative(self, which: int, ball: arb, pvals: tuple[arb, ...]) -> arb:
-        """Hull of the derivative ``which`` (0: delta', 1: (log delta)', 2:
-        (log delta)'') of the pieces active on ``ball``; the second derivative only
-        where one piece is active (a kink has none)."""
+        """Hull of the derivative ``which`` (0: delta', 1: (log delta)', 2 and 3: the
+        second and third derivatives of log delta) of the pieces active on ``ball``; the
+        higher derivatives only where one piece is active (a kink has none)."""
+
         self.pvals = pvals
         act = self.active(self.expr, ball)
         if not act:
             return arb("nan")
         act = list(dict.fromkeys(act))
-        if which == 2 and len(act) > 1:
+        if which >= 2 and len(act) > 1:
             return arb("nan")
         out: arb | None = None
         for q in act:
@@ -452,7 +462,7 @@ class _Monotone:
     def _mono(self, e: sympy.Expr, ball: arb, d: int) -> bool:
         """``e`` non-decreasing (d = 1) or non-increasing (d = -1) on ``ball``."""
         var = self.var
-        if var not in e.free_symbols:
+        if not self._has(e):
             return True
         if e == var:
             return d == 1
@@ -473,14 +483,47 @@ class _Monotone:
                 len(e.args) == 1 or e.args[1] == 0):
             if self._mono(e.args[0], ball, d * _INCREASING[type(e)]):
                 return True
+        fns = self.pieces.get(e)
+        if fns is not None and d == -1:
+            # a piece's log-derivative (cancellation-free forms): <= 0 where it is > 0,
+            # and a factor Max(0, f) dropped from it is constant where f <= 0
+            try:
+                s = fns[1](ball, *self.pvals)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                s = arb("nan")
+            if s.is_finite() and s <= 0:
+                return True
+            d1 = self.piece_d1.get(e)
+            if d1 is not None and self._signed(d1, ball, -1):
+                return True
+
         if e.has(sympy.Piecewise):
             return False  # its derivative would ignore the jumps between branches
         s = self._slope(e, ball)
         return bool(s.is_finite() and (s >= 0 if d == 1 else s <= 0))
 
+    def _signed(self, e: sympy.Expr, ball: arb, s: int) -> bool:
+        """``e`` >= 0 (s = 1) or <= 0 (s = -1) on ``ball``, from the signs of the terms of a
+        sum and of the factors of each product: the midpoint-radius product of two
+        positive balls with large relative radii may contain 0, the signs of the factors
+        do not lose that."""
+        if isinstance(e, sympy.Add):
+            return all(self._signed(a, ball, s) for a in e.args)
+        if isinstance(e, sympy.Mul):
+            sign = 1
+            for f in e.args:
+                sf = self._sign(f, ball)
+                if sf == 0:
+                    break
+                sign *= sf
+            else:
+                return sign == s
+        v = self._value(e, ball)
+        return bool(v.is_finite() and (v >= 0 if s == 1 else v <= 0))
+
     def _mono_mul(self, e: sympy.Mul, ball: arb, d: int) -> bool:
-        const = sympy.Mul(*[f for f in e.args if self.var not in f.free_symbols])
-        rest = [f for f in e.args if self.var in f.free_symbols]
+        const = sympy.Mul(*[f for f in e.args if not self._has(f)])
+        rest = [f for f in e.args if self._has(f)]
         c = self._sign(const, ball)
         if c == 0:
             return False
@@ -492,8 +535,8 @@ class _Monotone:
 
     def _mono_pow(self, e: sympy.Pow, ball: arb, d: int) -> bool:
         b, x = e.args
-        if self.var in x.free_symbols:
-            if self.var in b.free_symbols:
+        if self._has(x):
+            if self._has(b):
                 return False
             # b**x = exp(x log b): monotone in x with the sign of log b
             s = self._sign(b - 1, ball)
@@ -606,7 +649,29 @@ def _structure(expr: sympy.Expr, var: sympy.Symbol,
     Piecewise (where the derivative of the whole expression is large and loose)."""
     if not expr.has(sympy.Min, sympy.Max, sympy.Piecewise):
         return None
-    return _Monotone(_doit_finite(expr), var, params)
+    return _Monotone(_distribute(_doit_finite(expr), var), var, params)
+
+
+def _distribute(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    """Positive constant factors moved into Min/Max/Piecewise (c Min(a, b) = Min(c a,
+    c b)), so that the pieces below them are the smooth parts."""
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return e.func(*[_distribute(a, var) for a in e.args], evaluate=False)
+    if isinstance(e, sympy.Piecewise):
+        return sympy.Piecewise(*[(_distribute(b, var), c) for b, c in e.args])
+    if isinstance(e, sympy.Mul):
+        rest = [f for f in e.args if var in f.free_symbols]
+        c = sympy.Mul(*[f for f in e.args if var not in f.free_symbols])
+        if len(rest) == 1 and c.is_positive and isinstance(
+                rest[0], (sympy.Min, sympy.Max, sympy.Piecewise)):
+            inner = rest[0]
+            if isinstance(inner, sympy.Piecewise):
+                return sympy.Piecewise(*[(_distribute(c * b, var), k)
+                                         for b, k in inner.args])
+            return inner.func(*[_distribute(c * a, var) for a in inner.args],
+                              evaluate=False)
+    return e
+
 
 
 @functools.lru_cache(maxsize=32)
@@ -633,13 +698,16 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
         except AnalysisTimeout as exc:
             raise ArbUnsupported(f"the derivative of the profile timed out: {exc}") from exc
         for q, (d1, l1, l2) in zip(pieces, ders, strict=True):
+            structure.piece_d1[q] = d1
+
             structure.pieces[q] = (lambdify_arb(d1, var, params),
                                    lambdify_arb(l1, var, params, cse=True),
-                                   lambdify_arb(l2, var, params, cse=True))
+                                   lambdify_arb(l2, var, params, cse=True),
+                                   _Lazy(l2, var, params))
         return (f, functools.partial(_structured, structure, 0), [],
                 functools.partial(_structured, structure, 1),
                 functools.partial(_structured, structure, 2), None, structure,
-                lambda *_: arb("nan"))
+                functools.partial(_structured, structure, 3))
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
     except AnalysisTimeout as exc:
@@ -699,9 +767,9 @@ def _piece_derivatives(pieces: list[sympy.Expr], var: sympy.Symbol
         if var not in q.free_symbols:
             out.append((sympy.Integer(0),) * 3)
         else:
-            # delta' of a piece only decides monotonicity where the structural proof
-            # did not: as differentiated (expanding it can blow up, e.g. exp(-n s^2))
-            out.append(_derivatives(q, var, normalised=False))
+            # delta' normalised only where exactly cancelling Gaussian terms are expected
+            # (expanding it can blow up elsewhere, e.g. exp(-n s^2))
+            out.append(_derivatives(q, var, normalised=q.has(sympy.erf, sympy.erfc)))
     return out
 
 

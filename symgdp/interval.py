@@ -274,6 +274,14 @@ def erfcx_arb(x: Any, n: Any = 0) -> arb:
     return _erfcx_point(hi, n).union(_erfcx_point(lo, n))
 
 
+def _monotone(x: arb, f: Callable[[arb], arb]) -> arb:
+    """``f`` (monotone) on the ball ``x``: the hull of its end-point values when the ball
+    is wide (Arb's own enclosure of e.g. erfc on [7, 9] contains 0, losing the sign)."""
+    if not x.is_finite() or x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return f(x)
+    return f(arb(x.lower())).union(f(arb(x.upper())))
+
+
 def _dirac(x: Any, *k: Any) -> arb:
     """DiracDelta (and its derivatives): 0 where the argument is provably non-zero, NaN
     (undecided) on a ball that may contain the singular point."""
@@ -302,8 +310,8 @@ _NAMESPACE: dict[str, Any] = {
     "exp": lambda x: to_arb(x).exp(),
     "log": _log,
     "sqrt": lambda x: to_arb(x).sqrt(),
-    "erf": lambda x: to_arb(x).erf(),
-    "erfc": lambda x: to_arb(x).erfc(),
+    "erf": lambda x: _monotone(to_arb(x), arb.erf),
+    "erfc": lambda x: _monotone(to_arb(x), arb.erfc),
     "abs": lambda x: abs(to_arb(x)),
     "Abs": lambda x: abs(to_arb(x)),
     "sin": lambda x: to_arb(x).sin(),
