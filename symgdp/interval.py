@@ -198,7 +198,8 @@ def _ipow(x: Any, n: int) -> arb:
 
 
 def _log(x: Any, base: Any = None) -> arb:
-    v = to_arb(x).log()
+    v = _monotone(to_arb(x), arb.log)
+
     return v if base is None else v / to_arb(base).log()
 
 
@@ -307,7 +308,7 @@ def _heaviside(x: Any, h0: Any = None) -> arb:
 _NAMESPACE: dict[str, Any] = {
     "arb": arb,
     "_A": to_arb,
-    "exp": lambda x: to_arb(x).exp(),
+    "exp": lambda x: _monotone(to_arb(x), arb.exp),
     "log": _log,
     "sqrt": lambda x: to_arb(x).sqrt(),
     "erf": lambda x: _monotone(to_arb(x), arb.erf),
