@@ -45,10 +45,11 @@ from typing import Any
 
 import sympy
 from flint import arb, ctx
+from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout
-from .interval import ArbUnsupported, Erfcx, delta_mu_arb, lambdify_arb
+from .interval import ArbUnsupported, Erfcx, ErfcxDiff, delta_mu_arb, lambdify_arb
 
 __all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
 
@@ -153,7 +154,46 @@ def erfcx_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
                    and not _negligible_rate(f.args[0], var)
                    for f in sympy.Mul.make_args(t)):
                 return expr  # the terms do not share one exponential scale
-    return sympy.Mul(sympy.exp(lead), sympy.Add(*rest), evaluate=False)
+    return sympy.Mul(sympy.exp(lead), _paired(sympy.Add(*rest), var), evaluate=False)
+
+
+def _paired(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""Terms :math:`C\operatorname{erfcx}(z) - C r\operatorname{erfcx}(z + c)` (``c`` free
+    of ``var``, ``r`` = 1 or :math:`e^{q}` with a negligible rate ``q``) as
+    :math:`C\,\mathrm{ErfcxDiff}(z, c) + C(1 - r)\operatorname{erfcx}(z + c)`: an exact
+    rewrite whose ball enclosure keeps the cancellation out (see ErfcxDiff)."""
+    items, out = [], []
+    for t in sympy.Add.make_args(e):
+        fs = sympy.Mul.make_args(t)
+        ex = [f for f in fs if isinstance(f, Erfcx) and (len(f.args) == 1 or f.args[1] == 0)
+              and var in f.free_symbols]
+        if len(ex) == 1:
+            items.append((sympy.Mul(*[f for f in fs if f is not ex[0]]), ex[0].args[0]))
+        else:
+            out.append(t)
+    used: set[int] = set()
+    for i, (ci, zi) in enumerate(items):
+        if i in used:
+            continue
+        for j in range(i + 1, len(items)):
+            cj, zj = items[j]
+            c = sympy.expand(zj - zi)
+            if j in used or var in c.free_symbols or c == 0:
+                continue
+            r = sympy.powsimp(-cj / ci, combine="exp")
+            if r != 1 and not (isinstance(r, sympy.exp) and _negligible_rate(
+                    sympy.expand(r.args[0]), var)):
+                continue
+            used.update((i, j))
+            out.append(ci * ErfcxDiff(zi, c))
+            if r != 1:
+                # 1 - e^q as -expm1(q): kept whole (expanded it would cancel again)
+                out.append(-ci * expm1(r.args[0]) * Erfcx(zj))
+            break
+        else:
+            out.append(ci * Erfcx(zi))
+    return sympy.Add(*out)
+
 
 
 def _negligible_rate(arg: sympy.Expr, var: sympy.Symbol) -> bool:

@@ -34,6 +34,7 @@ from typing import Any
 
 import sympy
 from flint import arb, ctx, fmpq, fmpz
+from sympy.codegen.cfunctions import expm1 as _expm1
 from sympy.printing.lambdarepr import LambdaPrinter
 
 from .errors import ProfileError
@@ -41,6 +42,8 @@ from .errors import ProfileError
 __all__ = [
     "ArbUnsupported",
     "Erfcx",
+    "ErfcxDiff",
+
     "PRECISIONS",
     "to_arb",
     "lambdify_arb",
@@ -235,6 +238,52 @@ _ERFCX_CACHE: dict[tuple[Any, ...], arb] = {}
 _ERFCX_CACHED_ORDER = 3
 
 
+class ErfcxDiff(sympy.Function):
+    r"""The difference :math:`\operatorname{erfcx}^{(n)}(z) - \operatorname{erfcx}^{(n)}(z +
+    c)` for a constant :math:`c`, written ``ErfcxDiff(z, c, n)``.
+
+    The Gaussian-type profiles are such differences with :math:`c` small against
+    :math:`z`; evaluated on a ball term by term they lose everything to the dependency
+    problem.  Each :math:`\operatorname{erfcx}^{(n+1)}` is monotone (see :class:`Erfcx`),
+    so the difference is monotone in :math:`z` for a fixed :math:`c`: its ball version
+    (:func:`erfcx_diff_arb`) is the hull of its end-point values.
+
+    Example:
+        >>> import sympy
+        >>> z = sympy.Symbol("z")
+        >>> sympy.diff(ErfcxDiff(z, sympy.Rational(1, 2)), z)
+        ErfcxDiff(z, 1/2, 1)
+    """
+
+    nargs = (2, 3)
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        if argindex != 1:
+            raise sympy.ArgumentIndexError(self, argindex)
+        n = self.args[2] if len(self.args) > 2 else 0
+        return ErfcxDiff(self.args[0], self.args[1], n + 1)
+
+
+def _erfcx_diff_point(z: arb, c: arb, n: int) -> arb:
+    # the two terms agree to about log2(|z| / |c|) bits: that many more working bits
+    extra = 2 * int(abs(float(z.mid())) + abs(float(c.mid())) + 2).bit_length() + 16
+    with ctx.workprec(ctx.prec + extra):
+        return +(_erfcx_point(z, n) - _erfcx_point(z + c, n))
+
+
+def erfcx_diff_arb(x: Any, c: Any, n: Any = 0) -> arb:
+    """Ball enclosing ``ErfcxDiff(x, c, n)`` on the ball ``x`` (monotone in ``x``: the
+    hull of the end-point values)."""
+    x, c = to_arb(x), to_arb(c)
+    n = int(to_arb(n).mid()) if not isinstance(n, int) else n
+    if not (x.is_finite() and c.is_finite()):
+        return arb("nan")
+    if x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return _erfcx_diff_point(x, c, n)
+    lo, hi = arb(x.lower()), arb(x.upper())
+    return _erfcx_diff_point(lo, c, n).union(_erfcx_diff_point(hi, c, n))
+
+
 def _erfcx_point(z: arb, n: int) -> arb:
     # the recurrence y_{k+1} = 2 z y_k + 2 k y_{k-1} (y_1 = 2 z y_0 - 2/sqrt(pi)) cancels
     # for large z: extra working bits keep the point value tight
@@ -325,6 +374,8 @@ _NAMESPACE: dict[str, Any] = {
     "loggamma": lambda x: to_arb(x).lgamma(),
     "Heaviside": _heaviside,
     "Erfcx": erfcx_arb,
+    "expm1": lambda x: _monotone(to_arb(x), arb.expm1),
+    "ErfcxDiff": erfcx_diff_arb,
     "DiracDelta": _dirac,
     "_ipow": _ipow,
     "_max": _max,
@@ -344,7 +395,9 @@ _NAMESPACE: dict[str, Any] = {
 _FUNCTIONS = {
     sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.Abs, sympy.sin, sympy.cos,
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
-    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, sympy.DiracDelta,
+    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, ErfcxDiff, _expm1,
+
+    sympy.DiracDelta,
 }
 
 
@@ -436,6 +489,10 @@ class _ArbPrinter(LambdaPrinter):
     def _print_Erfcx(self, expr: Any) -> str:
         n = int(expr.args[1]) if len(expr.args) > 1 else 0
         return f"Erfcx({self._print(expr.args[0])}, {n})"
+
+    def _print_ErfcxDiff(self, expr: Any) -> str:
+        n = int(expr.args[2]) if len(expr.args) > 2 else 0
+        return f"ErfcxDiff({self._print(expr.args[0])}, {self._print(expr.args[1])}, {n})"
 
     def _print_Max(self, expr: Any) -> str:
         return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"
