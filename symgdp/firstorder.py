@@ -744,10 +744,12 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
                                    lambdify_arb(l1, var, params, cse=True),
                                    lambdify_arb(l2, var, params, cse=True),
                                    _Lazy(l2, var, params))
+            structure.pieces[q] += (structure.pieces[q][3].next(),)
         return (f, functools.partial(_structured, structure, 0), [],
                 functools.partial(_structured, structure, 1),
                 functools.partial(_structured, structure, 2), None, structure,
-                functools.partial(_structured, structure, 3))
+                (functools.partial(_structured, structure, 3),
+                 functools.partial(_structured, structure, 4)))
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
     except AnalysisTimeout as exc:
@@ -772,23 +774,37 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if len(parts) > 1 or (parts and parts[0] != expr):
         parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
                                 params)
-    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure, _Lazy(l2, var, params)
+    l3_fn = _Lazy(l2, var, params)
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure, (l3_fn, l3_fn.next())
 
 
 class _Lazy:
-    """The ball function of the derivative of ``expr``, compiled on first use."""
+    """The ball function of the derivative of ``expr``, compiled on first use;
+    :meth:`next` is the derivative after it."""
 
-    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+    def __init__(self, expr: sympy.Expr | None, var: sympy.Symbol,
                  params: tuple[sympy.Symbol, ...]) -> None:
-        self._args, self._fn = (expr, var, params), None
+        self._args, self._fn, self._d = (expr, var, params), None, None
+        self._next: _Lazy | None = None
+
+    def derivative(self) -> sympy.Expr | None:
+        if self._d is None:
+            expr, var, _ = self._args
+            d = sympy.diff(expr, var) if expr is not None else None
+            self._d = d if d is not None and sympy.count_ops(d) <= _MAX_OPS else False
+        return self._d if self._d is not False else None
+
+    def next(self) -> _Lazy:
+        if self._next is None:
+            self._next = _Lazy(self.derivative(), *self._args[1:])
+        return self._next
 
     def __call__(self, ball: arb, *pvals: arb) -> arb:
         if self._fn is None:
-            expr, var, params = self._args
+            _, var, params = self._args
             try:
-                d = sympy.diff(expr, var)
-                self._fn = (lambdify_arb(d, var, params, cse=True)
-                            if sympy.count_ops(d) <= _MAX_OPS else False)
+                d = self.derivative()
+                self._fn = lambdify_arb(d, var, params, cse=True) if d is not None else False
             except (ArbUnsupported, TypeError, ValueError):
                 self._fn = False
         if self._fn is False:
@@ -848,7 +864,7 @@ class FirstOrder:
         params = tuple(s for s, _ in floats)
         self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
         (self._f, self._d1, self._d1_terms, self._l1, self._l2,
-         self._parts, self._structure, self._l3) = _compiled(expr, var, params, timeout)
+         self._parts, self._structure, self._higher) = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
         self.branch_points = tuple(sorted(float(c) for c in points + downs))
@@ -1129,7 +1145,8 @@ class FirstOrder:
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
             return True
-        return self._taylor_below(x, y, mu, d2a) or self._taylor3_below(x, y, mu)
+        return self._taylor_below(x, y, mu, d2a) or any(
+            self._taylor_k_below(x, y, mu, k) for k in (3, 4))
 
     @staticmethod
     def _mean_value_below(x: float, y: float, hx: arb, hy: arb, dmx: arb, dmy: arb,
@@ -1182,50 +1199,59 @@ class FirstOrder:
             return bool(bound <= 0)
 
 
-    def _taylor3_below(self, x: float, y: float, mu: float) -> bool:
-        # h(m + t) <= h(m) + h'(m) t + h''(m) t^2/2 + K |t|^3 with K = sup |h'''| / 6 on
-        # [x, y]: h''(m) is a tight point value (the flat GDPT's h'' cancels there), and
-        # the wide ball of h''' only enters with the cube of the half-width
+    def _taylor_k_below(self, x: float, y: float, mu: float, k: int) -> bool:
+        # h(m + t) <= sum_{j<k} h^(j)(m) t^j / j! + K |t|^k with K = sup |h^(k)| / k! on
+        # [x, y]: the point values at m are tight (for a flat GDPT they cancel there),
+        # and the wide ball of h^(k) only enters with the k-th power of the half-width
         m = 0.5 * (x + y)
         if not x < m < y:
             return False
         with ctx.workprec(_PREC):
-            ball = self._ball(x, y)
-            l3 = self._call(self._l3, ball)
-            if not l3.is_finite():
+            ball, am, amu = self._ball(x, y), arb(m), arb(mu)
+            top = self._call(self._higher[k - 3], ball)
+            if not top.is_finite():
                 return False
+            top = top - _gauss_l(k)(ball, amu)
             lm, dm = self.log_delta(m), self.dlog(m)
             lgm, dgm = self._gauss(m, mu)
-            am = arb(m)
-            d2m = self._call(self._l2, am)
-            g2m, g3 = _gauss_l2()(am, arb(mu)), _gauss_l3()(ball, arb(mu))
-            if not all(v.is_finite() for v in (lm, dm, lgm, dgm, d2m, g2m, g3)):
+            coeffs = [lm - lgm, dm - dgm,
+                      (self._call(self._l2, am) - _gauss_l(2)(am, amu)) / 2]
+            for j in range(3, k):
+                hj = self._call(self._higher[j - 3], am) - _gauss_l(j)(am, amu)
+                coeffs.append(hj / math.factorial(j))
+            if not (top.is_finite() and all(v.is_finite() for v in coeffs)):
                 return False
-            c0, c1, c2 = lm - lgm, dm - dgm, (d2m - g2m) / 2
-            k = arb(abs(l3 - g3).upper()) / 6
+            c0, c1, c2 = coeffs[:3]
             r = arb(max(m - x, y - m))
             # sup of c1 t + c2 t^2 on [-r, r]: crude, and the vertex value when c2 < 0
             quad = abs(c1) * r + c2.max(arb(0)) * r * r
             if c2 < 0:
                 quad = quad.min(-c1 * c1 / (4 * c2))
-            return bool(c0 + arb(quad.upper()) + k * r * r * r <= 0)
+            bound = c0 + arb(quad.upper())
+            for j, cj in enumerate(coeffs[3:], start=3):
+                bound += abs(cj) * r**j
+            bound += arb(abs(top).upper()) / math.factorial(k) * r**k
+            return bool(bound <= 0)
 
 
 _GAUSS_L2: list[Any] = []
-_GAUSS_L3: list[Any] = []
+_GAUSS_L: dict[int, Any] = {}
 
 
-def _gauss_l3_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
+def _gauss_lk_expr(k: int) -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
     expr, e, m = _gauss_l2_expr()
-    return sympy.diff(expr, e), e, m
+    return sympy.diff(expr, e, k - 2), e, m
 
 
-def _gauss_l3() -> Any:
-    r"""Ball function of :math:`\partial^3\log\delta_\mu/\partial\varepsilon^3`."""
-    if not _GAUSS_L3:
-        expr, e, m = run_bounded(_gauss_l3_expr, timeout=60)
-        _GAUSS_L3.append(lambdify_arb(expr, e, (m,), cse=True))
-    return _GAUSS_L3[0]
+def _gauss_l(k: int) -> Any:
+    r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^k\log\delta_\mu/
+    \partial\varepsilon^k` (k >= 2) in the erfcx form (compiled once per k)."""
+    if k == 2:
+        return _gauss_l2()
+    if k not in _GAUSS_L:
+        expr, e, m = run_bounded(_gauss_lk_expr, k, timeout=60)
+        _GAUSS_L[k] = lambdify_arb(expr, e, (m,), cse=True)
+    return _GAUSS_L[k]
 
 
 

@@ -235,7 +235,8 @@ class Erfcx(sympy.Function):
 # erfcx(z) by the exact ball z (midpoint and radius) and precision: the derivatives of
 # a profile evaluate Erfcx(z, 0..3) of the same arguments again and again
 _ERFCX_CACHE: dict[tuple[Any, ...], arb] = {}
-_ERFCX_CACHED_ORDER = 3
+_ERFCX_CACHED_ORDER = 4
+
 
 
 class ErfcxDiff(sympy.Function):
@@ -265,10 +266,22 @@ class ErfcxDiff(sympy.Function):
 
 
 def _erfcx_diff_point(z: arb, c: arb, n: int) -> arb:
-    # the two terms agree to about log2(|z| / |c|) bits: that many more working bits
-    extra = 2 * int(abs(float(z.mid())) + abs(float(c.mid())) + 2).bit_length() + 16
-    with ctx.workprec(ctx.prec + extra):
-        return +(_erfcx_point(z, n) - _erfcx_point(z + c, n))
+    key = (z.mid().man_exp(), z.rad().man_exp(), c.mid().man_exp(), c.rad().man_exp(), n,
+           ctx.prec)
+    v = _ERFCX_DIFF_CACHE.get(key)
+    if v is None:
+        # the two terms agree to about log2(|z| / |c|) bits: that many more working bits
+        extra = 2 * int(abs(float(z.mid())) + abs(float(c.mid())) + 2).bit_length() + 16
+        with ctx.workprec(ctx.prec + extra):
+            v = _erfcx_point(z, n) - _erfcx_point(z + c, n)
+        v = +v
+        if len(_ERFCX_DIFF_CACHE) > 50_000:
+            _ERFCX_DIFF_CACHE.clear()
+        _ERFCX_DIFF_CACHE[key] = v
+    return v
+
+
+_ERFCX_DIFF_CACHE: dict[tuple[Any, ...], arb] = {}
 
 
 def erfcx_diff_arb(x: Any, c: Any, n: Any = 0) -> arb:

@@ -22,6 +22,7 @@ from test_firstorder import DPS, check, ref_sup_g
 from symgdp import Profile, eps, mechanisms
 from symgdp.errors import ProfileError, SymgdpWarning
 from symgdp.firstorder import FirstOrder
+from symgdp.interval import ErfcxDiff, lambdify_arb
 from symgdp.measure import measure
 
 
@@ -95,6 +96,30 @@ def test_subsampled_gaussian_against_the_textbook_formula():
 
     truth, _ = ref_sup_g(log_delta, 0.0, 20.0, n=8)
     check(m, truth, 1e-7)
+
+
+def test_erfcx_diff_ball_encloses_the_difference_and_its_derivatives():
+    # reference: mpmath derivatives of exp(u^2) erfc(u) at 40 digits, differenced at
+    # points inside each ball (large z with a small c is where term-by-term balls fail)
+    from flint import arb
+
+    z = sympy.Symbol("z")
+    for c in (sympy.Rational(1, 5), sympy.sqrt(2) * sympy.Rational(3, 4)):
+        for n in range(4):
+            f = lambdify_arb(sympy.diff(ErfcxDiff(z, c), z, n), z)
+            for lo, hi in [(-2.0, -1.5), (0.5, 1.0), (150.0, 150.5)]:
+                ball = f(arb(lo).union(arb(hi)))
+                if lo > 100:  # tight (its true range) where the terms agree to 3 digits
+                    assert ball.rad() < 0.05 * abs(ball.mid())
+                for t in (lo, (lo + hi) / 2, hi):
+                    with mpmath.workdps(DPS):
+                        def erfcx(u):
+                            return mpmath.exp(u * u) * mpmath.erfc(u)
+                        ref = (mpmath.diff(erfcx, t, n)
+                               - mpmath.diff(erfcx, t + mpmath.mpf(float(c)), n))
+                    # float(c) differs from c by < 1e-16: well inside the ball's width
+                    assert ball.lower() <= arb(str(ref)) + 1e-12 * abs(float(ref))
+                    assert ball.upper() >= arb(str(ref)) - 1e-12 * abs(float(ref))
 
 
 # -- adversarial: what the structural rules must not accept ----------------------------
