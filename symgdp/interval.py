@@ -298,9 +298,22 @@ def erfcx_diff_arb(x: Any, c: Any, n: Any = 0) -> arb:
 
 
 def _erfcx_point(z: arb, n: int) -> arb:
+    """erfcx^(n) on a narrow ball ``z``: the value at its (exact) midpoint, widened by
+    radius * sup |erfcx^(n+1)| (which is at the lower end: |erfcx^(k)| decreases).  The
+    recurrence run on the ball itself would multiply its radius by about (2 z^2)^n."""
+    if z.rad() == 0:
+        return _erfcx_exact(z, n)
+    mid, r = arb(z.mid()), arb(z.rad())
+    slope = abs(_erfcx_exact(mid - r, n + 1))
+    e = r * arb(slope.upper())
+    return _erfcx_exact(mid, n) + e.union(-e)
+
+
+def _erfcx_exact(z: arb, n: int) -> arb:
     # the recurrence y_{k+1} = 2 z y_k + 2 k y_{k-1} (y_1 = 2 z y_0 - 2/sqrt(pi)) cancels
     # for large z: extra working bits keep the point value tight
     per = 2 * int(abs(float(z.mid())) + 2).bit_length() + 6
+
     extra = n * per
     y0 = None
     if n <= _ERFCX_CACHED_ORDER:
