@@ -32,6 +32,19 @@ end-point values wherever they are provably monotone:
 The same derivative proves the profile non-increasing on the interval
 (:math:`\delta_A' \le 0` on the whole ball), which every bound of the measurement rests on.
 
+Profiles built from ``Min``, ``Max`` and ``Piecewise`` (shuffling, subsampling caps,
+refined profiles) are handled by their structure: a Min/Max of non-increasing arguments
+is non-increasing (arguments provably above (Min) or below (Max) another one on the ball
+are inactive and skipped), a Piecewise is that branch where only one branch can apply,
+and with two it is crossed once at most when its condition is monotone, with no jump the
+wrong way; the smooth pieces are differentiated one by one, and the derivative of the
+whole on a ball is the hull over the active pieces (Clarke's generalised gradient, with
+Lebourg's mean-value theorem).  Differences :math:`\operatorname{erfcx}(z) -
+\operatorname{erfcx}(z + c)` are one function (``ErfcxDiff``) enclosed from its end-point
+values, and the Taylor bounds go up to fourth order with point values at the midpoint, so
+that nearly Gaussian profiles (decimal literals, scaled, subsampled) need few intervals.
+
+
 Implicit profiles (``LogDeltaRoot``) carry their implicit derivative, but have no ball
 evaluation here; :class:`FirstOrder` then raises :class:`~symgdp.interval.ArbUnsupported`
 and the measurement falls back to the zeroth-order bound.
