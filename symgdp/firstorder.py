@@ -397,13 +397,25 @@ class _Monotone:
         return v
 
     def _value(self, e: sympy.Expr, ball: arb) -> arb:
-        fn = self._fns.get(e)
+        return self._eval(self._fns, e, ball, False)
+
+    def _slope(self, e: sympy.Expr, ball: arb) -> arb:
+        return self._eval(self._dfns, e, ball, True)
+
+    def _eval(self, cache: dict[sympy.Expr, Any], e: sympy.Expr, ball: arb,
+              derivative: bool) -> arb:
+        """``e`` (or its derivative) on ``ball``, compiled once; NaN where undefined."""
+        fn = cache.get(e)
         if fn is None:
             try:
-                fn = lambdify_arb(e, self.var, self.params)
+                f = e
+                if derivative:
+                    f = sympy.diff(e, self.var) if sympy.count_ops(e) <= MAX_OPS else None
+                fn = lambdify_arb(f, self.var, self.params) if f is not None else False
             except (ArbUnsupported, TypeError, ValueError):
                 fn = False
-            self._fns[e] = fn
+            cache[e] = fn
+
         if fn is False:
             return arb("nan")
         try:
@@ -411,21 +423,6 @@ class _Monotone:
         except (ZeroDivisionError, ValueError, TypeError, OverflowError):
             return arb("nan")
 
-    def _slope(self, e: sympy.Expr, ball: arb) -> arb:
-        fn = self._dfns.get(e)
-        if fn is None:
-            try:
-                d = sympy.diff(e, self.var) if sympy.count_ops(e) <= MAX_OPS else None
-                fn = lambdify_arb(d, self.var, self.params) if d is not None else False
-            except (ArbUnsupported, TypeError, ValueError):
-                fn = False
-            self._dfns[e] = fn
-        if fn is False:
-            return arb("nan")
-        try:
-            return fn(ball, *self.pvals)
-        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
-            return arb("nan")
 
     # -- the derivative as the hull over the active smooth pieces ---------------------
     # A Min/Max of smooth pieces is locally Lipschitz, and its Clarke gradient lies in the

@@ -62,7 +62,8 @@ def test_refined_shuffle_amplification_is_bracketed():
 def test_decimal_literal_gaussian_certified_to_1e9():
     # 1/1.5 and 0.75 as decimal literals: within ~1e-14 of the exact delta_1.5, whose
     # GDPT is the constant 1.5 (closed form)
-    p = Profile.parse("erfc((eps/1.5 - 0.75)/sqrt(2))/2 - exp(eps)*erfc((eps/1.5 + 0.75)/sqrt(2))/2")
+    p = Profile.parse("erfc((eps/1.5 - 0.75)/sqrt(2))/2"
+                      " - exp(eps)*erfc((eps/1.5 + 0.75)/sqrt(2))/2")
     m = measure(p, eps_h=100, tol=1e-9, refine=False, identify=False, certify=True)
     check(m, 1.5, 1e-9, slack=1e-12)
 
