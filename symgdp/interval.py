@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -304,9 +305,18 @@ def _erfcx_point(z: arb, n: int) -> arb:
     if z.rad() == 0:
         return _erfcx_exact(z, n)
     mid, r = arb(z.mid()), arb(z.rad())
-    slope = abs(_erfcx_exact(mid - r, n + 1))
-    e = r * arb(slope.upper())
+    # any integer w0 below the ball bounds |erfcx^(n+1)| there; shared and cached
+    w0 = math.floor(float((mid - r).lower())) - 1
+    key = (w0, n + 1, ctx.prec)
+    slope = _ERFCX_SLOPE.get(key)
+    if slope is None:
+        slope = _ERFCX_SLOPE[key] = arb(abs(_erfcx_exact(arb(w0), n + 1)).upper())
+    e = r * slope
     return _erfcx_exact(mid, n) + e.union(-e)
+
+
+_ERFCX_SLOPE: dict[tuple[int, int, int], arb] = {}
+
 
 
 def _erfcx_exact(z: arb, n: int) -> arb:
