@@ -32,6 +32,19 @@ end-point values wherever they are provably monotone:
 The same derivative proves the profile non-increasing on the interval
 (:math:`\delta_A' \le 0` on the whole ball), which every bound of the measurement rests on.
 
+Profiles built from ``Min``, ``Max`` and ``Piecewise`` (shuffling, subsampling caps,
+refined profiles) are handled by their structure: a Min/Max of non-increasing arguments
+is non-increasing (arguments provably above (Min) or below (Max) another one on the ball
+are inactive and skipped), a Piecewise is that branch where only one branch can apply,
+and with two it is crossed once at most when its condition is monotone, with no jump the
+wrong way; the smooth pieces are differentiated one by one, and the derivative of the
+whole on a ball is the hull over the active pieces (Clarke's generalised gradient, with
+Lebourg's mean-value theorem).  Differences :math:`\operatorname{erfcx}(z) -
+\operatorname{erfcx}(z + c)` are one function (``ErfcxDiff``) enclosed from its end-point
+values, and the Taylor bounds go up to fourth order with point values at the midpoint, so
+that nearly Gaussian profiles (decimal literals, scaled, subsampled) need few intervals.
+
+
 Implicit profiles (``LogDeltaRoot``) carry their implicit derivative, but have no ball
 evaluation here; :class:`FirstOrder` then raises :class:`~symgdp.interval.ArbUnsupported`
 and the measurement falls back to the zeroth-order bound.
@@ -45,10 +58,11 @@ from typing import Any
 
 import sympy
 from flint import arb, ctx
+from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout
-from .interval import ArbUnsupported, Erfcx, delta_mu_arb, lambdify_arb
+from .interval import ArbUnsupported, Erfcx, ErfcxDiff, delta_mu_arb, lambdify_arb
 
 __all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
 
@@ -150,9 +164,62 @@ def erfcx_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     for r in rest:
         for t in sympy.Add.make_args(r):
             if any(isinstance(f, sympy.exp) and var in f.free_symbols
+                   and not _negligible_rate(f.args[0], var)
                    for f in sympy.Mul.make_args(t)):
                 return expr  # the terms do not share one exponential scale
-    return sympy.Mul(sympy.exp(lead), sympy.Add(*rest), evaluate=False)
+    return sympy.Mul(sympy.exp(lead), _paired(sympy.Add(*rest), var), evaluate=False)
+
+
+def _paired(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""Terms :math:`C\operatorname{erfcx}(z) - C r\operatorname{erfcx}(z + c)` (``c`` free
+    of ``var``, ``r`` = 1 or :math:`e^{q}` with a negligible rate ``q``) as
+    :math:`C\,\mathrm{ErfcxDiff}(z, c) + C(1 - r)\operatorname{erfcx}(z + c)`: an exact
+    rewrite whose ball enclosure keeps the cancellation out (see ErfcxDiff)."""
+    items, out = [], []
+    for t in sympy.Add.make_args(e):
+        fs = sympy.Mul.make_args(t)
+        ex = [f for f in fs if isinstance(f, Erfcx) and (len(f.args) == 1 or f.args[1] == 0)
+              and var in f.free_symbols]
+        if len(ex) == 1:
+            items.append((sympy.Mul(*[f for f in fs if f is not ex[0]]), ex[0].args[0]))
+        else:
+            out.append(t)
+    used: set[int] = set()
+    for i, (ci, zi) in enumerate(items):
+        if i in used:
+            continue
+        for j in range(i + 1, len(items)):
+            cj, zj = items[j]
+            c = sympy.expand(zj - zi)
+            if j in used or var in c.free_symbols or c == 0:
+                continue
+            r = sympy.powsimp(-cj / ci, combine="exp")
+            if r != 1 and not (isinstance(r, sympy.exp) and _negligible_rate(
+                    sympy.expand(r.args[0]), var)):
+                continue
+            used.update((i, j))
+            out.append(ci * ErfcxDiff(zi, c))
+            if r != 1:
+                # 1 - e^q as -expm1(q): kept whole (expanded it would cancel again)
+                out.append(-ci * expm1(r.args[0]) * Erfcx(zj))
+            break
+        else:
+            out.append(ci * Erfcx(zi))
+    return sympy.Add(*out)
+
+
+
+def _negligible_rate(arg: sympy.Expr, var: sympy.Symbol) -> bool:
+    """A polynomial exponent in ``var`` whose coefficients are all below 1e-9 (what is
+    left of two exponents that agree up to the rounding of decimal literals): the
+    factor stays in the (exact) rewrite and hardly varies."""
+    try:
+        poly = sympy.Poly(arg, var)
+    except sympy.PolynomialError:
+        return False
+    coeffs = poly.coeffs()[:-1] if poly.coeffs() and poly.monoms()[-1] == (0,) else \
+        poly.coeffs()
+    return all(c.is_number and abs(float(c)) <= 1e-9 for c in coeffs)
 
 
 def normalise_fractions(e: sympy.Expr) -> sympy.Expr:
@@ -194,9 +261,13 @@ def _log_expanded(expr: sympy.Expr) -> sympy.Expr:
                                    for a in e.args[0].args]))
 
 
-def _derivatives(expr: sympy.Expr, var: sympy.Symbol) -> tuple[sympy.Expr, ...]:
-    """delta', (log delta)', (log delta)'' -- normalised (run under a time budget)."""
-    d1 = normalise(sympy.diff(expr, var))
+def _derivatives(expr: sympy.Expr, var: sympy.Symbol,
+                 normalised: bool = True) -> tuple[sympy.Expr, ...]:
+    """delta', (log delta)', (log delta)'' -- normalised (run under a time budget;
+    ``normalised=False`` leaves delta' as SymPy differentiates it)."""
+    d1 = sympy.diff(expr, var)
+    if normalised:
+        d1 = normalise(d1)
     logexpr = _log_expanded(erfcx_form(expr, var))
     l1 = normalise_fractions(sympy.diff(logexpr, var))
     # not normalised: expanding (S'/S)' = S''/S - (S'/S)^2 over one denominator S^2
@@ -288,6 +359,371 @@ def _monotone_parts(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
     return [expr]
 
 
+_INCREASING = {sympy.erf: 1, sympy.erfc: -1, Erfcx: -1, sympy.atan: 1, sympy.tanh: 1,
+               sympy.sinh: 1, sympy.Heaviside: 1, sympy.exp: 1, sympy.log: 1}
+
+
+class _Monotone:
+    r"""Structural proof that an expression is monotone on a ball (theory §6).
+
+    Sums, products of non-negative factors, increasing functions of monotone arguments
+    and Min/Max of monotone arguments are monotone in the same direction -- no need to
+    locate kinks or crossings.  A Min/Max argument that is provably above (Min) or below
+    (Max) another one on the ball is not active there and is skipped.  A Piecewise with
+    one possible branch on the ball is that branch; with two, the boundary is crossed
+    once when the condition's left side is monotone, and the branches must not jump the
+    wrong way there (decided from their values on the ball or at a constant boundary
+    point).  Anything else is proved by the sign of its SymPy derivative on the ball.
+    Values and derivatives of the sub-expressions are compiled lazily, once.
+    """
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self.var, self.params = var, params
+        self._fns: dict[sympy.Expr, Any] = {}
+        self._dfns: dict[sympy.Expr, Any] = {}
+        self._hv: dict[sympy.Expr, bool] = {}
+        self.expr = expr
+        self.pvals: tuple[arb, ...] = ()
+        #: piece -> ball functions of (delta', (log delta)', (log delta)'',
+        #: (log delta)''') (see derivative), and delta' of each piece
+        self.pieces: dict[sympy.Expr, tuple[Any, ...]] = {}
+        self.piece_d1: dict[sympy.Expr, sympy.Expr] = {}
+
+    def _has(self, e: sympy.Expr) -> bool:
+        v = self._hv.get(e)
+        if v is None:
+            v = self._hv[e] = self.var in e.free_symbols
+        return v
+
+    def _value(self, e: sympy.Expr, ball: arb) -> arb:
+        return self._eval(self._fns, e, ball, False)
+
+    def _slope(self, e: sympy.Expr, ball: arb) -> arb:
+        return self._eval(self._dfns, e, ball, True)
+
+    def _eval(self, cache: dict[sympy.Expr, Any], e: sympy.Expr, ball: arb,
+              derivative: bool) -> arb:
+        """``e`` (or its derivative) on ``ball``, compiled once; NaN where undefined."""
+        fn = cache.get(e)
+        if fn is None:
+            try:
+                f = e
+                if derivative:
+                    f = sympy.diff(e, self.var) if sympy.count_ops(e) <= MAX_OPS else None
+                fn = lambdify_arb(f, self.var, self.params) if f is not None else False
+            except (ArbUnsupported, TypeError, ValueError):
+                fn = False
+            cache[e] = fn
+
+        if fn is False:
+            return arb("nan")
+        try:
+            return fn(ball, *self.pvals)
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return arb("nan")
+
+
+    # -- the derivative as the hull over the active smooth pieces ---------------------
+    # A Min/Max of smooth pieces is locally Lipschitz, and its Clarke gradient lies in the
+    # hull of the gradients of the pieces active there (Clarke 1983, Prop. 2.3.12); the
+    # mean-value theorem of Lebourg (1975) then bounds it like a smooth function.  Jumps
+    # of a Piecewise are excluded by the caller (FirstOrder.smooth).
+
+    def leaves(self, e: sympy.Expr | None = None) -> list[sympy.Expr]:
+        """The smooth pieces: what is left below the Min/Max/Piecewise nodes."""
+        e = self.expr if e is None else e
+        if self._has(e):
+            if isinstance(e, (sympy.Min, sympy.Max)) and not any(
+                    a.is_zero for a in e.args):
+                return [q for a in e.args for q in self.leaves(a)]
+            if isinstance(e, sympy.Piecewise):
+                return [q for b, _ in e.args for q in self.leaves(b)]
+        return [e]
+
+    def active(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr] | None:
+        """The pieces that may give the value of ``e`` somewhere on ``ball``."""
+        if self._has(e):
+            if isinstance(e, (sympy.Min, sympy.Max)) and not any(
+                    a.is_zero for a in e.args):
+                out: list[sympy.Expr] = []
+                for a in self._active_args(e, ball):
+                    q = self.active(a, ball)
+                    if q is None:
+                        return None
+                    out += q
+                return out
+            if isinstance(e, sympy.Piecewise):
+                out = []
+                for branch, c in e.args:
+                    val = self._cond(c, ball)[0]
+                    if val is False:
+                        continue
+                    q = self.active(branch, ball)
+                    if q is None:
+                        return None
+                    out += q
+                    if val is True:
+                        return out
+                return None
+        return [e]
+
+    def derivative(self, which: int, ball: arb, pvals: tuple[arb, ...]) -> arb:
+        """Hull of the derivative ``which`` (0: delta', 1: (log delta)', 2 and 3: the
+        second and third derivatives of log delta) of the pieces active on ``ball``; the
+        higher derivatives only where one piece is active (a kink has none)."""
+
+        self.pvals = pvals
+        act = self.active(self.expr, ball)
+        if not act:
+            return arb("nan")
+        act = list(dict.fromkeys(act))
+        if which >= 2 and len(act) > 1:
+            return arb("nan")
+        out: arb | None = None
+        for q in act:
+            fn = self.pieces.get(q)
+            if fn is None:
+                return arb("nan")
+            try:
+                v = fn[which](ball, *pvals)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                return arb("nan")
+            if not v.is_finite():
+                return arb("nan")
+            out = v if out is None else out.union(v)
+        return out
+
+    def prove(self, ball: arb, pvals: tuple[arb, ...]) -> bool:
+        """Non-increasing on ``ball`` (proved)."""
+        self.pvals = pvals
+        with ctx.workprec(_PREC):
+            return self._mono(self.expr, ball, -1)
+
+    def _sign(self, e: sympy.Expr, ball: arb) -> int:
+        v = self._value(e, ball)
+        if v.is_finite():
+            if v >= 0:
+                return 1
+            if v <= 0:
+                return -1
+        return 0
+
+    def _mono(self, e: sympy.Expr, ball: arb, d: int) -> bool:
+        """``e`` non-decreasing (d = 1) or non-increasing (d = -1) on ``ball``."""
+        var = self.var
+        if not self._has(e):
+            return True
+        if e == var:
+            return d == 1
+        if isinstance(e, sympy.Add):
+            if all(self._mono(a, ball, d) for a in e.args):
+                return True
+        elif isinstance(e, sympy.Mul):
+            if self._mono_mul(e, ball, d):
+                return True
+        elif isinstance(e, sympy.Pow):
+            if self._mono_pow(e, ball, d):
+                return True
+        elif isinstance(e, (sympy.Min, sympy.Max)):
+            return self._mono_minmax(e, ball, d)
+        elif isinstance(e, sympy.Piecewise):
+            return self._mono_piecewise(e, ball, d)
+        elif type(e) in _INCREASING and len(e.args) == 1 or isinstance(e, Erfcx) and (
+                len(e.args) == 1 or e.args[1] == 0):
+            if self._mono(e.args[0], ball, d * _INCREASING[type(e)]):
+                return True
+        fns = self.pieces.get(e)
+        if fns is not None and d == -1:
+            # a piece's log-derivative (cancellation-free forms): <= 0 where it is > 0,
+            # and a factor Max(0, f) dropped from it is constant where f <= 0
+            try:
+                s = fns[1](ball, *self.pvals)
+            except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+                s = arb("nan")
+            if s.is_finite() and s <= 0:
+                return True
+            d1 = self.piece_d1.get(e)
+            if d1 is not None and self._signed(d1, ball, -1):
+                return True
+
+        if e.has(sympy.Piecewise):
+            return False  # its derivative would ignore the jumps between branches
+        s = self._slope(e, ball)
+        return bool(s.is_finite() and (s >= 0 if d == 1 else s <= 0))
+
+    def _signed(self, e: sympy.Expr, ball: arb, s: int) -> bool:
+        """``e`` >= 0 (s = 1) or <= 0 (s = -1) on ``ball``, from the signs of the terms of a
+        sum and of the factors of each product: the midpoint-radius product of two
+        positive balls with large relative radii may contain 0, the signs of the factors
+        do not lose that."""
+        if isinstance(e, sympy.Add):
+            return all(self._signed(a, ball, s) for a in e.args)
+        if isinstance(e, sympy.Mul):
+            sign = 1
+            for f in e.args:
+                sf = self._sign(f, ball)
+                if sf == 0:
+                    break
+                sign *= sf
+            else:
+                return sign == s
+        v = self._value(e, ball)
+        return bool(v.is_finite() and (v >= 0 if s == 1 else v <= 0))
+
+    def _mono_mul(self, e: sympy.Mul, ball: arb, d: int) -> bool:
+        const = sympy.Mul(*[f for f in e.args if not self._has(f)])
+        rest = [f for f in e.args if self._has(f)]
+        c = self._sign(const, ball)
+        if c == 0:
+            return False
+        d *= c
+        if len(rest) == 1:
+            return self._mono(rest[0], ball, d)
+        # a product of non-negative factors, each monotone in the same direction
+        return all(self._sign(f, ball) == 1 and self._mono(f, ball, d) for f in rest)
+
+    def _mono_pow(self, e: sympy.Pow, ball: arb, d: int) -> bool:
+        b, x = e.args
+        if self._has(x):
+            if self._has(b):
+                return False
+            # b**x = exp(x log b): monotone in x with the sign of log b
+            s = self._sign(b - 1, ball)
+            return s != 0 and self._sign(b, ball) == 1 and self._mono(x, ball, d * s)
+        sb = self._sign(b, ball)
+        if x.is_positive:
+            if x.is_integer and x.is_odd:
+                return self._mono(b, ball, d)
+            if sb == 1:
+                return self._mono(b, ball, d)
+            if sb == -1 and x.is_integer and x.is_even:
+                return self._mono(b, ball, -d)
+            return False
+        if x.is_negative:
+            v = self._value(b, ball)
+            if v.is_finite() and v > 0:
+                return self._mono(b, ball, -d)
+        return False
+
+    def _active_args(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr]:
+        """The arguments of a Min (Max) not provably above (below) another on ``ball``."""
+        vals = [self._value(a, ball) for a in e.args]
+        if not all(v.is_finite() for v in vals):
+            return list(e.args)
+        if isinstance(e, sympy.Min):
+            ceil = min(vals, key=lambda v: float(v.upper()))
+            return [a for a, v in zip(e.args, vals, strict=True) if not bool(v > ceil)]
+        floor = max(vals, key=lambda v: float(v.lower()))
+        return [a for a, v in zip(e.args, vals, strict=True) if not bool(v < floor)]
+
+    def _mono_minmax(self, e: sympy.Expr, ball: arb, d: int) -> bool:
+        return all(self._mono(a, ball, d) for a in self._active_args(e, ball))
+
+    def _cond(self, c: Any, ball: arb) -> tuple[bool | None, sympy.Expr | None, int]:
+        """(decided value, left side u of ``u < 0``-type condition, +1 for u < 0 / u <= 0,
+        -1 for u > 0 / u >= 0)."""
+        if c is sympy.true:
+            return True, None, 0
+        if c is sympy.false:
+            return False, None, 0
+        if not isinstance(c, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
+                              sympy.GreaterThan)):
+            return None, None, 0
+        u = c.lhs - c.rhs
+        v = self._value(u, ball)
+        if not v.is_finite():
+            return None, u, 0
+        strict = isinstance(c, (sympy.StrictLessThan, sympy.StrictGreaterThan))
+        if isinstance(c, (sympy.StrictLessThan, sympy.LessThan)):
+            yes = (v < 0) if strict else (v <= 0)
+            no = (v >= 0) if strict else (v > 0)
+            side = 1
+        else:
+            yes = (v > 0) if strict else (v >= 0)
+            no = (v <= 0) if strict else (v < 0)
+            side = -1
+        return (True if yes else False if no else None), u, side
+
+    def _mono_piecewise(self, e: sympy.Piecewise, ball: arb, d: int) -> bool:
+        cands: list[tuple[sympy.Expr, sympy.Expr | None, int]] = []
+        for branch, c in e.args:
+            val, u, side = self._cond(c, ball)
+            if val is False:
+                continue
+            cands.append((branch, u, side))
+            if val is True:
+                break
+        else:
+            return False  # possibly no branch applies
+        if len(cands) == 1:
+            return self._mono(cands[0][0], ball, d)
+        if len(cands) != 2 or cands[0][1] is None:
+            return False
+        (a, u, side), (b, _, _) = cands
+        if not (self._mono(a, ball, d) and self._mono(b, ball, d)):
+            return False
+        # the set {u < 0} (side 1) or {u > 0} (side -1) is an initial segment of the ball
+        # when u is non-decreasing (side 1) or non-increasing (side -1); a final one in the
+        # other two cases
+        if self._mono(u, ball, side):
+            left, right = a, b
+        elif self._mono(u, ball, -side):
+            left, right = b, a
+        else:
+            return False
+        # the value must not jump the wrong way where the boundary is crossed
+        lv, rv = self._value(left, ball), self._value(right, ball)
+        if lv.is_finite() and rv.is_finite() and (lv >= rv if d == -1 else lv <= rv):
+            return True
+        # a boundary var = c (u = +-(var - c)): compare the branches at c itself
+        rest, dep = u.as_independent(self.var, as_Add=True)
+        if dep not in (self.var, -self.var):
+            return False
+        with ctx.workprec(256):
+            cb = self._value(-rest if dep == self.var else rest, ball)
+            if not (cb.is_finite() and cb.rad() <= 2.0**-200 * (1 + abs(cb.mid()))):
+                return False
+            lv, rv = self._value(left, cb), self._value(right, cb)
+            if not (lv.is_finite() and rv.is_finite()):
+                return False
+            # within the relative jump treated as continuity elsewhere (_JUMP_RTOL)
+            slack = _JUMP_RTOL * abs(lv)
+            return bool(lv + slack >= rv if d == -1 else lv - slack <= rv)
+
+
+@functools.lru_cache(maxsize=32)
+def _structure(expr: sympy.Expr, var: sympy.Symbol,
+               params: tuple[sympy.Symbol, ...]) -> _Monotone | None:
+    """The structural monotonicity prover, for profiles built from Min, Max or
+    Piecewise (where the derivative of the whole expression is large and loose)."""
+    if not expr.has(sympy.Min, sympy.Max, sympy.Piecewise):
+        return None
+    return _Monotone(_distribute(_doit_finite(expr), var), var, params)
+
+
+def _distribute(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    """Positive constant factors moved into Min/Max/Piecewise (c Min(a, b) = Min(c a,
+    c b)), so that the pieces below them are the smooth parts."""
+    if isinstance(e, (sympy.Min, sympy.Max)):
+        return e.func(*[_distribute(a, var) for a in e.args], evaluate=False)
+    if isinstance(e, sympy.Piecewise):
+        return sympy.Piecewise(*[(_distribute(b, var), c) for b, c in e.args])
+    if isinstance(e, sympy.Mul):
+        rest = [f for f in e.args if var in f.free_symbols]
+        c = sympy.Mul(*[f for f in e.args if var not in f.free_symbols])
+        if len(rest) == 1 and c.is_positive and isinstance(
+                rest[0], (sympy.Min, sympy.Max, sympy.Piecewise)):
+            inner = rest[0]
+            if isinstance(inner, sympy.Piecewise):
+                return sympy.Piecewise(*[(_distribute(c * b, var), k)
+                                         for b, k in inner.args])
+            return inner.func(*[_distribute(c * a, var) for a in inner.args],
+                              evaluate=False)
+    return e
+
+
+
 @functools.lru_cache(maxsize=32)
 def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...],
               timeout: float | None) -> tuple[Any, ...]:
@@ -297,7 +733,33 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if sympy.count_ops(expr) > MAX_OPS:
         raise ArbUnsupported(f"the profile has more than {MAX_OPS} operations: too large "
                              "for the symbolic derivative of the first-order search")
+    # decimal literals as the exact binary numbers they store: SymPy would otherwise
+    # round e.g. exp(-0.28125) or 1 - 1.5*0.666666666666667 to 53 bits while the
+    # derivatives are built, and the ball functions would enclose a nearby expression
+    expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     f = lambdify_arb(expr, var, params)
+    structure = _structure(expr, var, params)
+    if structure is not None and len(structure.leaves()) > 1:
+        # a Min/Max/Piecewise of smooth pieces: differentiate the pieces one by one (the
+        # derivative of the whole is large, slow to build and loose on a ball)
+        pieces = list(dict.fromkeys(structure.leaves()))
+        try:
+            ders = run_bounded(_piece_derivatives, pieces, var, timeout=timeout)
+        except AnalysisTimeout as exc:
+            raise ArbUnsupported(f"the derivative of the profile timed out: {exc}") from exc
+        for q, (d1, l1, l2) in zip(pieces, ders, strict=True):
+            structure.piece_d1[q] = d1
+
+            structure.pieces[q] = (lambdify_arb(d1, var, params),
+                                   lambdify_arb(l1, var, params, cse=True),
+                                   lambdify_arb(l2, var, params, cse=True),
+                                   _Lazy(l2, var, params))
+            structure.pieces[q] += (structure.pieces[q][3].next(),)
+        return (f, functools.partial(_structured, structure, 0), [],
+                functools.partial(_structured, structure, 1),
+                functools.partial(_structured, structure, 2), None, structure,
+                (functools.partial(_structured, structure, 3),
+                 functools.partial(_structured, structure, 4)))
     try:
         d1, l1, l2 = run_bounded(_derivatives, expr, var, timeout=timeout)
     except AnalysisTimeout as exc:
@@ -322,7 +784,59 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     if len(parts) > 1 or (parts and parts[0] != expr):
         parts_fn = lambdify_arb(sympy.Tuple(*[sympy.diff(q, var) for q in parts]), var,
                                 params)
-    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn
+    l3_fn = _Lazy(l2, var, params)
+    return f, d1_fn, d1_terms, l1_fn, l2_fn, parts_fn, structure, (l3_fn, l3_fn.next())
+
+
+class _Lazy:
+    """The ball function of the derivative of ``expr``, compiled on first use;
+    :meth:`next` is the derivative after it."""
+
+    def __init__(self, expr: sympy.Expr | None, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self._args, self._fn, self._d = (expr, var, params), None, None
+        self._next: _Lazy | None = None
+
+    def derivative(self) -> sympy.Expr | None:
+        if self._d is None:
+            expr, var, _ = self._args
+            d = sympy.diff(expr, var) if expr is not None else None
+            self._d = d if d is not None and sympy.count_ops(d) <= _MAX_OPS else False
+        return self._d if self._d is not False else None
+
+    def next(self) -> _Lazy:
+        if self._next is None:
+            self._next = _Lazy(self.derivative(), *self._args[1:])
+        return self._next
+
+    def __call__(self, ball: arb, *pvals: arb) -> arb:
+        if self._fn is None:
+            _, var, params = self._args
+            try:
+                d = self.derivative()
+                self._fn = lambdify_arb(d, var, params, cse=True) if d is not None else False
+            except (ArbUnsupported, TypeError, ValueError):
+                self._fn = False
+        if self._fn is False:
+            return arb("nan")
+        return self._fn(ball, *pvals)
+
+
+def _structured(structure: _Monotone, which: int, ball: arb, *pvals: arb) -> arb:
+    return structure.derivative(which, ball, pvals)
+
+
+def _piece_derivatives(pieces: list[sympy.Expr], var: sympy.Symbol
+                       ) -> list[tuple[sympy.Expr, ...]]:
+    out = []
+    for q in pieces:
+        if var not in q.free_symbols:
+            out.append((sympy.Integer(0),) * 3)
+        else:
+            # delta' normalised only where exactly cancelling Gaussian terms are expected
+            # (expanding it can blow up elsewhere, e.g. exp(-n s^2))
+            out.append(_derivatives(q, var, normalised=q.has(sympy.erf, sympy.erfc)))
+    return out
 
 
 class FirstOrder:
@@ -360,7 +874,7 @@ class FirstOrder:
         params = tuple(s for s, _ in floats)
         self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
         (self._f, self._d1, self._d1_terms, self._l1, self._l2,
-         self._parts) = _compiled(expr, var, params, timeout)
+         self._parts, self._structure, self._higher) = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
         self.branch_points = tuple(sorted(float(c) for c in points + downs))
@@ -496,6 +1010,10 @@ class FirstOrder:
         return tau, add
 
     def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if self._structure is not None:
+            self.ball_count += 1
+            if self._structure.prove(self._ball(x, y), self._pvals):
+                return 0.0, 0.0
         if not self.smooth(x, y):
             return None
         near: arb | None = None
@@ -637,7 +1155,8 @@ class FirstOrder:
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
             return True
-        return self._taylor_below(x, y, mu, d2a)
+        return self._taylor_below(x, y, mu, d2a) or any(
+            self._taylor_k_below(x, y, mu, k) for k in (3, 4))
 
     @staticmethod
     def _mean_value_below(x: float, y: float, hx: arb, hy: arb, dmx: arb, dmy: arb,
@@ -690,7 +1209,60 @@ class FirstOrder:
             return bool(bound <= 0)
 
 
+    def _taylor_k_below(self, x: float, y: float, mu: float, k: int) -> bool:
+        # h(m + t) <= sum_{j<k} h^(j)(m) t^j / j! + K |t|^k with K = sup |h^(k)| / k! on
+        # [x, y]: the point values at m are tight (for a flat GDPT they cancel there),
+        # and the wide ball of h^(k) only enters with the k-th power of the half-width
+        m = 0.5 * (x + y)
+        if not x < m < y:
+            return False
+        with ctx.workprec(_PREC):
+            ball, am, amu = self._ball(x, y), arb(m), arb(mu)
+            top = self._call(self._higher[k - 3], ball)
+            if not top.is_finite():
+                return False
+            top = top - _gauss_l(k)(ball, amu)
+            lm, dm = self.log_delta(m), self.dlog(m)
+            lgm, dgm = self._gauss(m, mu)
+            coeffs = [lm - lgm, dm - dgm,
+                      (self._call(self._l2, am) - _gauss_l(2)(am, amu)) / 2]
+            for j in range(3, k):
+                hj = self._call(self._higher[j - 3], am) - _gauss_l(j)(am, amu)
+                coeffs.append(hj / math.factorial(j))
+            if not (top.is_finite() and all(v.is_finite() for v in coeffs)):
+                return False
+            c0, c1, c2 = coeffs[:3]
+            r = arb(max(m - x, y - m))
+            # sup of c1 t + c2 t^2 on [-r, r]: crude, and the vertex value when c2 < 0
+            quad = abs(c1) * r + c2.max(arb(0)) * r * r
+            if c2 < 0:
+                quad = quad.min(-c1 * c1 / (4 * c2))
+            bound = c0 + arb(quad.upper())
+            for j, cj in enumerate(coeffs[3:], start=3):
+                bound += abs(cj) * r**j
+            bound += arb(abs(top).upper()) / math.factorial(k) * r**k
+            return bool(bound <= 0)
+
+
 _GAUSS_L2: list[Any] = []
+_GAUSS_L: dict[int, Any] = {}
+
+
+def _gauss_lk_expr(k: int) -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
+    expr, e, m = _gauss_l2_expr()
+    return sympy.diff(expr, e, k - 2), e, m
+
+
+def _gauss_l(k: int) -> Any:
+    r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^k\log\delta_\mu/
+    \partial\varepsilon^k` (k >= 2) in the erfcx form (compiled once per k)."""
+    if k == 2:
+        return _gauss_l2()
+    if k not in _GAUSS_L:
+        expr, e, m = run_bounded(_gauss_lk_expr, k, timeout=60)
+        _GAUSS_L[k] = lambdify_arb(expr, e, (m,), cse=True)
+    return _GAUSS_L[k]
+
 
 
 def _gauss_l2_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:

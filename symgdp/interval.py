@@ -35,6 +35,7 @@ from typing import Any
 
 import sympy
 from flint import arb, ctx, fmpq, fmpz
+from sympy.codegen.cfunctions import expm1 as _expm1
 from sympy.printing.lambdarepr import LambdaPrinter
 
 from .errors import ProfileError
@@ -42,6 +43,8 @@ from .errors import ProfileError
 __all__ = [
     "ArbUnsupported",
     "Erfcx",
+    "ErfcxDiff",
+
     "PRECISIONS",
     "to_arb",
     "lambdify_arb",
@@ -200,7 +203,8 @@ def _ipow(x: Any, n: int) -> arb:
 
 
 def _log(x: Any, base: Any = None) -> arb:
-    v = to_arb(x).log()
+    v = _monotone(to_arb(x), arb.log)
+
     return v if base is None else v / to_arb(base).log()
 
 
@@ -230,12 +234,112 @@ class Erfcx(sympy.Function):
         return Erfcx(self.args[0], n + 1)
 
 
+# erfcx(z) by the exact ball z (midpoint and radius) and precision: the derivatives of
+# a profile evaluate Erfcx(z, 0..3) of the same arguments again and again
+_ERFCX_CACHE: dict[tuple[Any, ...], arb] = {}
+_ERFCX_CACHED_ORDER = 4
+
+
+
+class ErfcxDiff(sympy.Function):
+    r"""The difference :math:`\operatorname{erfcx}^{(n)}(z) - \operatorname{erfcx}^{(n)}(z +
+    c)` for a constant :math:`c`, written ``ErfcxDiff(z, c, n)``.
+
+    The Gaussian-type profiles are such differences with :math:`c` small against
+    :math:`z`; evaluated on a ball term by term they lose everything to the dependency
+    problem.  Each :math:`\operatorname{erfcx}^{(n+1)}` is monotone (see :class:`Erfcx`),
+    so the difference is monotone in :math:`z` for a fixed :math:`c`: its ball version
+    (:func:`erfcx_diff_arb`) is the hull of its end-point values.
+
+    Example:
+        >>> import sympy
+        >>> z = sympy.Symbol("z")
+        >>> sympy.diff(ErfcxDiff(z, sympy.Rational(1, 2)), z)
+        ErfcxDiff(z, 1/2, 1)
+    """
+
+    nargs = (2, 3)
+
+    def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        if argindex != 1:
+            raise sympy.ArgumentIndexError(self, argindex)
+        n = self.args[2] if len(self.args) > 2 else 0
+        return ErfcxDiff(self.args[0], self.args[1], n + 1)
+
+
+def _erfcx_diff_point(z: arb, c: arb, n: int) -> arb:
+    key = (z.mid().man_exp(), z.rad().man_exp(), c.mid().man_exp(), c.rad().man_exp(), n,
+           ctx.prec)
+    v = _ERFCX_DIFF_CACHE.get(key)
+    if v is None:
+        # the two terms agree to about log2(|z| / |c|) bits: that many more working bits
+        extra = 2 * int(abs(float(z.mid())) + abs(float(c.mid())) + 2).bit_length() + 16
+        with ctx.workprec(ctx.prec + extra):
+            v = _erfcx_point(z, n) - _erfcx_point(z + c, n)
+        v = +v
+        if len(_ERFCX_DIFF_CACHE) > 50_000:
+            _ERFCX_DIFF_CACHE.clear()
+        _ERFCX_DIFF_CACHE[key] = v
+    return v
+
+
+_ERFCX_DIFF_CACHE: dict[tuple[Any, ...], arb] = {}
+
+
+def erfcx_diff_arb(x: Any, c: Any, n: Any = 0) -> arb:
+    """Ball enclosing ``ErfcxDiff(x, c, n)`` on the ball ``x`` (monotone in ``x``: the
+    hull of the end-point values)."""
+    x, c = to_arb(x), to_arb(c)
+    n = int(to_arb(n).mid()) if not isinstance(n, int) else n
+    if not (x.is_finite() and c.is_finite()):
+        return arb("nan")
+    if x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return _erfcx_diff_point(x, c, n)
+    lo, hi = arb(x.lower()), arb(x.upper())
+    return _erfcx_diff_point(lo, c, n).union(_erfcx_diff_point(hi, c, n))
+
+
 def _erfcx_point(z: arb, n: int) -> arb:
+    """erfcx^(n) on a narrow ball ``z``: the value at its (exact) midpoint, widened by
+    radius * sup |erfcx^(n+1)| (which is at the lower end: |erfcx^(k)| decreases).  The
+    recurrence run on the ball itself would multiply its radius by about (2 z^2)^n."""
+    if z.rad() == 0:
+        return _erfcx_exact(z, n)
+    mid, r = arb(z.mid()), arb(z.rad())
+    # any integer w0 below the ball bounds |erfcx^(n+1)| there; shared and cached
+    w0 = math.floor(float((mid - r).lower())) - 1
+    key = (w0, n + 1, ctx.prec)
+    slope = _ERFCX_SLOPE.get(key)
+    if slope is None:
+        slope = _ERFCX_SLOPE[key] = arb(abs(_erfcx_exact(arb(w0), n + 1)).upper())
+    e = r * slope
+    return _erfcx_exact(mid, n) + e.union(-e)
+
+
+_ERFCX_SLOPE: dict[tuple[int, int, int], arb] = {}
+
+
+
+def _erfcx_exact(z: arb, n: int) -> arb:
     # the recurrence y_{k+1} = 2 z y_k + 2 k y_{k-1} (y_1 = 2 z y_0 - 2/sqrt(pi)) cancels
     # for large z: extra working bits keep the point value tight
-    extra = 0 if n == 0 else n * (2 * int(abs(float(z.mid())) + 2).bit_length() + 6)
+    per = 2 * int(abs(float(z.mid())) + 2).bit_length() + 6
+
+    extra = n * per
+    y0 = None
+    if n <= _ERFCX_CACHED_ORDER:
+        key = (z.mid().man_exp(), z.rad().man_exp(), ctx.prec)
+        y0 = _ERFCX_CACHE.get(key)
+        if y0 is None:
+            # once, with the bits the highest cached order needs
+            with ctx.workprec(ctx.prec + _ERFCX_CACHED_ORDER * per):
+                y0 = (z * z).exp() * z.erfc()
+            if len(_ERFCX_CACHE) > 50_000:
+                _ERFCX_CACHE.clear()
+            _ERFCX_CACHE[key] = y0
     with ctx.workprec(ctx.prec + extra):
-        y0 = (z * z).exp() * z.erfc()
+        if y0 is None:
+            y0 = (z * z).exp() * z.erfc()
         if n == 0:
             return +y0
         y1 = 2 * z * y0 - 2 / arb.pi().sqrt()
@@ -255,6 +359,14 @@ def erfcx_arb(x: Any, n: Any = 0) -> arb:
         return _erfcx_point(x, n)  # a (rounded) point: no dependency problem to avoid
     lo, hi = arb(x.lower()), arb(x.upper())
     return _erfcx_point(hi, n).union(_erfcx_point(lo, n))
+
+
+def _monotone(x: arb, f: Callable[[arb], arb]) -> arb:
+    """``f`` (monotone) on the ball ``x``: the hull of its end-point values when the ball
+    is wide (Arb's own enclosure of e.g. erfc on [7, 9] contains 0, losing the sign)."""
+    if not x.is_finite() or x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return f(x)
+    return f(arb(x.lower())).union(f(arb(x.upper())))
 
 
 def _dirac(x: Any, *k: Any) -> arb:
@@ -282,11 +394,11 @@ def _heaviside(x: Any, h0: Any = None) -> arb:
 _NAMESPACE: dict[str, Any] = {
     "arb": arb,
     "_A": to_arb,
-    "exp": lambda x: to_arb(x).exp(),
+    "exp": lambda x: _monotone(to_arb(x), arb.exp),
     "log": _log,
     "sqrt": lambda x: to_arb(x).sqrt(),
-    "erf": lambda x: to_arb(x).erf(),
-    "erfc": lambda x: to_arb(x).erfc(),
+    "erf": lambda x: _monotone(to_arb(x), arb.erf),
+    "erfc": lambda x: _monotone(to_arb(x), arb.erfc),
     "abs": lambda x: abs(to_arb(x)),
     "Abs": lambda x: abs(to_arb(x)),
     "sin": lambda x: to_arb(x).sin(),
@@ -299,6 +411,8 @@ _NAMESPACE: dict[str, Any] = {
     "loggamma": lambda x: to_arb(x).lgamma(),
     "Heaviside": _heaviside,
     "Erfcx": erfcx_arb,
+    "expm1": lambda x: _monotone(to_arb(x), arb.expm1),
+    "ErfcxDiff": erfcx_diff_arb,
     "DiracDelta": _dirac,
     "_ipow": _ipow,
     "_max": _max,
@@ -318,7 +432,9 @@ _NAMESPACE: dict[str, Any] = {
 _FUNCTIONS = {
     sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.Abs, sympy.sin, sympy.cos,
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
-    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, sympy.DiracDelta,
+    sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, ErfcxDiff, _expm1,
+
+    sympy.DiracDelta,
 }
 
 
@@ -410,6 +526,10 @@ class _ArbPrinter(LambdaPrinter):
     def _print_Erfcx(self, expr: Any) -> str:
         n = int(expr.args[1]) if len(expr.args) > 1 else 0
         return f"Erfcx({self._print(expr.args[0])}, {n})"
+
+    def _print_ErfcxDiff(self, expr: Any) -> str:
+        n = int(expr.args[2]) if len(expr.args) > 2 else 0
+        return f"ErfcxDiff({self._print(expr.args[0])}, {self._print(expr.args[1])}, {n})"
 
     def _print_Max(self, expr: Any) -> str:
         return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"

@@ -415,8 +415,16 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     zero: list[tuple[float, float, float]] = []
     first = _FirstOrderLeaves()
     rounds = 0
+    started, warned = time.perf_counter(), False
     while pa and not math.isinf(best):
         rounds += 1
+        if not warned and time.perf_counter() - started > _WARN_AFTER_SECONDS:
+            warned = True
+            warnings.warn(
+                f"the first-order search has run {_WARN_AFTER_SECONDS:g} s with "
+                f"{len(pa)} intervals still open near mu ~ {best:.6g}: it may take minutes "
+                f"(eps_h={eps_h!r}, tol={tol!r}); raise tol or lower eps_h",
+                SymgdpWarning, stacklevel=4)
         target = tol - 2.0 * _margin(certify, best + tol)
         if target <= 0.5 * tol:
             raise PrecisionError(
@@ -1022,6 +1030,9 @@ def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
         return None
 
 
+# a first-order search still open after this many seconds warns that it may be long
+_WARN_AFTER_SECONDS = 15.0
+
 # evaluations per second of the zeroth-order searches, measured on the development
 # machine (a few million float64 profile values per second): for the cost warning
 _EVALS_PER_SECOND = 3e6
@@ -1106,7 +1117,9 @@ def measure(
             monotonicity cannot be proved there.
 
     Warns:
-        SymgdpWarning: before a run whose predicted cost exceeds about a minute.
+        SymgdpWarning: before a run whose predicted cost exceeds about a minute, and when
+            a first-order search is still open after 15 seconds.
+
 
     Example:
         >>> import sympy
