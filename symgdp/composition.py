@@ -385,7 +385,7 @@ class _OptimalProfile(Profile):
         """The first-order machinery of :func:`symgdp.measure.measure` on the exact pieces
         (``None`` while a parameter is unbound: the generic route then decides)."""
         kov = self._pieces()
-        return None if kov is None else _KovFirstOrder(kov)
+        return None if kov is None else _kov_first_order(kov)
 
 
 class _KovPieces:
@@ -628,29 +628,16 @@ def _laplace_piece(eps0: Any) -> _LaplacePiece:
     return _LaplacePiece(sympify_value(eps0))
 
 
-class _KovFirstOrder(FirstOrder):
+def _kov_first_order(kov: _KovPieces) -> FirstOrder:
     """:class:`~symgdp.firstorder.FirstOrder` for the KOV profile: the ball functions of
     the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
-    end points of each piece) instead of compiled SymPy derivatives, and the levels are
-    the branch points."""
-
-    def __init__(self, kov: _KovPieces) -> None:  # no symbolic work at all
-        self._pvals = ()
-        self._f = functools.partial(kov.ball, kind="delta")
-        self._d1 = functools.partial(kov.ball, kind="d1")
-        self._l1 = functools.partial(kov.ball, kind="l1")
-        self._l2 = functools.partial(kov.ball, kind="l2")
-        self._d1_terms = []
-        self._parts = functools.partial(kov.parts, kind="d1")
-        # k eps0 (rounded up) splits the search where delta reaches 0; the other levels
-        # are not needed as cuts (an enclosure across a level is the hull of both sides)
-        self.branch_points = (kov.top,)
-        self._downs, self._jumps = [], []
-        self._cache, self._lcache, self._on_cache = {}, {}, {}
-        self._dcache, self._direct_cache = {}, {}
-        self._gauss_mu, self._gauss_cache = math.nan, {}
-        self.count = 0
-        self.ball_count = 0
+    end points of each piece) instead of compiled SymPy derivatives.  Only k eps0
+    (rounded up), where delta reaches 0, splits the search; the other levels are not
+    needed as cuts (an enclosure across a level is the hull of both sides)."""
+    return FirstOrder.from_balls(
+        functools.partial(kov.ball, kind="delta"), functools.partial(kov.ball, kind="d1"),
+        functools.partial(kov.ball, kind="l1"), functools.partial(kov.ball, kind="l2"),
+        parts=functools.partial(kov.parts, kind="d1"), branch_points=(kov.top,))
 
 
 def optimal_log_delta(eps0: float, k: int, eps: Any) -> Any:
@@ -731,7 +718,7 @@ class _PiecesProfile:
         return self._pieces.arb_delta
 
     def first_order(self, *, timeout: float | None = None) -> Any:
-        return _KovFirstOrder(self._pieces)
+        return _kov_first_order(self._pieces)
 
 
 def _sup_gdpt(pieces: _KovPieces, tol: float) -> tuple[float, float]:

@@ -872,17 +872,40 @@ class FirstOrder:
             expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
             floats = [(s, v) for s, v in values if v.has(sympy.Float)]
         params = tuple(s for s, _ in floats)
-        self._pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
-        (self._f, self._d1, self._d1_terms, self._l1, self._l2,
-         self._parts, self._structure, self._higher) = _compiled(expr, var, params, timeout)
+        pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
+        compiled = _compiled(expr, var, params, timeout)
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
-        self.branch_points = tuple(sorted(float(c) for c in points + downs))
         with ctx.workprec(_PREC):
             # a downward jump keeps the profile non-increasing, but no mean-value bound
             # may cross it (or end on it: the value there is not the left limit)
-            self._downs = [lambdify_arb(c, var)(0) for c in downs]
-        self._jumps = [lambdify_arb(j, var) for j in jumps]
+            down_balls = [lambdify_arb(c, var)(0) for c in downs]
+        self._setup(compiled, pvals, tuple(sorted(float(c) for c in points + downs)),
+                    down_balls, [lambdify_arb(j, var) for j in jumps])
+
+    @classmethod
+    def from_balls(cls, f: Any, d1: Any, l1: Any, l2: Any, *, parts: Any = None,
+                   branch_points: tuple[float, ...] = ()) -> FirstOrder:
+        r"""The same machinery on ball functions supplied by the caller (no symbolic work).
+
+        For a profile whose enclosures are known in closed form (e.g. the exact pieces of
+        the k-fold composition): ``f``, ``d1``, ``l1``, ``l2`` map a ball of
+        :math:`\varepsilon` to enclosures of :math:`\delta`, :math:`\delta'`,
+        :math:`(\log\delta)'` and :math:`(\log\delta)''` on it; ``parts`` (optional)
+        to the enclosures of :math:`\delta'` on each smooth part, for the monotonicity
+        proof; ``branch_points`` split the search.  Higher Taylor orders are not used.
+        """
+        self = cls.__new__(cls)
+        self._setup((f, d1, [], l1, l2, parts, None, ()), (), tuple(branch_points), [], [])
+        return self
+
+    def _setup(self, compiled: tuple, pvals: tuple, branch_points: tuple[float, ...],
+               downs: list, jumps: list) -> None:
+        (self._f, self._d1, self._d1_terms, self._l1, self._l2,
+         self._parts, self._structure, self._higher) = compiled
+        self._pvals = pvals
+        self.branch_points = branch_points
+        self._downs, self._jumps = downs, jumps
         self._cache: dict[tuple[float, int], arb] = {}
         self._lcache: dict[float, arb] = {}
         self._on_cache: dict[tuple[float, float], tuple[arb, arb]] = {}
@@ -1214,7 +1237,7 @@ class FirstOrder:
         # [x, y]: the point values at m are tight (for a flat GDPT they cancel there),
         # and the wide ball of h^(k) only enters with the k-th power of the half-width
         m = 0.5 * (x + y)
-        if not x < m < y:
+        if not x < m < y or len(self._higher) < k - 2:
             return False
         with ctx.workprec(_PREC):
             ball, am, amu = self._ball(x, y), arb(m), arb(mu)
