@@ -161,7 +161,10 @@ class _SumCheck:
         self._strict = any(inside for _, inside in sums)
         judged = [s for s, inside in sums if not inside]
         self._top = [s is expr for s in judged]
-        self._terms = (sympy.lambdify(var, [list(s.args) for s in judged], modules=_MODULES)
+        # (each term in its float form: a constant such as log(10^20 + 1) is folded, not
+        # handed to NumPy as a Python int)
+        self._terms = (sympy.lambdify(var, [[_float_form(t, var) for t in s.args]
+                                            for s in judged], modules=_MODULES)
                        if judged else None)
 
     def __call__(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
@@ -260,7 +263,8 @@ _JUMPS = (sympy.floor, sympy.ceiling, sympy.sign, sympy.Heaviside, sympy.Mod, sy
 
 def _float_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     r"""``expr`` as compiled for float64: every compound constant folded to its correctly
-    rounded value (``log(1 + 1/10^20)`` is not ``log(1.0)``), ``log(1 + x)`` written
+    rounded value (``log(1 + 1/10^20)`` is not ``log(1.0)``), a ``Float`` read as the
+    binary number it stores, ``log(1 + x)`` written
     ``log1p(x)`` and :math:`e^x - 1` written ``expm1(x)`` (no cancellation near 0).
 
     Example:
@@ -268,6 +272,10 @@ def _float_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         >>> _float_form(sympy.log(1 + sympy.exp(-eps)) + sympy.log(2), eps)
         log1p(exp(-varepsilon)) + 0.693147180559945309417232121458
     """
+    if isinstance(expr, sympy.Float) and expr.is_finite:
+        # printed with 17 digits, a Float reads back as the binary number it stores (as in
+        # ball arithmetic), not as its shorter decimal form
+        return sympy.Float(float(expr), 17)
     if expr.is_Atom:
         return expr
     if isinstance(expr, sympy.Expr) and var not in expr.free_symbols and expr.is_number:
@@ -533,6 +541,18 @@ class _ErrorBound:
                     for op in ops:
                         rel = rel + relative(op)
                     form, err = "r", rel
+                    if len(ops) > 2:
+                        # a partial product (in whatever order) may pass through a
+                        # subnormal value and come out normal: its underflow error, scaled
+                        # by the factors still to come
+                        small, big = 1.0, 1.0
+                        for op in ops:
+                            a = np.abs(value(op))
+                            small = small * np.minimum(a, 1.0)
+                            big = big * np.maximum(a, 1.0)
+                        if np.any(small < _NORMAL):
+                            form, err = "a", np.abs(v) * rel + np.where(
+                                small < _NORMAL, _NORMAL * big, 0.0)
                 elif kind == "pow":
                     b, c = data
                     rel = np.abs(value(c)) * relative(b) + _EU
@@ -668,7 +688,8 @@ class Evaluator:
             # not known to be zero (the fallback) only sends points to mpmath
             cond = _prepare(_zero_condition, self._profile.bound_expr, sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
-                self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
+                self._var, _float_form(sympy.Piecewise((1, cond), (0, True)), self._var),
+                modules=_MODULES)
         f = c["zero"]
         if f is None:
             return np.zeros(x.shape, dtype=bool)
@@ -708,7 +729,8 @@ class Evaluator:
         """
         c = self._cache
         if "log_cancels" not in c:
-            le = self.log_expression()
+            # judged in the form that float64 evaluates (log1p/expm1 rewrites included)
+            le = self.float_form("log")
             if isinstance(le, sympy.Piecewise):
                 checks = [_SumCheck(b, self._var) for b, _ in le.args]
                 which = sympy.lambdify(self._var, sympy.Piecewise(
