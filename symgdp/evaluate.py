@@ -5,10 +5,18 @@ A :class:`~symgdp.profile.Profile` is a SymPy expression; this module turns it i
 for speed, mpmath for precision, ball arithmetic through :mod:`symgdp.interval` for proofs)
 and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules:
 
-* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and may
-  have cancelled: the branch that produced it subtracts values of the profile (such a
-  value may rest on subnormal intermediates), or its exponent is a sum that is
-  ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
+* Every float64 value comes with a bound on its error (``_ErrorBound``): each intermediate
+  value -- terms, factors, function arguments and values, Piecewise conditions -- carries
+  a bound propagated by condition numbers, subnormal or underflowed intermediates
+  included, and a value is used only where the bound keeps :math:`\log\delta` within
+  ``_LOG_ABS_TOL + _LOG_REL_TOL |log delta|`` (theory §10).  The float forms are compiled
+  with constants folded and ``log1p``/``expm1`` rewrites (``_float_form``).
+* In addition, a float64 value above ``_TINY`` is not used where it is below
+  ``_TINY_CANCEL`` and may have cancelled: the branch that produced it subtracts values of
+  the profile (such a value may rest on subnormal intermediates), or its exponent is a
+  sum that is ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.  Where the
+  expression has no error bound (a Sum, an implicit root), a normal value must also agree
+  with the log-expanded expression.
 * Where the plain value underflows, the log-expanded expression (``_log_expression``)
   is evaluated in float64, under the same rule; where that is not conclusive, mpmath at
   rising precision and ball arithmetic decide, and a value that cancels to 0 at every
@@ -246,7 +254,7 @@ def _zero_condition(expr: sympy.Expr) -> Any:
     return sympy.false
 
 
-# -- float64 error bounds of every intermediate value (theory §11) ---------------------------
+# -- float64 error bounds of every intermediate value (theory §10) ---------------------------
 # Unit roundoff of float64 and the smallest normal number: a value below it has lost
 # relative precision (subnormal) or underflowed, an absolute error of up to _NORMAL.
 _U = 2.0**-53
@@ -255,6 +263,8 @@ _NORMAL = float(np.finfo(np.float64).tiny)
 # the elementary functions (exp, log, log1p, expm1, pow) are within 1 ulp.
 _SPECIAL_ULPS = 8.0
 _ELEMENTARY_ULPS = 4.0
+# Below this a positive eps is not trusted by the error analysis (eps^2 may be subnormal).
+_EPS_TINY = 1e-150
 # Points per block of the error analysis (its intermediate arrays stay in the CPU cache).
 _CHUNK = 8192
 # Functions whose value jumps: the derivative does not bound their error.
@@ -463,6 +473,9 @@ class _ErrorBound:
             else:
                 continue
             self._tiny.update(op[1] for op in ops if op[0] == "n")
+        # c eps^k (0 < k <= 2, c not extreme) is not tiny for eps >= _EPS_TINY: not judged
+        # (eps below that is judged once, in __call__)
+        self._tiny -= {index[e] for e in outputs if _plain_monomial(e, var)}
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The expression's values at ``x`` (float64, or complex as computed) and a bound
@@ -473,6 +486,8 @@ class _ErrorBound:
                     np.concatenate([p[1] for p in parts]))
         with np.errstate(all="ignore"):
             raw = self._fn(x) if self._fn is not None else []
+            # a positive eps so small that c eps^k may be subnormal: never trusted here
+            tiny_eps = np.any(x < _EPS_TINY) and np.any((x > 0) & (x < _EPS_TINY))
             vals = [np.where(np.imag(r) == 0, np.real(r), np.nan) if np.iscomplexobj(r)
                     else r for r in raw]
             # error of each node, as ("a", absolute) or ("r", relative); converted lazily
@@ -588,9 +603,23 @@ class _ErrorBound:
                 errs[i] = (form, err)
             y = value(self._root)
             e = absolute(self._root)
+            if tiny_eps:
+                e = np.where((x > 0) & (x < _EPS_TINY), np.inf, e)
             shape = np.shape(x)
             return (np.broadcast_to(np.asarray(y), shape),
                     np.broadcast_to(np.asarray(e, dtype=np.float64), shape))
+
+
+def _plain_monomial(e: sympy.Basic, var: sympy.Symbol) -> bool:
+    """``e`` is ``c var^k`` with ``0 < k <= 2`` and ``1e-7 <= |c| <= 1e7``: not below the
+    smallest normal float64 for ``var >= _EPS_TINY`` (nor is any partial product)."""
+    c, rest = e.as_coeff_Mul() if isinstance(e, sympy.Mul) else (sympy.S.One, e)
+    if not (c.is_Number and 1e-7 <= abs(float(c)) <= 1e7):
+        return False
+    if rest == var:
+        return True
+    return (isinstance(rest, sympy.Pow) and rest.base == var and rest.exp.is_Number
+            and 0 < float(rest.exp) <= 2)
 
 
 def _has_tiny(v: Any) -> bool:
@@ -904,17 +933,21 @@ class Evaluator:
             return False
         return bool(v.is_exact() and v.is_zero())
 
-    def check_sign(self, x: np.ndarray, y: np.ndarray) -> dict[int, float]:
+    def check_sign(self, x: np.ndarray, y: np.ndarray,
+                   err: np.ndarray | None = None) -> dict[int, float]:
         """Re-check every point where a float value is negative, in ball arithmetic or
         mpmath at rising precision: a true negative value raises ProfileError; a float
         false alarm (a cancelling sum such as the erf form of the Gaussian profile,
         -4e-13 in float64 where the value is a tiny positive number) is returned as
-        ``{index: log delta}`` for the caller to use instead of the float value."""
+        ``{index: log delta}`` for the caller to use instead of the float value.  With
+        ``err`` (the values' error bounds, ``_ErrorBound``) a value within its error of 0
+        is also re-checked."""
         neg = np.flatnonzero(y < -_NEG_TOL)
         fixed: dict[int, float] = {}
         for i in neg:
             e = float(x.flat[i])
-            if not bool(self.cancel_mask(np.array([e]))[0]):
+            within = err is not None and not bool(y.flat[i] + err.flat[i] < 0)
+            if not within and not bool(self.cancel_mask(np.array([e]))[0]):
                 # no subtraction that float64 could have cancelled: the sign is trusted
                 raise ProfileError(f"the profile is negative at eps={e!r}: {y.flat[i]!r}")
             fixed[int(i)] = self.mp_log(e)  # raises ProfileError if truly negative
@@ -938,7 +971,7 @@ class Evaluator:
         if np.any(x < 0):
             raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0][0]!r}")
         y, err = self.eval_float(x, "numpy", with_error=True)
-        fixed = self.check_sign(x, y)
+        fixed = self.check_sign(x, y, err)
         out = np.full(x.shape, np.nan)
         if fixed:
             idx = np.fromiter(fixed, dtype=np.intp)
