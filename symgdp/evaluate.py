@@ -804,7 +804,12 @@ class Evaluator:
                 raise ProfileError(
                     f"the profile is complex at eps={x[bad].flat[0]!r}: {y[bad].flat[0]!r}")
             y = y.real
-        y = np.broadcast_to(np.asarray(y, dtype=np.float64), x.shape).copy()
+        y = np.asarray(y, dtype=np.float64)
+        # a writable array of our own; a fresh result is not copied again (allocating
+        # large arrays is costly)
+        if not (y.shape == x.shape and y.base is None and y.flags.writeable
+                and not np.may_share_memory(y, x)):
+            y = np.broadcast_to(y, x.shape).copy()
         return (y, err) if with_error else y
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
