@@ -14,9 +14,9 @@ and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust
 * In addition, a float64 value above ``_TINY`` is not used where it is below
   ``_TINY_CANCEL`` and may have cancelled: the branch that produced it subtracts values of
   the profile (such a value may rest on subnormal intermediates), or its exponent is a
-  sum that is ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.  Where the
-  expression has no error bound (a Sum, an implicit root), a normal value must also agree
-  with the log-expanded expression.
+  sum that is ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
+  Where the expression has no error bound (a Sum, an implicit root), a normal value must
+  also agree with the log-expanded expression.
 * Where the plain value underflows, the log-expanded expression (``_log_expression``)
   is evaluated in float64, under the same rule; where that is not conclusive, mpmath at
   rising precision and ball arithmetic decide, and a value that cancels to 0 at every
@@ -259,8 +259,9 @@ def _zero_condition(expr: sympy.Expr) -> Any:
 # relative precision (subnormal) or underflowed, an absolute error of up to _NORMAL.
 _U = 2.0**-53
 _NORMAL = float(np.finfo(np.float64).tiny)
-# Rounding error of one SciPy special-function value (erfc, gamma, ...), in units of _U;
-# the elementary functions (exp, log, log1p, expm1, pow) are within 1 ulp.
+# Rounding error, in units of _U, of one SciPy special-function value (erfc, gamma, ...)
+# and of one elementary function value (exp, log, log1p, expm1, pow: within 1 ulp in
+# glibc; 4 leaves room for vectorised implementations).
 _SPECIAL_ULPS = 8.0
 _ELEMENTARY_ULPS = 4.0
 # Below this a positive eps is not trusted by the error analysis (eps^2 may be subnormal).
@@ -282,7 +283,7 @@ def _float_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         >>> _float_form(sympy.log(1 + sympy.exp(-eps)) + sympy.log(2), eps)
         log1p(exp(-varepsilon)) + 0.693147180559945309417232121458
     """
-    if isinstance(expr, sympy.Float) and expr.is_finite:
+    if isinstance(expr, sympy.Float) and math.isfinite(float(expr)):
         # printed with 17 digits, a Float reads back as the binary number it stores (as in
         # ball arithmetic), not as its shorter decimal form
         return sympy.Float(float(expr), 17)

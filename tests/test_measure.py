@@ -368,7 +368,8 @@ def test_log_near_one_profile_is_right_or_refused() -> None:
 
     def g(x: float) -> mpmath.mpf:
         with mpmath.workdps(DPS):
-            d = mpmath.mpf(1e15) * mpmath.log1p(mpmath.mpf(3e-16) * mpmath.exp(-mpmath.mpf(x) / 100))
+            t = mpmath.mpf(3e-16) * mpmath.exp(-mpmath.mpf(x) / 100)
+            d = mpmath.mpf(1e15) * mpmath.log1p(t)
             return precise.mu_gdp(x, d, dps=DPS)
 
     truth = max(g(float(x)) for x in np.linspace(0.0, 5.0, 51))
