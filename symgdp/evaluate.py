@@ -611,49 +611,6 @@ class _ErrorBound:
                     np.broadcast_to(np.asarray(e, dtype=np.float64), shape))
 
 
-class _PiecewiseBound:
-    """``_ErrorBound`` of a Piecewise expression, each branch analysed only where it holds.
-
-    The value and error at a point are those of the branch selected there (as NumPy's
-    ``select`` would); the error is infinite where a condition's two sides, as
-    differences ``lhs - rhs``, are within their error bound of 0 (the float comparison
-    may pick the wrong branch), and where no branch holds.
-    """
-
-    __slots__ = ("_which", "_branches", "_sides")
-
-    def __init__(self, expr: sympy.Piecewise, var: sympy.Symbol) -> None:
-        self._which = sympy.lambdify(var, sympy.Piecewise(
-            *[(i, cond) for i, (_, cond) in enumerate(expr.args)]), modules=_MODULES)
-        self._branches = [_ErrorBound(b, var) for b, _ in expr.args]
-        self._sides = [_ErrorBound(r.lhs - r.rhs, var)
-                       for _, cond in expr.args for r in _relationals(cond)
-                       if var in (r.lhs - r.rhs).free_symbols]
-
-    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Values (float64, or complex as computed) and absolute error bounds at ``x``."""
-        with np.errstate(all="ignore"):
-            branch = np.broadcast_to(np.asarray(self._which(x), dtype=np.float64), x.shape)
-        y: np.ndarray | None = None
-        err = np.full(x.shape, np.inf)
-        for i, bound in enumerate(self._branches):
-            at = branch == i
-            if not np.any(at):
-                continue
-            yb, eb = bound(x[at])
-            if y is None or (np.iscomplexobj(yb) and not np.iscomplexobj(y)):
-                y = np.full(x.shape, np.nan, dtype=np.result_type(yb, np.float64)) \
-                    if y is None else y.astype(np.result_type(yb, y))
-            y[at] = yb
-            err[at] = eb
-        if y is None:
-            y = np.full(x.shape, np.nan)
-        for side in self._sides:
-            d, ed = side(x)
-            err[np.abs(d) <= ed] = np.inf
-        return y, err
-
-
 def _plain_monomial(e: sympy.Basic, var: sympy.Symbol) -> bool:
     """``e`` is ``c var^k`` with ``0 < k <= 2`` and ``1e-7 <= |c| <= 1e7``: not below the
     smallest normal float64 for ``var >= _EPS_TINY`` (nor is any partial product)."""
@@ -742,17 +699,14 @@ class Evaluator:
             c[key] = _prepare(lambda e: _float_form(e, self._var), expr, expr)
         return c[key]
 
-    def error_bound(self, kind: str) -> _ErrorBound | _PiecewiseBound | None:
+    def error_bound(self, kind: str) -> _ErrorBound | None:
         """The error analysis (``_ErrorBound``) of :meth:`float_form`, None where the
-        expression has a node it does not know (the older checks then apply alone).  A
-        Piecewise expression is analysed branch by branch (``_PiecewiseBound``)."""
+        expression has a node it does not know (the older checks then apply alone)."""
         c = self._cache
         key = ("error_bound", kind)
         if key not in c:
-            form = self.float_form(kind)
             try:
-                c[key] = (_PiecewiseBound(form, self._var) if isinstance(form, sympy.Piecewise)
-                          else _ErrorBound(form, self._var))
+                c[key] = _ErrorBound(self.float_form(kind), self._var)
             except (_Unsupported, TypeError, ValueError, NotImplementedError):
                 c[key] = None
         return c[key]
