@@ -38,11 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     def accountant() -> pld.PLDAccountant:
         return pld.PLDAccountant()
 
-    bracket = mechanism_calibration.LowerEndpointAndGuess(0.1, 1.0)
+    # explicit brackets around the answers: an open-ended search (LowerEndpointAndGuess)
+    # spends most of its time on huge PLDs at tiny noise before it brackets the root
+    explicit = mechanism_calibration.ExplicitBracketInterval
     sigma_dpa = mechanism_calibration.calibrate_dp_mechanism(
-        accountant, dp_accounting.GaussianDpEvent, EPS, DELTA, bracket, tol=tol_dpa)
+        accountant, dp_accounting.GaussianDpEvent, EPS, DELTA, explicit(1.0, 10.0),
+        tol=tol_dpa)
     b_dpa = mechanism_calibration.calibrate_dp_mechanism(
-        accountant, dp_accounting.LaplaceDpEvent, EPS, DELTA, bracket, tol=tol_dpa)
+        accountant, dp_accounting.LaplaceDpEvent, EPS, DELTA, explicit(0.5, 2.0),
+        tol=tol_dpa)
 
     s = sympy.Symbol("sigma", positive=True)
     gauss = calibrate(mechanisms.gaussian(1 / s), "sigma", target=(EPS, DELTA),

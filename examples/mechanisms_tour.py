@@ -9,11 +9,18 @@ route must agree.  A last section shows the conversions of :mod:`symgdp.conversi
 Writes ``mechanisms_tour.md`` and ``mechanisms_tour.json`` to ``--out`` (default
 ``examples/out/``).  ``--small`` uses a coarse tolerance and skips the slow symbolic
 identification of the erfc-form Gaussian profile.
+
+Each mechanism is identified and measured in a child process with a time cap
+(:data:`CAP_SECONDS`; ``--small``: :data:`CAP_SECONDS_SMALL`), so that the tour always
+finishes: a case that does not finish in time is reported as such in the table, like any
+other refusal, and progress of the search is printed on stderr while it runs.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
+import multiprocessing
 import sys
 import time
 from pathlib import Path
@@ -23,6 +30,12 @@ from _common import parse_args
 
 from symgdp import conversions, mechanisms, tradeoff
 from symgdp.errors import SymgdpError
+
+#: wall-clock cap in seconds on identifying and measuring one mechanism
+CAP_SECONDS = 12.0
+CAP_SECONDS_SMALL = 3.0
+#: seconds between two progress lines of a running search
+PROGRESS_EVERY = 2.0
 
 
 def cases(small: bool) -> list[dict[str, Any]]:
@@ -41,15 +54,72 @@ def cases(small: bool) -> list[dict[str, Any]]:
         dict(profile=mechanisms.shuffle_sum(120, 1000), refine=True, tol=tol),
         dict(profile=mechanisms.projected_noisy_sgd(1, 2), refine=True, tol=tol),
         dict(profile=mechanisms.classical_gaussian(2.0), refine=True, tol=tol),
-        # refinement (theory §2) lowers mu a lot here (the eps0-DP part dominates near 0),
-        # but refining this Min/Piecewise profile takes minutes: as given in small mode
+        # refinement (theory §2) lowers mu a lot here (the eps0-DP part dominates near 0);
+        # the search on this nested Min/Piecewise profile can be slow: the cap applies
         dict(profile=mechanisms.shuffle_amplification(2.0, 10**4), refine=not small,
              tol=tol),
     ]
 
 
+def _progress(t0: float) -> Any:
+    """A ``measure(progress=...)`` callback printing evaluations and gap now and then."""
+    last = [t0]
+
+    def report(evaluations: int, gap: float) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_EVERY:
+            last[0] = now
+            print(f" [{now - t0:.0f} s: {evaluations} evaluations, gap {gap:.2g}]",
+                  end="", file=sys.stderr, flush=True)
+
+    return report
+
+
+def _identify_and_measure(conn: Any, case: dict[str, Any], eps_h: float) -> None:
+    """Run in the child process: the row's results (or the refusal) through ``conn``."""
+    p, row = case["profile"], {}
+    try:
+        if case.get("identify", True):
+            ident = p.identify()
+            row.update(tail_limit=str(ident.limit), is_gdp=bool(ident.is_gdp),
+                       mu_tail=float(ident.mu_tail))
+        m = p.measure(eps_h=eps_h, tol=case["tol"], refine=case["refine"],
+                      progress=_progress(time.perf_counter()))
+        row.update(mu_lower=m.lower, mu_upper=m.upper, covers_tail=m.covers_tail,
+                   refined=m.refined, eps_h=eps_h)
+    except SymgdpError as exc:  # an honest refusal is part of the tour
+        row["measure_error"] = f"{type(exc).__name__}: {exc}"
+    conn.send(row)
+    conn.close()
+
+
+def identify_and_measure(case: dict[str, Any], eps_h: float, cap: float) -> dict[str, Any]:
+    """The case's results, computed in a child process that is stopped after ``cap``
+    seconds (then the row says so instead)."""
+    methods = multiprocessing.get_all_start_methods()
+    mp_ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
+    recv, send = mp_ctx.Pipe(duplex=False)
+    child = mp_ctx.Process(target=_identify_and_measure, args=(send, case, eps_h))
+    child.start()
+    send.close()
+    try:
+        if recv.poll(cap):
+            return recv.recv()
+        return {"measure_error": f"not finished within the tour's cap of {cap:g} s "
+                                 "(call measure() without a cap to wait for it)"}
+    finally:
+        if child.is_alive():
+            child.kill()
+        child.join()
+        recv.close()
+
+
 def tour(small: bool) -> list[dict[str, Any]]:
     eps_h = 10.0 if small else 50.0
+    cap = CAP_SECONDS_SMALL if small else CAP_SECONDS
+    # the modules a measurement loads lazily, loaded once here: every child inherits them
+    for name in ("symgdp.measure", "symgdp.firstorder", "symgdp.tail", "symgdp.interval"):
+        importlib.import_module(name)
     results = []
     todo = cases(small)
     for i, case in enumerate(todo, 1):
@@ -64,20 +134,14 @@ def tour(small: bool) -> list[dict[str, Any]]:
         if "tradeoff" in p.meta:
             row["tradeoff"] = str(p.meta["tradeoff"])
         t0 = time.perf_counter()
-        if case.get("identify", True):
-            ident = p.identify()
-            row.update(tail_limit=str(ident.limit), is_gdp=bool(ident.is_gdp),
-                       mu_tail=float(ident.mu_tail))
-        try:
-            m = p.measure(eps_h=eps_h, tol=case["tol"], refine=case["refine"])
-            row.update(mu_lower=m.lower, mu_upper=m.upper, covers_tail=m.covers_tail,
-                       refined=m.refined, eps_h=eps_h)
-        except SymgdpError as exc:  # an honest refusal is part of the tour
-            row["measure_error"] = f"{type(exc).__name__}: {exc}"
+        row.update(identify_and_measure(case, eps_h, cap))
         if case.get("curve") is not None:
             row["mu_tradeoff_route"] = tradeoff.gdp_mu(case["curve"])
         row["seconds"] = time.perf_counter() - t0
-        print(f" {row['seconds']:.1f} s", file=sys.stderr, flush=True)
+        error = row.get("measure_error", "")
+        done = ("stopped" if error.startswith("not finished") else
+                "refused" if error else "done")
+        print(f" {done} after {row['seconds']:.1f} s", file=sys.stderr, flush=True)
         results.append(row)
     return results
 

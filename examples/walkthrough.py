@@ -26,6 +26,7 @@ from symgdp.report import format_bracket, format_log_upper, report
 
 EQUATION = "sigma = A/eps*sqrt(log(B/delta))"
 VALUES = {"A": 1, "B": 1.25, "sigma": 1.5}
+SYMBOLIC_BUDGET = 60.0  # seconds for each time-bounded SymPy step
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,13 +35,15 @@ def main(argv: list[str] | None = None) -> int:
     eps_h, tol = (20.0, 1e-4) if args.small else (100.0, 1e-8)
 
     # 1. The trade-off equation and the naive profile it implies (parameters symbolic).
+    # (a generous budget for the symbolic steps: on a busy machine the default 10 s can
+    # run out, and the answer would then be an implicit profile with no closed-form tail)
     equation = parse_equation(EQUATION)
-    symbolic = Profile.from_tradeoff(equation)
+    symbolic = Profile.from_tradeoff(equation, timeout=SYMBOLIC_BUDGET)
     print("1. naive profile:       delta(eps) =", symbolic.expr)
 
     # 2. The tail limit as a formula: finite for all A, sigma > 0, so the mechanism is GDP
     #    whatever the parameters, with mu >= A / (sqrt(2) sigma).
-    print("2. tail limit:          ", symbolic.tail_limit())
+    print("2. tail limit:          ", symbolic.tail_limit(timeout=SYMBOLIC_BUDGET))
 
     # 3. With numbers: refine (theory §2) and measure sup G on [0, eps_h] (theory §6).
     naive = Profile.from_tradeoff(equation, VALUES)

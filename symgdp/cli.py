@@ -47,17 +47,54 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def _positive_float() -> Any:
-    def convert(text: str) -> float:
+def _checked(parse: Any, ok: Any, requirement: str, kind: str = "a number") -> Any:
+    """An argparse ``type``: ``parse(text)``, refused with one line unless ``ok(value)``."""
+    def convert(text: str) -> Any:
         try:
-            value = float(text)
+            value = parse(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not (math.isfinite(value) and value > 0):
-            raise argparse.ArgumentTypeError(f"must be positive and finite, got {text!r}")
+            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
         return value
 
     return convert
+
+
+def _positive_float() -> Any:
+    return _checked(float, lambda v: math.isfinite(v) and v > 0, "must be positive and finite")
+
+
+def _probability() -> Any:
+    return _checked(float, lambda v: 0 < v < 1, "must lie in (0, 1)")
+
+
+def _positive_int() -> Any:
+    return _checked(int, lambda v: v >= 1, "must be at least 1", "a whole number")
+
+
+def _add_measure_options(p: argparse.ArgumentParser, each: bool = False) -> None:
+    """The options ``analyze``, ``calibrate`` and ``sweep`` share: the profile (or trade-off
+    equation), its parameters, and how to refine and measure it (``each``: per point)."""
+    one = "each" if each else "the"
+    p.add_argument("expr", metavar="EXPR",
+                   help="the profile delta(eps), e.g. '2*exp(-eps**2)'; with --tradeoff an "
+                   "equation 'sigma = f(eps, delta)'")
+    p.add_argument("--tradeoff", action="store_true",
+                   help="EXPR is a privacy-utility trade-off equation sigma = f(eps, delta)")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable); VALUE may be an expression like "
+                   "'sqrt(2)' or '1/3'")
+    p.add_argument("--eps-h", type=_positive_float(), default=100.0, metavar="X",
+                   help=f"head end point of {one} measurement (default 100)")
+    p.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
+                   help=f"width of {one} measured bracket on mu (default 1e-6)")
+    p.add_argument("--no-refine", action="store_true",
+                   help="measure the profile exactly as given, without refinement")
+    p.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
+                   help="time budget of each symbolic step" + ("" if each else
+                   " (refinement, tail limit); when the tail analysis runs out of time the "
+                   "verdict is 'unknown'"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,29 +111,13 @@ def build_parser() -> argparse.ArgumentParser:
         description="Refine a privacy profile, find its tail limit and measure its GDP "
         "parameter with guaranteed error.", epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    a.add_argument("expr", metavar="EXPR",
-                   help="the profile delta(eps), e.g. '2*exp(-eps**2)'; with --tradeoff an "
-                   "equation 'sigma = f(eps, delta)'")
-    a.add_argument("--tradeoff", action="store_true",
-                   help="EXPR is a privacy-utility trade-off equation sigma = f(eps, delta)")
-    a.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a parameter (repeatable); VALUE may be an expression like "
-                   "'sqrt(2)' or '1/3'")
-    a.add_argument("--eps-h", type=_positive_float(), default=100.0, metavar="X",
-                   help="head end point of the measurement (default 100)")
-    a.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
-                   help="gap between the measured lower and upper bound (default 1e-6)")
+    _add_measure_options(a)
     cert = a.add_mutually_exclusive_group()
     cert.add_argument("--certify", action="store_true",
                       help="require bounds proved in interval arithmetic (the default "
                       "whenever the profile has a closed form)")
     cert.add_argument("--no-certify", action="store_true",
                       help="float64 mode: skip the interval-arithmetic proof of the bounds")
-    a.add_argument("--no-refine", action="store_true",
-                   help="measure the profile exactly as given, without refinement")
-    a.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
-                   help="time budget of each symbolic step (refinement, tail limit); when "
-                   "the tail analysis runs out of time the verdict is 'unknown'")
     a.add_argument("--method", choices=("auto", "staircase"), default="auto",
                    help="measurement algorithm (default auto; staircase = the published one)")
     out = a.add_mutually_exclusive_group()
@@ -548,32 +569,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
 # -- compose and dpsgd ----------------------------------------------------------------------
 
 
-def _probability() -> Any:
-    def convert(text: str) -> float:
-        try:
-            value = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if not (0 < value < 1):
-            raise argparse.ArgumentTypeError(f"must lie in (0, 1), got {text!r}")
-        return value
-
-    return convert
-
-
-def _positive_int() -> Any:
-    def convert(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-        return value
-
-    return convert
-
-
 def _add_compose_parser(sub: Any) -> None:
     c = sub.add_parser(
         "compose", help="compose a privacy profile K times through privacy loss distributions",
@@ -687,23 +682,9 @@ def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
 # -- calibrate and sweep -------------------------------------------------------------------------
 def _add_planning_options(p: argparse.ArgumentParser) -> None:
     """Options shared by ``calibrate`` and ``sweep``: the profile and how to measure it."""
-    p.add_argument("expr", metavar="EXPR",
-                   help="the profile delta(eps); with --tradeoff an equation "
-                   "'sigma = f(eps, delta)'")
-    p.add_argument("--tradeoff", action="store_true",
-                   help="EXPR is a privacy-utility trade-off equation sigma = f(eps, delta)")
-    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a parameter (repeatable)")
-    p.add_argument("--eps-h", type=_positive_float(), default=100.0, metavar="X",
-                   help="head end point of each measurement (default 100)")
-    p.add_argument("--tol", type=_positive_float(), default=1e-6, metavar="T",
-                   help="width of each measured bracket on mu (default 1e-6)")
+    _add_measure_options(p, each=True)
     p.add_argument("--no-certify", action="store_true",
                    help="float64 brackets only (no ball-arithmetic certification)")
-    p.add_argument("--no-refine", action="store_true",
-                   help="measure the profile exactly as given, without refinement")
-    p.add_argument("--timeout", type=_positive_float(), default=None, metavar="SECONDS",
-                   help="time budget of each symbolic step")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.add_argument("--debug", action="store_true",
                    help="show the traceback of an internal error")

@@ -79,6 +79,8 @@ def format_log_upper(log_x: float, latex: bool = False) -> str:
     '5.1e-435'
     >>> format_log_upper(-100.0, latex=True)
     '3.8 \\times 10^{-44}'
+    >>> format_log_upper(-2.358657632255133e38)  # exp(-2.36e38): only the exponent is shown
+    '1e-102435199438738325783445121453705396223'
     """
     if math.isnan(log_x):
         return "nan"
@@ -87,6 +89,11 @@ def format_log_upper(log_x: float, latex: bool = False) -> str:
     if log_x >= 0:
         return "1"
     t = log_x / _LN10
+    if abs(t) > 1e12:
+        # the float error of t (~1e-16 |t|) exceeds the mantissa's digit: a power of ten
+        # whose exponent is rounded up past that error
+        k = math.floor(t + abs(t) * 1e-14) + 1
+        return rf"10^{{{k}}}" if latex else f"1e{k}"
     k = math.floor(t)
     m = 10.0 ** (t - k)
     # rounding up absorbs the float error of t - k, which grows with |t|

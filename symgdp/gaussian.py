@@ -591,7 +591,16 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     (:math:`\Phi(\mu/2 - \varepsilon/\mu) \ge \delta_\mu(\varepsilon)` and
     :math:`\delta_\mu(0) \ge \delta_\mu(\varepsilon)`); at :math:`\varepsilon = 0` the
     closed form :math:`2\sqrt2\,\mathrm{erf}^{-1}(\delta)` is used.  Relative accuracy is
-    about 1e-14 (``docs/benchmarks.md``).
+    about 1e-14 (``docs/benchmarks.md``), also near :math:`\delta \to 1`: against a
+    40-digit mpmath root of :math:`\delta_\mu(\varepsilon) = \delta` the error stays below
+    4e-16 up to :math:`\delta = 1 - 10^{-15}` (and :math:`\log\delta = -10^{-30}`).
+
+    The float answer may lie on either side of the true root.  The safe side depends on
+    the use: for "which :math:`\mu`-GDP mechanisms are :math:`(\varepsilon,\delta)`-DP" it
+    is below (a smaller :math:`\mu` is more private), for an upper bound on a GDPT it is
+    above.  Callers that promise a side round outward and check in high precision:
+    ``symgdp convert`` rounds :math:`\mu` down and verifies it at 40 digits, and
+    :func:`symgdp.measure.measure` proves its bracket in ball arithmetic.
 
     Example:
         >>> round(mu_gdp(1.0, delta_mu(1.0, 0.5)), 12)

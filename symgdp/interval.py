@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -47,6 +48,7 @@ __all__ = [
     "profile_arb",
     "delta_mu_arb",
     "log_delta_mu_arb",
+    "log_delta_mu_upper",
     "prove",
 ]
 
@@ -537,12 +539,71 @@ def delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:
 
 
 def log_delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:
-    r"""Ball enclosing :math:`\log\delta_\mu(\varepsilon)` (finite far beyond float64)."""
+    r"""Ball enclosing :math:`\log\delta_\mu(\varepsilon)` (finite far beyond float64).
+
+    The two terms of :math:`\delta_\mu` cancel to about :math:`\mu/\varepsilon` relative
+    for small :math:`\mu`, and an absolute error of the larger one can exceed the value.
+    Where the direct ball is not positive, it is recomputed at the higher precisions of
+    :data:`PRECISIONS`, each time with the relative form
+
+    .. math::
+
+        \log\delta_\mu(\varepsilon) = -\frac{a^2}{2}
+            + \log\frac{\operatorname{erfcx}(a/\sqrt2)}{2}
+            + \log\Bigl(1 - \frac{\operatorname{erfcx}(b/\sqrt2)}
+                                    {\operatorname{erfcx}(a/\sqrt2)}\Bigr),
+        \qquad a = \frac{\varepsilon}{\mu} - \frac{\mu}{2},\ b = a + \mu
+
+    (the factor :math:`e^{\varepsilon}` cancels exactly against
+    :math:`e^{-(b^2 - a^2)/2}`) tried as well, until one of them is positive.  Beyond
+    them the result is the whole line,
+    an honest "unknown"; only :math:`\mu = 0` gives the point :math:`-\infty`.
+
+    >>> log_delta_mu_arb(1.0, 1e-5, prec=64).mid().str(6, radius=False)  # -5.0e9, 64 bits
+    '-5.00000e+9'
+    >>> log_delta_mu_arb(100.0, 1e-30, prec=64).is_finite()  # no positive ball: unknown
+    False
+    """
     if prec is not None:
         with ctx.workprec(prec):
             return log_delta_mu_arb(eps, mu)
-    d = delta_mu_arb(eps, mu)
-    return d.log() if d > 0 else arb("-inf")
+    m = to_arb(mu)
+    if m.is_exact() and m.is_zero():
+        return arb("-inf")
+    start = ctx.prec
+    for p in (start, *(q for q in PRECISIONS if q > start)):
+        with ctx.workprec(p):
+            d = delta_mu_arb(eps, mu)
+            if d > 0:
+                return d.log()
+            r = arb(fmpq(1, 2)).sqrt()
+            a = to_arb(eps) / m - m / 2
+            xa = erfcx_arb(a * r)
+            rest = 1 - erfcx_arb((a + m) * r) / xa
+            if rest > 0 and xa > 0:
+                return -a * a / 2 + (xa / 2).log() + rest.log()
+    return arb(0, "inf")
+
+
+def log_delta_mu_upper(eps: Any, mu: Any) -> float:
+    r"""A float proved not below :math:`\log\delta_\mu(\varepsilon)`: the upper end of
+    :func:`log_delta_mu_arb`, or, where no positive enclosure of :math:`\delta_\mu` exists
+    at any precision of :data:`PRECISIONS` (tiny :math:`\mu`), the logarithm of the
+    enclosure's upper end.  :math:`-\infty` only for :math:`\mu = 0`: a positive bound is
+    never reported as 0.
+
+    >>> -2.4e38 < log_delta_mu_upper(100.0, 1e-30) < 0
+    True
+    """
+    with ctx.workprec(64):
+        v = log_delta_mu_arb(eps, mu)
+        if v.is_finite() or float(v.upper()) == -math.inf:
+            u = v.upper()
+        else:
+            d = delta_mu_arb(eps, mu).upper()
+            u = d.log().upper() if d > 0 else arb(0)
+    f = float(u)
+    return f if arb(f) >= u else math.nextafter(f, math.inf)
 
 
 def prove(check: Callable[[], bool | None],

@@ -77,7 +77,8 @@ from .errors import (
 )
 from .formatting import format_bracket, format_log_upper, head_caveat, latex_text
 from .gaussian import delta_mu, log_delta_mu, mu_gdp
-from .interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
+from .interval import (ArbUnsupported, delta_mu_arb, log_delta_mu_arb, log_delta_mu_upper,
+                       profile_arb, prove)
 
 __all__ = ["Measurement", "measure", "gdpt", "METHODS"]
 
@@ -892,7 +893,7 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
             _spot_check(p, s, _Counted(p), count=0)
         lower = certifier.lower(s.argmax, s.lower)
         upper = certifier.upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
-        lfp = (_to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+        lfp = (log_delta_mu_upper(eps_h, upper)
                if math.isfinite(upper) else 0.0)
     else:
         # with a ball evaluation every leaf is re-proved below: only the best point's
@@ -978,7 +979,7 @@ def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: floa
     with ctx.workprec(128):
         m = lambdify_arb(mu, sympy.Dummy())(0)  # exact numbers enter as exact balls
         lower, upper = _to_float_down(m), _to_float_up(m)
-        lfp = _to_float_up(log_delta_mu_arb(eps_h, upper, prec=64))
+        lfp = log_delta_mu_upper(eps_h, upper)
     notes.append(f"the profile is the Gaussian profile delta_mu with mu = {mu} (an exact "
                  "symbolic identity): its GDPT is constant")
     mu_tail = _mu_tail(profile, False, identify, notes, timeout)

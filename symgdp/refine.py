@@ -33,6 +33,12 @@ Piecewise; several, or none, are handled by the same sweep.
 
 How :func:`refine` finds the pieces (the sign pattern is checked, never assumed):
 
+0. First it tries to prove that there is nothing to find: that :math:`-(\log R)' =
+   \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})` is (up to
+   :math:`10^{-13}`) non-negative on :math:`[0, 700]` and that :math:`\tilde\delta` has
+   no jump, in ball arithmetic from the SymPy derivative.  Tight
+   profiles (:math:`\delta_\mu`, Laplace, pure DP) then come back unchanged, with
+   ``meta["tight"]`` saying so; otherwise the search below decides.
 1. :math:`R` on a fine grid (step 0.01 on :math:`[0, 60]`, then geometric to 700).  Since
    :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
    on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
@@ -68,7 +74,7 @@ import numpy as np
 import sympy
 
 from ._bounded import resolve_timeout, run_bounded
-from .errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
+from .errors import AnalysisTimeout, DomainError, PrecisionError, ProfileError, SymgdpError
 from .profile import LogDeltaRoot, Profile, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
@@ -92,6 +98,18 @@ _PEAK_CELLS = 4096
 _PEAK_RTOL = 1e-7
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
+# The no-crossing proof (the fast path for tight profiles): -(log R)' >= -_PROOF_SLOPE on
+# [0, _GRID[-1]] and every jump at a Piecewise switch below _PROOF_JUMP * (1 - delta),
+# proved in ball arithmetic at _PROOF_PREC bits with at most _PROOF_BUDGET evaluations,
+# starting from the cells of _PROOF_START.  Together they bound what a refinement could
+# gain by 700 * 1e-13 + 1e-11 per switch, below _FLAT_RTOL (relative), the level below
+# which the scan does not search for a flat piece either.
+_PROOF_PREC = 128
+_PROOF_SLOPE = 1e-13
+_PROOF_JUMP = 1e-11
+_PROOF_BUDGET = 3000
+_PROOF_START = np.unique(np.concatenate([np.arange(0.0, 60.0, 2.0),
+                                        np.geomspace(60.0, _GRID[-1], 8)]))
 # Grid for the numeric validity check of a profile.
 _CHECK_GRID = np.unique(np.concatenate([np.linspace(0.0, 100.0, 20001),
                                         np.geomspace(100.0, 1e4, 2000)]))
@@ -357,6 +375,7 @@ class _Naive:
         self.dps = dps
         var = profile.var
         pw = _piecewise_form(profile.bound_expr, timeout)
+        self.var, self.pw, self.dd = var, pw, None
         self.delta = sympy.lambdify(var, pw, modules="mpmath")
         self.has_bracket = False
         if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
@@ -365,6 +384,7 @@ class _Naive:
             dd = sympy.diff(pw, var)
             if not dd.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
                 self.ddelta = sympy.lambdify(var, dd, modules="mpmath")
+                self.dd = dd
                 self.has_bracket = True
         except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
             self.has_bracket = False
@@ -404,22 +424,27 @@ class _Naive:
         lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
         cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
         best, best_x = max(cand)
-        cells = [(lo, hi)]
         floor_w = mpmath.mpf(10) ** (-(self.dps + 5)) * (1 + abs(hi))
         tol = mpmath.mpf(10) ** (-(self.dps - 5))
+
+        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf) -> tuple:
+            # (bound on R over [a, b], a, b, delta(b)): delta(b) is kept for the halves
+            return ((1 - db) / (1 + mpmath.exp(a)), a, b, db)
+
+        cells = [bounded(lo, hi, self.d(hi))]
         for _ in range(4 * mpmath.mp.prec):
             nxt = []
-            for a, b in cells:
-                bound = (1 - self.d(b)) / (1 + mpmath.exp(a))
+            for bound, a, b, db in cells:
                 if bound <= best * (1 + tol) or b - a <= floor_w:
                     continue
                 m = (a + b) / 2
-                rm = self.R(m)
+                dm = self.d(m)
+                rm = (1 - dm) / (1 + mpmath.exp(m))
                 if rm > best:
                     best, best_x = rm, m
-                nxt += [(a, m), (m, b)]
+                nxt += [bounded(a, m, dm), bounded(m, b, db)]
             # keep the search narrow: cells are ranked by their bound
-            nxt.sort(key=lambda ab: -((1 - self.d(ab[1])) / (1 + mpmath.exp(ab[0]))))
+            nxt.sort(key=lambda cell: -cell[0])
             cells = nxt[:8]
             if not cells:
                 break
@@ -464,6 +489,142 @@ class _Naive:
             else:
                 b = m
         return b
+
+
+def _rational_in_exp(t: sympy.Expr, var: sympy.Symbol) -> bool:
+    """Whether ``t`` is a rational function of exponentials of linear functions of var."""
+    fs = t.atoms(sympy.Function)
+    return all(f.func is sympy.exp and sympy.diff(f.args[0], var, 2) == 0 for f in fs)
+
+
+def _cancelled(ts: list[sympy.Expr]) -> list[sympy.Expr]:
+    # Floats are exact binary numbers: as Rationals the cancellation is exact
+    return [sympy.cancel(t.xreplace({f: sympy.Rational(f) for f in t.atoms(sympy.Float)}))
+            for t in ts]
+
+
+def _log_slope(naive: _Naive, timeout: float | None) -> list[tuple] | None:
+    r"""``(delta, T, condition)`` per branch of the naive profile, with
+    :math:`T = \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})`; branches that
+    are rational in exponentials are cancelled exactly, in one time-bounded call (pure DP's
+    :math:`T \equiv 0`, which no ball enclosure could show)."""
+    pw, dd, var = naive.pw, naive.dd, naive.var
+    pairs = [(pw, dd, sympy.true)]
+    if isinstance(pw, sympy.Piecewise):
+        if not (isinstance(dd, sympy.Piecewise) and len(dd.args) == len(pw.args)
+                and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args))):
+            return None
+        pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args)]
+    ts = [d / (1 - e) + 1 / (1 + sympy.exp(-var)) for e, d, _c in pairs]
+    todo = [i for i, t in enumerate(ts) if _rational_in_exp(t, var)]
+    if todo:
+        try:
+            done = run_bounded(_cancelled, [ts[i] for i in todo],
+                               timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
+        except (AnalysisTimeout, Exception):  # noqa: BLE001 - keep them as they are
+            done = [ts[i] for i in todo]
+        for i, t in zip(todo, done):
+            ts[i] = t
+    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)]
+
+
+def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
+    r"""Prove that the stationarity bracket has no crossing, i.e. that :math:`R` is
+    non-increasing and the profile already tight (theory §2); a note saying so, or ``None``
+    when the proof does not go through (the scan then decides).
+
+    The bracket divided by the positive :math:`(1 + e^{\varepsilon})(1 - \tilde\delta)` is
+    :math:`T = -(\log R)' = \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})`.
+    On cells of :math:`[0, 700]` (the range the scan searches) :math:`T` is enclosed in
+    ball arithmetic from the SymPy derivative (per ``Piecewise`` branch: an undecided
+    switch gives the hull of the branches); a cell is done when the enclosure is
+    :math:`\ge -s` and is bisected otherwise.  A cell holding a switch is narrowed to
+    width :math:`10^{-25}(1 + \varepsilon)` and the enclosure of :math:`\tilde\delta` on it
+    must be narrower than :math:`j(1 - \tilde\delta)`: no jump.  Then :math:`\log R` rises
+    by at most :math:`700 s` plus about :math:`j` per switch, so no flat piece gains more
+    than about :math:`10^{-10}` relative (with :math:`s = 10^{-13}`, :math:`j = 10^{-11}`),
+    below the threshold :math:`10^{-9}` under which the scan does not search for a flat
+    piece either (and far below anything a measurement resolves).  Float coefficients
+    make pure DP's :math:`T` a rounding error rather than 0, which the tolerance absorbs
+    too.  Tight profiles touch zero (:math:`T(0) = 0`
+    for :math:`\delta_\mu` and Laplace), which an exact sign test could not prove in balls;
+    the tolerance :math:`s` is what makes it provable.  A crossing (an enclosure below
+    :math:`-s`), a cell that cannot be decided or more than a few thousand cells return
+    ``None``.
+    """
+    if naive.dd is None:
+        return None
+    from flint import arb, ctx
+
+    from .interval import ArbUnsupported, lambdify_arb
+
+    var = naive.var
+    branches = _log_slope(naive, timeout)
+    if branches is None:
+        return None
+    try:
+        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
+        Ds = [lambdify_arb(e, var) for e, _t, _c in branches]
+        Ts = [lambdify_arb(t, var) for _e, t, _c in branches]
+        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
+                                       for _e, _t, c in branches]), var)
+    except (ArbUnsupported, TypeError, ValueError):
+        return None
+    used = 0
+    with ctx.workprec(_PROOF_PREC):
+        # T is -(log R)' only where delta < 1 (above, R is 0 and rises where delta drops
+        # below 1): the naive profile is non-increasing, so delta(0) < 1 is enough
+        try:
+            d0 = naive.delta(mpmath.mpf(0))
+            if not (mpmath.isfinite(d0) and d0 < 1 - mpmath.mpf(10) ** -30):
+                return None
+        except (ZeroDivisionError, ValueError, TypeError, OverflowError):
+            return None
+        slope, jump, tiny = arb(_PROOF_SLOPE), arb(_PROOF_JUMP), arb("1e-25")
+        # exact cell ends in arb (bisection goes below float64's resolution at a switch);
+        # the cells nearest 0 first, where a crossing usually shows
+        cells = [(arb(a), arb(b)) for a, b in zip(_PROOF_START[:-1].tolist(),
+                                                  _PROOF_START[1:].tolist())][::-1]
+        while cells:
+            a, b = cells.pop()
+            used += 1
+            if used > _PROOF_BUDGET:
+                return None
+            ball = arb.union(a, b)
+            try:
+                live = []  # the branches that may apply somewhere on the cell
+                for i, f in enumerate(C(ball)):
+                    if f == 0:
+                        continue
+                    live.append(i)
+                    if f == 1:
+                        break
+                ts = [Ts[i](ball) for i in live]
+            except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
+                return None
+            if any(t.is_finite() and bool(t < -slope) for t in ts):
+                return None  # the bracket is negative here: a crossing
+            ok = bool(live) and all(t.is_finite() and bool(t >= -slope) for t in ts)
+            if ok and len(live) == 1:
+                continue
+            if bool(b - a <= tiny * (1 + b)):
+                if not ok:
+                    return None
+                ds = [Ds[i](ball) for i in live]
+                if not all(d.is_finite() for d in ds):
+                    return None
+                hi = max((d.upper() for d in ds), key=float)
+                lo = min((d.lower() for d in ds), key=float)
+                if bool(hi - lo <= jump * (1 - hi)):
+                    continue  # no jump at the switch
+                return None
+            m = (a + b) / 2
+            if not (m.rad() == 0 and bool(a < m) and bool(m < b)):
+                return None
+            cells += [(m, b), (a, m)]
+    return (f"already tight: no crossing of the stationarity bracket on [0, {_GRID[-1]:g}] "
+            f"(proved in ball arithmetic on {used} intervals; no flat piece could gain more "
+            f"than 1e-10 relative)")
 
 
 def _R_float(profile: Profile, x: np.ndarray) -> np.ndarray:
@@ -583,7 +744,9 @@ def refine(profile: Profile, *, timeout: float | None = None, dps: int = 40) -> 
     Float), ``breakpoint_delta`` (:math:`\tilde\delta(c)`), and ``meta["segments"]`` with
     every flat piece ``(a, c, delta_naive(c))`` (``a``: where the flat piece starts to
     improve on the naive profile).  Refining a refined profile returns it unchanged; when
-    nothing can be gained (pure DP, Laplace, Gaussian) the result is an equal profile.
+    nothing can be gained (pure DP, Laplace, Gaussian) the result is an equal profile,
+    and where that was proved (no crossing of the stationarity bracket, see above)
+    ``meta["tight"]`` says so and ``meta["refine_method"]`` is ``"proof"``.
     Results are cached on the (immutable) profile.
 
     Args:
@@ -616,6 +779,10 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
     profile.validate(timeout=timeout)
     var = profile.var
     naive = _Naive(profile, dps, timeout)
+    proof = _no_crossing(naive, timeout)
+    if proof is not None:
+        return profile.replace(refined=True, breakpoint=None, breakpoint_delta=None,
+                               segments=(), refine_method="proof", tight=proof)
     bound = profile.bound_expr
     with mpmath.workdps(dps + 10):
         segs = _segments(profile, naive)
@@ -701,8 +868,14 @@ class Calibration:
     sigma_naive: sympy.Expr
 
     def __post_init__(self) -> None:
-        if self.sigma > self.sigma_naive * (1 + sympy.Float("1e-25")):
-            raise ValueError(f"refined sigma {self.sigma} exceeds the naive {self.sigma_naive}")
+        # at 50 digits: a SymPy comparison would round the naive value to the precision
+        # of its Floats (15 digits for a decimal in the equation)
+        with mpmath.workdps(50):
+            sigma, naive = (mpmath.mpf(sympy.N(x, 50)) for x in (self.sigma, self.sigma_naive))
+            worse = sigma > naive * (1 + mpmath.mpf("1e-25"))
+        if worse:
+            raise PrecisionError(f"refined sigma {self.sigma} exceeds the naive "
+                                 f"{self.sigma_naive}")
 
 
 def refine_calibration(equation: Any, eps: Any, delta: Any,
@@ -723,9 +896,14 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
     points and polished by golden-section search in mpmath at ``dps`` digits.
 
     Example:
-        >>> c = refine_calibration("sigma = -C*log(delta)/eps", 0.2, sympy.exp(-2), {"C": 1})
+        >>> c = refine_calibration("sigma = -C*log(delta)/eps", sympy.Rational(1, 5),
+        ...                        sympy.exp(-2), {"C": 1})
         >>> c.sigma_naive, round(float(c.sigma), 4)
-        (10.0000000000000, 8.0857)
+        (10, 8.0857)
+
+    Floats (decimals in the equation, float values and targets) are read as the exact
+    rationals they store, so ``sigma_naive`` is exact and ``sigma`` (rounded up to ``dps``
+    digits) is compared with it at full precision.
     """
     from .parsing import parse_equation
 
@@ -751,14 +929,17 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
                                f"solutions {sols}")
         f = sols[0]
     vals = Profile._normalise_values(f, values or {})
-    f = f.xreplace(vals)
+    # every Float (a decimal in the equation, a float value or target) as the exact
+    # rational it stores: the naive noise is then exact, and the refined one is compared
+    # with it at full precision instead of against a 15-digit rounding of it
+    f = _exact_floats(f.xreplace(vals))
     free = f.free_symbols - {v, d}
     if free:
         names = ", ".join(sorted(map(str, free)))
         from .errors import UnboundParameterError
 
         raise UnboundParameterError(f"refine_calibration needs values for: {names}")
-    e_t, d_t = sympy.sympify(eps), sympy.sympify(delta)
+    e_t, d_t = _exact_floats(sympy.sympify(eps)), _exact_floats(sympy.sympify(delta))
     if not (e_t.is_number and d_t.is_number) or e_t < 0 or not (0 < d_t < 1):
         raise DomainError(f"the target must have eps >= 0 and 0 < delta < 1, "
                           f"got eps={eps!r}, delta={delta!r}")
@@ -800,15 +981,24 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
                 f2 = F_mp(c2)
             if b - a < mpmath.eps * 4:
                 break
-        cands = [(F_mp(p), p) for p in (a, b, c1, c2, em)]
+        cands = [(F_mp(p), p) for p in (a, b, c1, c2)]
         best_f, best_e = min(cands)
+        if not best_f < F_mp(em):  # the naive point itself (f(eps, delta)) is the best
+            best_f, best_e = F_mp(em), em
         best_d = d0_of(best_e)
         # f must not increase with delta0, else the tight delta0 is not the best choice
         if F_mp(best_e) > f_mp(best_e, best_d * mpmath.mpf("0.999")):
             raise ProfileError(f"the noise {f} increases with delta near "
                                f"eps0={mpmath.nstr(best_e, 8)}; not a trade-off equation")
-        return Calibration(sigma=sympy.Float(best_f, dps), eps0=sympy.Float(best_e, dps),
+        # rounded up to dps digits: any noise above the infimum is valid, below it is not
+        sigma = sympy.Float(best_f * (1 + mpmath.mpf(10) ** (1 - dps)), dps)
+        return Calibration(sigma=sigma, eps0=sympy.Float(best_e, dps),
                            delta0=sympy.Float(best_d, dps), sigma_naive=naive)
+
+
+def _exact_floats(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with every SymPy Float replaced by the rational number it stores."""
+    return expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
 
 
 # -- subsampling -----------------------------------------------------------------------------
