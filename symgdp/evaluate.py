@@ -297,6 +297,16 @@ def _float_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
                              sympy.And, sympy.Or, sympy.Not, ExprCondPair)) \
             or isinstance(expr, LogDeltaRoot):
         return expr
+    if isinstance(expr, sympy.log) and isinstance(expr.args[0], sympy.Add) \
+            and sympy.S.One in expr.args[0].args:
+        # before the argument's own rewrites: log(1 + t) is log1p(t); log(1 - e^u) is
+        # log1p(-e^u) where e^u < 1/2 and log(-expm1(u)) where e^u is near 1
+        t = expr.args[0] - 1
+        if isinstance(-t, sympy.exp):
+            u = _float_form((-t).args[0], var)
+            return sympy.Piecewise((log1p(-sympy.exp(u)), u < -math.log(2)),
+                                   (sympy.log(-expm1(u)), True))
+        return log1p(_float_form(t, var))
     args = [_float_form(a, var) for a in expr.args]
     out = expr.func(*args) if args != list(expr.args) else expr
     if isinstance(out, sympy.log) and isinstance(out.args[0], sympy.Add) \
