@@ -27,6 +27,7 @@ Usage::
 
     python benchmarks/bench_measure.py            # full run
     python benchmarks/bench_measure.py --quick    # a few profiles only
+    python benchmarks/bench_measure.py --only RR  # some rows, printed only
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ def profiles(quick: bool) -> list[tuple[str, Any]]:
               ("SGD family A = B = σ = 1, refined", mechanisms.sgd_family(1, 1, 1).refine()),
               ("ICEA m = 100, n = 1000, refined", mechanisms.shuffle_sum(100, 1000).refine())]
     items += [(f"{k}-fold RR, ε₀ = 0.2", composition.optimal_pure_dp(0.2, k))
-              for k in (10, 50, 200)]
+              for k in (10, 50, 200, 1000)]
     items += [(f"subsampled Laplace ε₀ = 1, γ = {g:g}", mechanisms.laplace(1.0).subsample(g))
               for g in (0.2, 0.5)]
     items += [(f"subsampled Gaussian μ = 1, γ = {g:g}",
@@ -185,6 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--cap-1e9", type=float, default=3.0,
                     help="run certified tol 1e-9 only where tol 1e-6 took below this (s)")
     ap.add_argument("--no-write", action="store_true", help="print only")
+    ap.add_argument("--only", default="",
+                    help="only the profiles whose label contains this text (print only)")
     args = ap.parse_args(argv)
     info = machine({"NumPy": np.__version__, "SciPy": scipy.__version__,
                     "SymPy": sympy.__version__, "mpmath": mpmath.__version__,
@@ -192,11 +195,13 @@ def main(argv: list[str] | None = None) -> None:
     rate = staircase_rate()
     results = []
     for label, p in profiles(args.quick):
+        if args.only and args.only not in label:
+            continue
         results.append((label, bench_one(p, args)))
         print(f"{label}: done", flush=True)
     section = render(results, info, rate, args)
     print(section)
-    if not args.no_write:
+    if not (args.no_write or args.only):
         write_section(section, START, END)
 
 

@@ -670,10 +670,13 @@ def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
     lines = [str(r),
-             f"  epsilon at delta={args.delta:g}: guaranteed (from mu_upper) "
+             f"  every valid mu on this head is >= {r.mu_floor:.6f} (mechanism-level "
+             "lower bound)",
+             f"  epsilon at delta={args.delta:g}: guaranteed {r.eps_certified:.4f} "
+             "(certified profile), "
              + (f"{eps:.4f}" if eps is not None else "n/a")
-             + f"; dp_accounting PLD {r.eps_pld:.4f}; Renyi {r.eps_rdp:.4f}; "
-             f"CLT {r.eps_clt:.4f} (approximate)",
+             + f" (from mu_upper); dp_accounting PLD {r.eps_pld:.4f} (float64, no "
+             f"error bound); Renyi {r.eps_rdp:.4f}; CLT {r.eps_clt:.4f} (approximate)",
              f"  Renyi bound alone: mu <= {r.mu_rdp:.6f}"]
     stdout.write("\n".join(lines) + "\n")
     return 0

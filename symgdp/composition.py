@@ -23,18 +23,23 @@ response, taken with probability :math:`w_i = \binom{k}{i} p^{k-i} q^{i}`.
 * GDP composition (Dong, Roth & Su 2021, Cor. 3.3): :math:`\mu = \sqrt{k}\,\mu_0`, and
   :math:`\varepsilon` at level :math:`\delta` solves :math:`\delta_\mu(\varepsilon) = \delta`.
 
+The profile of :func:`optimal_pure_dp` is handled piece by piece: between consecutive
+levels it is :math:`\delta(L_u) - C_u\,\mathrm{expm1}(\varepsilon - L_u)`, two
+non-negative terms whose constants are computed once in ball arithmetic, so float, high
+precision and certified evaluation all avoid the binomial sum, at any :math:`k`.
+
 The GDP measurements (``gdp_laplace``, ``gdp_summary``) bound
-:math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with the interval
-bound of theory §6, :math:`\mu_{GDP}(x, \delta(y)) \le G(\varepsilon) \le
-\mu_{GDP}(y, \delta(x))` on :math:`[x, y]`, refined by branch and bound.  Both profiles are
-0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head bound covers the
-whole range.  This module evaluates them with the exact log-space formulas above rather
-than through a generic :class:`~symgdp.profile.Profile`, which is what keeps
-:func:`table` well under a second.
+:math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
+:func:`symgdp.measure.measure` (first-order search, every bound proved in ball
+arithmetic) on the same exact pieces (the Laplace profile is one such piece).  Both
+profiles are 0 from :math:`k\varepsilon_0` (resp. :math:`\varepsilon_0`) on, so the head
+bound covers the whole range.
 """
 
 from __future__ import annotations
 
+import bisect
+import fractions
 import functools
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -45,9 +50,10 @@ from typing import Any
 import mpmath
 import numpy as np
 import sympy
-from scipy import special
+from flint import arb, ctx, fmpq
 
-from .errors import DomainError
+from .errors import DomainError, PrecisionError
+from .firstorder import FirstOrder
 from .gaussian import eps_gdp, mu_from_pure_dp
 from .mechanisms import EPS0
 from .profile import Profile, sympify_value
@@ -82,7 +88,6 @@ ROWS = ("basic", "advanced", "rdp", "rdp_tight", "gdp", "gdp_laplace", "clt", "p
 #: rows that are approximations, never guarantees
 APPROXIMATE_ROWS = ("clt",)
 
-_CHUNK = 1 << 21  # matrix entries per block in optimal_log_delta (memory bound)
 
 
 def _is_symbolic(*args: Any) -> bool:
@@ -267,12 +272,11 @@ def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
               \bigl(e^{(k-i)\varepsilon_0} - e^{\varepsilon + i\varepsilon_0}\bigr)_+ .
 
     ``eps0`` and ``k`` may be numbers (bound values of :data:`~symgdp.mechanisms.EPS0` and
-    :data:`K`) or SymPy symbols.  The expression is the single source of truth and is
-    what :class:`Profile` evaluates; float64 evaluation of the binomial sum through
-    ``lambdify`` is fine up to :math:`k \approx 500` (beyond that the binomial
-    coefficients overflow and :class:`Profile` falls back to slow mpmath).  For numeric
-    work at any :math:`k` use :func:`optimal_log_delta` and :func:`optimal_eps`, which
-    evaluate the same sum in log space.
+    :data:`K`) or SymPy symbols.  The expression is the source of truth for symbolic
+    work; with both bound, every numeric route (float64, :meth:`~Profile.mp`, ball
+    arithmetic and :meth:`~Profile.measure`, certified by default) evaluates the same
+    profile through its exact pieces between consecutive loss levels (see the module
+    docstring), never the binomial sum, so it is fast and exact at any :math:`k`.
 
     Example:
         >>> p = optimal_pure_dp(0.2, 50)
@@ -295,149 +299,366 @@ def optimal_pure_dp(eps0: Any, k: Any) -> Profile:
             raise DomainError(f"eps0 must be a finite number > 0, got {eps0!r}")
         e0 = EPS0
         vals[EPS0] = v
-    term = sympy.binomial(kk, _I) * sympy.Max(
-        sympy.exp((kk - _I) * e0) - sympy.exp(_EPS + _I * e0), 0)
-    expr = sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
-    return _OptimalProfile(expr, vals, name="optimal composition",
+    return _OptimalProfile(_kov_expr(kk, e0), vals, name="optimal composition",
                            reference="Kairouz, Oh & Viswanath (2015), Theorem 3.3")
 
 
+@functools.lru_cache(maxsize=16)
+def _kov_expr(kk: sympy.Expr, e0: sympy.Expr) -> sympy.Expr:
+    """The KOV sum in k and eps0 (built once: SymPy's Max is slow to construct)."""
+    term = sympy.binomial(kk, _I) * sympy.Max(
+        sympy.exp((kk - _I) * e0) - sympy.exp(_EPS + _I * e0), 0)
+    return sympy.Sum(term, (_I, 0, kk)) / (1 + sympy.exp(e0)) ** kk
+
+
 class _OptimalProfile(Profile):
-    """The KOV profile: the SymPy sum stays the source of truth for symbolic and certified
-    work; with eps0 and k bound, float and high-precision evaluation use the exact
-    log-space form of :func:`optimal_log_delta` (the binomial sum would overflow float64
-    from k = 171 on and is slow well before)."""
+    """The KOV profile.  The SymPy sum stays the source of truth for symbolic work; with
+    eps0 and k bound, every numeric route -- float64, high precision, ball arithmetic and
+    the first-order search of :func:`symgdp.measure.measure` -- uses the exact piecewise
+    form of :class:`_KovPieces` (no sum is expanded, compiled or differentiated)."""
 
     __slots__ = ()
 
-    def _numbers(self) -> tuple[float, int] | None:
-        vals = {s.name: v for s, v in self.values.items()}
-        e0, k = vals.get(EPS0.name), vals.get(K.name)
-        if self.var != _EPS or e0 is None or k is None or self.unbound_symbols:
-            return None
-        return float(e0), int(k)
+    def _pieces(self) -> _KovPieces | None:
+        c = self._cache
+        if "kov" not in c:
+            # the expression's only parameters are eps0 and k (free_symbols of the Sum
+            # would rebuild it: slow, so the values are looked at directly)
+            vals = {s.name: v for s, v in self.values.items()}
+            e0, k = vals.get(EPS0.name), vals.get(K.name)
+            bound = (self.var == _EPS and e0 is not None and k is not None
+                     and not (e0.free_symbols or k.free_symbols))
+            c["kov"] = _kov_pieces(e0, int(k)) if bound else None
+        return c["kov"]
+
+    @property
+    def unbound_symbols(self) -> set[sympy.Symbol]:
+        # eps0 and k bound: nothing else is free (the Sum's own free_symbols is slow)
+        return set() if self._pieces() is not None else super().unbound_symbols
 
     def log_delta(self, eps: Any) -> Any:
-        nums = self._numbers()
-        if nums is None:
+        kov = self._pieces()
+        if kov is None:
             return super().log_delta(eps)
         from .pld import eps_array
 
         eps_array(eps)  # refuses NaN and negative eps
-        return _kov_log_delta_direct(nums[0], nums[1], np.asarray(eps, dtype=np.float64))
+        x = np.asarray(eps, dtype=np.float64)
+        out = kov.log_delta(x.reshape(-1)).reshape(x.shape)
+        return float(out) if np.ndim(eps) == 0 else out
 
     def __call__(self, eps: Any) -> Any:
-        if self._numbers() is None:
+        if self._pieces() is None:
             return super().__call__(eps)
         y = np.exp(self.log_delta(eps))
         return float(y) if np.ndim(eps) == 0 else y
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
-        nums = self._numbers()
-        if nums is None:
+        kov = self._pieces()
+        if kov is None:
             return super().mp(eps, dps=dps)
-        return _kov_mp(nums[0], nums[1], eps, dps)
+        return kov.mp(eps, dps)
 
     def _mp_log(self, e: float) -> float:
-        nums = self._numbers()
-        if nums is None:
+        kov = self._pieces()
+        if kov is None:
             return super()._mp_log(e)
-        v = _kov_mp(nums[0], nums[1], e, 30)
-        return float(mpmath.log(v)) if v > 0 else -math.inf
+        return kov.log_float(e)
 
     def refine(self, *, timeout: float | None = None, dps: int = 40) -> Profile:
         # an exact profile of a mechanism: the partial-order refinement leaves it unchanged
-        return self if self._numbers() is not None else super().refine(timeout=timeout, dps=dps)
+        return self if self._pieces() is not None else super().refine(timeout=timeout, dps=dps)
 
     def validate(self, *, timeout: float | None = None) -> Profile:
-        # a profile by Kairouz, Oh & Viswanath's theorem; the grid check is cheap here
-        if self._numbers() is None:
+        # a profile by Kairouz, Oh & Viswanath's theorem (each term is non-increasing)
+        if self._pieces() is None:
             return super().validate(timeout=timeout)
         return self
 
+    def arb_delta(self) -> Callable[[Any], arb] | None:
+        """Ball enclosure of the profile (:func:`symgdp.interval.profile_arb` uses it),
+        ``None`` while a parameter is unbound."""
+        kov = self._pieces()
+        return None if kov is None else kov.arb_delta
+
+    def first_order(self, *, timeout: float | None = None) -> Any:
+        """The first-order machinery of :func:`symgdp.measure.measure` on the exact pieces
+        (``None`` while a parameter is unbound: the generic route then decides)."""
+        kov = self._pieces()
+        return None if kov is None else _KovFirstOrder(kov)
+
+
+class _KovPieces:
+    r"""The KOV profile of :math:`k`-fold :math:`\varepsilon_0`-DP, piece by piece.
+
+    With the positive loss levels :math:`L_u = (k - 2u)\varepsilon_0`,
+    :math:`u = 0, \dots, n - 1` (:math:`n = \lceil k/2\rceil`), on the piece
+    :math:`[\max(L_{u+1}, 0), L_u]` the profile is
+
+    .. math:: \delta(\varepsilon) = D_u - C_u\,\mathrm{expm1}(\varepsilon - L_u),\qquad
+              C_u = \sum_{i \le u} w_i e^{L_u - L_i},\quad
+              D_u = \delta(L_u) = \sum_{i < u} w_i (1 - e^{L_u - L_i}),
+
+    and 0 from :math:`L_0 = k\varepsilon_0` on: two non-negative terms, so nothing
+    cancels, also as :math:`\delta \to 0` at :math:`k\varepsilon_0` (:math:`D_0 = 0`).
+    The constants follow from :math:`C_u = w_u + e^{-2\varepsilon_0} C_{u-1}` and
+    :math:`D_u = D_{u-1} - \mathrm{expm1}(-2\varepsilon_0)\,C_{u-1}` (sums of
+    non-negative terms), in ball arithmetic at any precision with :math:`\varepsilon_0`
+    exact.  On a piece :math:`\delta'' = \delta' < 0`, so :math:`\delta`, :math:`\delta'`
+    and :math:`(\log\delta)' = \delta'/\delta` are decreasing there and
+    :math:`(\log\delta)'' = (\log\delta)'(1 - (\log\delta)') < 0`: each enclosure on an
+    interval is the hull of the end-point values of the pieces it meets.  At a level
+    :math:`(\log\delta)'` jumps up (the level's term stops), so ``"l2"`` is only given
+    inside one piece.  (A subclass may scale the exponent by a ``rate`` :math:`a`:
+    :math:`D_u - C_u\,\mathrm{expm1}(a(\varepsilon - L_u))`, with
+    :math:`(\log\delta)'' = (\log\delta)'(a - (\log\delta)')`.)
+    """
+
+    #: the profile is D_u - C_u expm1(rate (eps - L_u)) on each piece
+    rate = 1.0
+
+    def __init__(self, eps0: sympy.Expr, k: int) -> None:
+        from .interval import lambdify_arb
+
+        self.k, self.n = k, (k + 1) // 2
+        self.e0 = float(eps0)
+        self._e0_ball = lambdify_arb(eps0, _EPS)  # exact, or outward rounded
+        self._balls: dict[int, tuple[list[arb], list[arb], list[arb]]] = {}
+        mult = k - 2 * np.arange(self.n)
+        self.hi = mult * self.e0
+        self._neg_hi = (-self.hi).tolist()
+        # L_u = hi_u + lo_u exactly for the double eps0 (lo_u has at most ~11 significant
+        # bits): x - L_u is then (x - hi_u) - lo_u, accurate to rounding, and its sign exact
+        ex = fractions.Fraction(self.e0)
+        self.lo = np.array([float(int(m) * ex - fractions.Fraction(float(h)))
+                            for m, h in zip(mult, self.hi, strict=True)])
+        #: the smallest double >= k eps0 (from there on delta = 0)
+        self.top = float(self.hi[0] if self.lo[0] <= 0 else
+                         math.nextafter(self.hi[0], math.inf))
+        _, c, d = self._consts(128)
+        with ctx.workprec(128):
+            self.log_c = np.array([float(v.log().mid()) for v in c])
+            self.log_d = np.array([-math.inf] + [float(v.log().mid()) for v in d[1:]])
+
+    # -- constants ------------------------------------------------------------------------
+    def _consts(self, prec: int) -> tuple[list[arb], list[arb], list[arb]]:
+        """Levels L_u, C_u and D_u as balls at ``prec`` bits (cached)."""
+        # at least enough bits for (k - 2u) eps0 to be exact for a double eps0: the levels
+        # decide which piece a point lies on
+        prec = max(prec, 64 + self.k.bit_length())
+        v = self._balls.get(prec)
+        if v is None:
+            k = self.k
+            with ctx.workprec(prec):
+                e0 = self._e0_ball(0)
+                levels = [(k - 2 * u) * e0 for u in range(self.n)]
+                r = (-e0).exp()  # q/p
+                r2 = r * r
+                g = -(-2 * e0).expm1()
+                w = (1 / (1 + r)) ** k  # w_0 = p^k
+                c, d = [w], [arb(0)]
+                for u in range(1, self.n):
+                    w = w * (k - u + 1) / u * r  # w_u = binom(k, u) p^(k-u) q^u
+                    d.append(d[-1] + g * c[-1])
+                    c.append(w + r2 * c[-1])
+            v = self._balls[prec] = (levels, c, d)
+        return v
+
+    # -- float64 ---------------------------------------------------------------------------
+    def _above(self, x: np.ndarray) -> np.ndarray:
+        """Number of levels L_u > x, exactly (for the double eps0)."""
+        n = self.n
+        c = np.searchsorted(-self.hi, -x, side="left")  # float count of hi_u > x
+        # only the level nearest x can be misplaced by rounding (levels are 2 eps0 apart)
+        prev = np.maximum(c - 1, 0)
+        down = (c > 0) & ((x - self.hi[prev]) - self.lo[prev] >= 0)
+        nxt = np.minimum(c, n - 1)
+        up = (c < n) & ((x - self.hi[nxt]) - self.lo[nxt] < 0)
+        return c - down + up
+
+    def log_delta(self, x: np.ndarray) -> np.ndarray:
+        """log delta at the points ``x >= 0`` (a 1-d array), -inf from k eps0 on."""
+        u = self._above(x) - 1
+        out = np.full(x.shape, -np.inf)
+        act = u >= 0
+        if np.any(act):
+            ua, xa = u[act], x[act]
+            s = np.minimum((xa - self.hi[ua]) - self.lo[ua], 0.0) * self.rate
+            with np.errstate(divide="ignore"):
+                t = self.log_c[ua] + np.log(-np.expm1(s))
+            out[act] = np.logaddexp(self.log_d[ua], t)
+        return np.minimum(out, 0.0)
+
+    def eps_for(self, d: np.ndarray) -> np.ndarray:
+        """The eps >= 0 with delta(eps) = d, for each d in (0, 1], exactly per piece."""
+        ld = np.log(d)
+        log_d0 = float(self.log_delta(np.zeros(1))[0])
+        # the piece u with D_u <= d < D_{u+1} (D_u = delta(L_u) increases with u)
+        u = np.searchsorted(self.log_d, ld, side="right") - 1
+        # d = D_u - C_u expm1(eps - L_u)  =>  eps = L_u + log1p(-(d - D_u)/C_u); targets
+        # at or above delta(0) (answer 0) may give NaN here and are masked below
+        with np.errstate(divide="ignore", invalid="ignore"):
+            gap = ld + np.log(-np.expm1(self.log_d[u] - ld))  # log(d - D_u)
+            val = (self.hi[u] + self.lo[u]) + np.log1p(-np.exp(gap - self.log_c[u])) / self.rate
+        below = np.where(u + 1 < self.n, self.hi[np.minimum(u + 1, self.n - 1)], 0.0)
+        val = np.clip(np.nan_to_num(val, nan=0.0), np.maximum(below, 0.0), self.hi[u])
+        return np.where(ld >= log_d0, 0.0, val)
+
+    # -- ball arithmetic --------------------------------------------------------------------
+    def ball(self, x: Any, kind: str = "delta") -> arb:
+        r"""Enclosure on the ball ``x`` of :math:`\delta` (``"delta"``), :math:`\delta'`
+        (``"d1"``), :math:`(\log\delta)'` (``"l1"``) or :math:`(\log\delta)''` (``"l2"``,
+        NaN unless ``x`` lies in one piece) at the working precision."""
+        parts = self.parts(x, kind)
+        out = parts[0]
+        for v in parts[1:]:
+            out = out.union(v)
+        return out
+
+    def parts(self, x: Any, kind: str = "delta") -> tuple[arb, ...]:
+        """One enclosure per piece the ball ``x`` meets (see :meth:`ball`), and an exact 0
+        for ``[k eps0, inf)`` (``"delta"``, ``"d1"``) where it reaches that far.  The
+        profile is continuous, so each of them <= 0 for ``"d1"`` proves it non-increasing
+        on ``x`` -- also where their union cannot show it (a ball cannot end exactly at
+        0, so the hull of a negative derivative and the 0 beyond k eps0 crosses 0)."""
+        levels, c, d = self._consts(ctx.prec)
+        x = x if isinstance(x, arb) else arb(x)
+        if not x.is_finite():
+            return (arb("nan"),)
+        lo, hi = x.lower(), x.upper()
+        # pieces first..last may meet [lo, hi] (first = -1: so may [k eps0, inf)); an
+        # interval ending on a level meets the piece beyond it only at that point, where
+        # the one-sided values of the inner piece are the ones that matter (delta is
+        # continuous), so only a point on a level takes both sides
+        if x.rad() > 0:
+            first = self._count(levels, hi, lambda v: bool(v >= hi)) - 1
+            last = self._count(levels, lo, lambda v: not bool(v <= lo)) - 1
+        else:
+            first = self._count(levels, hi, lambda v: bool(v > hi)) - 1
+            last = self._count(levels, lo, lambda v: not bool(v < lo)) - 1
+        if first < 0 and kind in ("l1", "l2"):
+            return (arb("nan"),)  # log delta = -inf from k eps0 on
+        if kind == "l2" and first != last:
+            return (arb("nan"),)
+        out = []
+        for u in range(max(first, 0), last + 1):
+            a = lo if u == last else levels[u + 1].max(lo)
+            b = hi if u == first else levels[u].min(hi)
+            v = self._at(u, a, kind, levels[u], c[u], d[u])
+            if a is not b:
+                v = v.union(self._at(u, b, kind, levels[u], c[u], d[u]))
+            out.append(v)
+        if first < 0:  # delta = delta' = 0 from k eps0 on
+            out.append(arb(0))
+        return tuple(out) or (arb("nan"),)
+
+    def _count(self, levels: list[arb], t: arb, pred: Callable[[arb], bool]) -> int:
+        """Number of leading levels for which ``pred`` (monotone: true, then false) holds,
+        located in float64 and settled by exact comparisons of the neighbours."""
+        c = bisect.bisect_left(self._neg_hi, -float(t.mid()))
+        while c < self.n and pred(levels[c]):
+            c += 1
+        while c > 0 and not pred(levels[c - 1]):
+            c -= 1
+        return c
+
+    def _at(self, u: int, t: arb, kind: str, level: arb, c: arb, d: arb) -> arb:
+        # delta'' = rate delta' < 0, so (log delta)'' = (log delta)' (rate - (log delta)')
+        a = arb(self.rate)  # exact (1 or 1/2)
+        s = (t - level) * a
+        if kind == "delta":
+            return d - c * s.expm1()
+        d1 = -a * c * s.exp()
+        if kind == "d1":
+            return d1
+        val = d - c * s.expm1()
+        if not val > 0:
+            return arb("nan")
+        l1 = d1 / val
+        return l1 if kind == "l1" else l1 * (a - l1)
+
+    def arb_delta(self, x: Any) -> arb:
+        """Ball of delta at ``x`` (the :func:`symgdp.interval.profile_arb` convention)."""
+        return self.ball(x).min(arb(1))
+
+    def _exact_point(self, eps: Any) -> arb:
+        if isinstance(eps, (int, float, np.floating, np.integer)):
+            return arb(float(eps))
+        man, exp = mpmath.mpf(eps).man_exp
+        return arb(fmpq(int(man) << exp) if exp >= 0 else fmpq(int(man), 1 << -exp))
+
+    def mp(self, eps: Any, dps: int) -> mpmath.mpf:
+        """delta(eps) to ``dps`` digits, from the ball evaluation."""
+        t = self._exact_point(eps)
+        prec = int((dps + 10) * 3.33) + 16
+        for p in (prec, 2 * prec, 4 * prec):
+            with ctx.workprec(p):
+                v = self.ball(t)
+                if v.is_exact() or (v > 0 and v.rad() <= abs(v.mid()) * arb(10) ** -(dps + 5)):
+                    man, exp = v.mid().man_exp()
+                    with mpmath.workdps(dps):
+                        return +mpmath.ldexp(mpmath.mpf(int(man)), int(exp))
+        raise PrecisionError(f"could not evaluate the KOV profile at eps={eps!r} to "
+                             f"{dps} digits")
+
+    def log_float(self, e: float) -> float:
+        """log delta(e) to float64 accuracy (-inf from k eps0 on), also where delta is
+        within far less than 1e-16 of 1."""
+        t = arb(float(e))
+        for prec in (128, 256, 1024, 4096, 16384):
+            with ctx.workprec(prec):
+                v = self.ball(t).min(arb(1))
+                if v.is_exact() and v.is_zero():
+                    return -math.inf
+                if v > 0:
+                    lv = v.log()
+                    if lv.rad() <= abs(lv.mid()) * arb(2) ** -60:
+                        return float(lv.mid())
+        raise PrecisionError(f"log delta({e!r}) of the k-fold composition profile is "
+                             "too close to 0 to resolve")
+
 
 @functools.lru_cache(maxsize=32)
-def _kov_log_weights(e0: float, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Positive loss levels and log w_i, each correctly rounded (30-digit mpmath)."""
-    with mpmath.workdps(30):
-        e0m = mpmath.mpf(e0)
-        logz = k * mpmath.log1p(mpmath.exp(e0m))
-        n = (k + 1) // 2
-        lw = [float(mpmath.log(mpmath.binomial(k, i)) + (k - i) * e0m - logz)
-              for i in range(n)]
-    return (k - 2.0 * np.arange(n)) * e0, np.asarray(lw)
+def _kov_pieces(eps0: Any, k: int) -> _KovPieces:
+    return _KovPieces(sympify_value(eps0), k)
 
 
-def _kov_log_delta_direct(e0: float, k: int, x: np.ndarray) -> Any:
-    """log delta as a log-sum-exp of the positive terms w_i (1 - e^{eps - L_i}): relative
-    error a few ulps times the number of terms, which the O(k) recursion of
-    :func:`optimal_log_delta` cannot promise for large k (its error grows with k)."""
-    levels, lw = _kov_log_weights(e0, k)
-    flat = np.atleast_1d(x).ravel()
-    out = np.empty(flat.shape)
-    step = max(1, _CHUNK // max(levels.size, 1))
-    for s in range(0, flat.size, step):
-        xs = flat[s:s + step][:, None]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = lw[None, :] + np.log(-np.expm1(np.minimum(xs - levels[None, :], 0.0)))
-        t = np.where(levels[None, :] > xs, t, -np.inf)
-        m = t.max(axis=1)
-        fin = np.isfinite(m)
-        val = np.full(m.shape, -np.inf)
-        val[fin] = m[fin] + np.log(np.sum(np.exp(t[fin] - m[fin, None]), axis=1))
-        out[s:s + step] = val
-    out = np.minimum(out, 0.0)
-    return float(out[0]) if np.ndim(x) == 0 else out.reshape(np.shape(x))
+@functools.lru_cache(maxsize=32)
+def _laplace_piece(eps0: Any) -> _LaplacePiece:
+    return _LaplacePiece(sympify_value(eps0))
 
 
-def _kov_mp(e0: float, k: int, eps: Any, dps: int) -> mpmath.mpf:
-    """The KOV profile in mpmath as a sum of non-negative terms (no cancellation)."""
-    with mpmath.workdps(dps + 10):
-        e0m, x = mpmath.mpf(e0), mpmath.mpf(eps)
-        logz = k * mpmath.log1p(mpmath.exp(e0m))
-        total = mpmath.mpf(0)
-        for i in range((k + 1) // 2):
-            level = (k - 2 * i) * e0m
-            if level <= x:
-                break
-            w = mpmath.exp(mpmath.log(mpmath.binomial(k, i)) + (k - i) * e0m - logz)
-            total += w * -mpmath.expm1(x - level)
-        return +total
+class _KovFirstOrder(FirstOrder):
+    """:class:`~symgdp.firstorder.FirstOrder` for the KOV profile: the ball functions of
+    the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
+    end points of each piece) instead of compiled SymPy derivatives, and the levels are
+    the branch points."""
 
-
-def _levels(eps0: float, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Positive loss levels L_0 > L_1 > ... (L_i = (k - 2i) eps0), log w_i, log B_j and
-    log delta(L_j), all in log space.
-
-    On [L_j, L_{j-1}] the profile is affine in e^eps with slope -B_j, B_j = sum_{i<j} w_i
-    e^{-L_i}, so delta(eps) = delta(L_{j-1}) + B_j (e^{L_{j-1}} - e^eps): a sum of two
-    non-negative terms, and the kink values follow by the same recursion.  Nothing
-    cancels, and the cost is O(k).
-    """
-    i = np.arange(0, (k + 1) // 2, dtype=np.float64)  # exactly the i with k - 2i > 0
-    levels = (k - 2.0 * i) * eps0
-    log_binom = special.gammaln(k + 1.0) - special.gammaln(i + 1.0) - special.gammaln(k - i + 1.0)
-    # log(p^(k-i) q^i) = (k - i) eps0 - k log(1 + e^eps0)
-    log_w = log_binom + (k - i) * eps0 - k * np.logaddexp(0.0, eps0)
-    log_b = np.logaddexp.accumulate(log_w - levels)  # log B_{j+1}, j = 0..n-1
-    # delta(L_j) - delta(L_{j-1}) = B_j (e^{L_{j-1}} - e^{L_j}), j >= 1; delta(L_0) = 0
-    inc = log_b[:-1] + levels[:-1] + math.log(-math.expm1(-2.0 * eps0))
-    log_kink = np.concatenate([[-np.inf], np.logaddexp.accumulate(inc)])
-    return levels, log_w, log_b, log_kink
-
-
-def _locate(levels: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """Index j-1 of the upper kink: the number j of levels above x, minus one."""
-    # levels decrease; count of levels > x is searchsorted on the reversed array
-    n = levels.size
-    return n - np.searchsorted(levels[::-1], x, side="right") - 1
+    def __init__(self, kov: _KovPieces) -> None:  # no symbolic work at all
+        self._pvals = ()
+        self._f = functools.partial(kov.ball, kind="delta")
+        self._d1 = functools.partial(kov.ball, kind="d1")
+        self._l1 = functools.partial(kov.ball, kind="l1")
+        self._l2 = functools.partial(kov.ball, kind="l2")
+        self._d1_terms = []
+        self._parts = functools.partial(kov.parts, kind="d1")
+        # k eps0 (rounded up) splits the search where delta reaches 0; the other levels
+        # are not needed as cuts (an enclosure across a level is the hull of both sides)
+        self.branch_points = (kov.top,)
+        self._downs, self._jumps = [], []
+        self._cache, self._lcache, self._on_cache = {}, {}, {}
+        self._dcache, self._direct_cache = {}, {}
+        self._gauss_mu, self._gauss_cache = math.nan, {}
+        self.count = 0
+        self.ball_count = 0
 
 
 def optimal_log_delta(eps0: float, k: int, eps: Any) -> Any:
     r""":math:`\log\delta(\varepsilon)` of :func:`optimal_pure_dp`, vectorised over
-    :math:`\varepsilon \ge 0`, in log space and without cancellation (every quantity is a
-    sum of non-negative terms); ``-inf`` from :math:`k\varepsilon_0` on.  Cost
-    :math:`O(k + N\log k)` for :math:`N` points.
+    :math:`\varepsilon \ge 0`, in log space and without cancellation: on each piece
+    between consecutive loss levels the profile is a sum of two non-negative terms with
+    constants computed once in ball arithmetic; ``-inf`` from :math:`k\varepsilon_0` on.
+    Cost :math:`O(k)` once per :math:`(\varepsilon_0, k)`, then :math:`O(\log k)` per point.
 
     Example:
         >>> round(math.exp(optimal_log_delta(0.2, 50, 1.0)), 12)
@@ -448,25 +669,15 @@ def optimal_log_delta(eps0: float, k: int, eps: Any) -> Any:
     x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
     if np.any(~(x >= 0)):
         raise DomainError(f"eps must be >= 0, got {x[~(x >= 0)][0]!r}")
-    levels, _, log_b, log_kink = _levels(e0, kk)
-    out = np.full(x.shape, -np.inf)
-    u = _locate(levels, x)  # upper kink L_u; active terms i = 0..u
-    act = u >= 0
-    if np.any(act):
-        uu, xa = u[act], x[act]
-        up = levels[uu]
-        with np.errstate(divide="ignore"):
-            slope = log_b[uu] + up + np.log(-np.expm1(xa - up))
-        out[act] = np.logaddexp(log_kink[uu], slope)
-    np.minimum(out, 0.0, out=out)
+    out = _kov_pieces(e0, kk).log_delta(x.reshape(-1)).reshape(x.shape)
     return float(out[0]) if scalar else out
 
 
 def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
     r"""The :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) = \delta` for the
-    optimal composition profile, solved exactly: on :math:`[L_j, L_{j-1}]`,
-    :math:`\delta(\varepsilon) = \delta(L_{j-1}) + B_j(e^{L_{j-1}} - e^{\varepsilon})` with
-    :math:`B_j = \sum_{i<j} w_i e^{-L_i}`.
+    optimal composition profile, solved exactly: on :math:`[L_{u+1}, L_u]`,
+    :math:`\delta(\varepsilon) = \delta(L_u) - C_u\,\mathrm{expm1}(\varepsilon - L_u)`
+    with :math:`C_u = \sum_{i\le u} w_i e^{L_u - L_i}`.
 
     Example:
         >>> e = optimal_eps(0.2, 50, 1e-3)
@@ -475,49 +686,69 @@ def optimal_eps(eps0: float, k: int, delta: Any) -> Any:
     """
     e0, kk = _check_eps0(eps0), _check_k(k)
     scalar, d = _delta_array(delta)
-    levels, _, log_b, log_kink = _levels(e0, kk)
-    ld = np.log(d)
-    log_d0 = optimal_log_delta(e0, kk, 0.0)
-    # index of the upper kink: the last kink whose delta is still below the target
-    u = np.searchsorted(log_kink, ld, side="right") - 1
-    up = levels[u]
-    # e^eps = e^U - (delta - delta(U)) / B  =>  eps = U + log1p(-(delta - delta(U))/(B e^U))
-    # targets at or above delta(0) (answer 0) give NaN here and are masked below
-    with np.errstate(divide="ignore", invalid="ignore"):
-        gap = ld + np.log(-np.expm1(log_kink[u] - ld))  # log(delta - delta(U))
-        val = up + np.log1p(-np.exp(gap - log_b[u] - up))
-    lower = np.where(u + 1 < levels.size, levels[np.minimum(u + 1, levels.size - 1)], 0.0)
-    out = np.where(ld >= log_d0, 0.0, np.clip(np.nan_to_num(val, nan=0.0), lower, up))
-    return _out(scalar, out)
+    return _out(scalar, _kov_pieces(e0, kk).eps_for(d))
 
 
 # -- GDP measurement by branch and bound --------------------------------------------------
-class _LogProfile:
-    """A profile given only by a vectorised log delta (what :func:`symgdp.measure.measure`
-    needs), for the fast closed-form evaluators of this module."""
+class _LaplacePiece(_KovPieces):
+    r"""The Laplace profile :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+`
+    (:func:`symgdp.mechanisms.laplace`) in the same form: one piece, :math:`D_0 = 0`,
+    :math:`C_0 = 1`, :math:`L_0 = \varepsilon_0`, rate 1/2."""
 
-    def __init__(self, log_delta: Callable[[np.ndarray], np.ndarray]) -> None:
-        self._log_delta = log_delta
+    rate = 0.5
+
+    def __init__(self, eps0: sympy.Expr) -> None:
+        super().__init__(eps0, 1)
+
+    def _consts(self, prec: int) -> tuple[list[arb], list[arb], list[arb]]:
+        prec = max(prec, 64)
+        v = self._balls.get(prec)
+        if v is None:
+            with ctx.workprec(prec):
+                v = self._balls[prec] = ([self._e0_ball(0)], [arb(1)], [arb(0)])
+        return v
+
+
+class _PiecesProfile:
+    """What :func:`symgdp.measure.measure` needs of a profile, from exact pieces alone
+    (no SymPy expression to build): float and high-precision values, the ball
+    evaluation and the first-order machinery."""
+
+    def __init__(self, pieces: _KovPieces) -> None:
+        self._pieces = pieces
 
     def log_delta(self, eps: Any) -> np.ndarray:
-        return np.asarray(self._log_delta(np.asarray(eps, dtype=np.float64)))
+        x = np.asarray(eps, dtype=np.float64)
+        return self._pieces.log_delta(x.reshape(-1)).reshape(x.shape)
+
+    def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
+        return self._pieces.mp(eps, dps)
+
+    def _mp_log(self, e: float) -> float:
+        return self._pieces.log_float(e)
+
+    def arb_delta(self) -> Callable[[Any], arb]:
+        return self._pieces.arb_delta
+
+    def first_order(self, *, timeout: float | None = None) -> Any:
+        return _KovFirstOrder(self._pieces)
 
 
-def _sup_gdpt(log_delta: Callable[[np.ndarray], np.ndarray], eps_z: float,
-              tol: float) -> tuple[float, float, float]:
-    """Guaranteed (lower, upper, argmax) of sup G for a non-increasing profile that is 0
-    from eps_z on, by the branch-and-bound of :func:`symgdp.measure.measure` on
-    [0, eps_z] (which is then the whole supremum)."""
+def _sup_gdpt(pieces: _KovPieces, tol: float) -> tuple[float, float]:
+    """Certified (lower, upper) of sup G over [0, inf) for a profile given by exact
+    pieces: :func:`symgdp.measure.measure` on [0, L_0] (the profile is 0 beyond)."""
     from .measure import measure
 
-    m = measure(_LogProfile(log_delta), eps_h=eps_z, tol=tol, refine=False, identify=False)
-    return m.lower, m.upper, m.argmax
+    m = measure(_PiecesProfile(pieces), eps_h=pieces.top, tol=tol, refine=False,
+                identify=False)
+    return m.lower, m.upper
 
 
 def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the Laplace
-    mechanism with :math:`\varepsilon_0 = \Delta/b`, measured from its exact profile
-    :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+` (:func:`symgdp.mechanisms.laplace`).
+    mechanism with :math:`\varepsilon_0 = \Delta/b`, measured (certified, gap at most
+    ``tol``) from its exact profile :math:`(1 - e^{(\varepsilon - \varepsilon_0)/2})_+`
+    (:func:`symgdp.mechanisms.laplace`).
     The closed form :math:`-2\Phi^{-1}(e^{-\varepsilon_0/2}/2)` (the GDPT at
     :math:`\varepsilon = 0`) lies in the bracket; the tests check it independently.
 
@@ -526,32 +757,23 @@ def laplace_mu(eps0: float, *, tol: float = 1e-8) -> tuple[float, float]:
         >>> round(lo, 9), up - lo < 1e-8
         (0.239105584, True)
     """
-    e0 = _check_eps0(eps0)
-
-    def log_delta(x: np.ndarray) -> np.ndarray:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            v = np.log(-np.expm1(np.minimum(x - e0, 0.0) / 2.0))
-        return np.where(x < e0, v, -np.inf)
-
-    lower, upper, _ = _sup_gdpt(log_delta, e0, tol)
-    return lower, upper
+    return _sup_gdpt(_laplace_piece(_check_eps0(eps0)), tol)
 
 
 def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]:
     r"""Guaranteed bounds (lower, upper) on the tightest GDP :math:`\mu` of the optimal
     :math:`k`-fold composition profile (the "GDP summary" of theory §8):
-    :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))` with
-    :math:`\delta` from :func:`optimal_log_delta`, bracketed by
-    :func:`symgdp.measure.measure` (float64 rounding allowed for; gap at most ``tol``).
+    :math:`\sup_\varepsilon \mu_{GDP}(\varepsilon, \delta(\varepsilon))`, measured by
+    :func:`symgdp.measure.measure` on the exact pieces of :func:`optimal_pure_dp` over
+    :math:`[0, k\varepsilon_0]` (the profile is 0 beyond), certified in ball
+    arithmetic; gap at most ``tol``.
 
     Example:
         >>> lo, up = optimal_mu(0.2, 50)
         >>> up - lo < 1e-8
         True
     """
-    e0, kk = _check_eps0(eps0), _check_k(k)
-    lower, upper, _ = _sup_gdpt(lambda x: optimal_log_delta(e0, kk, x), kk * e0, tol)
-    return lower, upper
+    return _sup_gdpt(_kov_pieces(_check_eps0(eps0), _check_k(k)), tol)
 
 
 _ROW_TEXT = {

@@ -78,6 +78,9 @@ _LOG_REL_TOL = 1e-13
 # Symbolic preparation of an expression at most this large (sympy.count_ops, no Sum) runs
 # in-process; larger ones run under the time budget of symgdp._bounded.
 _SMALL_OPS = 300
+# A finite sum whose terms' zero conditions have no compact form is written out only up
+# to this many terms (see _sum_zero_condition).
+_SHORT_SUM = 64
 
 
 def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
@@ -241,12 +244,7 @@ def _zero_condition(expr: sympy.Expr) -> Any:
     if isinstance(expr, sympy.Pow) and expr.exp.is_positive is True:
         return _zero_condition(expr.base)
     if isinstance(expr, sympy.Sum) and len(expr.limits) == 1:
-        i, lo, hi = expr.limits[0]
-        if lo.is_Integer and hi.is_Integer and 0 <= int(hi) - int(lo) <= 2000:
-            zs = [_zero_condition(expr.function.xreplace({i: sympy.Integer(j)}))
-                  for j in range(int(lo), int(hi) + 1)]
-            return sympy.false if any(z is sympy.false for z in zs) else sympy.And(*zs)
-        return sympy.false
+        return _sum_zero_condition(expr)
     if isinstance(expr, sympy.Add):
         # a sum is structurally zero where every term is (the exact k-fold profile)
         zs = [_zero_condition(t) for t in expr.args]
@@ -670,6 +668,31 @@ _KNOWN: dict[str, Any] = {
     "erf": lambda t, e, v: ("a", 2.0 / math.sqrt(math.pi) * e + _SU * np.abs(v)),
     "atan": lambda t, e, v: ("a", e + _EU * np.abs(v)),
 }
+
+def _sum_zero_condition(expr: sympy.Sum) -> Any:
+    """``_zero_condition`` of a finite sum, without writing it out term by term.
+
+    The summand's condition is derived once with the index symbolic.  Where it is a
+    non-strict inequality ``g(i) <= 0`` (the form a ``Max(..., 0)`` term gives, e.g. the
+    k-fold composition profile), the sum is zero where ``Sum(Max(g(i), 0)) <= 0``: a
+    sum of non-negative numbers, zero exactly when every ``g(i) <= 0``, which stays one
+    compact expression (a loop over ``i`` when compiled).  Other conditions are written
+    out only for short sums.
+    """
+    i, lo, hi = expr.limits[0]
+    if not (lo.is_Integer and hi.is_Integer) or int(hi) < int(lo):
+        return sympy.false
+    z = _zero_condition(expr.function)
+    if z is sympy.false or z is sympy.true:
+        return z
+    if isinstance(z, (sympy.LessThan, sympy.GreaterThan)):
+        g = z.lhs - z.rhs if isinstance(z, sympy.LessThan) else z.rhs - z.lhs
+        return sympy.Sum(sympy.Max(g, 0), (i, lo, hi)) <= 0
+    if int(hi) - int(lo) > _SHORT_SUM:
+        return sympy.false
+    zs = [z.xreplace({i: sympy.Integer(j)}) for j in range(int(lo), int(hi) + 1)]
+    return sympy.false if any(c is sympy.false for c in zs) else sympy.And(*zs)
+
 
 class Evaluator:
     """The numeric side of one bound profile, compiled lazily and cached.

@@ -510,7 +510,13 @@ def profile_arb(profile: Any) -> Callable[[Any], arb]:
     (values above 1 read as 1), compiled once per expression and parameter values.
 
     Parameter values enter exactly (a float parameter is the double it holds), so the
-    enclosure is of the profile with exactly those parameters."""
+    enclosure is of the profile with exactly those parameters.  A profile with its own
+    ball evaluation (a method ``arb_delta()`` returning it, e.g. the exact piecewise form
+    of the k-fold composition profile) is evaluated by that instead of its expression."""
+    own = getattr(profile, "arb_delta", None)
+    f = own() if callable(own) else None
+    if f is not None:
+        return f
     profile.require_bound()
     values = tuple(sorted(((s, sympy.sympify(v)) for s, v in profile.values.items()),
                           key=lambda sv: str(sv[0])))

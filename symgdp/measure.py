@@ -951,6 +951,8 @@ def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
 
     if not hasattr(p, "expr") or p.expr.has(sympy.Float):
         return None  # a 15-digit constant is not the exact Gaussian profile
+    if not p.expr.has(sympy.erf, sympy.erfc):
+        return None  # _gaussian_identity needs erfc atoms: no child process for that
     try:
         mu = run_bounded(_gaussian_identity, p.expr, p.var, timeout=timeout)
     except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
@@ -1004,6 +1006,9 @@ def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
     evaluation of the profile and its derivative."""
     from .firstorder import FirstOrder
 
+    own = getattr(p, "first_order", None)  # a profile with its own (e.g. exact pieces)
+    if callable(own) and (fo := own(timeout=timeout)) is not None:
+        return fo
     if not hasattr(p, "bound_expr"):
         return None
     try:

@@ -10,8 +10,8 @@ symgdp.measure when it is present.
 
 from __future__ import annotations
 
+import fractions
 import math
-import os
 
 import mpmath
 import numpy as np
@@ -70,7 +70,13 @@ def test_optimal_log_delta_matches_kov_sum(eps0, k):
         ref = kov_delta(eps0, k, x)
         assert ref > 0
         assert g == pytest.approx(float(mpmath.log(ref)), rel=1e-12, abs=1e-12)
-    assert C.optimal_log_delta(eps0, k, k * eps0) == -math.inf
+    # the exact level k*eps0 of the double eps0 (the float product may lie below it,
+    # where delta is still positive): 0 from the first double at or above it
+    top = fractions.Fraction(eps0) * k
+    zero = float(top) if fractions.Fraction(float(top)) >= top else \
+        math.nextafter(float(top), math.inf)
+    assert kov_delta(eps0, k, zero) == 0
+    assert C.optimal_log_delta(eps0, k, zero) == -math.inf
     assert C.optimal_log_delta(eps0, k, k * eps0 + 1.0) == -math.inf
 
 
@@ -176,10 +182,12 @@ def test_optimal_mu_brackets_tradeoff_route_and_mpmath_points(eps0, k):
 
 
 def test_gdp_summary_agrees_with_measure_module():
-    # reference: symgdp.measure's branch and bound on the Profile objects
+    # reference: symgdp.measure's zeroth-order branch and bound on the Profile objects (a
+    # second algorithm: optimal_mu runs the first-order search)
     measure = pytest.importorskip("symgdp.measure").measure
     lo, up = C.optimal_mu(0.2, 50)
-    m = measure(C.optimal_pure_dp(0.2, 50), eps_h=10.0, tol=1e-5, refine=False)
+    m = measure(C.optimal_pure_dp(0.2, 50), eps_h=10.5, tol=1e-5, refine=False,
+                method="branch-and-bound")
     assert max(lo, m.lower) <= min(up, m.upper) + 1e-12
     lo, up = C.laplace_mu(0.2)
     m = measure(M.laplace(0.2), eps_h=1.0, tol=1e-5, refine=False)
@@ -352,14 +360,3 @@ def test_optimal_profile_evaluates_for_large_k(k):
                                                rel=1e-12, abs=1e-13)
     assert p.log_delta(0.2 * k + 0.1) == -math.inf
     assert p.refine() is p
-
-
-@pytest.mark.skipif(not os.environ.get("SYMGDP_TEST_SCALE"),
-                    reason="slow (10-20 s): compiles the 172-term sum to ball arithmetic")
-def test_optimal_profile_measures_beyond_the_float_overflow():
-    # k = 171 raised OverflowError (171! in the float lambdify); reference: optimal_mu,
-    # the bracket of the same profile from the closed-form log-space evaluator
-    p = C.optimal_pure_dp(0.2, 171)
-    m = p.measure(eps_h=0.2 * 171 + 1, tol=1e-5)
-    lo, up = C.optimal_mu(0.2, 171, tol=1e-8)
-    assert m.lower <= up and lo <= m.upper and m.covers_tail

@@ -85,7 +85,7 @@ def test_clt_formula():
 
 @functools.lru_cache(maxsize=None)
 def _run(q: float, sigma: float, steps: int) -> object:
-    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3)
+    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3, floor=False)
 
 
 @functools.lru_cache(maxsize=None)
@@ -119,6 +119,10 @@ def test_dpsgd_bracket_is_valid_and_tight(q, sigma, steps):
     assert r.mu_upper <= r.mu_rdp + 1e-12  # the minimum of two bounds is never worse
     # (eps, delta) implied: never below dp_accounting's pessimistic epsilon
     assert r.eps_at(1e-5) >= r.eps_pld - 1e-9
+    # the certified epsilon: above the optimistic PLD's (a lower bound on the truth) and
+    # within the two PLDs' spread of dp_accounting's pessimistic one
+    opt = float(_optimistic_pld(q, sigma, steps).get_epsilon_for_delta(1e-5))
+    assert opt <= r.eps_certified <= r.eps_pld + (r.eps_pld - opt) + 1e-6
 
 
 def test_the_clt_underestimates_for_the_standard_case():
@@ -140,7 +144,7 @@ def test_renyi_tail_bounds_the_optimistic_pld():
 
 
 def test_eps_at_refuses_delta_below_the_failure_probability():
-    r = dpsgd(0.01, 1.0, 100, failure_prob=1e-8, tol=1e-3)
+    r = dpsgd(0.01, 1.0, 100, failure_prob=1e-8, tol=1e-3, floor=False, compare=False)
     with pytest.raises(DomainError):
         r.eps_at(1e-9)
     assert r.eps_at(1e-8) <= r.eps_h + 1e-12
@@ -150,6 +154,8 @@ def test_eps_at_refuses_delta_below_the_failure_probability():
     dict(q=0.0, sigma=1.0, steps=10), dict(q=1.5, sigma=1.0, steps=10),
     dict(q=0.1, sigma=0.0, steps=10), dict(q=0.1, sigma=1.0, steps=0),
     dict(q=0.1, sigma=1.0, steps=2.5), dict(q=0.1, sigma=1.0, steps=10, failure_prob=0.0),
+    dict(q=0.1, sigma=1.0, steps=10, floor_discretization=0.0),
+    dict(q=0.1, sigma=1.0, steps=10, value_discretization_interval=-1.0),
 ])
 def test_bad_input_is_refused(kw):
     with pytest.raises(DomainError):
@@ -160,10 +166,13 @@ def test_bad_input_is_refused(kw):
 def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
     # reference: q = 1 is T-fold Gaussian, exactly sqrt(T)/sigma-GDP (closed form); the
     # guaranteed upper end must be above it and close (the PLD is pessimistic, so even
-    # mu_lower, which brackets what the bound profile proves, may sit above it)
-    r = dpsgd(1.0, sigma, steps, tol=1e-3)
+    # mu_lower, which brackets what the bound profile proves, may sit above it), and the
+    # mechanism-level floor must be below it
+    r = dpsgd(1.0, sigma, steps, tol=1e-3, value_discretization_interval=1e-3,
+              compare=False)
     exact = math.sqrt(steps) / sigma
-    assert exact <= r.mu_upper <= exact + 2e-3
+    assert r.mu_floor <= exact <= r.mu_upper <= exact + 2e-3
+    assert exact - r.mu_floor < 0.02
 
 
 @pytest.mark.skipif(not os.environ.get("SYMGDP_TEST_SCALE"),
