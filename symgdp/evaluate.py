@@ -669,6 +669,7 @@ _KNOWN: dict[str, Any] = {
     "atan": lambda t, e, v: ("a", e + _EU * np.abs(v)),
 }
 
+
 def _sum_zero_condition(expr: sympy.Sum) -> Any:
     """``_zero_condition`` of a finite sum, without writing it out term by term.
 
