@@ -5,10 +5,18 @@ A :class:`~symgdp.profile.Profile` is a SymPy expression; this module turns it i
 for speed, mpmath for precision, ball arithmetic through :mod:`symgdp.interval` for proofs)
 and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules:
 
-* A float64 value above ``_TINY`` is used as is, unless it is below ``_TINY_CANCEL`` and may
-  have cancelled: the branch that produced it subtracts values of the profile (such a
-  value may rest on subnormal intermediates), or its exponent is a sum that is
-  ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
+* Every float64 value comes with a bound on its error (``_ErrorBound``): each intermediate
+  value -- terms, factors, function arguments and values, Piecewise conditions -- carries
+  a bound propagated by condition numbers, subnormal or underflowed intermediates
+  included, and a value is used only where the bound keeps :math:`\log\delta` within
+  ``_LOG_ABS_TOL + _LOG_REL_TOL |log delta|`` (theory §10).  The float forms are compiled
+  with constants folded and ``log1p``/``expm1`` rewrites (``_float_form``).
+* In addition, a float64 value above ``_TINY`` is not used where it is below
+  ``_TINY_CANCEL`` and may have cancelled: the branch that produced it subtracts values of
+  the profile (such a value may rest on subnormal intermediates), or its exponent is a
+  sum that is ill-conditioned at that point (``_SumCheck``).  Then it is recomputed.
+  Where the expression has no error bound (a Sum, an implicit root), a normal value must
+  also agree with the log-expanded expression.
 * Where the plain value underflows, the log-expanded expression (``_log_expression``)
   is evaluated in float64, under the same rule; where that is not conclusive, mpmath at
   rising precision and ball arithmetic decide, and a value that cancels to 0 at every
@@ -36,6 +44,9 @@ import mpmath
 import numpy as np
 import sympy
 from flint import arb, ctx
+from sympy.codegen.cfunctions import expm1, log1p
+from sympy.core.relational import Relational
+from sympy.functions.elementary.piecewise import ExprCondPair
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout, PrecisionError, ProfileError
@@ -161,7 +172,10 @@ class _SumCheck:
         self._strict = any(inside for _, inside in sums)
         judged = [s for s, inside in sums if not inside]
         self._top = [s is expr for s in judged]
-        self._terms = (sympy.lambdify(var, [list(s.args) for s in judged], modules=_MODULES)
+        # (each term in its float form: a constant such as log(10^20 + 1) is folded, not
+        # handed to NumPy as a Python int)
+        self._terms = (sympy.lambdify(var, [[_float_form(t, var) for t in s.args]
+                                            for s in judged], modules=_MODULES)
                        if judged else None)
 
     def __call__(self, x: np.ndarray, differences: bool = True) -> np.ndarray:
@@ -238,6 +252,423 @@ def _zero_condition(expr: sympy.Expr) -> Any:
     return sympy.false
 
 
+# -- float64 error bounds of every intermediate value (theory §10) ---------------------------
+# Unit roundoff of float64 and the smallest normal number: a value below it has lost
+# relative precision (subnormal) or underflowed, an absolute error of up to _NORMAL.
+_U = 2.0**-53
+_NORMAL = float(np.finfo(np.float64).tiny)
+# Rounding error, in units of _U, of one SciPy special-function value (erfc, gamma, ...)
+# and of one elementary function value (exp, log, log1p, expm1, pow: within 1 ulp in
+# glibc; 4 leaves room for vectorised implementations).
+_SPECIAL_ULPS = 8.0
+_ELEMENTARY_ULPS = 4.0
+# Below this a positive eps is not trusted by the error analysis (eps^2 may be subnormal).
+_EPS_TINY = 1e-150
+# Points per block of the error analysis (its intermediate arrays stay in the CPU cache).
+_CHUNK = 8192
+# Functions whose value jumps: the derivative does not bound their error.
+_JUMPS = (sympy.floor, sympy.ceiling, sympy.sign, sympy.Heaviside, sympy.Mod, sympy.frac)
+
+
+def _float_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""``expr`` as compiled for float64: every compound constant folded to its correctly
+    rounded value (``log(1 + 1/10^20)`` is not ``log(1.0)``), a ``Float`` read as the
+    binary number it stores, ``log(1 + x)`` written
+    ``log1p(x)`` and :math:`e^x - 1` written ``expm1(x)`` (no cancellation near 0).
+
+    Example:
+        >>> from symgdp import eps
+        >>> _float_form(sympy.log(1 + sympy.exp(-eps)) + sympy.log(2), eps)
+        log1p(exp(-varepsilon)) + 0.693147180559945309417232121458
+    """
+    if isinstance(expr, sympy.Float) and math.isfinite(float(expr)):
+        # printed with 17 digits, a Float reads back as the binary number it stores (as in
+        # ball arithmetic), not as its shorter decimal form
+        return sympy.Float(float(expr), 17)
+    if expr.is_Atom:
+        return expr
+    if isinstance(expr, sympy.Expr) and var not in expr.free_symbols and expr.is_number:
+        v = expr.evalf(30)
+        return v if isinstance(v, sympy.Float) and v.is_finite else expr
+    if not isinstance(expr, (sympy.Add, sympy.Mul, sympy.Pow, sympy.Piecewise,
+                             sympy.Max, sympy.Min, sympy.Function, Relational,
+                             sympy.And, sympy.Or, sympy.Not, ExprCondPair)) \
+            or isinstance(expr, LogDeltaRoot):
+        return expr
+    if isinstance(expr, sympy.log) and isinstance(expr.args[0], sympy.Add) \
+            and sympy.S.One in expr.args[0].args:
+        # before the argument's own rewrites: log(1 + t) is log1p(t); log(1 - e^u) is
+        # log1p(-e^u) where e^u < 1/2 and log(-expm1(u)) where e^u is near 1
+        t = expr.args[0] - 1
+        if isinstance(-t, sympy.exp):
+            u = _float_form((-t).args[0], var)
+            return sympy.Piecewise((log1p(-sympy.exp(u)), u < -math.log(2)),
+                                   (sympy.log(-expm1(u)), True))
+        return log1p(_float_form(t, var))
+    args = [_float_form(a, var) for a in expr.args]
+    out = expr.func(*args) if args != list(expr.args) else expr
+    if isinstance(out, sympy.log) and isinstance(out.args[0], sympy.Add) \
+            and sympy.S.One in out.args[0].args:
+        return log1p(out.args[0] - 1)
+    if isinstance(out, sympy.Add):
+        for one in (sympy.S.One, sympy.S.NegativeOne):
+            if one in out.args:
+                for t in out.args:
+                    if isinstance(-one * t, sympy.exp):
+                        # e^x - 1 = expm1(x), 1 - e^x = -expm1(x)
+                        return out - one - t - one * expm1((-one * t).args[0])
+    return out
+
+
+def _const_error(c: sympy.Expr) -> float:
+    """Absolute error of a constant's float64 value: 0 when it is exactly representable."""
+    v = float(c)
+    if c.is_Rational and c.q & (c.q - 1) == 0 and abs(c.p) < 2**53:
+        return 0.0
+    return abs(v) * _U
+
+
+def _exact_factor(c: sympy.Expr) -> bool:
+    """A constant factor whose product is exact in float64 (+-2^k): no rounding."""
+    if not c.is_Rational or c == 0:
+        return False
+    p, q = abs(c.p), c.q
+    return (p & (p - 1) == 0) and (q & (q - 1) == 0)
+
+
+class _Unsupported(Exception):
+    """An expression this error analysis cannot bound (the older checks then apply)."""
+
+
+class _ErrorBound:
+    r"""Per point, a bound on the absolute float64 error of an expression's value.
+
+    Every intermediate value :math:`v` of the expression -- function arguments and values,
+    factors, terms, branch conditions -- carries a first-order bound :math:`A_v` on its
+    absolute error, propagated from the leaves (``eps`` exact, constants within half an
+    ulp) by the condition numbers of each operation:
+
+    * a sum: :math:`\sum_i A_i` plus its rounding (so :math:`1 - e^{-x}` near 0 keeps the
+      absolute error of its terms, which is large relative to the difference);
+    * a product or power :math:`b^c`: relative errors add, times :math:`|c|`;
+    * a function :math:`f(x)`: relative error :math:`|f'(x)/f(x)|\, A_x` plus its own
+      rounding -- e.g. :math:`e^x` has relative error :math:`A_x` (large for a large
+      argument computed with absolute error), :math:`\log s` absolute error
+      :math:`A_s / s` (relative :math:`A_s/(s|\log s|)`: ill-conditioned near 1),
+      :math:`\operatorname{erfc}(x) \approx 2x A_x` for large :math:`x`;
+    * a value below the smallest normal float64 number (subnormal or underflowed to 0)
+      gets an absolute error of that size, so that e.g. :math:`\arctan(e^{-745})` or
+      :math:`\varepsilon^{150} e^{-725}` is not trusted relatively;
+    * Max/Min take the largest error of their arguments (they are 1-Lipschitz); a
+      Piecewise the error of the branch it selects, and infinity where a condition
+      ``lhs < rhs`` is within the errors of its sides (the branch may be the wrong one);
+    * a non-finite or complex intermediate has an infinite error.
+
+    All intermediate values are computed by one compiled function (shared
+    subexpressions), whose last value is the expression itself, so the bound costs a few
+    array operations per node.  An expression with a node this analysis does not know
+    (a Sum, an implicit root, a jump function) raises ``_Unsupported``.
+    """
+
+    __slots__ = ("_fn", "_plan", "_root", "_tiny")
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
+        self._plan: list[tuple] = []      # (kind, node index, data)
+        index: dict[sympy.Basic, int] = {}
+        outputs: list[sympy.Basic] = []
+
+        def leaf(e: sympy.Basic) -> Any:
+            """An operand: ('n', index) for a computed node, ('c', value, error) else."""
+            if var not in e.free_symbols:
+                if not (isinstance(e, sympy.Expr) and e.is_number):
+                    raise _Unsupported(e)
+                c = complex(e)
+                if c.imag != 0 or not math.isfinite(c.real):
+                    raise _Unsupported(e)
+                return ("c", c.real, _const_error(e) if e.is_Rational else abs(c.real) * _U)
+            return ("n", visit(e))
+
+        def add(e: sympy.Basic, kind: str, data: Any) -> int:
+            index[e] = len(outputs)
+            outputs.append(e)
+            self._plan.append((kind, index[e], data))
+            return index[e]
+
+        def visit(e: sympy.Basic) -> int:
+            if e in index:
+                return index[e]
+            if e == var:
+                return add(e, "var", None)
+            if isinstance(e, sympy.Add):
+                return add(e, "add", [leaf(a) for a in e.args])
+            if isinstance(e, sympy.Mul):
+                ops = [leaf(a) for a in e.args]
+                rounding = sum(1 for a in e.args if not _exact_factor(a)) - 1
+                return add(e, "mul", (ops, max(rounding, 0)))
+            if isinstance(e, sympy.Pow):
+                b, c = leaf(e.base), leaf(e.exp)
+                return add(e, "pow", (b, c))
+            if isinstance(e, (sympy.Max, sympy.Min)):
+                return add(e, "max", [leaf(a) for a in e.args])
+            if isinstance(e, sympy.Abs):
+                return add(e, "abs", leaf(e.args[0]))
+            if isinstance(e, sympy.Piecewise):
+                branches = [leaf(b) for b, _ in e.args]
+                conds = [("c", 1.0, 0.0) if c is sympy.true else ("n", visit_cond(c))
+                         for _, c in e.args]
+                rels = [(leaf(r.lhs), leaf(r.rhs))
+                        for _, c in e.args if c is not sympy.true
+                        for r in _relationals(c)]
+                return add(e, "piecewise", (branches, conds, rels))
+            if isinstance(e, _JUMPS) or isinstance(e, LogDeltaRoot):
+                raise _Unsupported(e)
+            if isinstance(e, sympy.Function) and e.args:
+                ops = [leaf(a) for a in e.args]
+                known = _KNOWN.get(type(e).__name__)
+                if known is not None and len(e.args) == 1:
+                    return add(e, "fn", (ops, known, None))
+                ratios = []
+                dummies = [sympy.Dummy() for _ in e.args]
+                g = e.func(*dummies)
+                for op, d, a in zip(ops, dummies, e.args, strict=True):
+                    if op[0] == "c":
+                        ratios.append(None)
+                        continue
+                    try:
+                        r = sympy.diff(g, d) / g
+                    except (TypeError, ValueError, NotImplementedError) as exc:
+                        raise _Unsupported(e) from exc
+                    if r.has(sympy.Derivative, sympy.Subs):
+                        raise _Unsupported(e)
+                    r = r.xreplace(dict(zip(dummies, e.args, strict=True)))
+                    ratios.append(("n", visit_extra(r)))
+                return add(e, "fn", (ops, None, ratios))
+            raise _Unsupported(e)
+
+        def visit_cond(c: sympy.Basic) -> int:
+            return index[c] if c in index else add(c, "cond", None)
+
+        def visit_extra(r: sympy.Expr) -> int:
+            if r in index:
+                return index[r]
+            return add(r, "extra", None)
+
+        self._root = leaf(expr)
+        self._fn = sympy.lambdify(var, outputs, modules=_MODULES, cse=True) if outputs else None
+        # A tiny value matters where a parent divides by it (a product, a power, log, a
+        # function judged by f'/f): there it gets the underflow error; elsewhere it only
+        # adds an absolute error far below that of the values it is combined with.
+        self._tiny: set[int] = set()
+        for kind, _, data in self._plan:
+            if kind == "mul":
+                ops = data[0]
+            elif kind == "pow":
+                ops = list(data)
+            elif kind == "fn" and (data[1] is None or data[1] is _KNOWN["log"]):
+                ops = data[0]
+            else:
+                continue
+            self._tiny.update(op[1] for op in ops if op[0] == "n")
+        # sums, Max/Min, Abs and Piecewise pass their arguments' errors on: those are judged
+        for kind, i, data in reversed(self._plan):
+            if i not in self._tiny:
+                continue
+            if kind in ("add", "max"):
+                ops = data
+            elif kind == "abs":
+                ops = [data]
+            elif kind == "piecewise":
+                ops = data[0]
+            else:
+                continue
+            self._tiny.update(op[1] for op in ops if op[0] == "n")
+        # c eps^k (0 < k <= 2, c not extreme) is not tiny for eps >= _EPS_TINY: not judged
+        # (eps below that is judged once, in __call__)
+        self._tiny -= {index[e] for e in outputs if _plain_monomial(e, var)}
+
+    def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The expression's values at ``x`` (float64, or complex as computed) and a bound
+        on their absolute error (``inf`` or NaN where none can be given)."""
+        if x.size > _CHUNK:  # in blocks that stay in the CPU cache
+            parts = [self(x[i:i + _CHUNK]) for i in range(0, x.size, _CHUNK)]
+            return (np.concatenate([p[0] for p in parts]),
+                    np.concatenate([p[1] for p in parts]))
+        with np.errstate(all="ignore"):
+            raw = self._fn(x) if self._fn is not None else []
+            # a positive eps so small that c eps^k may be subnormal: never trusted here
+            tiny_eps = np.any(x < _EPS_TINY) and np.any((x > 0) & (x < _EPS_TINY))
+            vals = [np.where(np.imag(r) == 0, np.real(r), np.nan) if np.iscomplexobj(r)
+                    else r for r in raw]
+            # error of each node, as ("a", absolute) or ("r", relative); converted lazily
+            errs: list[Any] = [None] * len(raw)
+
+            def value(op: tuple) -> Any:
+                return op[1] if op[0] == "c" else vals[op[1]]
+
+            def absolute(op: tuple) -> Any:
+                if op[0] == "c":
+                    return op[2]
+                form, e = errs[op[1]]
+                if form == "a" or (np.ndim(e) == 0 and e == 0):
+                    return e
+                a = np.abs(vals[op[1]]) * e
+                errs[op[1]] = ("a", a)
+                return a
+
+            def relative(op: tuple) -> Any:
+                if op[0] == "c":
+                    return op[2] / abs(op[1]) if op[1] != 0 else (0.0 if op[2] == 0 else np.inf)
+                form, e = errs[op[1]]
+                if form == "r" or (np.ndim(e) == 0 and e == 0):
+                    return e
+                return np.where(e == 0, 0.0, e / np.abs(vals[op[1]]))  # exact values
+
+            for kind, i, data in self._plan:
+                v = vals[i]
+                if kind in ("cond", "extra"):
+                    continue
+                if kind == "var":
+                    errs[i] = ("a", 0.0)
+                    continue
+                if kind == "add":
+                    err = _U * np.abs(v)
+                    for op in data:
+                        err = err + absolute(op)
+                    if len(data) > 2:
+                        err = err + (len(data) - 2) * _U * sum(np.abs(value(op)) for op in data)
+                    form = "a"
+                elif kind == "max":
+                    err = 0.0
+                    for op in data:
+                        err = np.maximum(err, absolute(op))
+                    form = "a"
+                elif kind == "abs":
+                    form, err = "a", absolute(data)
+                elif kind == "piecewise":
+                    branches, conds, rels = data
+                    shape = np.shape(v)
+                    err = np.select(
+                        [np.broadcast_to(np.asarray(value(c), dtype=bool), shape) for c in conds],
+                        [np.broadcast_to(absolute(b), shape) for b in branches],
+                        default=np.inf)
+                    for lhs, rhs in rels:
+                        slack = absolute(lhs) + absolute(rhs)
+                        if np.ndim(slack) == 0 and slack == 0:
+                            continue
+                        # the comparison is decided by float values within their errors
+                        err = np.where(np.abs(value(lhs) - value(rhs)) <= slack, np.inf, err)
+                    form = "a"
+                # products, powers and functions: a relative error
+                elif kind == "mul":
+                    ops, rounding = data
+                    rel = rounding * _U
+                    for op in ops:
+                        rel = rel + relative(op)
+                    form, err = "r", rel
+                    if len(ops) > 2:
+                        # a partial product (in whatever order) may pass through a
+                        # subnormal value and come out normal: its underflow error, scaled
+                        # by the factors still to come
+                        small, big = 1.0, 1.0
+                        for op in ops:
+                            a = np.abs(value(op))
+                            small = small * np.minimum(a, 1.0)
+                            big = big * np.maximum(a, 1.0)
+                        if np.any(small < _NORMAL):
+                            form, err = "a", np.abs(v) * rel + np.where(
+                                small < _NORMAL, _NORMAL * big, 0.0)
+                elif kind == "pow":
+                    b, c = data
+                    rel = np.abs(value(c)) * relative(b) + _EU
+                    ec = absolute(c)
+                    if not (np.ndim(ec) == 0 and ec == 0):
+                        rel = rel + np.abs(np.log(np.abs(value(b)))) * ec
+                    form, err = "r", rel
+                else:  # a function
+                    ops, known, ratios = data
+                    if known is not None:
+                        form, err = known(value(ops[0]), absolute(ops[0]), v)
+                    else:
+                        rel = _SPECIAL_ULPS * _U
+                        for op, ratio in zip(ops, ratios, strict=True):
+                            if ratio is not None:
+                                e = absolute(op)
+                                if not (np.ndim(e) == 0 and e == 0):
+                                    rel = rel + np.abs(value(ratio)) * e
+                        form, err = "r", rel
+                if kind in ("mul", "pow", "fn") and i in self._tiny and _has_tiny(v):
+                    # a subnormal or underflowed value has lost its relative precision,
+                    # unless it is an exact 0 (a factor, base or argument exactly 0)
+                    ops = [data[0]] if kind == "pow" else data[0]
+                    exact = np.zeros(np.shape(v), dtype=bool)
+                    for op in ops:
+                        exact = exact | ((value(op) == 0) & (absolute(op) == 0))
+                    if kind == "pow":
+                        exact = exact & (value(data[1]) > 0)
+                    elif kind == "fn":
+                        exact = exact & (v == 0)
+                    a = np.abs(v) * err if form == "r" else err
+                    form, err = "a", np.where((np.abs(v) < _NORMAL) & ~exact, a + _NORMAL, a)
+                errs[i] = (form, err)
+            y = value(self._root)
+            e = absolute(self._root)
+            if tiny_eps:
+                e = np.where((x > 0) & (x < _EPS_TINY), np.inf, e)
+            shape = np.shape(x)
+            return (np.broadcast_to(np.asarray(y), shape),
+                    np.broadcast_to(np.asarray(e, dtype=np.float64), shape))
+
+
+def _plain_monomial(e: sympy.Basic, var: sympy.Symbol) -> bool:
+    """``e`` is ``c var^k`` with ``0 < k <= 2`` and ``1e-7 <= |c| <= 1e7``: not below the
+    smallest normal float64 for ``var >= _EPS_TINY`` (nor is any partial product)."""
+    c, rest = e.as_coeff_Mul() if isinstance(e, sympy.Mul) else (sympy.S.One, e)
+    if not (c.is_Number and 1e-7 <= abs(float(c)) <= 1e7):
+        return False
+    if rest == var:
+        return True
+    return (isinstance(rest, sympy.Pow) and rest.base == var and rest.exp.is_Number
+            and 0 < float(rest.exp) <= 2)
+
+
+def _has_tiny(v: Any) -> bool:
+    """Whether any value is below the smallest normal float64 in magnitude (a fast test
+    for arrays of one sign, the common case)."""
+    if np.size(v) == 0:
+        return False
+    lo, hi = np.min(v), np.max(v)
+    if lo >= _NORMAL or hi <= -_NORMAL:
+        return False
+    return bool(np.any(np.abs(v) < _NORMAL)) or not (np.isfinite(lo) and np.isfinite(hi))
+
+
+def _relationals(c: sympy.Basic) -> list[sympy.Basic]:
+    """The comparisons a Piecewise condition is built of."""
+    if isinstance(c, Relational):
+        return [c]
+    if isinstance(c, (sympy.And, sympy.Or, sympy.Not)):
+        return [r for a in c.args for r in _relationals(a)]
+    if c in (sympy.true, sympy.false):
+        return []
+    raise _Unsupported(c)
+
+
+# The error of f(t) from the value t of its argument, the argument's absolute error e and
+# the value v: ("r", relative error) or ("a", absolute error).  Bounds used: erfc'/erfc
+# <= |t| + sqrt(t^2 + 2) (from erfcx(t) > 2 / (sqrt(pi) (t + sqrt(t^2 + 2))) for t >= 0,
+# and <= 2/sqrt(pi) for t < 0); |erf'| <= 2/sqrt(pi); atan' <= 1; expm1' = 1 + expm1.
+_EU = _ELEMENTARY_ULPS * _U
+_SU = _SPECIAL_ULPS * _U
+_KNOWN: dict[str, Any] = {
+    "exp": lambda t, e, v: ("r", e + _EU),
+    "log": lambda t, e, v: ("a", e / np.abs(t) + _EU * np.abs(v)),
+    "log1p": lambda t, e, v: ("a", e / np.abs(1.0 + t) + _EU * np.abs(v)),
+    "expm1": lambda t, e, v: ("a", e * (1.0 + v) + _EU * np.abs(v)),
+    "erfc": lambda t, e, v: ("r", (np.abs(t) + np.sqrt(t * t + 2.0)) * e + _SU),
+    "erf": lambda t, e, v: ("a", 2.0 / math.sqrt(math.pi) * e + _SU * np.abs(v)),
+    "atan": lambda t, e, v: ("a", e + _EU * np.abs(v)),
+}
+
 
 def _sum_zero_condition(expr: sympy.Sum) -> Any:
     """``_zero_condition`` of a finite sum, without writing it out term by term.
@@ -289,9 +720,30 @@ class Evaluator:
             if kind == "mpmath":
                 c[kind] = sympy.lambdify(self._var, bound, modules="mpmath")
             else:
-                expr = bound if kind == "numpy" else self.log_expression()
-                c[kind] = sympy.lambdify(self._var, expr, modules=_MODULES)
+                c[kind] = sympy.lambdify(self._var, self.float_form(kind), modules=_MODULES)
         return c[kind]
+
+    def float_form(self, kind: str) -> sympy.Expr:
+        """The expression compiled for float64 (``_float_form``): the bound expression
+        (``"numpy"``) or its log-expression (``"log"``), computed once."""
+        c = self._cache
+        key = ("float_form", kind)
+        if key not in c:
+            expr = self._profile.bound_expr if kind == "numpy" else self.log_expression()
+            c[key] = _prepare(lambda e: _float_form(e, self._var), expr, expr)
+        return c[key]
+
+    def error_bound(self, kind: str) -> _ErrorBound | None:
+        """The error analysis (``_ErrorBound``) of :meth:`float_form`, None where the
+        expression has a node it does not know (the older checks then apply alone)."""
+        c = self._cache
+        key = ("error_bound", kind)
+        if key not in c:
+            try:
+                c[key] = _ErrorBound(self.float_form(kind), self._var)
+            except (_Unsupported, TypeError, ValueError, NotImplementedError):
+                c[key] = None
+        return c[key]
 
     def zero_mask(self, x: np.ndarray) -> np.ndarray:
         """Where the expression is structurally an exact zero (see ``_zero_condition``)."""
@@ -300,7 +752,8 @@ class Evaluator:
             # not known to be zero (the fallback) only sends points to mpmath
             cond = _prepare(_zero_condition, self._profile.bound_expr, sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
-                self._var, sympy.Piecewise((1, cond), (0, True)), modules=_MODULES)
+                self._var, _float_form(sympy.Piecewise((1, cond), (0, True)), self._var),
+                modules=_MODULES)
         f = c["zero"]
         if f is None:
             return np.zeros(x.shape, dtype=bool)
@@ -340,7 +793,8 @@ class Evaluator:
         """
         c = self._cache
         if "log_cancels" not in c:
-            le = self.log_expression()
+            # judged in the form that float64 evaluates (log1p/expm1 rewrites included)
+            le = self.float_form("log")
             if isinstance(le, sympy.Piecewise):
                 checks = [_SumCheck(b, self._var) for b, _ in le.args]
                 which = sympy.lambdify(self._var, sympy.Piecewise(
@@ -360,11 +814,20 @@ class Evaluator:
                 out[at] = check(x[at], differences)
         return out
 
-    def eval_float(self, x: np.ndarray, kind: str) -> np.ndarray:
-        """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused)."""
+    def eval_float(self, x: np.ndarray, kind: str, *, with_error: bool = False) -> Any:
+        """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused).
+
+        With ``with_error``, a pair: the values and a per-point bound on their absolute
+        float64 error (``_ErrorBound``), or None where the expression has no such bound.
+        """
+        bound = self.error_bound(kind) if with_error else None
+        err = None
         with np.errstate(all="ignore"):
             try:
-                y = self.fn(kind)(x)
+                if bound is not None:
+                    y, err = bound(x)
+                else:
+                    y = self.fn(kind)(x)
             except OverflowError as exc:  # a Python int or constant beyond float64
                 raise PrecisionError(
                     f"the profile cannot be evaluated in float64 ({exc}): a constant or "
@@ -376,7 +839,13 @@ class Evaluator:
                 raise ProfileError(
                     f"the profile is complex at eps={x[bad].flat[0]!r}: {y[bad].flat[0]!r}")
             y = y.real
-        return np.broadcast_to(np.asarray(y, dtype=np.float64), x.shape).copy()
+        y = np.asarray(y, dtype=np.float64)
+        # a writable array of our own; a fresh result is not copied again (allocating
+        # large arrays is costly)
+        if not (y.shape == x.shape and y.base is None and y.flags.writeable
+                and not np.may_share_memory(y, x)):
+            y = np.broadcast_to(y, x.shape).copy()
+        return (y, err) if with_error else y
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
         r"""The profile at one point with mpmath at ``dps`` digits (values above 1 kept).
@@ -504,17 +973,21 @@ class Evaluator:
             return False
         return bool(v.is_exact() and v.is_zero())
 
-    def check_sign(self, x: np.ndarray, y: np.ndarray) -> dict[int, float]:
+    def check_sign(self, x: np.ndarray, y: np.ndarray,
+                   err: np.ndarray | None = None) -> dict[int, float]:
         """Re-check every point where a float value is negative, in ball arithmetic or
         mpmath at rising precision: a true negative value raises ProfileError; a float
         false alarm (a cancelling sum such as the erf form of the Gaussian profile,
         -4e-13 in float64 where the value is a tiny positive number) is returned as
-        ``{index: log delta}`` for the caller to use instead of the float value."""
+        ``{index: log delta}`` for the caller to use instead of the float value.  With
+        ``err`` (the values' error bounds, ``_ErrorBound``) a value within its error of 0
+        is also re-checked."""
         neg = np.flatnonzero(y < -_NEG_TOL)
         fixed: dict[int, float] = {}
         for i in neg:
             e = float(x.flat[i])
-            if not bool(self.cancel_mask(np.array([e]))[0]):
+            within = err is not None and not bool(y.flat[i] + err.flat[i] < 0)
+            if not within and not bool(self.cancel_mask(np.array([e]))[0]):
                 # no subtraction that float64 could have cancelled: the sign is trusted
                 raise ProfileError(f"the profile is negative at eps={e!r}: {y.flat[i]!r}")
             fixed[int(i)] = self.mp_log(e)  # raises ProfileError if truly negative
@@ -537,8 +1010,8 @@ class Evaluator:
             raise ProfileError("eps is NaN")
         if np.any(x < 0):
             raise ProfileError(f"a profile is defined for eps >= 0, got {x[x < 0][0]!r}")
-        y = self.eval_float(x, "numpy")
-        fixed = self.check_sign(x, y)
+        y, err = self.eval_float(x, "numpy", with_error=True)
+        fixed = self.check_sign(x, y, err)
         out = np.full(x.shape, np.nan)
         if fixed:
             idx = np.fromiter(fixed, dtype=np.intp)
@@ -557,7 +1030,7 @@ class Evaluator:
         if np.any(big):
             idx = np.flatnonzero(big)
             doubt = self.cancel_mask(x[idx], differences=False)
-            if self._cross_check():
+            if err is None and self._cross_check():
                 # A product may pass through a subnormal factor (eps^150 * e^-725) and
                 # still come out normal: the log-expression, which never forms that
                 # factor, must agree with the plain value, or the point is recomputed.
@@ -565,8 +1038,20 @@ class Evaluator:
                 doubt |= ~(np.abs(ly - np.log(y[idx]))
                            <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(ly))
             ok[idx[doubt]] = False
-        out[ok] = np.log(np.minimum(y[ok], 1.0))
-        out[np.isfinite(y) & (y > 1.0)] = 0.0
+        vacuous = np.isfinite(y) & (y > 1.0)
+        if err is not None:
+            # Every intermediate value's float64 error is bounded (_ErrorBound): a value is
+            # trusted only where that bound keeps log delta within the tolerance, and read
+            # as vacuous only where it is >= 1 up to that tolerance.
+            with np.errstate(all="ignore"):
+                logs = np.log(np.clip(y, _TINY, 1.0))  # (no slow log of 0 or subnormals)
+                ok &= err <= y * (_LOG_ABS_TOL - _LOG_REL_TOL * logs)
+                vacuous &= y - err >= math.exp(-_LOG_ABS_TOL)
+            ok &= ~vacuous
+            out[ok] = logs[ok]
+        else:
+            out[ok] = np.log(np.minimum(y[ok], 1.0))
+        out[vacuous] = 0.0
         out[np.isposinf(y)] = 0.0  # +inf overflow of a vacuous expression reads as 1
         rest = np.isnan(out)
         zero = rest & (y == 0.0)
@@ -588,8 +1073,10 @@ class Evaluator:
                 rest[slow] = False
         if np.any(rest):
             xr = x[rest]
-            ly = self.eval_float(xr, "log")
+            ly, lerr = self.eval_float(xr, "log", with_error=True)
             good = np.isfinite(ly) & (ly <= 0)
+            if lerr is not None:
+                good &= lerr <= _LOG_ABS_TOL + _LOG_REL_TOL * np.abs(ly)
             lr = np.where(good, ly, np.nan)
             # positive log with an underflowing plain value: contradictory, recheck in mpmath
             need = ~good
