@@ -7,6 +7,7 @@ mpmath computed here (independent of Arb).
 from __future__ import annotations
 
 import math
+import sys
 
 import mpmath
 import pytest
@@ -181,3 +182,36 @@ def test_float_parameters_enter_exactly() -> None:
     with ctx.workprec(200):
         v = f(0.0)
     assert encloses(v, ref) and v.rad() < 1e-50
+
+
+@pytest.mark.parametrize("x", ["1e151", "1e200", "1e400"])
+def test_erfcx_of_huge_arguments_is_enclosed(x):
+    # reference: the asymptotic series erfcx(x) = (1 - 1/(2x^2) + ...)/(x sqrt(pi)), whose
+    # correction is below 1e-300 here (closed form at 40 digits); a point ball and a ball
+    # of relative width 1e-20
+    from flint import arb
+
+    from symgdp.interval import erfcx_arb
+
+    with mpmath.workdps(40):
+        ref = mpmath.nstr(1 / (mpmath.mpf(x) * mpmath.sqrt(mpmath.pi)), 35)
+    for ball in (arb(x), arb(x, arb(x) * arb("1e-20"))):
+        v = erfcx_arb(ball)
+        assert v.is_finite() and v.contains(arb(ref))
+        assert v.rad() <= 1e-15 * abs(v.mid()) or ball.rad() > 0
+
+
+def test_log_delta_mu_of_a_subnormal_mu_is_enclosed():
+    # reference: log Phi(-a) = -a^2/2 - log(a sqrt(2 pi)) + O(a^-2) for a = eps/mu - mu/2,
+    # and the second term of delta_mu is smaller by far; closed form at 60 digits
+    from symgdp.interval import log_delta_mu_arb, log_delta_mu_upper
+
+    mu = 5e-324
+    v = log_delta_mu_arb(100.0, mu, prec=64)
+    assert v.is_finite()
+    with mpmath.workdps(60):
+        a = mpmath.mpf(100) / mpmath.mpf(mu)
+        ref = -a * a / 2 - mpmath.log(a * mpmath.sqrt(2 * mpmath.pi))
+        mid = mpmath.mpf(v.mid().str(30, radius=False))
+        assert abs(mid - ref) <= mpmath.mpf("1e-12") * abs(ref)
+    assert log_delta_mu_upper(100.0, mu) == -sys.float_info.max

@@ -24,7 +24,14 @@ from symgdp.profile import Profile
 from symgdp.symbols import eps
 
 E, R = sympy.exp, sympy.Rational
-mpmath.mp.dps = 40
+
+
+@pytest.fixture(autouse=True)
+def _forty_digits():
+    # 40-digit references in this module only (a module-level mp.dps would change the
+    # precision of every test collected after it)
+    with mpmath.workdps(40):
+        yield
 
 
 def _sig(t):
