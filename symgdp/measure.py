@@ -66,6 +66,7 @@ from typing import Any
 import mpmath
 import numpy as np
 from flint import arb, ctx
+import sympy
 
 from .errors import (
     ConvergenceError,
@@ -1064,6 +1065,19 @@ def _tqdm_progress() -> tuple[Any, Any]:
     return update, bar
 
 
+
+def _rounded_constants(profile: Any) -> str | None:
+    """The first Float of the profile's own expression beyond the float64 range (one that
+    SymPy computed in 53-bit arithmetic, not a float a user could type), or None."""
+    expr = getattr(profile, "expr", None)
+    if not isinstance(expr, sympy.Basic):
+        return None
+    for f in expr.atoms(sympy.Float):
+        sign, man, exp, bc = f._mpf_
+        if man and not -1074 <= exp + bc <= 1024:
+            return sympy.sstr(f, full_prec=False)
+    return None
+
 def measure(
     profile: Any,
     eps_h: float = 100.0,
@@ -1117,8 +1131,10 @@ def measure(
             monotonicity cannot be proved there.
 
     Warns:
-        SymgdpWarning: before a run whose predicted cost exceeds about a minute, and when
-            a first-order search is still open after 15 seconds.
+        SymgdpWarning: before a run whose predicted cost exceeds about a minute, when
+            a first-order search is still open after 15 seconds, and when the profile
+            holds a constant beyond the float64 range (computed by SymPy in 53-bit
+            arithmetic before symgdp saw it: the bracket is for the constant as stored).
 
 
     Example:
@@ -1149,6 +1165,16 @@ def measure(
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
     notes: list[str] = []
+    rounded = _rounded_constants(profile)
+    if rounded:
+        msg = (f"the constant {rounded} of the profile lies beyond the float64 range, so "
+               "SymPy computed it (e.g. exp of a Float, evaluated at the Float's 53-bit "
+               "precision) before symgdp saw it: its error against the exact value meant "
+               "may be far above 1e-16, and the bracket is for the constant as stored; "
+               "write such constants exactly (Integer/Rational, e.g. exp(c - f(eps)) with "
+               "c Rational)")
+        warnings.warn(msg, SymgdpWarning, stacklevel=3)
+        notes.append(msg)
     if how == "first-order" and hasattr(profile, "require_bound"):
         profile.require_bound()
         mu_exact = _recognised_gaussian(profile, timeout)
