@@ -39,7 +39,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     # --small: one calibration, a coarse grid and tolerances; the map adds ``more_a``
     # to A_VALUES
-    n_sigma, more_a, tol, rtol, workers = ((2, [1.5], 1e-4, 1e-2, 2) if args.small
+    n_sigma, more_a, tol, rtol, workers = ((2, [1.5], 1e-3, 5e-2, 2) if args.small
                                            else (6, [0.5, 1.5, 2.5], 1e-6, 1e-6, None))
     to_calibrate = A_VALUES[:1] if args.small else A_VALUES
 
