@@ -429,6 +429,7 @@ _NAMESPACE: dict[str, Any] = {
     "atan": lambda x: to_arb(x).atan(),
     "gamma": lambda x: to_arb(x).gamma(),
     "loggamma": lambda x: to_arb(x).lgamma(),
+    "lgamma": lambda x: to_arb(x).lgamma(),  # SymPy's LambdaPrinter name for loggamma
     "Heaviside": _heaviside,
     "Erfcx": erfcx_arb,
     "expm1": lambda x: _monotone(to_arb(x), arb.expm1),
@@ -574,6 +575,26 @@ def _check_supported(expr: sympy.Expr) -> None:
         raise ArbUnsupported(f"unevaluated {type(s).__name__} in the profile")
 
 
+def _names(code: Any) -> set[str]:
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if hasattr(c, "co_names"):  # the lambdas of Piecewise branches
+            out |= _names(c)
+    return out
+
+
+def _check_rigorous(fn: Any) -> None:
+    """Refuse a compiled ball function that would call a float function (e.g. math's
+    ``lgamma`` where SymPy's printer names a function differently from our namespace):
+    its result would be turned into an exact ball, a silently wrong enclosure."""
+    for name in _names(fn.__code__):
+        obj = fn.__globals__.get(name)
+        if obj is not None and getattr(obj, "__module__", None) in ("math", "cmath"):
+            raise ArbUnsupported(
+                f"the compiled ball function would call the float function {name}: no "
+                "ball-arithmetic counterpart is wired for it")
+
+
 def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
                  params: tuple[sympy.Symbol, ...] = (), *, cse: bool = False
                  ) -> Callable[..., arb]:
@@ -615,6 +636,7 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
     ns = dict(_NAMESPACE)
     fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer, cse=cse)
     fn.__globals__["_K"] = tuple(printer.constants)
+    _check_rigorous(fn)
     def call(x: Any, *ps: Any) -> Any:
         out = fn(to_arb(x), *(to_arb(p) for p in ps))
         if isinstance(out, (tuple, list)):  # a sympy.Tuple of expressions

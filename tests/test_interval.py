@@ -215,3 +215,30 @@ def test_log_delta_mu_of_a_subnormal_mu_is_enclosed():
         mid = mpmath.mpf(v.mid().str(30, radius=False))
         assert abs(mid - ref) <= mpmath.mpf("1e-12") * abs(ref)
     assert log_delta_mu_upper(100.0, mu) == -sys.float_info.max
+
+
+@pytest.mark.parametrize("n", [5, 1000, 5 * 10**6])
+def test_loggamma_ball_is_rigorous(n):
+    # reference: mpmath's loggamma at 60 digits; the ball must contain it and be tight
+    # (SymPy prints loggamma as "lgamma": a float math.lgamma there was a wrong "exact" ball)
+    x = sympy.Symbol("x")
+    f = lambdify_arb(sympy.loggamma(x + n), x)
+    with mpmath.workdps(60):
+        ref = mpmath.nstr(mpmath.loggamma(mpmath.mpf(n) + mpmath.mpf("0.25")), 55)
+    with ctx.workprec(128):
+        v = f(arb("0.25"))
+    with ctx.workprec(256):  # the 45-digit reference as a ball far narrower than v
+        assert v.contains(arb(ref)) and v.rad() < 1e-25 * abs(v.mid())
+
+
+def test_a_float_function_never_enters_a_ball_function():
+    # a compiled ball function that would call math.* is refused, not trusted
+    import math
+
+    from symgdp import interval
+
+    x = sympy.Symbol("x")
+    fn = sympy.lambdify(x, sympy.loggamma(x), modules=[{}, "math"])
+    assert fn.__globals__.get("lgamma") is math.lgamma
+    with pytest.raises(ArbUnsupported):
+        interval._check_rigorous(fn)
