@@ -57,12 +57,20 @@ import math
 from typing import Any
 
 import sympy
-from flint import arb, ctx
+from flint import arb, ctx, fmpq
 from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout
-from .interval import ArbUnsupported, Erfcx, ErfcxDiff, delta_mu_arb, lambdify_arb
+from .interval import (
+    ArbUnsupported,
+    Erfcx,
+    ErfcxDiff,
+    _abstract_constants,
+    _exact,
+    delta_mu_arb,
+    lambdify_arb,
+)
 
 __all__ = ["FirstOrder", "dlog_delta_mu_arb", "normalise"]
 
@@ -724,6 +732,36 @@ def _distribute(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
 
 
 
+def _value_free(expr: sympy.Expr) -> bool:
+    """Whether nothing of the symbolic preparation of ``expr`` (derivatives, erfcx forms,
+    finite sums) depends on the values of its constants: not with erf/erfc, whose
+    rewriting pairs exponents that agree up to a negligible rate (a test on the
+    constants' values), nor with finite sums (their limits must stay numbers)."""
+    return not expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff, sympy.Sum, sympy.Product)
+
+
+def _exact_value(v: sympy.Expr, var: sympy.Symbol) -> Any:
+    """A parameter value as an exact rational where it is one (a Float is the binary
+    number it stores), else its ball at the precision in force."""
+    if isinstance(v, sympy.Float) and v._mpf_[1] != 0:
+        return _exact(v)
+    if v.is_Rational:
+        return fmpq(int(v.p), int(v.q))
+    return lambdify_arb(v, var)(0)
+
+
+def _shared_form(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]
+                 ) -> tuple[sympy.Expr, tuple[sympy.Symbol, ...], tuple[Any, ...]]:
+    """``expr`` with its decimal literals abstracted (``_abstract_constants``) where
+    nothing of the symbolic preparation depends on their values (``_value_free``)."""
+    if not _value_free(expr):
+        return expr, (), ()
+    out, csyms, cvals = _abstract_constants(expr)
+    if csyms and any(s.name.startswith("_const") for s in (var, *params)):
+        return expr, (), ()
+    return out, csyms, cvals
+
+
 @functools.lru_cache(maxsize=32)
 def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...],
               timeout: float | None) -> tuple[Any, ...]:
@@ -789,24 +827,27 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
 
 
 class _Lazy:
-    """The ball function of the derivative of ``expr``, compiled on first use;
-    :meth:`next` is the derivative after it."""
+    """The ball function of the derivative of ``expr`` (or of ``parent``'s derivative),
+    differentiated and compiled on first use; :meth:`next` is the derivative after it."""
 
     def __init__(self, expr: sympy.Expr | None, var: sympy.Symbol,
-                 params: tuple[sympy.Symbol, ...]) -> None:
+                 params: tuple[sympy.Symbol, ...], parent: _Lazy | None = None) -> None:
         self._args, self._fn, self._d = (expr, var, params), None, None
+        self._parent = parent
         self._next: _Lazy | None = None
 
     def derivative(self) -> sympy.Expr | None:
         if self._d is None:
             expr, var, _ = self._args
+            if self._parent is not None:
+                expr = self._parent.derivative()
             d = sympy.diff(expr, var) if expr is not None else None
             self._d = d if d is not None and sympy.count_ops(d) <= _MAX_OPS else False
         return self._d if self._d is not False else None
 
     def next(self) -> _Lazy:
         if self._next is None:
-            self._next = _Lazy(self.derivative(), *self._args[1:])
+            self._next = _Lazy(None, *self._args[1:], parent=self)
         return self._next
 
     def __call__(self, ball: arb, *pvals: arb) -> arb:
@@ -869,11 +910,22 @@ class FirstOrder:
         else:
             # exact parameters substituted; Float parameters stay symbols fed as exact
             # balls (substituting them would let SymPy round exp(Float) to 53 bits)
-            expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
-            floats = [(s, v) for s, v in values if v.has(sympy.Float)]
+            # balls; so do rational ones where the symbolic preparation cannot depend on
+            # their values (see _shared_form), so that every point of a parameter grid
+            # shares one compile
+            shared = _value_free(profile.expr)
+            exps = set().union(*(q.exp.free_symbols for q in profile.expr.atoms(sympy.Pow)))
+            floats = [(s, v) for s, v in values if v.has(sympy.Float) or (
+                shared and v.is_Rational and s not in exps)]
+            kept = {s for s, _ in floats}
+            expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
         params = tuple(s for s, _ in floats)
-        pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
-        compiled = _compiled(expr, var, params, timeout)
+        pvals = tuple(_exact_value(v, var) for _, v in floats)
+        # decimal literals as symbols fed as exact values: profiles that differ only in
+        # them (a refined profile at two parameter points) share the compiled functions
+        expr, csyms, cvals = _shared_form(expr, var, params)
+        compiled = _compiled(expr, var, params + csyms, timeout)
+        pvals += cvals
         # branch points and possible jumps, with every parameter value in place
         points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
         with ctx.workprec(_PREC):

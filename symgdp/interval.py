@@ -595,6 +595,76 @@ def _check_rigorous(fn: Any) -> None:
                 "ball-arithmetic counterpart is wired for it")
 
 
+def _exact(f: sympy.Float) -> fmpq:
+    """The binary number a finite, non-zero SymPy Float stores, exactly."""
+    sign, man, exp, _bc = f._mpf_
+    v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
+    return -v if sign else v
+
+
+_CONST = "_const"  # name prefix of the symbols standing for decimal literals
+
+
+def _abstract_constants(expr: sympy.Basic
+                        ) -> tuple[sympy.Basic, tuple[sympy.Symbol, ...], tuple[fmpq, ...]]:
+    r"""``expr`` with its decimal literals as positive symbols, and their exact values.
+
+    Expressions that differ only in such constants (e.g. a refined profile at two
+    parameter points) then become the same expression, so that what is compiled from
+    it -- ball functions, symbolic derivatives -- is shared; the values are fed as
+    exact rationals at the call.  The symbols are named by the order of first
+    occurrence (a deterministic walk of the tree) and are positive, a literal ``-c``
+    becoming ``-s``: so SymPy may rely on the sign of a constant, which is part of the
+    expression, but on nothing else of its value.  Integer-valued literals, exponents
+    of powers (``x**0.5`` is a square root) and non-finite or zero literals stay as
+    they are: they decide the form of what is compiled.
+
+    Example:
+        >>> import sympy
+        >>> x = sympy.Symbol("x")
+        >>> e, syms, vals = _abstract_constants(0.75 - 0.25 * sympy.exp(x))
+        >>> e, vals
+        (_const0 - _const1*exp(x), (3/4, 1/4))
+    """
+    if not expr.has(sympy.Float) or any(
+            s.name.startswith(_CONST) for s in expr.free_symbols):
+        return expr, (), ()
+    kept = {p.exp for p in expr.atoms(sympy.Pow)}
+    values: dict[fmpq, sympy.Symbol] = {}
+    mapping: dict[sympy.Float, sympy.Expr] = {}
+    for node in sympy.preorder_traversal(expr):
+        if not isinstance(node, sympy.Float) or node in mapping or node in kept:
+            continue
+        if node._mpf_[1] == 0 or node == int(node):
+            continue
+        v = _exact(node)
+        a = -v if v < 0 else v
+        sym = values.get(a)
+        if sym is None:
+            sym = values[a] = sympy.Symbol(f"{_CONST}{len(values)}", positive=True)
+        mapping[node] = -sym if v < 0 else sym
+    if not mapping:
+        return expr, (), ()
+    return (expr.xreplace(mapping), tuple(values.values()),
+            tuple(values.keys()))
+
+
+@functools.lru_cache(maxsize=256)
+def _compile_arb(expr: sympy.Basic, var: sympy.Symbol, params: tuple[sympy.Symbol, ...],
+                 cse: bool) -> Callable[..., Any]:
+    _check_supported(expr)
+    extra = expr.free_symbols - {var} - set(params)
+    if extra:
+        names = ", ".join(sorted(str(s) for s in extra))
+        raise ArbUnsupported(f"the expression has unbound symbols: {names}")
+    printer = _ArbPrinter({"fully_qualified_modules": False})
+    ns = dict(_NAMESPACE)
+    fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer, cse=cse)
+    fn.__globals__["_K"] = tuple(printer.constants)
+    _check_rigorous(fn)
+    return fn
+
+
 def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
                  params: tuple[sympy.Symbol, ...] = (), *, cse: bool = False
                  ) -> Callable[..., arb]:
@@ -606,7 +676,8 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
     the candidate branches.
 
     ``cse=True`` evaluates common subexpressions once (worth it for long derivative
-    expressions).
+    expressions).  The compiled code is shared by expressions that differ only in their
+    decimal literals (fed to it as exact values).
 
     Raises:
         ArbUnsupported: the expression holds a function without a ball counterpart, or a
@@ -623,22 +694,18 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
     """
     expr = sympy.sympify(expr)
     # finite sums with numeric limits (e.g. the k-fold composition profile) become Adds
-    expr = expr.replace(
-        lambda e: isinstance(e, (sympy.Sum, sympy.Product))
-        and all(lim.is_number for lim in sum((list(t[1:]) for t in e.limits), [])),
-        lambda e: e.doit())
-    _check_supported(expr)
-    extra = expr.free_symbols - {var} - set(params)
-    if extra:
-        names = ", ".join(sorted(str(s) for s in extra))
-        raise ArbUnsupported(f"the expression has unbound symbols: {names}")
-    printer = _ArbPrinter({"fully_qualified_modules": False})
-    ns = dict(_NAMESPACE)
-    fn = sympy.lambdify((var, *params), expr, modules=[ns], printer=printer, cse=cse)
-    fn.__globals__["_K"] = tuple(printer.constants)
-    _check_rigorous(fn)
+    if expr.has(sympy.Sum, sympy.Product):
+        expr = expr.replace(
+            lambda e: isinstance(e, (sympy.Sum, sympy.Product))
+            and all(lim.is_number for lim in sum((list(t[1:]) for t in e.limits), [])),
+            lambda e: e.doit())
+    expr, csyms, cvals = _abstract_constants(expr)
+    if csyms and any(str(s).startswith(_CONST) for s in (var, *params)):
+        raise ArbUnsupported(f"a parameter is named like the internal symbols {_CONST}N")
+    fn = _compile_arb(expr, var, tuple(params) + csyms, cse)
+
     def call(x: Any, *ps: Any) -> Any:
-        out = fn(to_arb(x), *(to_arb(p) for p in ps))
+        out = fn(to_arb(x), *(to_arb(p) for p in ps), *(arb(c) for c in cvals))
         if isinstance(out, (tuple, list)):  # a sympy.Tuple of expressions
             return tuple(to_arb(v) for v in out)
         return to_arb(out)
