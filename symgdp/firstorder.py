@@ -54,10 +54,11 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import Any
 
 import sympy
-from flint import arb, ctx, fmpq
+from flint import arb, ctx
 from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
@@ -67,7 +68,9 @@ from .interval import (
     Erfcx,
     ErfcxDiff,
     _abstract_constants,
-    _exact,
+    _ParamBall,
+    _kept_params,
+    _param_value,
     delta_mu_arb,
     lambdify_arb,
 )
@@ -392,11 +395,21 @@ class _Monotone:
         self._dfns: dict[sympy.Expr, Any] = {}
         self._hv: dict[sympy.Expr, bool] = {}
         self.expr = expr
-        self.pvals: tuple[arb, ...] = ()
+        # the parameter values of the call in progress: the prover is shared by every
+        # profile of the same structure, so they are per thread, set by each entry point
+        self._local = threading.local()
         #: piece -> ball functions of (delta', (log delta)', (log delta)'',
         #: (log delta)''') (see derivative), and delta' of each piece
         self.pieces: dict[sympy.Expr, tuple[Any, ...]] = {}
         self.piece_d1: dict[sympy.Expr, sympy.Expr] = {}
+
+    @property
+    def pvals(self) -> tuple[Any, ...]:
+        return getattr(self._local, "pvals", ())
+
+    @pvals.setter
+    def pvals(self, values: tuple[Any, ...]) -> None:
+        self._local.pvals = values
 
     def _has(self, e: sympy.Expr) -> bool:
         v = self._hv.get(e)
@@ -740,14 +753,10 @@ def _value_free(expr: sympy.Expr) -> bool:
     return not expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff, sympy.Sum, sympy.Product)
 
 
-def _exact_value(v: sympy.Expr, var: sympy.Symbol) -> Any:
-    """A parameter value as an exact rational where it is one (a Float is the binary
-    number it stores), else its ball at the precision in force."""
-    if isinstance(v, sympy.Float) and v._mpf_[1] != 0:
-        return _exact(v)
-    if v.is_Rational:
-        return fmpq(int(v.p), int(v.q))
-    return lambdify_arb(v, var)(0)
+def _param_ball(v: sympy.Expr) -> Any:
+    """A parameter value: an exact rational where it is a number, else its ball."""
+    p = _param_value(v)
+    return p.ball() if isinstance(p, _ParamBall) else p
 
 
 def _shared_form(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]
@@ -913,14 +922,11 @@ class FirstOrder:
             # balls; so do rational ones where the symbolic preparation cannot depend on
             # their values (see _shared_form), so that every point of a parameter grid
             # shares one compile
-            shared = _value_free(profile.expr)
-            exps = set().union(*(q.exp.free_symbols for q in profile.expr.atoms(sympy.Pow)))
-            floats = [(s, v) for s, v in values if v.has(sympy.Float) or (
-                shared and v.is_Rational and s not in exps)]
+            floats = list(_kept_params(profile.expr, values, _value_free(profile.expr)))
             kept = {s for s, _ in floats}
             expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
         params = tuple(s for s, _ in floats)
-        pvals = tuple(_exact_value(v, var) for _, v in floats)
+        pvals = tuple(_param_ball(v) for _, v in floats)
         # decimal literals as symbols fed as exact values: profiles that differ only in
         # them (a refined profile at two parameter points) share the compiled functions
         expr, csyms, cvals = _shared_form(expr, var, params)

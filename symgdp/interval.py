@@ -635,9 +635,11 @@ def _abstract_constants(expr: sympy.Basic
     for node in sympy.preorder_traversal(expr):
         if not isinstance(node, sympy.Float) or node in mapping or node in kept:
             continue
-        if node._mpf_[1] == 0 or node == int(node):
+        if node._mpf_[1] == 0:
             continue
         v = _exact(node)
+        if v.q == 1:
+            continue
         a = -v if v < 0 else v
         sym = values.get(a)
         if sym is None:
@@ -713,25 +715,46 @@ def lambdify_arb(expr: sympy.Expr, var: sympy.Symbol,
     return call
 
 
+def _kept_params(expr: sympy.Expr, values: Sequence[tuple[sympy.Symbol, sympy.Expr]],
+                 rationals: bool) -> tuple[tuple[sympy.Symbol, sympy.Expr], ...]:
+    """The parameters that stay symbols when ``expr`` is compiled: those whose value
+    holds a Float (substituted, SymPy would round e.g. exp(Float) to 53 bits), and with
+    ``rationals`` the rational ones, except in exponents (``x**k`` must stay an
+    integer power) and in expressions with finite sums (their limits must be numbers)."""
+    exps: set[sympy.Basic] = set()
+    if rationals:
+        if expr.has(sympy.Sum, sympy.Product):
+            rationals = False
+        else:
+            exps = set().union(*(q.exp.free_symbols for q in expr.atoms(sympy.Pow)))
+    return tuple((s, v) for s, v in values if v.has(sympy.Float) or (
+        rationals and v.is_Rational and s not in exps))
+
+
 @functools.lru_cache(maxsize=64)
 def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
-                        values: tuple[tuple[sympy.Symbol, sympy.Expr], ...]
-                        ) -> Callable[[Any], arb]:
-    # Exact values (integers, rationals, sqrt(2), pi, ...) are substituted symbolically.
-    # A value holding a Float stays a symbol fed as an exact ball: substituting it would
-    # let SymPy evaluate e.g. exp(Float) to a 53-bit Float before the ball arithmetic
-    # sees it, and a certified bound must hold for the exact parameter.
-    exact = {s: v for s, v in values if not v.has(sympy.Float)}
-    floats = [(s, v) for s, v in values if v.has(sympy.Float)]
-    params = tuple(s for s, _ in floats)
-    f = lambdify_arb(expr.xreplace(exact), var, params)
-    consts = [lambdify_arb(v, var) for _, v in floats]
+                        params: tuple[sympy.Symbol, ...]) -> Callable[..., arb]:
+    return lambdify_arb(expr, var, params)
 
-    def delta(x: Any) -> arb:
-        # values above 1 are vacuous and read as 1 (the Profile convention)
-        return f(x, *(c(0) for c in consts)).min(arb(1))
 
-    return delta
+def _param_value(v: sympy.Expr) -> Any:
+    """A parameter value fed to a ball function: exact where it is a number (a Float is
+    the binary number it stores), else its ball at the precision of the call."""
+    if isinstance(v, sympy.Float) and v._mpf_[1] != 0:
+        return _exact(v)
+    if v.is_Rational:
+        return fmpq(int(v.p), int(v.q))
+    return _ParamBall(lambdify_arb(v, sympy.Dummy()))
+
+
+class _ParamBall:
+    """A constant parameter expression (e.g. ``0.1*sqrt(2)``), enclosed at each call."""
+
+    def __init__(self, fn: Callable[..., arb]) -> None:
+        self._fn = fn
+
+    def ball(self) -> arb:
+        return self._fn(0)
 
 
 def profile_arb(profile: Any) -> Callable[[Any], arb]:
@@ -741,7 +764,9 @@ def profile_arb(profile: Any) -> Callable[[Any], arb]:
     Parameter values enter exactly (a float parameter is the double it holds), so the
     enclosure is of the profile with exactly those parameters.  A profile with its own
     ball evaluation (a method ``arb_delta()`` returning it, e.g. the exact piecewise form
-    of the k-fold composition profile) is evaluated by that instead of its expression."""
+    of the k-fold composition profile) is evaluated by that instead of its expression.
+    Profiles that differ only in the values of their parameters or decimal literals
+    share the compiled code."""
     own = getattr(profile, "arb_delta", None)
     f = own() if callable(own) else None
     if f is not None:
@@ -750,8 +775,25 @@ def profile_arb(profile: Any) -> Callable[[Any], arb]:
     values = tuple(sorted(((s, sympy.sympify(v)) for s, v in profile.values.items()),
                           key=lambda sv: str(sv[0])))
     if any(set(v.free_symbols) for _, v in values):
-        return _profile_arb_cached(profile.bound_expr, profile.var, ())
-    return _profile_arb_cached(profile.expr, profile.var, values)
+        values, expr = (), profile.bound_expr
+    else:
+        # Exact non-rational values (sqrt(2), pi, ...) are substituted symbolically.
+        # Numbers stay symbols fed as exact values, so one compile serves every point
+        # of a parameter grid; a value holding a Float must not be substituted in any
+        # case: SymPy would evaluate e.g. exp(Float) to a 53-bit Float before the ball
+        # arithmetic sees it, and a certified bound must hold for the exact parameter.
+        values = _kept_params(profile.expr, values, True)
+        expr = profile.expr.xreplace(
+            {s: v for s, v in profile.values.items() if s not in dict(values)})
+    f = _profile_arb_cached(expr, profile.var, tuple(s for s, _ in values))
+    pvals = tuple(_param_value(v) for _, v in values)
+
+    def delta(x: Any) -> arb:
+        # values above 1 are vacuous and read as 1 (the Profile convention)
+        ps = (p.ball() if isinstance(p, _ParamBall) else p for p in pvals)
+        return f(x, *ps).min(arb(1))
+
+    return delta
 
 
 def delta_mu_arb(eps: Any, mu: Any, *, prec: int | None = None) -> arb:
