@@ -1325,25 +1325,32 @@ class FirstOrder:
             return bool(bound <= 0)
 
 
-_GAUSS_L2: list[Any] = []
+#: the highest derivative of log delta_mu used (the Taylor bounds of order 3 and 4)
+_GAUSS_K = 4
+_GAUSS_EXPRS: list[Any] = []
 _GAUSS_L: dict[int, Any] = {}
 
 
-def _gauss_lk_expr(k: int) -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
+def _gauss_exprs() -> tuple[list[sympy.Expr], sympy.Symbol, sympy.Symbol]:
+    """The derivatives of order 2.._GAUSS_K of log delta_mu in the erfcx form, built
+    in one go (each is the derivative of the one before)."""
     expr, e, m = _gauss_l2_expr()
-    return sympy.diff(expr, e, k - 2), e, m
+    out = [expr]
+    for _ in range(3, _GAUSS_K + 1):
+        out.append(sympy.diff(out[-1], e))
+    return out, e, m
 
 
 def _gauss_l(k: int) -> Any:
     r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^k\log\delta_\mu/
-    \partial\varepsilon^k` (k >= 2) in the erfcx form (compiled once per k)."""
-    if k == 2:
-        return _gauss_l2()
+    \partial\varepsilon^k` (2 <= k <= 4) in the erfcx form: the expressions are derived
+    once, in one bounded call, and each is compiled on first use."""
     if k not in _GAUSS_L:
-        expr, e, m = run_bounded(_gauss_lk_expr, k, timeout=60)
-        _GAUSS_L[k] = lambdify_arb(expr, e, (m,), cse=True)
+        if not _GAUSS_EXPRS:
+            _GAUSS_EXPRS.append(run_bounded(_gauss_exprs, timeout=60))
+        exprs, e, m = _GAUSS_EXPRS[0]
+        _GAUSS_L[k] = lambdify_arb(exprs[k - 2], e, (m,), cse=True)
     return _GAUSS_L[k]
-
 
 
 def _gauss_l2_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
@@ -1357,7 +1364,4 @@ def _gauss_l2_expr() -> tuple[sympy.Expr, sympy.Symbol, sympy.Symbol]:
 def _gauss_l2() -> Any:
     r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^2\log\delta_\mu/
     \partial\varepsilon^2` in the erfcx form (compiled once)."""
-    if not _GAUSS_L2:
-        expr, e, m = run_bounded(_gauss_l2_expr, timeout=60)
-        _GAUSS_L2.append(lambdify_arb(expr, e, (m,), cse=True))
-    return _GAUSS_L2[0]
+    return _gauss_l(2)
