@@ -721,8 +721,10 @@ def _kept_params(expr: sympy.Expr, values: Sequence[tuple[sympy.Symbol, sympy.Ex
                  rationals: bool) -> tuple[tuple[sympy.Symbol, sympy.Expr], ...]:
     """The parameters that stay symbols when ``expr`` is compiled: those whose value
     holds a Float (substituted, SymPy would round e.g. exp(Float) to 53 bits), and with
-    ``rationals`` the rational ones, except in exponents (``x**k`` must stay an
-    integer power) and in expressions with finite sums (their limits must be numbers)."""
+    ``rationals`` the rational ones whose sign the symbol itself declares (so that SymPy
+    knows of the symbol what it knew of the number), except in exponents (``x**k`` must
+    stay an integer power) and in expressions with finite sums (their limits must be
+    numbers)."""
     exps: set[sympy.Basic] = set()
     if rationals:
         if expr.has(sympy.Sum, sympy.Product):
@@ -730,7 +732,8 @@ def _kept_params(expr: sympy.Expr, values: Sequence[tuple[sympy.Symbol, sympy.Ex
         else:
             exps = set().union(*(q.exp.free_symbols for q in expr.atoms(sympy.Pow)))
     return tuple((s, v) for s, v in values if v.has(sympy.Float) or (
-        rationals and v.is_Rational and s not in exps))
+        rationals and v.is_Rational and s not in exps
+        and ((v > 0 and s.is_positive) or (v < 0 and s.is_negative))))
 
 
 @functools.lru_cache(maxsize=64)
