@@ -736,12 +736,6 @@ def _kept_params(expr: sympy.Expr, values: Sequence[tuple[sympy.Symbol, sympy.Ex
         and ((v > 0 and s.is_positive) or (v < 0 and s.is_negative))))
 
 
-@functools.lru_cache(maxsize=64)
-def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
-                        params: tuple[sympy.Symbol, ...]) -> Callable[..., arb]:
-    return lambdify_arb(expr, var, params)
-
-
 def _param_value(v: sympy.Expr) -> Any:
     """A parameter value fed to a ball function: exact where it is a number (a Float is
     the binary number it stores), else its ball at the precision of the call."""
@@ -749,7 +743,10 @@ def _param_value(v: sympy.Expr) -> Any:
         return _exact(v)
     if v.is_Rational:
         return fmpq(int(v.p), int(v.q))
-    return _ParamBall(lambdify_arb(v, sympy.Dummy()))
+    return _ParamBall(lambdify_arb(v, _NO_VAR))
+
+
+_NO_VAR = sympy.Dummy("x")  # the variable of a constant compiled as a ball function
 
 
 class _ParamBall:
@@ -764,7 +761,7 @@ class _ParamBall:
 
 def profile_arb(profile: Any) -> Callable[[Any], arb]:
     r"""Ball enclosure :math:`x \mapsto \delta(x)` of a :class:`~symgdp.profile.Profile`
-    (values above 1 read as 1), compiled once per expression and parameter values.
+    (values above 1 read as 1).
 
     Parameter values enter exactly (a float parameter is the double it holds), so the
     enclosure is of the profile with exactly those parameters.  A profile with its own
@@ -780,18 +777,24 @@ def profile_arb(profile: Any) -> Callable[[Any], arb]:
     values = tuple(sorted(((s, sympy.sympify(v)) for s, v in profile.values.items()),
                           key=lambda sv: str(sv[0])))
     if any(set(v.free_symbols) for _, v in values):
-        values, expr = (), profile.bound_expr
-    else:
-        # Exact non-rational values (sqrt(2), pi, ...) are substituted symbolically.
-        # Numbers stay symbols fed as exact values, so one compile serves every point
-        # of a parameter grid; a value holding a Float must not be substituted in any
-        # case: SymPy would evaluate e.g. exp(Float) to a 53-bit Float before the ball
-        # arithmetic sees it, and a certified bound must hold for the exact parameter.
-        values = _kept_params(profile.expr, values, True)
-        expr = profile.expr.xreplace(
-            {s: v for s, v in profile.values.items() if s not in dict(values)})
-    f = _profile_arb_cached(expr, profile.var, tuple(s for s, _ in values))
-    pvals = tuple(_param_value(v) for _, v in values)
+        return _profile_arb_cached(profile.bound_expr, profile.var, ())
+    return _profile_arb_cached(profile.expr, profile.var, values)
+
+
+@functools.lru_cache(maxsize=64)
+def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
+                        values: tuple[tuple[sympy.Symbol, sympy.Expr], ...]
+                        ) -> Callable[[Any], arb]:
+    # Exact non-rational values (sqrt(2), pi, ...) are substituted symbolically.  Numbers
+    # stay symbols fed as exact values, so that one compile serves every point of a
+    # parameter grid; a value holding a Float is never substituted: SymPy would evaluate
+    # e.g. exp(Float) to a 53-bit Float before the ball arithmetic sees it, and a
+    # certified bound must hold for the exact parameter.
+    kept = _kept_params(expr, values, True)
+    names = {s for s, _ in kept}
+    f = lambdify_arb(expr.xreplace({s: v for s, v in values if s not in names}), var,
+                     tuple(s for s, _ in kept))
+    pvals = tuple(_param_value(v) for _, v in kept)
 
     def delta(x: Any) -> arb:
         # values above 1 are vacuous and read as 1 (the Profile convention)

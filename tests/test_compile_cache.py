@@ -12,6 +12,7 @@ profiles sharing a compile changes nothing.
 from __future__ import annotations
 
 import math
+import random
 
 import mpmath
 import pytest
@@ -109,6 +110,28 @@ def test_refined_sgd_profiles_share_one_compile_and_enclose_the_truth() -> None:
         _check_enclosures(p, fresh)
         for x in POINTS:
             assert fresh.delta(x).overlaps(fo.delta(x))
+
+
+def _family(kind: str, c: list[float]) -> Profile:
+    f = [sympy.Float(v) for v in c]
+    if kind == "max":
+        return Profile(sympy.Max(0, f[0] - f[1] * sympy.exp(f[2] * eps)), {})
+    if kind == "signs":  # the sign of the second term flips between constant sets
+        return Profile(f[0] * sympy.exp(-f[2] * eps) + (f[1] - f[0] / 2)
+                       * sympy.exp(-2 * f[2] * eps) / 4, {})
+    return Profile(sympy.Piecewise((f[0] - f[1] * sympy.exp(eps), eps < f[2]),
+                                   (f[0] * sympy.exp(-f[2] * eps**2), True)), {})
+
+
+@pytest.mark.parametrize("kind", ["max", "signs", "piecewise"])
+def test_random_constants_share_compiles_and_enclose_the_truth(kind: str) -> None:
+    # constants drawn at random (seeded): every profile's enclosures against its own
+    # 40-digit truth, whichever profile of the structure compiled first
+    rng = random.Random(7)
+    for _ in range(4):
+        c = [rng.uniform(0.3, 0.9), rng.uniform(0.05, 0.6), rng.uniform(0.2, 1.5)]
+        p = _family(kind, c)
+        _check_enclosures(p, FirstOrder(p))
 
 
 @pytest.mark.parametrize("e0", [0.1, 0.7])
