@@ -168,7 +168,12 @@ def render(results: list[tuple[str, dict[str, Any]]], info: dict[str, str],
             "time (see the load above): wall times are noisy and pessimistic, one run "
             "each.  Evaluation counts are exact.  The float column runs first on each "
             "profile and includes the one-time symbolic derivative and compilation of the "
-            "ball functions (cached for the runs after it).", ""]
+            "ball functions (cached for the runs after it); those are shared by profiles "
+            "that differ only in numbers (e.g. the Laplace and subsampled Laplace rows after "
+            "the first of each; the refined "
+            "SGD row reuses the compile of the shared-compile runs at the end, which run "
+            "first), and the derivatives of log δ_μ used by the Taylor bounds are derived "
+            "once per process (in the shared-compile runs).", ""]
     out += [f"ε_h = {EPS_H:g}, tol = {TOL:g}. *Old*: the zeroth-order branch-and-bound "
             f"(float, budget {args.old_budget:,} evaluations; a flat GDPT stops at once with "
             "ConvergenceError). *New*: the default search (first-order, or the exact "

@@ -615,9 +615,9 @@ def _abstract_constants(expr: sympy.Basic
     exact rationals at the call.  The symbols are named by the order of first
     occurrence (a deterministic walk of the tree) and are positive, a literal ``-c``
     becoming ``-s``: so SymPy may rely on the sign of a constant, which is part of the
-    expression, but on nothing else of its value.  Integer-valued literals, exponents
-    of powers (``x**0.5`` is a square root) and non-finite or zero literals stay as
-    they are: they decide the form of what is compiled.
+    expression, but on nothing else of its value.  Exponents of powers (``x**0.5`` is a
+    square root), the integer indices of Erfcx, ErfcxDiff and DiracDelta, and zero or
+    non-finite literals stay as they are: they decide the form of what is compiled.
 
     Example:
         >>> import sympy
@@ -629,7 +629,11 @@ def _abstract_constants(expr: sympy.Basic
     if not expr.has(sympy.Float) or any(
             s.name.startswith(_CONST) for s in expr.free_symbols):
         return expr, (), ()
+    # exponents (x**0.5 is a square root, x**2.0 an exact square) and the integer
+    # indices of Erfcx, ErfcxDiff and DiracDelta decide the form of the code
     kept = {p.exp for p in expr.atoms(sympy.Pow)}
+    for f in expr.atoms(Erfcx, ErfcxDiff, sympy.DiracDelta):
+        kept.update(f.args[2:] if isinstance(f, ErfcxDiff) else f.args[1:])
     values: dict[fmpq, sympy.Symbol] = {}
     mapping: dict[sympy.Float, sympy.Expr] = {}
     for node in sympy.preorder_traversal(expr):
@@ -638,8 +642,6 @@ def _abstract_constants(expr: sympy.Basic
         if node._mpf_[1] == 0:
             continue
         v = _exact(node)
-        if v.q == 1:
-            continue
         a = -v if v < 0 else v
         sym = values.get(a)
         if sym is None:

@@ -21,7 +21,7 @@ from flint import arb, ctx
 
 from symgdp import Profile, eps, mechanisms
 from symgdp.firstorder import FirstOrder, _compiled, _shared_form
-from symgdp.interval import _abstract_constants, _compile_arb, lambdify_arb, profile_arb
+from symgdp.interval import Erfcx, _abstract_constants, _compile_arb, lambdify_arb, profile_arb
 from symgdp.measure import measure
 from symgdp.refine import refine
 
@@ -142,6 +142,16 @@ def test_laplace_points_share_one_compile(e0: float) -> None:
     _check_enclosures(p, fo)
 
 
+def test_subsampled_laplace_rates_share_one_compile() -> None:
+    # 1/gamma and 1/gamma - 1 are decimal literals of the expression (5.0 and 4.0 at
+    # gamma = 0.2, 2.0 and 1.0 at 0.5): abstracted, integer-valued or not
+    ps = [mechanisms.laplace(1.0).subsample(g) for g in (0.2, 0.5, 0.35)]
+    fos = [FirstOrder(p) for p in ps]
+    assert fos[0]._f is fos[1]._f is fos[2]._f
+    for p, fo in zip(ps, fos, strict=True):
+        _check_enclosures(p, fo)
+
+
 def test_constants_are_exact_at_high_precision() -> None:
     # two expressions with one structure; 40-digit constants, checked at 300 bits
     x = sympy.Symbol("x")
@@ -172,9 +182,10 @@ def test_abstraction_keeps_signs_and_structural_literals() -> None:
     b, sb, _ = _abstract_constants(-0.25 * sympy.exp(-0.5 * x))
     assert a != b  # the sign of a constant is part of the compiled form
     assert all(s.is_positive for s in sa + sb)
-    # the exponent of a power and an integer-valued literal stay as they are
-    e, syms, _ = _abstract_constants(sympy.exp(x)**sympy.Float(0.5) + sympy.Float(2.0) * x)
-    assert syms == () and e.has(sympy.Float(0.5)) and e.has(sympy.Float(2.0))
+    # the exponent of a power and the index of Erfcx stay as they are
+    e, syms, _ = _abstract_constants(sympy.exp(x)**sympy.Float(0.5)
+                                     + Erfcx(x, sympy.Float(1.0)))
+    assert syms == () and e.has(sympy.Float(0.5)) and e.has(sympy.Float(1.0))
     # the same value twice is one symbol (an exact cancellation is kept)
     e, syms, vals = _abstract_constants(sympy.Float(0.3) * x - sympy.Float(0.3) * x**2)
     assert len(syms) == 1
