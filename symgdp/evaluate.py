@@ -86,15 +86,15 @@ _SHORT_SUM = 64
 def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
     """``fn(expr)``, a symbolic rewriting, under the time budget unless ``expr`` is small.
 
-    On timeout the ``fallback`` is used: an answer that is only slower to evaluate (the
-    high-precision path), never a wrong one.
+    On timeout ``fallback()`` is used (built only then): an answer that is only slower to
+    evaluate (the high-precision path), never a wrong one.
     """
     if not expr.has(sympy.Sum) and sympy.count_ops(expr) <= _SMALL_OPS:
         return fn(expr)
     try:
         return run_bounded(fn, expr)
     except AnalysisTimeout:
-        return fallback
+        return fallback()
 
 
 def _log_expression(expr: sympy.Expr) -> sympy.Expr:
@@ -730,7 +730,7 @@ class Evaluator:
         key = ("float_form", kind)
         if key not in c:
             expr = self._profile.bound_expr if kind == "numpy" else self.log_expression()
-            c[key] = _prepare(lambda e: _float_form(e, self._var), expr, expr)
+            c[key] = _prepare(lambda e: _float_form(e, self._var), expr, lambda: expr)
         return c[key]
 
     def error_bound(self, kind: str) -> _ErrorBound | None:
@@ -750,7 +750,7 @@ class Evaluator:
         c = self._cache
         if "zero" not in c:
             # not known to be zero (the fallback) only sends points to mpmath
-            cond = _prepare(_zero_condition, self._profile.bound_expr, sympy.false)
+            cond = _prepare(_zero_condition, self._profile.bound_expr, lambda: sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
                 self._var, _float_form(sympy.Piecewise((1, cond), (0, True)), self._var),
                 modules=_MODULES)
@@ -766,7 +766,7 @@ class Evaluator:
         if "log_expr" not in c:
             bound = self._profile.bound_expr
             # unexpanded, log(expr) underflows with expr and sends those points to mpmath
-            c["log_expr"] = _prepare(_log_expression, bound, sympy.log(bound))
+            c["log_expr"] = _prepare(_log_expression, bound, lambda: sympy.log(bound))
         return c["log_expr"]
 
     def _cross_check(self) -> bool:
