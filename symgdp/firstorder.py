@@ -64,13 +64,14 @@ from sympy.codegen.cfunctions import expm1
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout
 from .interval import (
+    _CONST,
     ArbUnsupported,
     Erfcx,
     ErfcxDiff,
     _abstract_constants,
-    _ParamBall,
     _kept_params,
     _param_value,
+    _ParamBall,
     delta_mu_arb,
     lambdify_arb,
 )
@@ -766,7 +767,7 @@ def _shared_form(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol
     if not _value_free(expr):
         return expr, (), ()
     out, csyms, cvals = _abstract_constants(expr)
-    if csyms and any(s.name.startswith("_const") for s in (var, *params)):
+    if csyms and any(s.name.startswith(_CONST) for s in (var, *params)):
         return expr, (), ()
     return out, csyms, cvals
 
@@ -918,10 +919,10 @@ class FirstOrder:
             expr, floats = profile.bound_expr, []
         else:
             # exact parameters substituted; Float parameters stay symbols fed as exact
-            # balls (substituting them would let SymPy round exp(Float) to 53 bits)
-            # balls; so do rational ones where the symbolic preparation cannot depend on
-            # their values (see _shared_form), so that every point of a parameter grid
-            # shares one compile
+            # balls (substituting them would let SymPy round exp(Float) to 53 bits), and
+            # so do rational ones where the symbolic preparation cannot depend on their
+            # values (see _kept_params, _value_free), so that every point of a parameter
+            # grid shares one compile
             floats = list(_kept_params(profile.expr, values, _value_free(profile.expr)))
             kept = {s for s, _ in floats}
             expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
