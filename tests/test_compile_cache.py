@@ -224,6 +224,30 @@ def test_a_jump_stays_per_point() -> None:
     assert fu.nonincreasing(0.8, 1.5)
 
 
+def _bump(a: float) -> Profile:
+    return Profile(sympy.Float(0.5) * sympy.exp(-eps) + sympy.Float(a)
+                   * sympy.exp(-sympy.Float(4.5) * (eps - sympy.Float(2.5))**2), {})
+
+
+def test_a_rise_is_found_in_the_profile_that_has_it() -> None:
+    # one structure: a bump of height 0.001 (the profile stays decreasing) or 0.3 (it
+    # rises before 2.5); built alternately.  Truth: the sign of delta' at 40 digits
+    for a in (0.001, 0.3, 0.001, 0.3):
+        p = _bump(a)
+        fo = FirstOrder(p)
+        f = _mp_fn(p)
+        with mpmath.workdps(DPS):
+            slopes = [mpmath.diff(f, mpmath.mpf(x)) for x in (2.0, 2.1, 2.2, 2.3, 2.4)]
+        rises = any(s > 0 for s in slopes)
+        assert rises == (a == 0.3)
+        assert fo.rising_at(2.3) == (slopes[3] > 0)
+        proved = [fo.nonincreasing(x, x + 0.05) for x in (2.0, 2.2, 2.4)]
+        if rises:
+            assert not any(proved)
+        else:
+            assert all(proved)
+
+
 @pytest.mark.parametrize("certify", [False, True])
 def test_interleaved_measurements_equal_the_measurement_alone(certify: bool) -> None:
     # truth for Laplace: mu = -2 Phi^{-1}(e^{-eps0/2}/2) (closed form, 40-digit mpmath)
