@@ -1326,30 +1326,39 @@ class FirstOrder:
             return bool(bound <= 0)
 
 
-#: the highest derivative of log delta_mu used (the Taylor bounds of order 3 and 4)
+#: the derivatives of log delta_mu derived in one go (orders 2 to this; the Taylor bounds
+#: of order 3 and 4 use them), higher ones on demand
 _GAUSS_K = 4
 _GAUSS_EXPRS: list[Any] = []
 _GAUSS_L: dict[int, Any] = {}
 
 
-def _gauss_exprs() -> tuple[list[sympy.Expr], sympy.Symbol, sympy.Symbol]:
-    """The derivatives of order 2.._GAUSS_K of log delta_mu in the erfcx form, built
-    in one go (each is the derivative of the one before)."""
+def _gauss_exprs(top: int) -> tuple[list[sympy.Expr], sympy.Symbol, sympy.Symbol]:
+    """The derivatives of order 2..top of log delta_mu in the erfcx form (each is the
+    derivative of the one before)."""
     expr, e, m = _gauss_l2_expr()
+    return [expr, *_gauss_more(expr, e, top - 2)], e, m
+
+
+def _gauss_more(expr: sympy.Expr, e: sympy.Symbol, n: int) -> list[sympy.Expr]:
     out = [expr]
-    for _ in range(3, _GAUSS_K + 1):
+    for _ in range(n):
         out.append(sympy.diff(out[-1], e))
-    return out, e, m
+    return out[1:]
 
 
 def _gauss_l(k: int) -> Any:
     r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^k\log\delta_\mu/
-    \partial\varepsilon^k` (2 <= k <= 4) in the erfcx form: the expressions are derived
-    once, in one bounded call, and each is compiled on first use."""
+    \partial\varepsilon^k` (k >= 2) in the erfcx form: the expressions are derived in
+    bounded calls (orders up to ``_GAUSS_K`` in one), each compiled on first use."""
     if k not in _GAUSS_L:
         if not _GAUSS_EXPRS:
-            _GAUSS_EXPRS.append(run_bounded(_gauss_exprs, timeout=60))
+            _GAUSS_EXPRS.append(run_bounded(_gauss_exprs, max(k, _GAUSS_K), timeout=60))
         exprs, e, m = _GAUSS_EXPRS[0]
+        if k - 2 >= len(exprs):
+            exprs = exprs + run_bounded(_gauss_more, exprs[-1], e, k - 1 - len(exprs),
+                                        timeout=60)
+            _GAUSS_EXPRS[0] = (exprs, e, m)
         _GAUSS_L[k] = lambdify_arb(exprs[k - 2], e, (m,), cse=True)
     return _GAUSS_L[k]
 
