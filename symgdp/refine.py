@@ -66,6 +66,8 @@ subsampling (:func:`subsample`) is the transform of theory §7.
 
 from __future__ import annotations
 
+import functools
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -155,10 +157,14 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     why = _undefined_piece(expr, var)
     if why:
         raise ProfileError(f"the profile {expr} {why}")
-    try:
-        verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
-    except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
-        verdict = None
+    found = _family_point(profile)
+    if found is not None and found[0].cannot_reject(found[1]):
+        verdict = None  # proved at these values without a SymPy call
+    else:
+        try:
+            verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
+        except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
+            verdict = None
     if verdict:
         raise ProfileError(f"the profile {expr} is {verdict} (decided symbolically)")
     if profile.unbound_symbols:
@@ -218,7 +224,7 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     if tiny.size > 1:
         xs = x[tiny[:: max(1, tiny.size // _LOG_CHECK_POINTS)]]
         try:
-            ld = run_bounded(profile.log_delta, xs, timeout=_LOG_CHECK_SECONDS)
+            ld = _numeric_bounded(profile.log_delta, xs, seconds=_LOG_CHECK_SECONDS)
         except (SymgdpError, RuntimeError):
             return  # the value-space verdict stands; measurement re-checks what it uses
         fin = np.isfinite(ld[:-1])
@@ -230,6 +236,30 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
                 f"the profile {expr} is increasing between eps={float(xs[i])!r} and "
                 f"eps={float(xs[i + 1])!r} (log delta from {float(ld[i])!r} to "
                 f"{float(ld[i + 1])!r}) {how}")
+
+
+def _numeric_bounded(fn: Any, *args: Any, seconds: float) -> Any:
+    """``fn(*args)``, numeric work, under a wall-clock budget (AnalysisTimeout beyond it).
+
+    In the main thread the budget is an interval timer in this process (the work's
+    compiled functions stay with the profile); elsewhere (a worker thread) the call runs
+    in a bounded child process (symgdp._bounded).
+    """
+    import threading
+
+    from .parsing import _OutOfTime, _with_budget
+
+    if not (hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
+        return run_bounded(fn, *args, timeout=seconds)
+    try:
+        return _with_budget(lambda: fn(*args), seconds)
+    except _OutOfTime:
+        # an interrupted assumption query may have left "unknown" in SymPy's cache
+        sympy.core.cache.clear_cache()
+        raise AnalysisTimeout(f"{getattr(fn, '__name__', fn)!r} exceeded its time budget "
+                              f"of {seconds:g} s") from None
 
 
 def _confirmed_below_zero(profile: Profile, ball: Any, point: Any) -> str | None:
@@ -368,16 +398,213 @@ def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
     return None
 
 
+# -- one expression, many parameter values --------------------------------------------------
+# A sweep or a calibration validates and refines the same expression at many parameter
+# values.  The symbolic work (Piecewise form, derivative, exact cancellation of the log
+# slope, the compiled mpmath and ball functions) is done once per expression with its
+# parameters as symbols (a "family") and every value then costs numeric work only.  A
+# family is used only for values that are plain numbers (Integer, Rational, Float)
+# satisfying every assumption of their symbol, so that a symbolic step that relied on
+# an assumption (SymPy may drop a branch of a Piecewise for a positive parameter) holds
+# at the value too; other profiles take the per-value path.  Parameters enter the
+# compiled functions exactly (a Float as the double it stores), as in the certified
+# evaluation (symgdp.interval.profile_arb).
+_FAMILY_CACHE = 32
+_NOT_FAMILY = (LogDeltaRoot, sympy.Sum, sympy.Product, sympy.Integral, sympy.Derivative)
+# Points at which validation looks for the numeric certificates of _Family.cannot_reject.
+_CERT_POINTS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0)
+# A value certified below 1 must be below 1 - _CERT_MARGIN: the per-value SymPy call sees
+# the bound expression, whose Float constants SymPy may have rounded (1e-16 relative).
+_CERT_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A family's parameter values, ready for its compiled functions."""
+
+    mp: tuple  # for the mpmath functions (int, or mpf holding the exact value)
+    arb: tuple  # for the ball functions
+
+
+class _Family:
+    """The symbolic work on ``expr`` (parameters ``params`` symbolic), done once.
+
+    Each step is computed on first use and kept, except an answer that depends on the
+    time budget (a rewrite or cancellation that ran out of time): that one is recomputed
+    on the next use, and the caller takes the per-value path meanwhile.
+    """
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self.expr, self.var, self.params = expr, var, params
+        self._memo: dict[str, Any] = {}
+
+    def naive_ready(self, timeout: float | None) -> bool:
+        """Whether the Piecewise form and the compiled delta (and derivative) exist."""
+        if "naive" not in self._memo:
+            built = self._build_naive(timeout)
+            if built is None:
+                return False  # out of time: the per-value path, this once
+            self._memo["naive"] = built
+        return self._memo["naive"]
+
+    def _build_naive(self, timeout: float | None) -> bool | None:
+        expr, var, args = self.expr, self.var, (self.var, *self.params)
+        if expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            try:
+                pw = run_bounded(_rewrite_piecewise, expr,
+                                 timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
+            except AnalysisTimeout:
+                return None
+            except Exception:  # noqa: BLE001 - as _piecewise_form: keep the expression
+                pw = expr
+        else:
+            pw = sympy.piecewise_fold(expr) if expr.has(sympy.Piecewise) else expr
+        self.pw, self.dd, self.ddelta_mp = pw, None, None
+        try:
+            self.delta_mp = sympy.lambdify(args, pw, modules="mpmath")
+        except Exception:  # noqa: BLE001 - the per-value path then
+            return False
+        if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            return True
+        try:
+            dd = sympy.diff(pw, var)
+            if not dd.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
+                self.ddelta_mp = sympy.lambdify(args, dd, modules="mpmath")
+                self.dd = dd
+        except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
+            self.dd = None
+        return True
+
+    def proof_functions(self, timeout: float | None) -> tuple | None:
+        """``_proof_functions`` of the family (after :meth:`naive_ready`)."""
+        if "proof" in self._memo:
+            return self._memo["proof"]
+        fns, final = _proof_functions(self.pw, self.dd, self.var, self.params, timeout)
+        if final:
+            self._memo["proof"] = fns
+        return fns
+
+    def verdict_functions(self) -> tuple | None:
+        """Ball functions of the expression and of its derivative, or ``None``."""
+        if "verdict" not in self._memo:
+            from .interval import ArbUnsupported, lambdify_arb
+
+            try:
+                d = sympy.diff(self.expr, self.var)
+                fns = (lambdify_arb(self.expr, self.var, self.params),
+                       lambdify_arb(d, self.var, self.params))
+            except (ArbUnsupported, TypeError, ValueError, NotImplementedError):
+                fns = None
+            self._memo["verdict"] = fns
+        return self._memo["verdict"]
+
+    def cannot_reject(self, point: _Point) -> bool:
+        r"""Whether the symbolic verdict of :func:`check_profile` is proved empty at these
+        values by ball arithmetic: SymPy calls the profile complex, negative, at least 1
+        or increasing only when that holds at every :math:`\varepsilon > 0`, so one
+        point with a real value, one with a value :math:`\ge 0`, one with a value
+        :math:`< 1` and one with a derivative :math:`\le 0` rule each verdict out (the
+        per-value SymPy call is then skipped)."""
+        fns = self.verdict_functions()
+        if fns is None:
+            return False
+        from flint import ctx
+
+        f, df = fns
+        need = {"real", "nonneg", "below1", "notinc"}
+        with ctx.workprec(_PROOF_PREC):
+            for e in _CERT_POINTS:
+                try:
+                    v = f(e, *point.arb)
+                    if v.is_finite():
+                        need.discard("real")
+                        if bool(v >= 0):
+                            need.discard("nonneg")
+                        if bool(v < 1 - _CERT_MARGIN):
+                            need.discard("below1")
+                    if "notinc" in need:
+                        dv = df(e, *point.arb)
+                        if dv.is_finite() and bool(dv <= 0):
+                            need.discard("notinc")
+                except (ArithmeticError, TypeError, ValueError):
+                    continue
+                if not need:
+                    return True
+        return False
+
+
+@functools.lru_cache(maxsize=_FAMILY_CACHE)
+def _family(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]) -> _Family:
+    return _Family(expr, var, params)
+
+
+def _mp_value(v: sympy.Rational | sympy.Float) -> Any:
+    """A parameter value for the mpmath functions, exact (a Rational to 512 bits)."""
+    if isinstance(v, sympy.Integer):
+        return int(v)
+    if isinstance(v, sympy.Float):
+        with mpmath.workprec(max(53, v._prec)):
+            return mpmath.mpf(v)
+    with mpmath.workprec(512):
+        return mpmath.mpf(int(v.p)) / int(v.q)
+
+
+def _family_point(profile: Profile) -> tuple[_Family, _Point] | None:
+    """The profile's family and its values, or ``None`` (the per-value path)."""
+    cache = profile._cache
+    if "family" not in cache:
+        cache["family"] = _find_family(profile)
+    return cache["family"]
+
+
+def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
+    expr, var = profile.expr, profile.var
+    if (not isinstance(expr, sympy.Expr) or expr.has(*_NOT_FAMILY)
+            or profile.unbound_symbols):
+        return None
+    free = expr.free_symbols
+    params = tuple(sorted((s for s in profile.values if s in free),
+                          key=lambda s: (s.name, sorted(s.assumptions0.items()))))
+    values = [profile.values[s] for s in params]
+    for s, v in zip(params, values):
+        if not isinstance(v, (sympy.Rational, sympy.Float)) or not v.is_finite:
+            return None
+        if any(getattr(v, f"is_{fact}") is not truth
+               for fact, truth in s.assumptions0.items()):
+            return None  # the value breaks an assumption the symbolic work may use
+    from .interval import to_arb
+
+    point = _Point(tuple(_mp_value(v) for v in values), tuple(to_arb(v) for v in values))
+    return _family(expr, var, params), point
+
+
 class _Naive:
-    """The naive profile in mpmath: delta, R and the stationarity bracket."""
+    """The naive profile in mpmath: delta, R and the stationarity bracket.
+
+    Built per value from the profile's :class:`_Family` (the symbolic work done once for
+    every parameter value) when there is one, else from the bound expression.
+    """
 
     def __init__(self, profile: Profile, dps: int, timeout: float | None) -> None:
         self.dps = dps
         var = profile.var
+        self.var, self.dd, self.has_bracket = var, None, False
+        self.family: _Family | None = None
+        self.point: _Point | None = None
+        found = _family_point(profile)
+        if found is not None and found[0].naive_ready(timeout):
+            fam, point = found
+            self.family, self.point = fam, point
+            self.pw, self.dd, self.has_bracket = fam.pw, fam.dd, fam.dd is not None
+            f, fd = fam.delta_mp, fam.ddelta_mp
+            self.delta = lambda x: f(x, *point.mp)
+            if fd is not None:
+                self.ddelta = lambda x: fd(x, *point.mp)
+            return
         pw = _piecewise_form(profile.bound_expr, timeout)
-        self.var, self.pw, self.dd = var, pw, None
+        self.pw = pw
         self.delta = sympy.lambdify(var, pw, modules="mpmath")
-        self.has_bracket = False
         if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
             return  # no usable derivative: the search uses R alone
         try:
@@ -503,29 +730,55 @@ def _cancelled(ts: list[sympy.Expr]) -> list[sympy.Expr]:
             for t in ts]
 
 
-def _log_slope(naive: _Naive, timeout: float | None) -> list[tuple] | None:
+def _log_slope(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol, timeout: float | None
+               ) -> tuple[list[tuple] | None, bool]:
     r"""``(delta, T, condition)`` per branch of the naive profile, with
     :math:`T = \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})`; branches that
     are rational in exponentials are cancelled exactly, in one time-bounded call (pure DP's
-    :math:`T \equiv 0`, which no ball enclosure could show)."""
-    pw, dd, var = naive.pw, naive.dd, naive.var
+    :math:`T \equiv 0`, which no ball enclosure could show).  The flag says whether the
+    answer is final (``False`` when the cancellation ran out of time: a larger budget may
+    cancel)."""
     pairs = [(pw, dd, sympy.true)]
     if isinstance(pw, sympy.Piecewise):
         if not (isinstance(dd, sympy.Piecewise) and len(dd.args) == len(pw.args)
                 and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args))):
-            return None
+            return None, True
         pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args)]
     ts = [d / (1 - e) + 1 / (1 + sympy.exp(-var)) for e, d, _c in pairs]
     todo = [i for i, t in enumerate(ts) if _rational_in_exp(t, var)]
+    final = True
     if todo:
         try:
             done = run_bounded(_cancelled, [ts[i] for i in todo],
                                timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
-        except (AnalysisTimeout, Exception):  # noqa: BLE001 - keep them as they are
+        except (AnalysisTimeout, Exception) as exc:  # noqa: BLE001 - keep them as they are
+            final = not isinstance(exc, AnalysisTimeout)
             done = [ts[i] for i in todo]
         for i, t in zip(todo, done):
             ts[i] = t
-    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)]
+    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)], final
+
+
+def _proof_functions(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol,
+                     params: tuple[sympy.Symbol, ...], timeout: float | None
+                     ) -> tuple[tuple | None, bool]:
+    """The ball functions of the no-crossing proof, ``(Ds, Ts, C)`` (per branch: delta,
+    the log-slope ``T``; the branch conditions as 0/1), each taking ``(eps, *params)``,
+    or ``None``; and whether that answer is final (see :func:`_log_slope`)."""
+    from .interval import ArbUnsupported, lambdify_arb
+
+    branches, final = _log_slope(pw, dd, var, timeout)
+    if branches is None:
+        return None, final
+    try:
+        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
+        Ds = [lambdify_arb(e, var, params) for e, _t, _c in branches]
+        Ts = [lambdify_arb(t, var, params) for _e, t, _c in branches]
+        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
+                                       for _e, _t, c in branches]), var, params)
+    except (ArbUnsupported, TypeError, ValueError):
+        return None, final
+    return (Ds, Ts, C), final
 
 
 def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
@@ -556,20 +809,15 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
         return None
     from flint import arb, ctx
 
-    from .interval import ArbUnsupported, lambdify_arb
+    from .interval import ArbUnsupported
 
-    var = naive.var
-    branches = _log_slope(naive, timeout)
-    if branches is None:
+    if naive.family is not None and naive.point is not None:
+        fns, args = naive.family.proof_functions(timeout), naive.point.arb
+    else:
+        fns, args = _proof_functions(naive.pw, naive.dd, naive.var, (), timeout)[0], ()
+    if fns is None:
         return None
-    try:
-        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
-        Ds = [lambdify_arb(e, var) for e, _t, _c in branches]
-        Ts = [lambdify_arb(t, var) for _e, t, _c in branches]
-        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
-                                       for _e, _t, c in branches]), var)
-    except (ArbUnsupported, TypeError, ValueError):
-        return None
+    Ds, Ts, C = fns
     used = 0
     with ctx.workprec(_PROOF_PREC):
         # T is -(log R)' only where delta < 1 (above, R is 0 and rises where delta drops
@@ -593,13 +841,13 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
             ball = arb.union(a, b)
             try:
                 live = []  # the branches that may apply somewhere on the cell
-                for i, f in enumerate(C(ball)):
+                for i, f in enumerate(C(ball, *args)):
                     if f == 0:
                         continue
                     live.append(i)
                     if f == 1:
                         break
-                ts = [Ts[i](ball) for i in live]
+                ts = [Ts[i](ball, *args) for i in live]
             except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
                 return None
             if any(t.is_finite() and bool(t < -slope) for t in ts):
@@ -610,7 +858,7 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
             if bool(b - a <= tiny * (1 + b)):
                 if not ok:
                     return None
-                ds = [Ds[i](ball) for i in live]
+                ds = [Ds[i](ball, *args) for i in live]
                 if not all(d.is_finite() for d in ds):
                     return None
                 hi = max((d.upper() for d in ds), key=float)
