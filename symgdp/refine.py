@@ -651,6 +651,11 @@ class _Naive:
         narrow features; the surviving cell is then polished with the derivative where
         there is one.  A supremum approached only from the right of a jump returns a point
         just right of it (a real :math:`\varepsilon_0`, so the bound stays valid).
+
+        With a derivative the search first stops at a coarser tolerance (``dps/2``
+        digits): when the bracket changes sign around the best point found, its root
+        (a smooth maximum, to the working precision) is returned; otherwise the search
+        goes on to the full tolerance.
         """
         lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
         cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
@@ -658,52 +663,93 @@ class _Naive:
         floor_w = mpmath.mpf(10) ** (-(self.dps + 5)) * (1 + abs(hi))
         tol = mpmath.mpf(10) ** (-(self.dps - 5))
 
-        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf) -> tuple:
-            # (bound on R over [a, b], a, b, delta(b)): delta(b) is kept for the halves
-            return ((1 - db) / (1 + mpmath.exp(a)), a, b, db)
+        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf, ea: mpmath.mpf) -> tuple:
+            # (bound on R over [a, b], a, b, delta(b), e^a): delta(b) and e^a are kept
+            # for the halves
+            return ((1 - db) / (1 + ea), a, b, db, ea)
 
-        cells = [bounded(lo, hi, self.d(hi))]
-        for _ in range(4 * mpmath.mp.prec):
-            nxt = []
-            for bound, a, b, db in cells:
-                if bound <= best * (1 + tol) or b - a <= floor_w:
+        cells = [bounded(lo, hi, self.d(hi), mpmath.exp(lo))]
+        stages = [mpmath.mpf(10) ** (-(self.dps // 2)), tol] if self.has_bracket else [tol]
+        levels = 4 * mpmath.mp.prec
+        for stage, t in enumerate(stages):
+            while levels > 0 and cells:
+                levels -= 1
+                nxt = []
+                for cell in cells:
+                    bound, a, b, db, ea = cell
+                    if bound <= best * (1 + tol) or b - a <= floor_w:
+                        continue
+                    if bound <= best * (1 + t):
+                        nxt.append(cell)  # settled at this stage's tolerance
+                        continue
+                    m = (a + b) / 2
+                    dm = self.d(m)
+                    em = mpmath.exp(m)
+                    rm = (1 - dm) / (1 + em)
+                    if rm > best:
+                        best, best_x = rm, m
+                    nxt += [bounded(a, m, dm, ea), bounded(m, b, db, em)]
+                # keep the search narrow: cells are ranked by their bound
+                nxt.sort(key=lambda cell: -cell[0])
+                settled = all(c[0] <= best * (1 + t) for c in nxt[:8])
+                cells = nxt[:8]
+                if settled:
+                    break
+            if self.has_bracket:
+                x = self._polished(best_x, best, lo, hi)
+                if x is not None:
+                    return x
+                if stage + 1 < len(stages):
                     continue
-                m = (a + b) / 2
-                dm = self.d(m)
-                rm = (1 - dm) / (1 + mpmath.exp(m))
-                if rm > best:
-                    best, best_x = rm, m
-                nxt += [bounded(a, m, dm), bounded(m, b, db)]
-            # keep the search narrow: cells are ranked by their bound
-            nxt.sort(key=lambda cell: -cell[0])
-            cells = nxt[:8]
-            if not cells:
-                break
-        if self.has_bracket:
-            try:
-                x = self._polish(best_x, lo, hi)
-                # at a smooth maximum R is flat to second order: the root of the bracket
-                # is the better point even when R cannot tell the two apart
-                if self.R(x) >= best * (1 - mpmath.mpf(10) ** (-(self.dps + 5))):
-                    best_x = x
-            except (ZeroDivisionError, ValueError, TypeError):
-                pass
         return best_x
 
-    def _polish(self, x: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf:
-        """Bisection on the sign of the bracket around x (a smooth interior maximum)."""
+    def _polished(self, x: mpmath.mpf, best: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf
+                  ) -> mpmath.mpf | None:
+        """The root of the bracket near ``x`` when there is one there and R at it is no
+        less than ``best`` (at a smooth maximum R is flat to second order: the root is
+        the better point even when R cannot tell the two apart), else ``None``."""
+        try:
+            r = self._polish(x, lo, hi)
+            if r is not None and self.R(r) >= best * (1 - mpmath.mpf(10) ** (-(self.dps + 5))):
+                return r
+        except (ZeroDivisionError, ValueError, TypeError):
+            pass
+        return None
+
+    def _polish(self, x: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf | None:
+        """The root of the bracket within 1e-6 of x where it changes sign from - to + (a
+        smooth interior maximum of R), to the working precision, or ``None``.
+
+        Regula falsi (Illinois variant) on a sign-changing interval, with bisection as
+        the safeguard: the interval always keeps the sign change."""
         w = mpmath.mpf(10) ** -6 * (1 + abs(x))
         a, b = max(lo, x - w), min(hi, x + w)
-        if not self.bracket(a) < 0 < self.bracket(b):
-            return x
-        for _ in range(mpmath.mp.prec + 40):
-            m = (a + b) / 2
-            if m in (a, b):
+        fa, fb = self.bracket(a), self.bracket(b)
+        if not fa < 0 < fb:
+            return None
+        eps = mpmath.ldexp(1 + abs(x), -mpmath.mp.prec + 2)
+        side = 0
+        for k in range(2 * mpmath.mp.prec + 80):
+            if b - a <= eps:
                 break
-            if self.bracket(m) < 0:
-                a = m
+            m = (a + b) / 2 if k % 4 == 3 else a - fa * (b - a) / (fb - fa)
+            if not a < m < b:
+                m = (a + b) / 2
+                if m in (a, b):
+                    break
+            fm = self.bracket(m)
+            if fm < 0:
+                a, fa = m, fm
+                if side == -1:
+                    fb /= 2
+                side = -1
+            elif fm > 0:
+                b, fb = m, fm
+                if side == 1:
+                    fa /= 2
+                side = 1
             else:
-                b = m
+                return m
         return (a + b) / 2
 
     def crossing(self, lo: float, hi: float, level: mpmath.mpf) -> mpmath.mpf:
