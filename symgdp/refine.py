@@ -487,6 +487,34 @@ class _Family:
             self._memo["proof"] = fns
         return fns
 
+    def closed_form_roots(self, values: Any, timeout: float | None) -> tuple | None:
+        """``(roots,)``: candidates for the roots of the stationarity bracket in closed
+        form at these values (``roots`` ``None`` when SymPy finds none), solved once with
+        the parameters symbolic; ``None`` when that solve ran out of time or the
+        expression is not one :func:`refine` solves (Floats, Piecewise, Max/Min).  A
+        substituted root is used only where it matches the located maximum numerically,
+        and the flat piece is built from the profile's own value there, so a root that is
+        not one at these values costs tightness at worst, never validity."""
+        if self.expr.has(sympy.Piecewise, LogDeltaRoot, sympy.Max, sympy.Min) or \
+                self.expr.atoms(sympy.Float):
+            return None
+        if "roots" not in self._memo:
+            e, var = self.expr, self.var
+            dp = sympy.diff(e, var)
+            try:
+                self._memo["roots"] = run_bounded(
+                    _root_candidates, dp + sympy.exp(var) * (1 - e + dp), var,
+                    timeout=timeout)
+            except AnalysisTimeout:
+                return None
+            except Exception:  # noqa: BLE001 - no closed form
+                self._memo["roots"] = None
+        roots = self._memo["roots"]
+        if roots is None:
+            return (None,)
+        vals = {s: values[s] for s in self.params}
+        return ([r.xreplace(vals) for r in roots],)
+
     def verdict_functions(self) -> tuple | None:
         """Ball functions of the expression and of its derivative, or ``None``."""
         if "verdict" not in self._memo:
@@ -581,6 +609,27 @@ def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
 
     point = _Point(tuple(_mp_value(v) for v in values), tuple(to_arb(v) for v in values))
     return _family(expr, var, params), point
+
+
+def _root_candidates(bracket: sympy.Expr, var: sympy.Symbol) -> list | None:
+    """Closed-form candidates for the roots of ``bracket`` on [0, oo) with parameters
+    symbolic: every element of a finite set inside SymPy's answer (which, with symbols,
+    is a union of finite sets intersected with conditions), or ``None``."""
+    sol = sympy.solveset(bracket, var, sympy.Interval(0, sympy.oo))
+
+    def finite(s: sympy.Basic) -> list:
+        if isinstance(s, sympy.FiniteSet):
+            return [r for r in s if r.is_real is not False]
+        if isinstance(s, (sympy.Union, sympy.Intersection)):
+            return [r for a in s.args for r in finite(a)]
+        if isinstance(s, sympy.Complement):
+            return finite(s.args[0])
+        return []
+
+    if sol is sympy.S.EmptySet:
+        return []
+    found = finite(sol)
+    return found or None
 
 
 class _Naive:
@@ -1024,6 +1073,18 @@ def _round_c(naive: _Naive, c: mpmath.mpf, dps: int) -> sympy.Float:
     return best[1]
 
 
+def _matching_root(roots: list, c: mpmath.mpf, dps: int) -> sympy.Expr | None:
+    """The closed form among ``roots`` that is the located maximum ``c``, or ``None``."""
+    for r in roots:
+        try:
+            rv = mpmath.mpf(sympy.N(r, dps + 10))
+        except (TypeError, ValueError):
+            continue
+        if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)):
+            return r
+    return None
+
+
 def _already_refined(profile: Profile) -> bool:
     """A profile produced by :func:`refine` (or marked exact): refining it changes nothing,
     since the refinement is idempotent (its R is already non-increasing)."""
@@ -1093,27 +1154,29 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
         # more exact than the root
         if naive.has_bracket and not bound.has(sympy.Piecewise, LogDeltaRoot, sympy.Max,
                                                sympy.Min) and not bound.atoms(sympy.Float):
-            dp = sympy.diff(bound, var)
-            try:
-                roots = run_bounded(_closed_form_roots, dp + sympy.exp(var) * (1 - bound + dp),
-                                    var, timeout=timeout)
-            except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
-                roots = None
+            found = None
+            if naive.family is not None:
+                found = naive.family.closed_form_roots(profile.values, timeout)
+            if found is not None:
+                roots = found[0]
+                if roots is not None and not all(_matching_root(roots, c, dps) is not None
+                                                 for _a, c in segs):
+                    found = None  # roots, but not of these values: solve for them
+            if found is None:
+                dp = sympy.diff(bound, var)
+                try:
+                    roots = run_bounded(_closed_form_roots,
+                                        dp + sympy.exp(var) * (1 - bound + dp), var,
+                                        timeout=timeout)
+                except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
+                    roots = None
         one = len(segs) == 1
         template_pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
         segments = []
         methods = []
         for k, (a, c) in enumerate(segs, start=1):
-            exact = None
-            for r in roots or []:
-                try:
-                    rv = mpmath.mpf(sympy.N(r, dps + 10))
-                except (TypeError, ValueError):
-                    continue
-                if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)):
-                    exact = r
-                    break
+            exact = _matching_root(roots or [], c, dps)
             sub = "" if one else f"_{{{k}}}"
             cs = sympy.Symbol(f"c{sub}", positive=True)
             ds = sympy.Symbol(rf"\tilde{{\delta}}(c{sub})", positive=True)

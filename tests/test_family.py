@@ -176,3 +176,19 @@ def test_sweep_records_identical_without_families():
         assert max(a["mu_lower"], b["mu_lower"]) <= min(a["mu_upper"], b["mu_upper"])
         assert abs(a["mu_lower"] - b["mu_lower"]) <= 1e-12
         assert abs(a["mu_upper"] - b["mu_upper"]) <= 1e-12
+
+
+@pytest.mark.parametrize("K", [2, 3, sympy.Rational(5, 2)])
+def test_closed_form_breakpoint_from_the_family_solve(K):
+    # K e^{-eps}: the bracket -K e^{-c} + e^c - 2K vanishes at e^c = K + sqrt(K^2 + K)
+    # (by hand); the family solves it once with K symbolic, each value substitutes
+    r = Profile.parse("K*exp(-eps)", {"K": K}).refine()
+    want = sympy.log(K + sympy.sqrt(K**2 + K))
+    assert not isinstance(r.breakpoint, sympy.Float)
+    assert abs(sympy.N(r.breakpoint - want, 50)) < sympy.Float("1e-45")
+    refine_mod._USE_FAMILIES = False
+    try:
+        r_val = Profile.parse("K*exp(-eps)", {"K": K}).refine()
+    finally:
+        refine_mod._USE_FAMILIES = True
+    assert abs(sympy.N(r_val.breakpoint - r.breakpoint, 50)) < sympy.Float("1e-45")
