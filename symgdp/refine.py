@@ -441,16 +441,18 @@ class _Family:
         self.expr, self.var, self.params = expr, var, params
         self._memo: dict[str, Any] = {}
 
-    def naive_ready(self, timeout: float | None) -> bool:
-        """Whether the Piecewise form and the compiled delta (and derivative) exist."""
+    def naive(self, timeout: float | None) -> tuple | None:
+        """``(pw, dd, delta, ddelta)``: the Piecewise form, its derivative (or ``None``) and
+        their compiled mpmath functions of ``(eps, *params)``; ``None`` when the family
+        cannot serve (the rewrite ran out of time: this once; no mpmath function)."""
         if "naive" not in self._memo:
             built = self._build_naive(timeout)
             if built is None:
-                return False  # out of time: the per-value path, this once
-            self._memo["naive"] = built
-        return self._memo["naive"]
+                return None  # out of time: the per-value path, this once
+            self._memo["naive"] = built  # one assignment: threads see all or nothing
+        return self._memo["naive"] or None
 
-    def _build_naive(self, timeout: float | None) -> bool | None:
+    def _build_naive(self, timeout: float | None) -> tuple | None:
         expr, var, args = self.expr, self.var, (self.var, *self.params)
         if expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
             try:
@@ -462,27 +464,26 @@ class _Family:
                 pw = expr
         else:
             pw = sympy.piecewise_fold(expr) if expr.has(sympy.Piecewise) else expr
-        self.pw, self.dd, self.ddelta_mp = pw, None, None
         try:
-            self.delta_mp = sympy.lambdify(args, pw, modules="mpmath")
+            delta = sympy.lambdify(args, pw, modules="mpmath")
         except Exception:  # noqa: BLE001 - the per-value path then
-            return False
-        if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
-            return True
-        try:
-            dd = sympy.diff(pw, var)
-            if not dd.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
-                self.ddelta_mp = sympy.lambdify(args, dd, modules="mpmath")
-                self.dd = dd
-        except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
-            self.dd = None
-        return True
+            return ()
+        dd = ddelta = None
+        if not pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            try:
+                d = sympy.diff(pw, var)
+                if not d.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
+                    ddelta, dd = sympy.lambdify(args, d, modules="mpmath"), d
+            except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
+                dd = ddelta = None
+        return (pw, dd, delta, ddelta)
 
     def proof_functions(self, timeout: float | None) -> tuple | None:
-        """``_proof_functions`` of the family (after :meth:`naive_ready`)."""
+        """``_proof_functions`` of the family (after :meth:`naive`)."""
         if "proof" in self._memo:
             return self._memo["proof"]
-        fns, final = _proof_functions(self.pw, self.dd, self.var, self.params, timeout)
+        pw, dd = self._memo["naive"][:2]
+        fns, final = _proof_functions(pw, dd, self.var, self.params, timeout)
         if final:
             self._memo["proof"] = fns
         return fns
@@ -646,11 +647,12 @@ class _Naive:
         self.family: _Family | None = None
         self.point: _Point | None = None
         found = _family_point(profile)
-        if found is not None and found[0].naive_ready(timeout):
-            fam, point = found
-            self.family, self.point = fam, point
-            self.pw, self.dd, self.has_bracket = fam.pw, fam.dd, fam.dd is not None
-            f, fd = fam.delta_mp, fam.ddelta_mp
+        built = found[0].naive(timeout) if found is not None else None
+        if built is not None:
+            self.family, self.point = found
+            point = self.point
+            self.pw, self.dd, f, fd = built
+            self.has_bracket = self.dd is not None
             self.delta = lambda x: f(x, *point.mp)
             if fd is not None:
                 self.ddelta = lambda x: fd(x, *point.mp)
