@@ -98,6 +98,11 @@ _PEAK_CELLS = 4096
 # A maximum inside a grid cell that exceeds everything to its right by less than this
 # (relative) is not searched for: the refinement it would allow gains less than that.
 _PEAK_RTOL = 1e-7
+# Relative tolerance at which the search for the top of R first stops when the profile
+# has a derivative, to polish the best point into the bracket's root: a higher top
+# elsewhere in the cell would gain less than this, far below _FLAT_RTOL, under which the
+# scan does not look for a flat piece at all.
+_SUP_STAGE_RTOL = "1e-14"
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
 # The no-crossing proof (the fast path for tight profiles): -(log R)' >= -_PROOF_SLOPE on
@@ -703,10 +708,10 @@ class _Naive:
         there is one.  A supremum approached only from the right of a jump returns a point
         just right of it (a real :math:`\varepsilon_0`, so the bound stays valid).
 
-        With a derivative the search first stops at a coarser tolerance (``dps/2``
-        digits): when the bracket changes sign around the best point found, its root
-        (a smooth maximum, to the working precision) is returned; otherwise the search
-        goes on to the full tolerance.
+        With a derivative the search first stops at a coarser tolerance
+        (:data:`_SUP_STAGE_RTOL`): when the bracket changes sign around the best point
+        found, its root (a smooth maximum, to the working precision) is returned;
+        otherwise the search goes on to the full tolerance.
         """
         lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
         cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
@@ -720,7 +725,7 @@ class _Naive:
             return ((1 - db) / (1 + ea), a, b, db, ea)
 
         cells = [bounded(lo, hi, self.d(hi), mpmath.exp(lo))]
-        stages = [mpmath.mpf(10) ** (-(self.dps // 2)), tol] if self.has_bracket else [tol]
+        stages = [mpmath.mpf(_SUP_STAGE_RTOL), tol] if self.has_bracket else [tol]
         levels = 4 * mpmath.mp.prec
         for stage, t in enumerate(stages):
             while levels > 0 and cells:
