@@ -1180,13 +1180,22 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
         one = len(segs) == 1
         template_pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
+        shown: dict[sympy.Symbol, sympy.Symbol] = {}
         segments = []
         methods = []
+        # the breakpoints enter through Dummies: a parameter of the profile that happens to
+        # be called c must not be replaced by the breakpoint's value; the displayed names
+        # avoid the profile's own names too
+        taken = {s.name for s in bound.free_symbols | profile.expr.free_symbols}
+        name = "c"
+        while any(n == name or n.startswith(name + "_") for n in taken):
+            name += "^{*}"
         for k, (a, c) in enumerate(segs, start=1):
             exact = _matching_root(roots or [], c, dps)
             sub = "" if one else f"_{{{k}}}"
-            cs = sympy.Symbol(f"c{sub}", positive=True)
-            ds = sympy.Symbol(rf"\tilde{{\delta}}(c{sub})", positive=True)
+            cs, ds = sympy.Dummy("c", positive=True), sympy.Dummy("d", positive=True)
+            shown[cs] = sympy.Symbol(f"{name}{sub}", positive=True)
+            shown[ds] = sympy.Symbol(rf"\tilde{{\delta}}({name}{sub})", positive=True)
             if exact is not None:
                 c_val = exact
                 d_val = bound.subs(var, exact)
@@ -1212,7 +1221,8 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
     meta = dict(profile.meta)
     meta.update(refined=True, naive=profile.expr, breakpoint=segments[0][1],
                 breakpoint_delta=segments[0][2], segments=tuple(segments),
-                latex_template=template, latex_constants=tuple(consts.items()),
+                latex_template=template.xreplace(shown),
+                latex_constants=tuple((shown[s], v) for s, v in consts.items()),
                 refine_method=methods[0])
     return Profile(expr, profile.values, var=var, name=profile.name, **meta)
 
