@@ -987,7 +987,12 @@ def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
         return None
     if mu is None:
         return None
-    mu = mu.xreplace(dict(p.values))
+    # Float values as the exact rationals they store: substituted as Floats, SymPy would
+    # evaluate mu in 53-bit arithmetic (3/(2*1.4999999999999998) -> 1.0, below the true
+    # mu), and the "certified" bracket would be that rounding
+    exact = {s: v.xreplace({f: sympy.Rational(f) for f in v.atoms(sympy.Float)})
+             for s, v in p.values.items()}
+    mu = mu.xreplace(exact)
     if mu.free_symbols or not mu.is_positive:
         return None
     return mu
