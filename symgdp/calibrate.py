@@ -26,7 +26,11 @@ contradiction is an error, never a silent answer.
 lower bound is above.  The search keeps one safe and one not-safe end and closes in on the
 boundary by regula falsi (Illinois variant, in :math:`\log\theta` and :math:`\log\mu` for a
 positive parameter, so the Gaussian mechanism's :math:`\mu = \Delta/\sigma` is found in one
-step) with a bisection safeguard, until the ends are within ``rtol`` of each other.  The
+step) with a bisection safeguard, until the ends are within ``rtol`` of each other; a
+step predicted within ``rtol/2`` of an end is placed ``rtol/2`` from it, which closes the
+search whichever side it falls on.  Without a ``bracket`` the walk from the starting value
+doubles or halves it, or steps to where the secant through its last two measurements
+meets the target when that lies within the doubling (halving) step.  The
 returned ``bracket`` contains the exact calibration (the value with
 :math:`\mu = \mu_{\text{target}}`): one end is safe, the other proven unsafe.
 

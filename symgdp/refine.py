@@ -46,7 +46,8 @@ How :func:`refine` finds the pieces (the sign pattern is checked, never assumed)
    maxima narrower than the grid and suprema at jumps.  The running maximum from the
    right then locates every flat interval.
 2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
-   bisection, polished by bisection on the sign of the bracket where there is a
+   bisection (where there is a derivative, first only to :math:`10^{-14}` relative in
+   :math:`R`), polished by regula falsi on the sign of the bracket where there is a
    derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
    right of it (rounded so that it stays there).  A flat interval whose gain over
    :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
@@ -58,6 +59,10 @@ On each flat piece the result is :math:`\min\{\tilde\delta, g(\cdot, c_k)\}`, so
 never above the naive profile by construction, and never below the infimum, since every
 value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \ge
 \varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
+
+Validation and refinement at many parameter values of one expression (a sweep, a
+calibration) share their symbolic work: see ``_Family`` below and the planning page of
+the documentation.
 
 Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
 \delta_0)` over the calibration points that imply the target (theory §2); Poisson
