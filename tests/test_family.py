@@ -192,3 +192,25 @@ def test_closed_form_breakpoint_from_the_family_solve(K):
     finally:
         refine_mod._USE_FAMILIES = True
     assert abs(sympy.N(r_val.breakpoint - r.breakpoint, 50)) < sympy.Float("1e-45")
+
+
+def test_numeric_budget_in_process_and_restored():
+    import signal
+    import time
+
+    from symgdp.errors import AnalysisTimeout
+
+    def spin(n):
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 5:
+            pass
+        return n
+
+    before = signal.getsignal(signal.SIGALRM)
+    t0 = time.monotonic()
+    with pytest.raises(AnalysisTimeout):
+        refine_mod._numeric_bounded(spin, 1, seconds=0.2)
+    assert time.monotonic() - t0 < 4  # interrupted, not run to the end
+    assert signal.getsignal(signal.SIGALRM) == before
+    assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
+    assert refine_mod._numeric_bounded(lambda n: n + 1, 1, seconds=5) == 2
