@@ -1186,6 +1186,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
         template_pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
         shown: dict[sympy.Symbol, sympy.Symbol] = {}
+        shown_pieces = []
         segments = []
         methods = []
         # the breakpoints enter through Dummies: a parameter of the profile that happens to
@@ -1219,6 +1220,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             # naive profile's singularities (1/eps at 0) into the result.
             piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
             template_pieces.append((piece, var < cs))
+            shown_pieces.append((piece.xreplace(shown), var < shown[cs]))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         template_pieces.append((profile.expr, True))
         template = sympy.Piecewise(*template_pieces, evaluate=False)
@@ -1226,7 +1228,8 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
     meta = dict(profile.meta)
     meta.update(refined=True, naive=profile.expr, breakpoint=segments[0][1],
                 breakpoint_delta=segments[0][2], segments=tuple(segments),
-                latex_template=template.xreplace(shown),
+                latex_template=sympy.Piecewise(*shown_pieces, (profile.expr, True),
+                                               evaluate=False),
                 latex_constants=tuple((shown[s], v) for s, v in consts.items()),
                 refine_method=methods[0])
     return Profile(expr, profile.values, var=var, name=profile.name, **meta)
