@@ -10,6 +10,15 @@ or mpmath at the working precision), always returning the bracket end on the "en
 noise" side so that :math:`\delta` is never understated, and its derivative is the
 implicit one, :math:`-h_\varepsilon / h_t`.
 
+In ball arithmetic (:func:`log_delta_root_arb`, used by :mod:`symgdp.interval`) the root
+is *proved* on a whole ball :math:`E` of :math:`\varepsilon` (theory §6): the side
+:math:`s` of the "enough noise" residual, :math:`s\,h < 0` on :math:`[-T, a]` and
+:math:`s\,h > 0` on :math:`[b, 0]` (each stretch covered by boxes on which either
+:math:`s\,h` itself or :math:`s\,h_t` has the needed sign), and :math:`s\,h_t \ge 0` on
+:math:`E \times [a, b]`; then :math:`t(\varepsilon) \in [a, b]` for every
+:math:`\varepsilon \in E`, narrowed by the interval Newton operator.  What is not proved
+gives a NaN ball, never a guess.
+
 Example:
     >>> import sympy
     >>> from symgdp.implicit import LogDeltaRoot
@@ -22,13 +31,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import mpmath
 import numpy as np
 import sympy
+from flint import arb, ctx
 
-__all__ = ["LogDeltaRoot"]
+__all__ = ["LogDeltaRoot", "log_delta_root_arb"]
 
 # Search range for t = log(delta): beyond t = -_T_MAX the profile value is reported as
 # e^{-_T_MAX}, a valid upper bound (no trade-off equation reaches it in practice).
@@ -149,6 +160,313 @@ def _log_delta_root_impl(x: Any, h: Any) -> Any:
     return float(out[0]) if scalar else out.reshape(np.shape(x))
 
 
+# -- ball arithmetic -----------------------------------------------------------------------
+# h(e, t) and h_t(e, t) arrive as Python functions of two balls (compiled by
+# symgdp.interval from the Lambda of the root).  Every claim below is decided on whole
+# balls; a claim that is not decided makes the answer NaN (or, for the parts of a ball
+# where a boundary convention applies, the hull with the convention's value).
+
+_BallFn = Callable[[arb, arb], arb]
+# box evaluations per stretch [-T, a] or [b, 0] before giving up on a sign proof
+_SWEEP_BUDGET = 200
+# relative padding of a bracket end beyond the approximate root, in units of 2**-prec
+_PAD_BITS = 10
+_ROOT_CACHE: dict[tuple[Any, ...], tuple[str, arb, bool]] = {}
+
+
+def _call(f: _BallFn, e: arb, t: arb) -> arb:
+    try:
+        v = f(e, t)
+    except (ArithmeticError, ValueError, TypeError):
+        return arb("nan")
+    return v if isinstance(v, arb) else arb(v)
+
+
+def _box(lo: arb, hi: arb) -> arb:
+    """A ball containing [lo, hi] (exact end points, lo <= hi <= 0) whose upper end is
+    exactly ``hi``.  Midpoint-radius balls blur both ends by about 2^-30 of the radius
+    (the radius has a 30-bit mantissa): for [-1e300, -1] that would reach far above 0.
+    Here the blur goes below ``lo`` only, into the stretch being proved anyway: hi minus
+    a ball [0, w'] (w' >= hi - lo, exact lower end 0), subtracted exactly."""
+    y = arb(0).union(hi - lo).nonnegative_part()
+    (m1, e1), (m2, e2) = hi.mid().man_exp(), y.mid().man_exp()
+    top = max(e1 + int(m1).bit_length(), e2 + int(m2).bit_length())
+    bits = max(top - min(e1, e2) + 4, ctx.prec)
+    with ctx.workprec(bits):
+        box = hi - y
+    if not (box.upper() == hi and box.lower() <= lo):
+        return lo.union(hi)  # never expected; a blurred box still contains [lo, hi]
+    return box
+
+
+def _exact(x: arb) -> arb:
+    return arb(x.mid())
+
+
+def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
+    """An approximation (not proved) of the root at the exact point ``e``: bracket
+    expansion as in the float search, then Newton steps safeguarded by bisection.  0 where
+    even delta = 1 is not enough noise at ``e``, -T where delta = e^-T is; None where the
+    residual is undefined."""
+    def side(t: arb) -> int | None:
+        v = _call(h, e, t)
+        if not v.is_finite():
+            return None
+        m = arb(v.mid()) * s
+        return 1 if m > 0 else -1
+
+    t_far = arb(-_T_MAX)
+    at0 = side(arb(0))
+    if at0 is None:
+        return None
+    if at0 < 0:
+        return arb(0)
+    hi, lo = arb(0), arb(-1)
+    while True:
+        sl = side(lo)
+        if sl is None:
+            return None
+        if sl < 0:
+            break
+        if lo == t_far:
+            return t_far
+        hi, lo = lo, (4 * lo).max(t_far)
+    prec = ctx.prec
+    t, width, steps = hi, hi - lo, 0
+    for _ in range(4 * prec + 60):
+        g, v = _call(ht, e, t), _call(h, e, t)
+        if v.contains(0) and v.is_finite():
+            return t  # the residual vanishes at t within rounding
+        cand = None
+        steps += 1
+        if steps > 2 and hi - lo > width / 2:
+            pass  # two steps without halving the bracket: bisect
+        elif g.is_finite() and v.is_finite() and not g.mid().is_zero():
+            cand = _exact(t - arb(v.mid()) / arb(g.mid()))
+            if not (lo < cand < hi):
+                cand = None
+        if cand is None:
+            cand = _exact((lo + hi) / 2)
+        if hi - lo <= width / 2:
+            width, steps = hi - lo, 0
+        if cand == lo or cand == hi:
+            break
+        sc = side(cand)
+        if sc is None:
+            return None
+        if sc > 0:
+            hi = cand
+        else:
+            lo = cand
+        t = cand
+        if hi - lo <= abs(hi) * arb(2) ** (4 - prec):
+            break
+    return t
+
+
+def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int) -> bool:
+    r"""Prove want * s * h(e, t) > 0 for every t in [lo, hi] (and every e in the ball),
+    given that it holds at the end the stretch is entered from (hi for want = -1, lo for
+    want = 1).  Each box is settled by the sign of s h on it, or by s h_t >= 0 on it (s h
+    non-decreasing: its extreme is at the end already proved).  A ball's ends are blurred
+    by about 2^-30 of its radius, so a box spans at most a factor 2^26 in |t|: [-T, a]
+    takes up to ~40 of them.  A box that settles nothing is halved (a few times), and the
+    boxes are visited from the proved end on, so each one is entered from a settled one."""
+    budget = [_SWEEP_BUDGET]
+
+    def one(a: arb, b: arb) -> bool:
+        budget[0] -= 1
+        box = _box(a, b)
+        v = _call(h, e, box) * (s * want)
+        if v.is_finite() and v > 0:
+            return True
+        g = _call(ht, e, box) * s
+        return bool(g.is_finite() and g >= 0)
+
+    def settle(a: arb, b: arb, depth: int) -> bool:
+        if budget[0] <= 0:
+            return False
+        if one(a, b):
+            return True
+        if depth <= 0:
+            return False
+        m = -_exact((a * b).sqrt()) if not b.is_zero() and a / b > 4 else _exact((a + b) / 2)
+        if not a < m < b:
+            return False
+        first, second = ((m, b), (a, m)) if want < 0 else ((a, m), (m, b))
+        return settle(*first, depth - 1) and settle(*second, depth - 1)
+
+    wide = arb(2) ** 26
+    if want < 0:  # [lo, hi] = [-T, a], leftward from a
+        r = hi
+        while r > lo:
+            q = (r * wide).max(lo) if not r.is_zero() else lo
+            if not settle(q, r, 6):
+                return False
+            r = q
+        return True
+    r = lo  # [lo, hi] = [b, 0], rightward from b
+    while budget[0] > 0:
+        if one(r, hi):
+            return True
+        q = _exact(r / 4)
+        if not settle(r, q, 6):
+            return False
+        r = q
+    return False
+
+
+def _newton(e: arb, h: _BallFn, ht: _BallFn, s: int, a: arb, b: arb,
+            strict: bool) -> tuple[arb, arb] | None:
+    """Narrow the bracket [a, b] (root proved inside, s h_t >= 0 on it): interval Newton
+    steps while s h_t > 0 on the bracket, bisection by the sign at the midpoint
+    otherwise; None if the two ever contradict each other."""
+    for _ in range(ctx.prec + 10):
+        w = b - a
+        m = _exact((a + b) / 2)
+        if not a < m < b:
+            break
+        hm = _call(h, e, m)
+        if not hm.is_finite():
+            break
+        na, nb = a, b
+        if strict:
+            n = m - hm / _call(ht, e, a.union(b))
+            if n.is_finite():
+                na, nb = na.max(arb(n.lower())), nb.min(arb(n.upper()))
+        if nb - na > w / 2:
+            sm = hm * s
+            if sm > 0:
+                nb = nb.min(m)
+            elif sm < 0:
+                na = na.max(m)
+        if na > nb:
+            return None
+        if not nb - na < w * 0.75:
+            break
+        a, b = na, nb
+    return a, b
+
+
+def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
+    """(kind, enclosure, strict): kind "interior" (the root proved in (-T, 0) on all of e),
+    "zero"/"far" (a boundary convention on all of e), "mixed" (hull over parts with
+    different cases) or "nan"; strict = s h_t > 0 proved on the enclosure."""
+    nan = ("nan", arb("nan"), False)
+    zero, far = arb(0), arb(-_T_MAX)
+    h0, hf = _call(h, e, zero), _call(h, e, far)
+    if not (h0.is_finite() and hf.is_finite()):
+        return nan
+    d = h0 - hf
+    s = 1 if d > 0 else -1 if d < 0 else 0
+    if s == 0:
+        return nan  # the float search's side is not decided on the whole ball
+    sh0, shf = h0 * s, hf * s
+    if shf >= 0:
+        return "far", far, False
+    if sh0 <= 0:
+        return "zero", zero, False
+    low_known, high_known = bool(shf < 0), bool(sh0 > 0)
+    # approximate roots at the ball's end points and midpoint
+    pts = [_exact(e)] if e.rad() == 0 else [arb(e.lower()), _exact(e), arb(e.upper())]
+    roots = []
+    for p in pts:
+        r = _approx_root(p, h, ht, s)
+        if r is None:
+            return nan
+        roots.append(r)
+    t_lo, t_hi = min(roots, key=float), max(roots, key=float)
+    scale = abs(t_lo).max(abs(t_hi)).max(arb(2) ** -1000)
+    pad0 = scale * arb(2) ** (_PAD_BITS - ctx.prec) + (t_hi - t_lo) / 16
+    a = b = None
+    if low_known:
+        for k in range(7):
+            c = _exact((t_lo - pad0 * arb(16) ** k).max(far))
+            if c == far or (_call(h, e, c) * s < 0):
+                a = c
+                break
+    if high_known:
+        for k in range(7):
+            c = _exact((t_hi + pad0 * arb(16) ** k).min(zero))
+            if c.is_zero() or (_call(h, e, c) * s > 0):
+                b = c
+                break
+    # the stretches beyond the bracket hold no root
+    if a is not None and a != far and not _sweep(e, h, ht, s, far, a, -1):
+        a = None
+    if b is not None and not b.is_zero() and not _sweep(e, h, ht, s, b, zero, 1):
+        b = None
+    if not (low_known and high_known):
+        # a part of the ball is at a boundary convention (delta = 1 or the -T floor)
+        lo_end = a if a is not None else far
+        hi_end = b if b is not None else zero
+        return "mixed", lo_end.union(hi_end), False
+    if a is None or b is None:
+        return nan
+    g = _call(ht, e, a.union(b)) * s
+    if not (g.is_finite() and g >= 0):
+        return nan  # no proof that the root is unique in the bracket
+    strict = bool(g > 0)
+    ab = _newton(e, h, ht, s, a, b, strict)
+    if ab is None:
+        return nan
+    return "interior", ab[0].union(ab[1]), strict
+
+
+def _key_part(v: Any) -> Any:
+    if isinstance(v, arb):
+        return (v.mid().man_exp(), v.rad().man_exp()) if v.is_finite() else str(v)
+    if isinstance(v, (int, float, str)):
+        return v
+    raise TypeError
+
+
+def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
+                       interior: bool = False) -> arb:
+    r"""Ball enclosing :math:`t(\varepsilon) = \log\delta(\varepsilon)` of a
+    :class:`LogDeltaRoot` for every :math:`\varepsilon` in the ball ``eps``, at the working
+    precision in force.
+
+    ``h`` and ``h_t`` are the residual and its :math:`t`-derivative as functions of two
+    balls.  The boundary conventions of the float search hold where they are proved on
+    the whole ball (exact 0 where even :math:`\delta = 1` is not enough noise, exact
+    :math:`-T` where :math:`\delta = e^{-T}` is); a ball straddling such a boundary gets
+    the hull.  With ``interior`` (the value inside the implicit derivative, valid only
+    where the root is interior and :math:`h_t \ne 0`) anything else is NaN.  ``key``
+    identifies the residual for a cache of results.
+
+    Example:
+        >>> from flint import arb, ctx
+        >>> h = lambda e, t: t + e * e                    # t = -e**2
+        >>> ht = lambda e, t: arb(1)
+        >>> with ctx.workprec(64):
+        ...     v = log_delta_root_arb(arb(3), h, ht)
+        >>> v.contains(-9) and v.rad() < 1e-15
+        True
+    """
+    e = eps if isinstance(eps, arb) else arb(eps)
+    if not e.is_finite():
+        return arb("nan")
+    ck = None
+    if key:
+        try:
+            cells = tuple(_key_part(c.cell_contents) for c in (h.__closure__ or ()))
+            ck = (key, cells, _key_part(e), ctx.prec)
+        except (TypeError, ValueError):
+            ck = None
+    res = _ROOT_CACHE.get(ck) if ck is not None else None
+    if res is None:
+        res = _root_ball(e, h, ht)
+        if ck is not None:
+            if len(_ROOT_CACHE) > 20_000:
+                _ROOT_CACHE.clear()
+            _ROOT_CACHE[ck] = res
+    kind, v, strict = res
+    if interior and not (kind == "interior" and strict):
+        return arb("nan")
+    return +v
+
+
 class LogDeltaRoot(sympy.Function):
     r""":math:`\log\delta(\varepsilon)` defined implicitly by a trade-off equation.
 
@@ -168,14 +486,35 @@ class LogDeltaRoot(sympy.Function):
         return True
 
     def fdiff(self, argindex: int = 1) -> sympy.Expr:
+        # the root inside the derivative is marked (third argument 1): the formula holds
+        # only where the root is interior and h_t != 0, so its ball evaluation is NaN
+        # wherever that is not proved (float and mpmath evaluations ignore the mark)
         if argindex != 1:
             raise sympy.ArgumentIndexError(self, argindex)
         lam = self.args[1]
         e, t = lam.variables
         he, ht = sympy.diff(lam.expr, e), sympy.diff(lam.expr, t)
-        return (-he / ht).xreplace({e: self.args[0], t: self})
+        inner = LogDeltaRoot(self.args[0], lam, sympy.Integer(1))
+        return (-he / ht).xreplace({e: self.args[0], t: inner})
+
+    def _arb_code(self, printer: Any) -> str:
+        """Code for :func:`log_delta_root_arb` (``printer`` is the ball printer of
+        :mod:`symgdp.interval`): the residual and its t-derivative as lambdas of balls."""
+        lam = self.args[1]
+        e, t = lam.variables
+        E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
+        body = printer._print(lam.expr.xreplace({e: E, t: T}))
+        dbody = printer._print(sympy.diff(lam.expr, t).xreplace({e: E, t: T}))
+        interior = len(self.args) > 2 and bool(self.args[2])
+        return (f"LogDeltaRootBall({printer._print(self.args[0])}, "
+                f"(lambda _root_e, _root_t: ({body})), "
+                f"(lambda _root_e, _root_t: ({dbody})), "
+                f"{sympy.srepr(lam)!r}, {interior})")
 
     def _code(self, printer: Any) -> str:
+        ball = getattr(printer, "_print_LogDeltaRoot", None)
+        if ball is not None:
+            return ball(self)
         lam = self.args[1]
         e, t = lam.variables
         E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
