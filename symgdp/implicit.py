@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -167,8 +168,8 @@ def _log_delta_root_impl(x: Any, h: Any) -> Any:
 # where a boundary convention applies, the hull with the convention's value).
 
 _BallFn = Callable[[arb, arb], arb]
-# box evaluations per stretch [-T, a] or [b, 0] before giving up on a sign proof
-_SWEEP_BUDGET = 200
+# box evaluations per stretch before giving up on a sign proof (plus one per bit)
+_SWEEP_BUDGET = 100
 # relative padding of a bracket end beyond the approximate root, in units of 2**-prec
 _PAD_BITS = 10
 _ROOT_CACHE: dict[tuple[Any, ...], tuple[str, arb, bool]] = {}
@@ -203,7 +204,7 @@ def _exact(x: arb) -> arb:
     return arb(x.mid())
 
 
-def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
+def _approx_root_low(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
     """An approximation (not proved) of the root at the exact point ``e``: bracket
     expansion as in the float search, then Newton steps safeguarded by bisection.  0 where
     even delta = 1 is not enough noise at ``e``, -T where delta = e^-T is; None where the
@@ -233,7 +234,7 @@ def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
         hi, lo = lo, (4 * lo).max(t_far)
     prec = ctx.prec
     t, width, steps = hi, hi - lo, 0
-    for _ in range(4 * prec + 60):
+    for _ in range(3 * prec + 60):
         g, v = _call(ht, e, t), _call(h, e, t)
         if v.contains(0) and v.is_finite():
             return t  # the residual vanishes at t within rounding
@@ -264,18 +265,47 @@ def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
     return t
 
 
-def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int) -> bool:
+def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
+    """:func:`_approx_root_low` at 64 bits, then Newton steps at the working precision
+    (each doubles the digits of a simple root; a degenerate one stays rough and its
+    bracket is then padded more, or not proved)."""
+    prec = ctx.prec
+    with ctx.workprec(min(prec, 64)):
+        t = _approx_root_low(e, h, ht, s)
+    if t is None or prec <= 64 or t.is_zero() or t == arb(-_T_MAX):
+        return t
+    for _ in range(int(math.log2(prec / 64)) + 4):
+        v, g = _call(h, e, t), _call(ht, e, t)
+        if not (v.is_finite() and g.is_finite()) or g.mid().is_zero():
+            break
+        nt = _exact(t - arb(v.mid()) / arb(g.mid()))
+        if not nt < 0:
+            break
+        done = abs(nt - t) <= abs(t) * arb(2) ** (4 - prec)
+        t = nt
+        if done:
+            break
+    return t
+
+
+def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int,
+           start: arb) -> bool:
     r"""Prove want * s * h(e, t) > 0 for every t in [lo, hi] (and every e in the ball),
     given that it holds at the end the stretch is entered from (hi for want = -1, lo for
-    want = 1).  Each box is settled by the sign of s h on it, or by s h_t >= 0 on it (s h
-    non-decreasing: its extreme is at the end already proved).  A ball's ends are blurred
-    by about 2^-30 of its radius, so a box spans at most a factor 2^26 in |t|: [-T, a]
-    takes up to ~40 of them.  A box that settles nothing is halved (a few times), and the
-    boxes are visited from the proved end on, so each one is entered from a settled one."""
-    budget = [_SWEEP_BUDGET]
+    want = 1).
+
+    Boxes are laid from that end on, each settled by the sign of s h on it or by
+    s h_t >= 0 on it (then s h is monotone there and its extreme is at the end already
+    proved), so every box is entered from a settled one.  The first box is the whole
+    stretch; then boxes start at width ``start`` (the bracket's) and adapt: 4 times wider
+    after a success, 4 times narrower after a failure -- near a root where h_t is tiny (a
+    near-double root) boxes must be narrow, far from it wide.
+    A ball's ends are blurred by about 2^-30 of its radius: boxes keep their end toward
+    0 exact (see :func:`_box`) and span at most a factor 2^20 in |t| going down."""
+    budget = _SWEEP_BUDGET + ctx.prec
+    floor = (abs(lo) + abs(hi)) * arb(2) ** (-ctx.prec)
 
     def one(a: arb, b: arb) -> bool:
-        budget[0] -= 1
         box = _box(a, b)
         v = _call(h, e, box) * (s * want)
         if v.is_finite() and v > 0:
@@ -283,36 +313,26 @@ def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int)
         g = _call(ht, e, box) * s
         return bool(g.is_finite() and g >= 0)
 
-    def settle(a: arb, b: arb, depth: int) -> bool:
-        if budget[0] <= 0:
+    if hi - lo <= arb(2) ** 20 * (abs(lo).min(abs(hi)) + start) and one(lo, hi):
+        return True
+    w, pos = start, (hi if want < 0 else lo)
+    while budget > 0:
+        budget -= 1
+        if want < 0:
+            a, b = _exact((pos - w.min(abs(pos) * arb(2) ** 20)).max(lo)), pos
+        else:
+            a, b = pos, _exact((pos + w).min(hi))
+        if not a < b:
             return False
         if one(a, b):
-            return True
-        if depth <= 0:
-            return False
-        m = -_exact((a * b).sqrt()) if not b.is_zero() and a / b > 4 else _exact((a + b) / 2)
-        if not a < m < b:
-            return False
-        first, second = ((m, b), (a, m)) if want < 0 else ((a, m), (m, b))
-        return settle(*first, depth - 1) and settle(*second, depth - 1)
-
-    wide = arb(2) ** 26
-    if want < 0:  # [lo, hi] = [-T, a], leftward from a
-        r = hi
-        while r > lo:
-            q = (r * wide).max(lo) if not r.is_zero() else lo
-            if not settle(q, r, 6):
+            pos = a if want < 0 else b
+            if pos == (lo if want < 0 else hi):
+                return True
+            w = w * 4
+        else:
+            w = w / 4
+            if w < floor:
                 return False
-            r = q
-        return True
-    r = lo  # [lo, hi] = [b, 0], rightward from b
-    while budget[0] > 0:
-        if one(r, hi):
-            return True
-        q = _exact(r / 4)
-        if not settle(r, q, 6):
-            return False
-        r = q
     return False
 
 
@@ -348,6 +368,39 @@ def _newton(e: arb, h: _BallFn, ht: _BallFn, s: int, a: arb, b: arb,
     return a, b
 
 
+def _grid_below(a: arb) -> arb:
+    """The largest point of the search grid -1, -4, -16, ..., -T at or below ``a``.
+
+    Every evaluation (float, mpmath, ball) defines the root as the one the bracketed
+    search finds: it walks down this grid to the first point that is not enough noise and
+    bisects from there.  With s h < 0 proved from that point up to the bracket and s h > 0
+    from the bracket to 0, that root is the one in the bracket for every eps of the ball;
+    what the residual does further down is never looked at (by any of the three)."""
+    if a >= -1:
+        return arb(-1)
+    k = max(int(math.ceil(math.log(-float(a.mid()), 4))) - 1, 0)
+    c = arb(4) ** k
+    while -c > a:
+        c = c * 4
+    return (-c).max(arb(-_T_MAX))
+
+
+def _slope_sign(e: arb, ht: _BallFn, s: int, a: arb, b: arb, depth: int = 4) -> int | None:
+    """1 if s h_t > 0, 0 if s h_t >= 0 is proved on e x [a, b] (halving the bracket where
+    the ball of one piece is too wide), else None."""
+    g = _call(ht, e, a.union(b)) * s
+    if g.is_finite() and g > 0:
+        return 1
+    m = _exact((a + b) / 2)
+    if depth > 0 and a < m < b:
+        left = _slope_sign(e, ht, s, a, m, depth - 1)
+        if left is not None:
+            right = _slope_sign(e, ht, s, m, b, depth - 1)
+            if right is not None:
+                return min(left, right)
+    return 0 if g.is_finite() and g >= 0 else None
+
+
 def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
     """(kind, enclosure, strict): kind "interior" (the root proved in (-T, 0) on all of e),
     "zero"/"far" (a boundary convention on all of e), "mixed" (hull over parts with
@@ -379,22 +432,26 @@ def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
     scale = abs(t_lo).max(abs(t_hi)).max(arb(2) ** -1000)
     pad0 = scale * arb(2) ** (_PAD_BITS - ctx.prec) + (t_hi - t_lo) / 16
     a = b = None
+    # pads growing by 4: a wide ball of eps needs the ends well outside the roots' range
+    # (its h is overestimated), a point only a few ulps
     if low_known:
-        for k in range(7):
-            c = _exact((t_lo - pad0 * arb(16) ** k).max(far))
+        for k in range(40):
+            c = _exact((t_lo - pad0 * arb(4) ** k).max(far))
             if c == far or (_call(h, e, c) * s < 0):
                 a = c
                 break
     if high_known:
-        for k in range(7):
-            c = _exact((t_hi + pad0 * arb(16) ** k).min(zero))
+        for k in range(40):
+            c = _exact((t_hi + pad0 * arb(4) ** k).min(zero))
             if c.is_zero() or (_call(h, e, c) * s > 0):
                 b = c
                 break
-    # the stretches beyond the bracket hold no root
-    if a is not None and a != far and not _sweep(e, h, ht, s, far, a, -1):
+    # the stretches beyond the bracket hold no root: up to 0, and down to the grid point
+    # -4^k where the search's bracket starts (see _grid_below)
+    start = (b - a) if a is not None and b is not None else pad0
+    if a is not None and a != far and not _sweep(e, h, ht, s, _grid_below(a), a, -1, start):
         a = None
-    if b is not None and not b.is_zero() and not _sweep(e, h, ht, s, b, zero, 1):
+    if b is not None and not b.is_zero() and not _sweep(e, h, ht, s, b, zero, 1, start):
         b = None
     if not (low_known and high_known):
         # a part of the ball is at a boundary convention (delta = 1 or the -T floor)
@@ -403,10 +460,10 @@ def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
         return "mixed", lo_end.union(hi_end), False
     if a is None or b is None:
         return nan
-    g = _call(ht, e, a.union(b)) * s
-    if not (g.is_finite() and g >= 0):
+    sign = _slope_sign(e, ht, s, a, b)
+    if sign is None:
         return nan  # no proof that the root is unique in the bracket
-    strict = bool(g > 0)
+    strict = sign > 0
     ab = _newton(e, h, ht, s, a, b, strict)
     if ab is None:
         return nan
@@ -467,6 +524,16 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     return +v
 
 
+class _Residual(sympy.Lambda):
+    """The Lambda of a :class:`LogDeltaRoot`, opaque to common-subexpression elimination
+    (``is_Atom``): ``sympy.cse`` would otherwise hoist a repeated piece of the body that
+    holds the bound variables out of the Lambda, and the compiled code would refer to
+    them where they are not defined.  Substitution (``xreplace``, ``subs``) still reaches
+    the parameters inside."""
+
+    is_Atom = True
+
+
 class LogDeltaRoot(sympy.Function):
     r""":math:`\log\delta(\varepsilon)` defined implicitly by a trade-off equation.
 
@@ -481,6 +548,11 @@ class LogDeltaRoot(sympy.Function):
     """
 
     is_extended_real = True
+
+    def __new__(cls, *args: Any, **options: Any) -> Any:
+        if len(args) > 1 and type(args[1]) is sympy.Lambda:
+            args = (args[0], _Residual(args[1].variables, args[1].expr), *args[2:])
+        return super().__new__(cls, *args, **options)
 
     def _eval_is_extended_nonpositive(self) -> bool:
         return True

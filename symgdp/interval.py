@@ -193,7 +193,8 @@ def _ipow(x: Any, n: int) -> arb:
     if n == 0:
         return arb(1)
     if x > 0 or x < 0:
-        return x**n
+        # an even power is >= 0 (the midpoint-radius square of a wide ball is not)
+        return (x**n).nonnegative_part() if n % 2 == 0 else x**n
     out, base, k = arb(1), x, n
     while k:
         if k & 1:
