@@ -40,6 +40,8 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
+from .errors import ProfileError
+
 __all__ = ["LogDeltaRoot", "log_delta_root_arb"]
 
 # Search range for t = log(delta): beyond t = -_T_MAX the profile value is reported as
@@ -173,6 +175,7 @@ _SWEEP_BUDGET = 100
 # relative padding of a bracket end beyond the approximate root, in units of 2**-prec
 _PAD_BITS = 10
 _ROOT_CACHE: dict[tuple[Any, ...], tuple[str, arb, bool]] = {}
+_APPROX_CACHE: dict[tuple[Any, ...], arb] = {}
 
 
 def _call(f: _BallFn, e: arb, t: arb) -> arb:
@@ -234,7 +237,7 @@ def _approx_root_low(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
         hi, lo = lo, (4 * lo).max(t_far)
     prec = ctx.prec
     t, width, steps = hi, hi - lo, 0
-    for _ in range(3 * prec + 60):
+    for _ in range(2 * prec + 40):
         g, v = _call(ht, e, t), _call(h, e, t)
         if v.contains(0) and v.is_finite():
             return t  # the residual vanishes at t within rounding
@@ -265,13 +268,21 @@ def _approx_root_low(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
     return t
 
 
-def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
+def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int, memo: Any = None) -> arb | None:
     """:func:`_approx_root_low` at 64 bits, then Newton steps at the working precision
     (each doubles the digits of a simple root; a degenerate one stays rough and its
-    bracket is then padded more, or not proved)."""
+    bracket is then padded more, or not proved).  The 64-bit value is remembered per
+    residual (``memo``) and point: the same points come back at higher precisions."""
     prec = ctx.prec
-    with ctx.workprec(min(prec, 64)):
-        t = _approx_root_low(e, h, ht, s)
+    key = (memo, _key_part(e), s) if memo is not None else None
+    t = _APPROX_CACHE.get(key) if key is not None else None
+    if t is None:
+        with ctx.workprec(min(prec, 64)):
+            t = _approx_root_low(e, h, ht, s)
+        if key is not None and t is not None:
+            if len(_APPROX_CACHE) > 20_000:
+                _APPROX_CACHE.clear()
+            _APPROX_CACHE[key] = t
     if t is None or prec <= 64 or t.is_zero() or t == arb(-_T_MAX):
         return t
     for _ in range(int(math.log2(prec / 64)) + 4):
@@ -289,7 +300,7 @@ def _approx_root(e: arb, h: _BallFn, ht: _BallFn, s: int) -> arb | None:
 
 
 def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int,
-           start: arb) -> bool:
+           start: arb) -> bool | None:
     r"""Prove want * s * h(e, t) > 0 for every t in [lo, hi] (and every e in the ball),
     given that it holds at the end the stretch is entered from (hi for want = -1, lo for
     want = 1).
@@ -301,7 +312,10 @@ def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int,
     after a success, 4 times narrower after a failure -- near a root where h_t is tiny (a
     near-double root) boxes must be narrow, far from it wide.
     A ball's ends are blurred by about 2^-30 of its radius: boxes keep their end toward
-    0 exact (see :func:`_box`) and span at most a factor 2^20 in |t| going down."""
+    0 exact (see :func:`_box`) and span at most a factor 2^20 in |t| going down.
+
+    None (disproved) where a box end shows the wrong sign on the whole ball: the search's
+    range then holds another root for every eps of the ball."""
     budget = _SWEEP_BUDGET + ctx.prec
     floor = (abs(lo) + abs(hi)) * arb(2) ** (-ctx.prec)
 
@@ -330,6 +344,9 @@ def _sweep(e: arb, h: _BallFn, ht: _BallFn, s: int, lo: arb, hi: arb, want: int,
                 return True
             w = w * 4
         else:
+            far_end = a if want < 0 else b
+            if _call(h, e, far_end) * (s * want) < 0:
+                return None  # the wrong sign at a point of the stretch: another root
             w = w / 4
             if w < floor:
                 return False
@@ -401,11 +418,13 @@ def _slope_sign(e: arb, ht: _BallFn, s: int, a: arb, b: arb, depth: int = 4) -> 
     return 0 if g.is_finite() and g >= 0 else None
 
 
-def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
+def _root_ball(e: arb, h: _BallFn, ht: _BallFn, memo: Any = None) -> tuple[str, arb, bool]:
     """(kind, enclosure, strict): kind "interior" (the root proved in (-T, 0) on all of e),
     "zero"/"far" (a boundary convention on all of e), "mixed" (hull over parts with
-    different cases) or "nan"; strict = s h_t > 0 proved on the enclosure."""
+    different cases), "refused" (a second root in the search's range, proved) or "nan"
+    (undecided); strict = s h_t > 0 proved on the enclosure."""
     nan = ("nan", arb("nan"), False)
+    refused = ("refused", arb("nan"), False)
     zero, far = arb(0), arb(-_T_MAX)
     h0, hf = _call(h, e, zero), _call(h, e, far)
     if not (h0.is_finite() and hf.is_finite()):
@@ -422,9 +441,12 @@ def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
     low_known, high_known = bool(shf < 0), bool(sh0 > 0)
     # approximate roots at the ball's end points and midpoint
     pts = [_exact(e)] if e.rad() == 0 else [arb(e.lower()), _exact(e), arb(e.upper())]
+    if memo is not None and any(
+            _ROOT_CACHE.get((*memo, _key_part(p)), ("",))[0] == "refused" for p in pts):
+        return refused  # a point of the ball has a second root (proved before)
     roots = []
     for p in pts:
-        r = _approx_root(p, h, ht, s)
+        r = _approx_root(p, h, ht, s, memo)
         if r is None:
             return nan
         roots.append(r)
@@ -449,10 +471,16 @@ def _root_ball(e: arb, h: _BallFn, ht: _BallFn) -> tuple[str, arb, bool]:
     # the stretches beyond the bracket hold no root: up to 0, and down to the grid point
     # -4^k where the search's bracket starts (see _grid_below)
     start = (b - a) if a is not None and b is not None else pad0
-    if a is not None and a != far and not _sweep(e, h, ht, s, _grid_below(a), a, -1, start):
-        a = None
-    if b is not None and not b.is_zero() and not _sweep(e, h, ht, s, b, zero, 1, start):
-        b = None
+    for end in ("a", "b"):
+        c = a if end == "a" else b
+        if c is None or c == far or c.is_zero():
+            continue
+        ok = (_sweep(e, h, ht, s, _grid_below(c), c, -1, start) if end == "a"
+              else _sweep(e, h, ht, s, c, zero, 1, start))
+        if ok is None:
+            return refused
+        if not ok:
+            a, b = (None, b) if end == "a" else (a, None)
     if not (low_known and high_known):
         # a part of the ball is at a boundary convention (delta = 1 or the -T floor)
         lo_end = a if a is not None else far
@@ -492,6 +520,12 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     where the root is interior and :math:`h_t \ne 0`) anything else is NaN.  ``key``
     identifies the residual for a cache of results.
 
+    Raises:
+        ProfileError: a second root in the search's range is proved for every
+            :math:`\varepsilon` of the ball (the equation does not determine
+            :math:`\delta`; float and mpmath would return whichever root their bisection
+            meets).
+
     Example:
         >>> from flint import arb, ctx
         >>> h = lambda e, t: t + e * e                    # t = -e**2
@@ -511,14 +545,23 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
             ck = (key, cells, _key_part(e), ctx.prec)
         except (TypeError, ValueError):
             ck = None
-    res = _ROOT_CACHE.get(ck) if ck is not None else None
+    res = None
+    if ck is not None:
+        # a disproof (a second root) holds at every precision
+        res = _ROOT_CACHE.get(ck) or _ROOT_CACHE.get(ck[:3])
     if res is None:
-        res = _root_ball(e, h, ht)
+        res = _root_ball(e, h, ht, ck[:2] if ck is not None else None)
         if ck is not None:
             if len(_ROOT_CACHE) > 20_000:
                 _ROOT_CACHE.clear()
-            _ROOT_CACHE[ck] = res
+            _ROOT_CACHE[ck[:3] if res[0] == "refused" else ck] = res
     kind, v, strict = res
+    if kind == "refused":
+        raise ProfileError(
+            f"the trade-off equation has more than one root delta <= 1 at eps in "
+            f"[{e.lower().str(10, radius=False)}, {e.upper().str(10, radius=False)}] "
+            "(proved in ball arithmetic): it does not determine delta there; an implicit "
+            "profile needs an equation monotone in delta")
     if interior and not (kind == "interior" and strict):
         return arb("nan")
     return +v
