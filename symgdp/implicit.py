@@ -10,14 +10,18 @@ or mpmath at the working precision), always returning the bracket end on the "en
 noise" side so that :math:`\delta` is never understated, and its derivative is the
 implicit one, :math:`-h_\varepsilon / h_t`.
 
-In ball arithmetic (:func:`log_delta_root_arb`, used by :mod:`symgdp.interval`) the root
-is *proved* on a whole ball :math:`E` of :math:`\varepsilon` (theory §6): the side
-:math:`s` of the "enough noise" residual, :math:`s\,h < 0` on :math:`[-T, a]` and
-:math:`s\,h > 0` on :math:`[b, 0]` (each stretch covered by boxes on which either
-:math:`s\,h` itself or :math:`s\,h_t` has the needed sign), and :math:`s\,h_t \ge 0` on
-:math:`E \times [a, b]`; then :math:`t(\varepsilon) \in [a, b]` for every
-:math:`\varepsilon \in E`, narrowed by the interval Newton operator.  What is not proved
-gives a NaN ball, never a guess.
+Which root: the search walks down :math:`t = -1, -4, -16, \dots` to the first point that
+is not enough noise and bisects from there (0 where even :math:`\delta = 1` is not enough
+noise, :math:`-T`, :math:`T = 10^{300}`, where :math:`\delta = e^{-T}` is).  In ball
+arithmetic (:func:`log_delta_root_arb`, used by :mod:`symgdp.interval`) that root is
+*proved* on a whole ball :math:`E` of :math:`\varepsilon` (theory §11): the side
+:math:`s` of the "enough noise" residual, :math:`s\,h < 0` from the search's starting grid
+point up to :math:`a` and :math:`s\,h > 0` from :math:`b` up to 0 (stretches covered by
+boxes on which either :math:`s\,h` itself or :math:`s\,h_t` has the needed sign), and
+:math:`s\,h_t \ge 0` on :math:`E \times [a, b]`; then :math:`t(\varepsilon) \in [a, b]`
+for every :math:`\varepsilon \in E`, narrowed by the interval Newton operator.  A second
+root proved in the search's range refuses the equation (it does not determine
+:math:`\delta`); what is not proved gives a NaN ball, never a guess.
 
 Example:
     >>> import sympy
