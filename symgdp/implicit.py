@@ -616,14 +616,20 @@ class LogDeltaRoot(sympy.Function):
         inner = LogDeltaRoot(self.args[0], lam, sympy.Integer(1))
         return (-he / ht).xreplace({e: self.args[0], t: inner})
 
-    def _arb_code(self, printer: Any) -> str:
+    def _arb_code(self, printer: Any, check: Callable[[sympy.Expr], None]) -> str:
         """Code for :func:`log_delta_root_arb` (``printer`` is the ball printer of
-        :mod:`symgdp.interval`): the residual and its t-derivative as lambdas of balls."""
+        :mod:`symgdp.interval`, ``check`` raises for what it cannot evaluate): the
+        residual and its t-derivative as lambdas of balls."""
         lam = self.args[1]
         e, t = lam.variables
+        ht = sympy.diff(lam.expr, t)
+        check(ht)  # the residual itself is checked with the whole expression
+        if ht.has(sympy.Subs):
+            raise NotImplementedError(f"the t-derivative {ht} of the residual is not in "
+                                      "closed form")
         E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
         body = printer._print(lam.expr.xreplace({e: E, t: T}))
-        dbody = printer._print(sympy.diff(lam.expr, t).xreplace({e: E, t: T}))
+        dbody = printer._print(ht.xreplace({e: E, t: T}))
         interior = len(self.args) > 2 and bool(self.args[2])
         return (f"LogDeltaRootBall({printer._print(self.args[0])}, "
                 f"(lambda _root_e, _root_t: ({body})), "

@@ -558,7 +558,10 @@ class _ArbPrinter(LambdaPrinter):
         return f"ErfcxDiff({self._print(expr.args[0])}, {self._print(expr.args[1])}, {n})"
 
     def _print_LogDeltaRoot(self, expr: Any) -> str:
-        return expr._arb_code(self)
+        try:
+            return expr._arb_code(self, _check_supported)
+        except NotImplementedError as exc:
+            raise ArbUnsupported(str(exc)) from exc
 
     def _print_Max(self, expr: Any) -> str:
         return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"

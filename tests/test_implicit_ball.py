@@ -19,7 +19,7 @@ from reference import ref_log_delta
 from symgdp.errors import ProfileError, SymgdpError
 from symgdp.firstorder import FirstOrder
 from symgdp.implicit import LogDeltaRoot
-from symgdp.interval import lambdify_arb, profile_arb
+from symgdp.interval import ArbUnsupported, lambdify_arb, profile_arb
 from symgdp.profile import Profile
 from symgdp.symbols import eps
 
@@ -288,3 +288,12 @@ def test_common_subexpressions_stay_inside_the_residual():
         v = fn(1.5)
     with mpmath.workdps(40):
         assert _contains(v, root + mpmath.mpf(1.5) + root**2)
+
+
+def test_a_residual_whose_t_derivative_has_no_ball_version_is_refused_cleanly():
+    # d/dt |t| = sign(t): no ball counterpart, so no ball evaluation at all (a clear
+    # ArbUnsupported, and measure() falls back to the uncertified zeroth-order search)
+    # instead of a compiled function that fails when called
+    p = _root_profile(T_ + E_**2 + sympy.Abs(T_) / 10)
+    with pytest.raises(ArbUnsupported, match="sign"):
+        profile_arb(p)
