@@ -511,7 +511,7 @@ def _key_part(v: Any) -> Any:
 
 
 def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
-                       interior: bool = False) -> arb:
+                       interior: bool = False, undefined_at_zero: bool = False) -> arb:
     r"""Ball enclosing :math:`t(\varepsilon) = \log\delta(\varepsilon)` of a
     :class:`LogDeltaRoot` for every :math:`\varepsilon` in the ball ``eps``, at the working
     precision in force.
@@ -522,7 +522,9 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     :math:`-T` where :math:`\delta = e^{-T}` is); a ball straddling such a boundary gets
     the hull.  With ``interior`` (the value inside the implicit derivative, valid only
     where the root is interior and :math:`h_t \ne 0`) anything else is NaN.  ``key``
-    identifies the residual for a cache of results.
+    identifies the residual for a cache of results.  ``undefined_at_zero`` says that
+    :math:`h(0, 0)` is undefined (shown in exact arithmetic): at the point
+    :math:`\varepsilon = 0` the float convention then gives :math:`\delta = 1`.
 
     Raises:
         ProfileError: a second root in the search's range is proved for every
@@ -542,6 +544,8 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     e = eps if isinstance(eps, arb) else arb(eps)
     if not e.is_finite():
         return arb("nan")
+    if undefined_at_zero and e.is_exact() and e.is_zero():
+        return arb("nan") if interior else arb(0)
     ck = None
     if key:
         try:
@@ -631,10 +635,16 @@ class LogDeltaRoot(sympy.Function):
         body = printer._print(lam.expr.xreplace({e: E, t: T}))
         dbody = printer._print(ht.xreplace({e: E, t: T}))
         interior = len(self.args) > 2 and bool(self.args[2])
+        # h(0, 0) undefined exactly (e.g. sqrt(log 3)/eps at eps = 0): the float search's
+        # convention gives delta = 1 at eps = 0, which a ball cannot show (NaN proves
+        # nothing), SymPy's exact arithmetic can
+        h00 = lam.expr.xreplace({e: sympy.S.Zero, t: sympy.S.Zero})
+        undefined0 = h00.has(sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity,
+                             sympy.S.NegativeInfinity)
         return (f"LogDeltaRootBall({printer._print(self.args[0])}, "
                 f"(lambda _root_e, _root_t: ({body})), "
                 f"(lambda _root_e, _root_t: ({dbody})), "
-                f"{sympy.srepr(lam)!r}, {interior})")
+                f"{sympy.srepr(lam)!r}, {interior}, {undefined0})")
 
     def _code(self, printer: Any) -> str:
         ball = getattr(printer, "_print_LogDeltaRoot", None)

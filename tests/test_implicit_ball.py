@@ -246,6 +246,11 @@ def test_boundary_conventions_delta_one_and_the_floor():
         straddle = f(arb(c, 0.01)).log()
         assert straddle.contains(0) and _contains(straddle, _sgd_log_delta(c + 0.01, 1, 3, 1))
         assert _contains(f(2.0).log(), _sgd_log_delta(2.0, 1, 3, 1))
+        # at eps = 0 the residual divides by 0: the float convention's delta = 1, shown
+        # in exact arithmetic (closed form: min(1, 3) = 1 there as well)
+        assert f(0.0) == 1
+    m = p.measure(refine=False)
+    assert m.certified and m.lower == m.upper == float("inf")  # G(0) = inf (closed form)
     # delta = 1 - e^{(eps - 2)/2} has no root for eps >= 2: the -T floor, exactly
     q = Profile.from_tradeoff("delta = 1 - exp((eps - 2)/2)", method="numeric")
     g = profile_arb(q)
