@@ -10,16 +10,20 @@ and, as a second algorithm, the measurement of the closed-form profile.
 
 from __future__ import annotations
 
+import os
+
 import mpmath
 import pytest
 import sympy
 from flint import arb, ctx
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from reference import ref_log_delta
 from symgdp.errors import ProfileError, SymgdpError
 from symgdp.firstorder import FirstOrder
 from symgdp.implicit import LogDeltaRoot
-from symgdp.interval import ArbUnsupported, lambdify_arb, profile_arb
+from symgdp.interval import ArbUnsupported, lambdify_arb, profile_arb, to_arb
 from symgdp.profile import Profile
 from symgdp.symbols import eps
 
@@ -75,6 +79,28 @@ def test_ball_encloses_the_closed_form_root(eq, vals):
                 ld = t(arb(lo).union(arb(hi)))
                 for x in (lo, (lo + hi) / 2, hi):
                     assert _contains(ld, _sgd_log_delta(x, a, b, s))
+
+
+_SCALE = max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1")))
+
+
+@settings(max_examples=12 * _SCALE, deadline=None)
+@given(a=st.floats(0.3, 5), s=st.floats(0.1, 5), x=st.floats(0.01, 60),
+       r=st.floats(0, 0.5), prec=st.sampled_from([64, 128, 256]))
+def test_property_ball_of_eps_encloses_the_closed_form(a, s, x, r, prec):
+    # float parameters (fed as exact balls), any ball [x - r x, x + r x]: the ball of
+    # log delta holds the closed form log B - s^2 eps^2 / a^2 (40-digit mpmath) at its
+    # ends and middle, or is NaN -- never a wrong enclosure
+    p = Profile.from_tradeoff(SGD, {"A": a, "B": 1, "sigma": s}, method="numeric")
+    t = lambdify_arb(p.bound_expr.args[0], eps, tuple(sorted(p.values, key=str)))
+    vals = [to_arb(p.values[k]) for k in sorted(p.values, key=str)]
+    lo, hi = x * (1 - r), x * (1 + r)
+    with ctx.workprec(prec):
+        v = t(arb(lo).union(arb(hi)), *vals)
+    for y in (lo, (lo + hi) / 2, hi):
+        assert not v.is_finite() or _contains(v, _sgd_log_delta(y, a, 1, s))
+    if r == 0:
+        assert v.is_finite()
 
 
 def test_first_and_second_derivatives_enclose_the_closed_form():

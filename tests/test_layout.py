@@ -29,7 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors",),
     ("_bounded", "symbols", "progress"),            # progress: stdlib only
     ("parsing",),
-    ("implicit",),                                 # the implicit root (no package imports)
+    ("implicit",),                                 # the implicit root (imports errors only)
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("evaluate",),                                 # numeric evaluation of expressions
     ("profile",),                                  # the value object
