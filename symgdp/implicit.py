@@ -44,7 +44,7 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from .errors import ProfileError
+from .errors import SymgdpError
 
 __all__ = ["LogDeltaRoot", "log_delta_root_arb"]
 
@@ -527,7 +527,7 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     :math:`\varepsilon = 0` the float convention then gives :math:`\delta = 1`.
 
     Raises:
-        ProfileError: a second root in the search's range is proved for every
+        SymgdpError: a second root in the search's range is proved for every
             :math:`\varepsilon` of the ball (the equation does not determine
             :math:`\delta`; float and mpmath would return whichever root their bisection
             meets).
@@ -565,7 +565,9 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
             _ROOT_CACHE[ck[:3] if res[0] == "refused" else ck] = res
     kind, v, strict = res
     if kind == "refused":
-        raise ProfileError(
+        # not a ValueError (as ProfileError is): evaluation code turns those into NaN
+        # balls and searches on; this is a definite answer about the equation
+        raise SymgdpError(
             f"the trade-off equation has more than one root delta <= 1 at eps in "
             f"[{e.lower().str(10, radius=False)}, {e.upper().str(10, radius=False)}] "
             "(proved in ball arithmetic): it does not determine delta there; an implicit "
