@@ -597,7 +597,12 @@ class LogDeltaRoot(sympy.Function):
     ``lambdify`` evaluates it by a bracketed bisection (float64, vectorised, or mpmath at
     the working precision; the bracket end on the "enough noise" side is returned, so the
     value never understates :math:`\delta`), and :meth:`fdiff` gives the implicit
-    derivative :math:`-h_\varepsilon/h_t`, so refinement works on it too.
+    derivative :math:`-h_\varepsilon/h_t`, so refinement works on it too.  The ball
+    printer of :mod:`symgdp.interval` compiles it to :func:`log_delta_root_arb`.
+
+    A third argument 1 marks the root inside that derivative: there it is evaluated in
+    balls only where the root is interior and :math:`h_t \ne 0` is proved (the formula
+    does not hold at the boundary conventions); float and mpmath ignore the mark.
     """
 
     is_extended_real = True
