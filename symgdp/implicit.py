@@ -577,6 +577,27 @@ def log_delta_root_arb(eps: Any, h: _BallFn, ht: _BallFn, key: str = "",
     return +v
 
 
+def _undefined_at_origin(h: sympy.Expr, e: sympy.Symbol, t: sympy.Symbol) -> bool:
+    """h(0, 0) is undefined both in exact arithmetic (SymPy gives zoo, nan or an
+    infinity) and in float64 (as the float search computes it): then every evaluation's
+    convention gives delta = 1 at eps = 0, which a ball cannot show (NaN proves nothing).
+    Where the two readings differ (exp(-1/eps) is nan exactly, 0 in float64) or h has
+    parameters, nothing is claimed."""
+    if h.free_symbols - {e, t}:
+        return False
+    exact = h.xreplace({e: sympy.S.Zero, t: sympy.S.Zero})
+    if exact not in (sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity,
+                     sympy.S.NegativeInfinity):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            f = sympy.lambdify((e, t), h, modules="numpy")
+            v = np.asarray(f(np.zeros(1), np.zeros(1)), dtype=np.float64)
+    except (ArithmeticError, ValueError, TypeError):
+        return False
+    return not bool(np.all(np.isfinite(v)))
+
+
 class _Residual(sympy.Lambda):
     """The Lambda of a :class:`LogDeltaRoot`, opaque to common-subexpression elimination
     (``is_Atom``): ``sympy.cse`` would otherwise hoist a repeated piece of the body that
@@ -642,12 +663,7 @@ class LogDeltaRoot(sympy.Function):
         body = printer._print(lam.expr.xreplace({e: E, t: T}))
         dbody = printer._print(ht.xreplace({e: E, t: T}))
         interior = len(self.args) > 2 and bool(self.args[2])
-        # h(0, 0) undefined exactly (e.g. sqrt(log 3)/eps at eps = 0): the float search's
-        # convention gives delta = 1 at eps = 0, which a ball cannot show (NaN proves
-        # nothing), SymPy's exact arithmetic can
-        h00 = lam.expr.xreplace({e: sympy.S.Zero, t: sympy.S.Zero})
-        undefined0 = h00.has(sympy.S.ComplexInfinity, sympy.S.NaN, sympy.S.Infinity,
-                             sympy.S.NegativeInfinity)
+        undefined0 = _undefined_at_origin(lam.expr, e, t)
         return (f"LogDeltaRootBall({printer._print(self.args[0])}, "
                 f"(lambda _root_e, _root_t: ({body})), "
                 f"(lambda _root_e, _root_t: ({dbody})), "
