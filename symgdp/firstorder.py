@@ -45,9 +45,10 @@ values, and the Taylor bounds go up to fourth order with point values at the mid
 that nearly Gaussian profiles (decimal literals, scaled, subsampled) need few intervals.
 
 
-Implicit profiles (``LogDeltaRoot``) carry their implicit derivative, but have no ball
-evaluation here; :class:`FirstOrder` then raises :class:`~symgdp.interval.ArbUnsupported`
-and the measurement falls back to the zeroth-order bound.
+Implicit profiles (``LogDeltaRoot``) carry their implicit derivative
+:math:`-h_\varepsilon/h_t`, and their root has a ball evaluation that proves it on the
+whole ball (:func:`symgdp.implicit.log_delta_root_arb`, theory §11), so they are handled
+like any other profile.
 """
 
 from __future__ import annotations
