@@ -64,6 +64,7 @@ from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
 from .errors import AnalysisTimeout
+from .implicit import LogDeltaRoot
 from .interval import (
     _CONST,
     ArbUnsupported,
@@ -751,8 +752,11 @@ def _value_free(expr: sympy.Expr) -> bool:
     """Whether nothing of the symbolic preparation of ``expr`` (derivatives, erfcx forms,
     finite sums) depends on the values of its constants: not with erf/erfc, whose
     rewriting pairs exponents that agree up to a negligible rate (a test on the
-    constants' values), nor with finite sums (their limits must stay numbers)."""
-    return not expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff, sympy.Sum, sympy.Product)
+    constants' values), nor with finite sums (their limits must stay numbers), nor with
+    an implicit root (whether its residual is defined at the origin is decided from its
+    numbers)."""
+    return not expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff, sympy.Sum, sympy.Product,
+                        LogDeltaRoot)
 
 
 def _param_ball(v: sympy.Expr) -> Any:

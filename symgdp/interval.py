@@ -628,7 +628,8 @@ def _abstract_constants(expr: sympy.Basic
     becoming ``-s``: so SymPy may rely on the sign of a constant, which is part of the
     expression, but on nothing else of its value.  Exponents of powers (``x**0.5`` is a
     square root), the integer indices of Erfcx, ErfcxDiff and DiracDelta, and zero or
-    non-finite literals stay as they are: they decide the form of what is compiled.
+    non-finite literals stay as they are: they decide the form of what is compiled; so
+    does every literal of an expression with an implicit root (``LogDeltaRoot``).
 
     Example:
         >>> import sympy
@@ -637,7 +638,9 @@ def _abstract_constants(expr: sympy.Basic
         >>> e, vals
         (_const0 - _const1*exp(x), (3/4, 1/4))
     """
-    if not expr.has(sympy.Float) or any(
+    # an implicit root is compiled with its numbers: whether its residual is undefined
+    # at the origin is decided from them (LogDeltaRoot)
+    if not expr.has(sympy.Float) or expr.has(LogDeltaRoot) or any(
             s.name.startswith(_CONST) for s in expr.free_symbols):
         return expr, (), ()
     # exponents (x**0.5 is a square root, x**2.0 an exact square) and the integer
@@ -737,10 +740,11 @@ def _kept_params(expr: sympy.Expr, values: Sequence[tuple[sympy.Symbol, sympy.Ex
     ``rationals`` the rational ones whose sign the symbol itself declares (so that SymPy
     knows of the symbol what it knew of the number), except in exponents (``x**k`` must
     stay an integer power) and in expressions with finite sums (their limits must be
-    numbers)."""
+    numbers) or an implicit root (whether its residual is defined at the origin is
+    decided from its numbers)."""
     exps: set[sympy.Basic] = set()
     if rationals:
-        if expr.has(sympy.Sum, sympy.Product):
+        if expr.has(sympy.Sum, sympy.Product, LogDeltaRoot):
             rationals = False
         else:
             exps = set().union(*(q.exp.free_symbols for q in expr.atoms(sympy.Pow)))
