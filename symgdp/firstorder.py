@@ -1577,6 +1577,21 @@ def _series_compile(expr: sympy.Expr, var: sympy.Symbol,
             k0 = int(e.args[2]) if len(e.args) > 2 else 0
             return lambda env: _series_erfcx(_as_series(f(env), env), _as_arb(fc(env)), k0,
                                              env[1], env[3])
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            # the argument provably below (Min) / above (Max) the others on the whole
+            # ball: the function is that argument there (else no series)
+            parts = [build(a) for a in e.args]
+            lower = isinstance(e, sympy.Min)
+
+            def select(env: Any) -> Any:
+                vals = [_as_series(q(env), env) for q in parts]
+                c0 = [(v.coeffs() or [arb(0)])[0] for v in vals]
+                for i, ci in enumerate(c0):
+                    if all(bool(ci < cj) if lower else bool(ci > cj)
+                           for j, cj in enumerate(c0) if j != i):
+                        return vals[i]
+                raise _NoSeries("no provably active argument of a Min/Max")
+            return select
         raise _NoSeries(f"no series enclosure of {type(e).__name__}")
 
     return build(expr)
@@ -1599,11 +1614,11 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
     ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
     expr = _doit_finite(expr)
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
-    if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Min, sympy.Max, sympy.Piecewise):
+    if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
         return None
     try:
         logexpr = run_bounded(lambda: _log_expanded(erfcx_form(expr, var)), timeout=10)
-        return _series_compile(logexpr, var, params)
+        return _series_compile(_log_rates(logexpr, var), var, params)
     except (_NoSeries, AnalysisTimeout, TypeError, ValueError):
         return None
 
@@ -1674,3 +1689,36 @@ def _poly_max_below(c: list[arb], tl: float, tr: float, limit: arb, pieces: int 
         if not bound <= limit:
             return False
     return True
+
+
+def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""Every :math:`\log\sum_i c_i e^{k_i\varepsilon}` (constant :math:`c_i, k_i`, some
+    :math:`k_i > 0`) as :math:`k\varepsilon + \log\sum_i c_i e^{(k_i - k)\varepsilon}`,
+    :math:`k = \max_i k_i`: an exact rewrite whose series on a wide ball is tight (e.g. the
+    subsampling transform :math:`\log(1 + (e^\varepsilon - 1)/\gamma)`, where the
+    growing exponential would otherwise spread every coefficient)."""
+    def rate(t: sympy.Expr) -> sympy.Expr | None:
+        k = sympy.Integer(0)
+        for f in sympy.Mul.make_args(t):
+            if var not in f.free_symbols:
+                continue
+            if not isinstance(f, sympy.exp):
+                return None
+            q = sympy.expand(f.args[0]) / var
+            if var in q.free_symbols or not q.is_number:
+                return None
+            k += q
+        return k
+
+    def fix(u: sympy.Expr) -> sympy.Expr:
+        arg = u.args[0]
+        if not isinstance(arg, sympy.Add):
+            return u
+        rates = [rate(t) for t in arg.args]
+        if any(r is None for r in rates) or not any(r.is_positive for r in rates):
+            return u
+        k = max(rates, key=lambda r: float(r))
+        inner = sympy.Add(*[t * sympy.exp(-k * var) for t in arg.args])
+        return k * var + sympy.log(sympy.powsimp(sympy.expand(inner), combine="exp"))
+
+    return e.replace(lambda u: isinstance(u, sympy.log) and var in u.free_symbols, fix)
