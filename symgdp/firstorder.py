@@ -1196,17 +1196,19 @@ class FirstOrder:
             c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
             if not c[0] < 0:
                 return False
+            tl, tr = arb(x) - pm, arb(y) - pm
+            # a float enclosure of [x - m, y - m] (one ulp outward)
+            lo = math.nextafter(float(tl.lower()), -math.inf)
+            hi = math.nextafter(float(tr.upper()), math.inf)
+            sup = _poly_max(c, lo, hi)
+            if not sup < 0:
+                return False  # the Taylor polynomial alone reaches 0: no remainder needed
             top = _series_at(fn, ball, n, pvals, cache)[n] - _series_at(
                 gauss, ball, n, amu, cache)[n]
             if not top.is_finite():
                 return None
-            tl, tr = arb(x) - pm, arb(y) - pm
             r = arb(tr.upper()).max(arb((-tl).upper()))
-            rem = arb((abs(top) * r**n).upper())
-            # a float enclosure of [x - m, y - m] (one ulp outward)
-            lo = math.nextafter(float(tl.lower()), -math.inf)
-            hi = math.nextafter(float(tr.upper()), math.inf)
-            return _poly_max_below(c, lo, hi, -rem)
+            return bool(sup + abs(top) * r**n <= 0)
 
     # -- the first-order test -------------------------------------------------------------
     def prove_below(self, x: float, y: float, mu: float) -> bool:
@@ -1612,6 +1614,11 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
                 params: tuple[sympy.Symbol, ...]) -> Any:
     """The series function of log delta in its erfcx form (see ``_series_compile``), or
     ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+    for sp in expr.atoms(sympy.Sum, sympy.Product):
+        # a finite sum of many terms (e.g. a k-fold composition) is far too large
+        sizes = [t[2] - t[1] + 1 for t in sp.limits]
+        if not all(v.is_number for v in sizes) or math.prod(int(v) for v in sizes) > 64:
+            return None
     expr = _doit_finite(expr)
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
@@ -1667,9 +1674,8 @@ def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
     return _log_series(expr, var, tuple(s for s, _ in floats)), pvals
 
 
-def _poly_max_below(c: list[arb], tl: float, tr: float, limit: arb, pieces: int = 8
-                    ) -> bool:
-    r"""Proved :math:`\sum_j c_j t^j \le` ``limit`` for every :math:`t \in [t_l, t_r]`:
+def _poly_max(c: list[arb], tl: float, tr: float, pieces: int = 8) -> arb:
+    r"""An upper bound (a ball) of :math:`\sum_j c_j t^j` over :math:`t \in [t_l, t_r]`:
     on each of ``pieces`` sub-intervals the centred form :math:`P(t_i) + P'(T)(T - t_i)`
     (Horner in ball arithmetic), the sub-intervals covering :math:`[t_l, t_r]` exactly."""
     dc = [j * c[j] for j in range(1, len(c))]
@@ -1682,13 +1688,12 @@ def _poly_max_below(c: list[arb], tl: float, tr: float, limit: arb, pieces: int 
 
     edges = [tl + (tr - tl) * i / pieces for i in range(pieces + 1)]
     edges[0], edges[-1] = tl, tr
+    out: arb | None = None
     for a, b in zip(edges[:-1], edges[1:], strict=True):
-        lo, hi = arb(a), arb(b)
-        mid, t = arb(0.5 * (a + b)), lo.union(hi)
+        mid, t = arb(0.5 * (a + b)), arb(a).union(arb(b))
         bound = horner(c, mid) + horner(dc, t) * (t - mid)
-        if not bound <= limit:
-            return False
-    return True
+        out = bound if out is None else out.max(bound)
+    return out
 
 
 def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
