@@ -1501,7 +1501,14 @@ def _series_compile(expr: sympy.Expr, var: sympy.Symbol,
             fn = lambdify_arb(e, var)
         except (ArbUnsupported, TypeError, ValueError) as exc:
             raise _NoSeries(str(exc)) from exc
-        return lambda env: fn(arb(0))
+        by_prec: dict[int, arb] = {}  # e.g. sqrt(2): once per working precision
+
+        def const(env: Any) -> arb:
+            v = by_prec.get(ctx.prec)
+            if v is None:
+                v = by_prec[ctx.prec] = fn(arb(0))
+            return v
+        return const
 
     def build(e: sympy.Expr) -> Any:
         if var not in e.free_symbols:
