@@ -1669,16 +1669,21 @@ def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict) ->
     return cs + [arb(0)] * (n + 1 - len(cs))
 
 
-def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
-    """The log-series function of a bound profile and its parameter balls (exact
-    parameters substituted, Float ones kept as symbols fed as exact balls)."""
-    var = profile.var
+def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
+    """The profile's expression with its exact parameter values substituted, and the
+    (symbol, value) pairs of its Float parameters, kept as symbols (substituted, SymPy
+    would round e.g. exp(Float) to 53 bits)."""
     values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
     if any(set(v.free_symbols) for _, v in values):
-        expr, floats = profile.bound_expr, []
-    else:
-        expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
-        floats = [(s, v) for s, v in values if v.has(sympy.Float)]
+        return profile.bound_expr, []
+    expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
+    return expr, [(s, v) for s, v in values if v.has(sympy.Float)]
+
+
+def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
+    """The log-series function of a bound profile and its parameter balls."""
+    var = profile.var
+    expr, floats = _split_floats(profile)
     try:
         with ctx.workprec(_PREC):
             pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
