@@ -1039,6 +1039,8 @@ class FirstOrder:
         return tau, add
 
     def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if self._series_state and self._series_nonincreasing(x, y):
+            return 0.0, 0.0
         if self._structure is not None:
             self.ball_count += 1
             if self._structure.prove(self._ball(x, y), self._pvals):
@@ -1177,6 +1179,18 @@ class FirstOrder:
                 if fn is not None:
                     self._series_state = (fn, pvals, {})
         return self._series_state or None
+
+    def _series_nonincreasing(self, x: float, y: float) -> bool:
+        r""":math:`(\log\delta)' \le 0` on the whole ball of ``[x, y]`` from the series
+        (order 1) of the log-profile there: finite, it also proves :math:`\delta > 0`."""
+        st = self._series()
+        if st is None:
+            return False
+        fn, pvals, cache = st
+        with ctx.workprec(_PREC):
+            self.ball_count += 1
+            c = _series_at(fn, self._ball(x, y), 1, pvals, cache)
+        return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
 
     def _series_below(self, x: float, y: float, mu: float) -> bool | None:
         r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomial of :math:`h` about the

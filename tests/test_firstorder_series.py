@@ -29,6 +29,7 @@ from symgdp.firstorder import (
     _log_series,
     _series_at,
 )
+from symgdp.errors import ProfileError
 from symgdp.measure import measure
 
 DPS = 40
@@ -265,3 +266,23 @@ def test_near_gaussian_with_a_bump(name):
         m = measure(p, 100.0, tol=tol, certify=True, refine=False, identify=False)
         assert m.lower <= sup <= m.upper, (tol, m.lower, m.upper, sup)
         assert m.upper - m.lower <= tol
+
+
+def test_series_monotonicity_proof_and_a_rising_bump():
+    # delta_1 times exp(5 exp(-400 (eps - 3)^2)) rises just before eps = 3 (the factor's
+    # log-slope reaches ~ +85 against (log delta_1)' ~ -3); reference: the sign of the
+    # mpmath derivative of its log at 40 digits
+    base = "(erfc((eps - 1/2)/sqrt(2))/2 - exp(eps)*erfc((eps + 1/2)/sqrt(2))/2)"
+    p = Profile.parse(f"{base}*exp(5*exp(-400*(eps - 3)**2))")
+    f = mp_profile(p)
+    with mpmath.workdps(DPS):
+        assert mpmath.diff(lambda t: mpmath.log(f(t)), mpmath.mpf("2.95")) > 0
+        assert mpmath.diff(lambda t: mpmath.log(f(t)), mpmath.mpf("3.4")) < 0
+    fo = FirstOrder(p)
+    fo.use_series(p)
+    assert fo._series() is not None
+    assert not fo._series_nonincreasing(2.9, 3.0)
+    assert fo._series_nonincreasing(3.3, 3.6)
+    assert fo._series_nonincreasing(10.0, 12.0)
+    with pytest.raises(ProfileError):
+        measure(p, 100.0, tol=1e-6, certify=True, refine=False, identify=False)
