@@ -405,8 +405,10 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                         progress: Any) -> tuple[_Search, _FirstOrderLeaves]:
     """Branch-and-bound in which every leaf is proved non-increasing in ball arithmetic
     and closed by the better of the zeroth-order bound and the first-order test."""
-    if hasattr(fo, "use_series"):
-        fo.use_series(ld.profile)  # the high-order Taylor test, built on first need
+    if hasattr(fo, "use_series") and not callable(getattr(ld.profile, "first_order", None)):
+        # the high-order Taylor test, built on first need (not for a profile with its own
+        # exact first-order pieces, e.g. the k-fold composition)
+        fo.use_series(ld.profile)
     grid = np.linspace(0.0, eps_h, initial + 1)
     cuts = [c for c in getattr(fo, "branch_points", ()) if 0.0 < c < eps_h]
     x = np.union1d(grid, np.asarray(cuts, dtype=np.float64))
