@@ -1189,7 +1189,7 @@ class FirstOrder:
         fn, pvals, cache = st
         with ctx.workprec(_PREC):
             self.ball_count += 1
-            c = _series_at(fn, self._ball(x, y), 1, pvals, cache)
+            c = _series_at(fn, self._ball(x, y), 1, pvals, cache, (arb(x), arb(y)))
         return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
 
     def _series_below(self, x: float, y: float, mu: float) -> bool | None:
@@ -1223,8 +1223,9 @@ class FirstOrder:
             sup = _poly_max(c, lo, hi)
             if not sup < 0:
                 return False  # the Taylor polynomial alone reaches 0: no remainder needed
-            top = _series_at(fn, ball, n, pvals, cache)[n] - _series_at(
-                gauss, ball, n, amu, cache)[n]
+            ends = (arb(x), arb(y))
+            top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
+                gauss, ball, n, amu, cache, ends)[n]
             if not top.is_finite():
                 return None
             r = arb(tr.upper()).max(arb((-tl).upper()))
@@ -1476,28 +1477,39 @@ def _erfcx_rec(w: arb, top: int) -> list[arb]:
     return y
 
 
-def _series_erfcx(zs: Any, c: arb | None, k0: int, n: int, cache: dict) -> Any:
-    """erfcx^(k0)(Z) (minus erfcx^(k0)(Z + c)) for the series ``zs``: the coefficients at
-    the two end points of the range of Z's constant term, joined (each is monotone in
-    z), composed with Z minus its constant term."""
+def _series_erfcx(f: Any, env: Any, c: arb | None, k0: int) -> Any:
+    """erfcx^(k0)(Z) (minus erfcx^(k0)(Z + c)) for the argument series Z = ``f(env)``:
+    the Taylor coefficients at the two end points of the range of Z's constant term,
+    joined (each is monotone in z), composed with Z minus its constant term.  Where Z is
+    provably monotone on the interval, its range is spanned by its values at the
+    interval's end points: their coefficients are cached and shared with the intervals
+    around (and with the midpoint evaluations, the children's end points)."""
     from flint import arb_series
 
+    n, cache, ends = env[1], env[3], env[4]
+    zs = _as_series(f(env), env)
     coeffs = zs.coeffs() + [arb(0)] * (n + 1)
     z0 = coeffs[0]
     if not z0.is_finite():
         raise _NoSeries("non-finite argument")
     if z0.rad() <= abs(z0.mid()) * 2.0**-40 + 2.0**-60:
-        ends = [_erfcx_taylor(z0, c, k0, n)]  # a (rounded) point
+        points = [z0]  # a (rounded) point
+    elif ends is not None and (coeffs[1] > 0 or coeffs[1] < 0):
+        points = [_as_series(f((e, n, env[2], cache, None)), env).coeffs()[0] for e in ends]
     else:
-        ends = []
-        for e in (arb(z0.lower()), arb(z0.upper())):
-            key = (e.mid().man_exp(), None if c is None else c.mid().man_exp(),
-                   None if c is None else c.rad().man_exp(), k0, n, ctx.prec)
-            v = cache.get(key)
-            if v is None:
-                v = cache[key] = _erfcx_taylor(e, c, k0, n)
-            ends.append(v)
-    hull = [a.union(b) for a, b in zip(*ends, strict=True)] if len(ends) > 1 else ends[0]
+        points = [arb(z0.lower()), arb(z0.upper())]
+    vals = []
+    for z in points:
+        key = (z.mid().man_exp(), z.rad().man_exp(),
+               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0, n,
+               ctx.prec)
+        v = cache.get(key)
+        if v is None:
+            if len(cache) > 20_000:
+                cache.clear()
+            v = cache[key] = _erfcx_taylor(z, c, k0, n)
+        vals.append(v)
+    hull = [a.union(b) for a, b in zip(*vals, strict=True)] if len(vals) > 1 else vals[0]
     outer = arb_series(hull, prec=n + 1)
     inner = arb_series([arb(0)] + coeffs[1:n + 1], prec=n + 1)
     return outer(inner)
@@ -1505,9 +1517,10 @@ def _series_erfcx(zs: Any, c: arb | None, k0: int, n: int, cache: dict) -> Any:
 
 def _series_compile(expr: sympy.Expr, var: sympy.Symbol,
                     params: tuple[sympy.Symbol, ...]) -> Any:
-    """A function ``(x0, n, pvals, cache) -> arb_series`` enclosing the Taylor series (to
-    order n) of ``expr`` at every point of the ball ``x0``; raises _NoSeries at compile
-    time for unsupported nodes."""
+    """A function ``((x0, n, pvals, cache, ends)) -> arb_series`` enclosing the Taylor
+    series (to order n) of ``expr`` at every point of the ball ``x0`` (of the interval
+    between ``ends`` when given); raises _NoSeries at compile time for unsupported
+    nodes."""
     from flint import arb_series
 
     def num(e: sympy.Expr) -> Any:
@@ -1597,15 +1610,13 @@ def _series_compile(expr: sympy.Expr, var: sympy.Symbol,
         if isinstance(e, Erfcx):
             f = build(e.args[0])
             k0 = int(e.args[1]) if len(e.args) > 1 else 0
-            return lambda env: _series_erfcx(_as_series(f(env), env), None, k0, env[1],
-                                             env[3])
+            return lambda env: _series_erfcx(f, env, None, k0)
         if isinstance(e, ErfcxDiff):
             f, fc = build(e.args[0]), build(e.args[1])
             if var in e.args[1].free_symbols:
                 raise _NoSeries("ErfcxDiff with a varying shift")
             k0 = int(e.args[2]) if len(e.args) > 2 else 0
-            return lambda env: _series_erfcx(_as_series(f(env), env), _as_arb(fc(env)), k0,
-                                             env[1], env[3])
+            return lambda env: _series_erfcx(f, env, _as_arb(fc(env)), k0)
         if isinstance(e, (sympy.Min, sympy.Max)):
             # the argument provably below (Min) / above (Max) the others on the whole
             # ball: the function is that argument there (else no series)
@@ -1668,13 +1679,16 @@ def _gauss_log_series() -> Any:
     return _series_compile(expr, e, (m,))
 
 
-def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict) -> list[arb]:
+def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
+               ends: tuple[arb, arb] | None = None) -> list[arb]:
     """Coefficients 0..n of the series function ``fn`` on the ball ``x0`` (NaN balls
-    where the enclosure fails)."""
+    where the enclosure fails); ``ends``: the exact end points of the interval the
+    coefficients are needed on (inside ``x0``), which lets erfcx nodes reuse the
+    coefficients at the end points of their (monotone) argument."""
     old = ctx.cap
     ctx.cap = n + 1
     try:
-        cs = fn((x0, n, pvals, cache))
+        cs = fn((x0, n, pvals, cache, ends))
         cs = cs.coeffs() if not isinstance(cs, (int, arb)) else [arb(cs)]
     except (_NoSeries, ZeroDivisionError, ValueError, TypeError, OverflowError):
         cs = [arb("nan")]
