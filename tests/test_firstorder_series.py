@@ -13,6 +13,7 @@ profiles whose GDPT rises slightly above mu in a narrow bump.
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath
 import numpy as np
@@ -33,6 +34,7 @@ from symgdp.errors import ProfileError
 from symgdp.measure import measure
 
 DPS = 40
+SCALE = int(os.environ.get("SYMGDP_TEST_SCALE", "1"))
 
 
 def mp_erfcx(z):
@@ -293,3 +295,33 @@ def test_series_monotonicity_proof_and_a_rising_bump():
     assert fo._series_nonincreasing(10.0, 12.0)
     with pytest.raises(ProfileError):
         measure(p, 100.0, tol=1e-6, certify=True, refine=False, identify=False)
+
+
+MIXTURE = ("(erfc((eps - 1/2)/sqrt(2))/2 - exp(eps)*erfc((eps + 1/2)/sqrt(2))/2)/2"
+           " + (erfc((eps/2 - 1)/sqrt(2))/2 - exp(eps)*erfc((eps/2 + 1)/sqrt(2))/2)/2")
+
+
+@pytest.mark.parametrize("name", ["literal 0.7", "subsampled", "mixture"])
+def test_random_intervals_never_proved_below_the_gdpt(name):
+    # random intervals (end at 0 or anywhere in [0, 40], widths 1e-3 to 5): with mu a
+    # hair below the largest 40-digit mpmath G on 25 points of the interval the test
+    # must never succeed (deeper: SYMGDP_TEST_SCALE)
+    from symgdp import mechanisms
+
+    p = {"literal 0.7": literal_gaussian(0.7),
+         "subsampled": mechanisms.gaussian(1.0).subsample(0.3),
+         "mixture": Profile.parse(MIXTURE)}[name]
+    fo = FirstOrder(p)
+    fo.use_series(p)
+    assert fo._series() is not None
+    f = mp_profile(p)
+    rng = np.random.default_rng(11)
+    proved = 0
+    for _ in range(3 * SCALE):
+        x = float(rng.choice([0.0, rng.uniform(0, 5), rng.uniform(0, 40)]))
+        y = x + float(10 ** rng.uniform(-3, 0.7))
+        gmax = max(mp_gdpt(f, t) for t in np.linspace(x, y, 25))
+        for s in (-1e-6, -1e-12):
+            assert fo._series_below(x, y, float(gmax * (1 + s))) is not True, (x, y, s)
+        proved += fo._series_below(x, y, float(gmax * (1 + 1e-6))) is True
+    assert proved >= 1  # it is not refusing everything
