@@ -60,6 +60,7 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 from typing import Any
 
 import sympy
@@ -1685,16 +1686,22 @@ def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
     where the enclosure fails); ``ends``: the exact end points of the interval the
     coefficients are needed on (inside ``x0``), which lets erfcx nodes reuse the
     coefficients at the end points of their (monotone) argument."""
-    old = ctx.cap
-    ctx.cap = n + 1
-    try:
-        cs = fn((x0, n, pvals, cache, ends))
-        cs = cs.coeffs() if not isinstance(cs, (int, arb)) else [arb(cs)]
-    except (_NoSeries, ZeroDivisionError, ValueError, TypeError, OverflowError):
-        cs = [arb("nan")]
-    finally:
-        ctx.cap = old
+    # Arb's series length is global state (ctx.cap): a series truncated by another
+    # thread's setting would drop coefficients, read here as exact zeros
+    with _SERIES_LOCK:
+        old = ctx.cap
+        ctx.cap = n + 1
+        try:
+            cs = fn((x0, n, pvals, cache, ends))
+            cs = cs.coeffs() if not isinstance(cs, (int, arb)) else [arb(cs)]
+        except (_NoSeries, ZeroDivisionError, ValueError, TypeError, OverflowError):
+            cs = [arb("nan")]
+        finally:
+            ctx.cap = old
     return cs + [arb(0)] * (n + 1 - len(cs))
+
+
+_SERIES_LOCK = threading.RLock()
 
 
 def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
