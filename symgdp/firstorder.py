@@ -1460,6 +1460,8 @@ def _erfcx_ders(w: arb, top: int) -> list[arb]:
         key = (w0, top + 1, prec)
         slope = _ERFCX_SLOPES.get(key)
         if slope is None:
+            if len(_ERFCX_SLOPES) > 10_000:
+                _ERFCX_SLOPES.clear()
             slope = _ERFCX_SLOPES[key] = [arb(abs(v).upper()) for v in _erfcx_rec(arb(w0),
                                                                                 top + 1)]
         r = arb(w.rad())
