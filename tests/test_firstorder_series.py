@@ -247,6 +247,17 @@ def test_literal_gaussian_certified_bracket(mu, tol):
     assert m.evaluations < 150
 
 
+@pytest.mark.parametrize("mu", [0.3, 4.0])
+def test_literal_gaussian_float_mode_bracket(mu):
+    # the same truth (2b, the doubled stored mu/2) in float mode
+    p = literal_gaussian(mu)
+    two_b = 2 * mpmath.mpf(sympy.Rational(mu / 2))
+    m = measure(p, 100.0, tol=1e-6, certify=False, refine=False, identify=False)
+    assert not m.certified
+    assert m.lower <= two_b <= m.upper
+    assert m.upper - m.lower <= 1e-6
+
+
 BUMPS = {
     # delta_1 times exp(1e-9 exp(-400 eps^2)): sup G ~ 1 + 1.09e-9 at eps = 0, width 0.05
     "bump at 0": ("exp(10**-9*exp(-400*eps**2))", 0.0, 0.3, 30),
