@@ -26,7 +26,11 @@ contradiction is an error, never a silent answer.
 lower bound is above.  The search keeps one safe and one not-safe end and closes in on the
 boundary by regula falsi (Illinois variant, in :math:`\log\theta` and :math:`\log\mu` for a
 positive parameter, so the Gaussian mechanism's :math:`\mu = \Delta/\sigma` is found in one
-step) with a bisection safeguard, until the ends are within ``rtol`` of each other.  The
+step) with a bisection safeguard, until the ends are within ``rtol`` of each other; a
+step predicted within ``rtol/2`` of an end is placed ``rtol/2`` from it, which closes the
+search whichever side it falls on.  Without a ``bracket`` the walk from the starting value
+doubles or halves it, or steps to where the secant through its last two measurements
+meets the target when that lies within the doubling (halving) step.  The
 returned ``bracket`` contains the exact calibration (the value with
 :math:`\mu = \mu_{\text{target}}`): one end is safe, the other proven unsafe.
 
@@ -351,6 +355,9 @@ def _initial_bracket(s: _Search, bracket: Any, start: float | None
         nv = (up if (safeward > 0) == go_safe else down)(v)
         if nv == v:
             break
+        guess = _walk_guess(s, pts, go_safe)
+        if guess is not None and min(v, nv) < guess < max(v, nv):
+            nv = guess  # the secant says the target is crossed before the doubling step
         try:
             s.at(nv)
         except SymgdpError as exc:
@@ -364,9 +371,34 @@ def _initial_bracket(s: _Search, bracket: Any, start: float | None
     return u, sv, direction
 
 
-def _next_point(s: _Search, u: float, sv: float, gu: float, gs: float, bisect: bool
-                ) -> float:
-    """A point strictly between ``u`` and ``sv`` (regula falsi or bisection)."""
+# The bracket walk aims this far (in log mu) beyond the target, so that the point it
+# measures is decided (safe, or proven unsafe) despite the measurement's own width.
+_WALK_MARGIN = 0.01
+
+
+def _walk_guess(s: _Search, pts: list, go_safe: bool) -> float | None:
+    """Where the secant through the two outermost measured points (log mu against log of
+    a positive parameter) reaches the target, a little beyond it; ``None`` when it does
+    not apply (an integer parameter, values <= 0, mu not moving)."""
+    if s.integer or len(pts) < 2:
+        return None
+    a, b = (pts[-2], pts[-1]) if go_safe else (pts[1], pts[0])
+    ma, mb = s.seen[a], s.seen[b]
+    if not (a > 0 and b > 0 and ma.upper > 0 and mb.upper > 0 and s.target > 0):
+        return None
+    ya, yb = math.log(ma.upper), math.log(mb.upper)
+    if not (math.isfinite(ya) and math.isfinite(yb)) or ya == yb:
+        return None
+    y = math.log(s.target) + (-_WALK_MARGIN if go_safe else _WALK_MARGIN)
+    xa, xb = math.log(a), math.log(b)
+    x = xb + (y - yb) * (xb - xa) / (yb - ya)
+    return math.exp(x) if math.isfinite(x) else None
+
+
+def _next_point(s: _Search, u: float, sv: float, gu: float, gs: float, bisect: bool,
+                clamp: bool = True) -> float:
+    """A point strictly between ``u`` and ``sv`` (regula falsi or bisection); with
+    ``clamp=False`` the plain regula falsi point, possibly at an end."""
     pos = u > 0 and sv > 0
     if s.integer:
         lo, hi = min(u, sv), max(u, sv)
@@ -383,11 +415,27 @@ def _next_point(s: _Search, u: float, sv: float, gu: float, gs: float, bisect: b
         x = 0.5 * (xu + xs)
     else:
         t = gu / (gu - gs)
-        x = xu + (xs - xu) * min(max(t, 0.02), 0.98)
+        x = xu + (xs - xu) * (min(max(t, 0.02), 0.98) if clamp else t)
     c = math.exp(x) if pos else x
     lo, hi = min(u, sv), max(u, sv)
-    if not lo < c < hi:
+    if clamp and not lo < c < hi:
         c = 0.5 * (lo + hi)
+    return c
+
+
+def _closing_step(c: float, root: float, u: float, sv: float, rtol: float,
+                  integer: bool) -> float:
+    """``c``, or, when it or the interpolated ``root`` lies within ``rtol/2`` of an end,
+    the point ``rtol/2`` from that end: whichever side that point falls on, the ends come
+    within ``rtol`` and the search closes (regula falsi, whose steps are kept 2% inside
+    the ends, would otherwise creep up on an end it keeps predicting)."""
+    if integer:
+        return c
+    for end, other in ((sv, u), (u, sv)):
+        step = 0.5 * rtol * abs(end)
+        near = min(abs(c - end), abs(root - end)) if math.isfinite(root) else abs(c - end)
+        if near < step and abs(other - end) > 2 * step:
+            return end + math.copysign(step, other - end)
     return c
 
 
@@ -404,13 +452,14 @@ def _closed(s: _Search, u: float, sv: float, rtol: float) -> bool:
                                                               < max(u, sv))
 
 
-def _prove_unsafe_side(s: _Search, proven: float, sv: float, direction: str) -> float:
+def _prove_unsafe_side(s: _Search, proven: float, sv: float, direction: str,
+                       u: float | None = None) -> float:
     """Move the proven-unsafe end close to the boundary (two or three measurements).
 
     Near the boundary a point is often undecided (its bracket holds the target), so the
     search's last proven-unsafe point can be far away.  A point whose mu exceeds the
     target by a few bracket widths is proven unsafe; the slope between the ends says
-    how far from the safe end to look.
+    how far beyond the search's last not-safe point ``u`` to look.
     """
     ms, mu_ = s.at(sv), s.at(proven)
     gap = mu_.lower - ms.upper
@@ -418,6 +467,8 @@ def _prove_unsafe_side(s: _Search, proven: float, sv: float, direction: str) -> 
         return proven if not s.integer else _integer_unsafe(s, proven, sv, direction)
     width = max(ms.upper - ms.lower, s.target * 1e-12)
     step = abs(proven - sv) * 2.0 * width / gap
+    if u is not None and u != proven:
+        step += abs(u - sv)  # the boundary lies between the safe end and u
     toward = -1.0 if direction == "decreasing" else 1.0
     for _ in range(3):
         c = sv + toward * step
@@ -462,6 +513,9 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
         if steps % 3 == 0:
             width0 = abs(sv - u)
         c = _next_point(s, u, sv, gu, gs, bisect)
+        root = _next_point(s, u, sv, _g(s.at(u), target), _g(s.at(sv), target), False,
+                           clamp=False)
+        c = _closing_step(c, root, u, sv, rtol, s.integer)
         m = s.at(c)
         if s.safe(m):
             sv, gs = c, _g(m, target)
@@ -475,7 +529,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
             stale = stale + 1 if stale > 0 else 1
             if stale >= 2:
                 gs *= 0.5
-    proven = _prove_unsafe_side(s, proven, sv, direction)
+    proven = _prove_unsafe_side(s, proven, sv, direction, u)
     s.check_monotone(direction)
     m = s.at(sv)
     if certify is not False and not m.certified:

@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import math
+import re
 import sys
 import warnings
 from collections.abc import Sequence
@@ -136,21 +137,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _dash_hint(argv: Sequence[str]) -> str:
-    """A hint when an expression starting with '-' was taken for an option."""
-    options = {"-h", "--help", "--version", "--tradeoff", "--set", "--eps-h", "--tol",
-               "--certify", "--no-certify", "--no-refine", "--timeout", "--method", "--json",
-               "--latex", "--plot", "--debug", "--times", "--delta", "--failure-prob",
-               "--discretization", "--q", "--sigma", "--steps"}
-    command = argv[0] if argv and argv[0] in ("analyze", "compose") else "analyze"
-    if argv and argv[0] == "dpsgd":
-        return ""  # dpsgd takes no EXPR
+def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
+    """A hint for the first argument starting with '-' that the (sub)command does not
+    know: an expression taken for an option ("-exp(-eps)") goes after '--'; a misspelt
+    option is named as such."""
+    sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
+               None)
+    command = argv[0] if argv and sub is not None and argv[0] in sub.choices else None
+    if command is None and argv and not argv[0].startswith("-"):
+        return ""  # an unknown command: argparse's message names the choices
+    known = set(parser._option_string_actions)
+    if command is not None:
+        known |= set(sub.choices[command]._option_string_actions)
     for a in argv:
         if a == "--":
             break
-        if a.startswith("-") and a.split("=", 1)[0] not in options:
-            return (f" (an EXPR that starts with '-' goes after '--': "
-                    f"symgdp {command} [options] -- {a!r})")
+        if not a.startswith("-") or a.split("=", 1)[0] in known:
+            continue
+        if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", a, flags=re.S):
+            where = f"symgdp {command}" if command else "symgdp"
+            return f" ({a.split('=', 1)[0]!r} is not an option of {where}; see {where} --help)"
+        if command == "dpsgd":
+            return ""  # dpsgd takes no EXPR
+        return (f" (an EXPR that starts with '-' goes after '--': "
+                f"symgdp {command or 'analyze'} [options] -- {a!r})")
     return ""
 
 
@@ -533,7 +543,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             except SystemExit as exc:  # --help / --version printed their text
                 return int(exc.code or 0)
             except UsageError as exc:
-                raise UsageError(str(exc) + _dash_hint(argv)) from None
+                raise UsageError(str(exc) + _dash_hint(argv, parser)) from None
             if args.command is None:
                 raise UsageError("choose a command: " + ", ".join(args.command_names)
                                  + " (see symgdp --help)")

@@ -1000,11 +1000,30 @@ def _gaussian_identity(expr: Any, var: Any) -> Any:
     return mu
 
 
+# (expr, var) -> the mu of _gaussian_identity: the identity is decided on the expression
+# with its parameters symbolic, so every value of a sweep or calibration shares it.  Only
+# completed answers are kept (a timeout may succeed with a larger budget).
+_IDENTITY: dict[tuple[Any, Any], Any] = {}
+_IDENTITY_MAX = 64
+
+
+def _gaussian_identity_once(expr: Any, var: Any, timeout: float | None) -> Any:
+    """``_gaussian_identity(expr, var)`` in a bounded call, once per expression."""
+    from ._bounded import run_bounded
+
+    key = (expr, var)
+    if key not in _IDENTITY:
+        mu = run_bounded(_gaussian_identity, expr, var, timeout=timeout)
+        if len(_IDENTITY) >= _IDENTITY_MAX:
+            _IDENTITY.pop(next(iter(_IDENTITY)))
+        _IDENTITY[key] = mu
+    return _IDENTITY[key]
+
+
 def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
     """mu when the profile (parameters symbolic, values exact) is delta_mu itself."""
     import sympy
 
-    from ._bounded import run_bounded
     from .errors import AnalysisTimeout
 
     if not hasattr(p, "expr") or p.expr.has(sympy.Float):
@@ -1012,12 +1031,17 @@ def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
     if not p.expr.has(sympy.erf, sympy.erfc):
         return None  # _gaussian_identity needs erfc atoms: no child process for that
     try:
-        mu = run_bounded(_gaussian_identity, p.expr, p.var, timeout=timeout)
+        mu = _gaussian_identity_once(p.expr, p.var, timeout)
     except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
         return None
     if mu is None:
         return None
-    mu = mu.xreplace(dict(p.values))
+    # Float values as the exact rationals they store: substituted as Floats, SymPy would
+    # evaluate mu in 53-bit arithmetic (3/(2*1.4999999999999998) -> 1.0, below the true
+    # mu), and the "certified" bracket would be that rounding
+    exact = {s: v.xreplace({f: sympy.Rational(f) for f in v.atoms(sympy.Float)})
+             for s, v in p.values.items()}
+    mu = mu.xreplace(exact)
     if mu.free_symbols or not mu.is_positive:
         return None
     return mu

@@ -92,6 +92,11 @@ def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
     return _SOLVED[key]
 
 
+# Entries of a profile's cache that depend only on its expression, values and var (not on
+# its metadata): Profile.replace hands them to a copy that changes metadata only.
+_VALUE_CACHE = ("bound", "evaluator", "validated", "family")
+
+
 def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
     """The symbol of ``expr`` named like ``sym`` (equations may carry their own symbols)."""
     if sym in expr.free_symbols:
@@ -202,9 +207,16 @@ class Profile:
         kw = dict(self._meta)
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})
-        return Profile(changes.get("expr", self._expr), changes.get("values", self._values),
-                       var=changes.get("var", self._var), name=changes.get("name", self._name),
-                       **kw)
+        new = Profile(changes.get("expr", self._expr), changes.get("values", self._values),
+                      var=changes.get("var", self._var), name=changes.get("name", self._name),
+                      **kw)
+        if not {"expr", "values", "var"} & set(changes):
+            # the same function: what was computed from the expression and its values
+            # (compiled evaluation, validation) holds for the copy too
+            for key in _VALUE_CACHE:
+                if key in self._cache:
+                    new._cache[key] = self._cache[key]
+        return new
 
     # -- public attributes -----------------------------------------------------------------
     @property

@@ -46,7 +46,8 @@ How :func:`refine` finds the pieces (the sign pattern is checked, never assumed)
    maxima narrower than the grid and suprema at jumps.  The running maximum from the
    right then locates every flat interval.
 2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
-   bisection, polished by bisection on the sign of the bracket where there is a
+   bisection (where there is a derivative, first only to :math:`10^{-14}` relative in
+   :math:`R`), polished by regula falsi on the sign of the bracket where there is a
    derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
    right of it (rounded so that it stays there).  A flat interval whose gain over
    :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
@@ -59,6 +60,10 @@ never above the naive profile by construction, and never below the infimum, sinc
 value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \ge
 \varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
 
+Validation and refinement at many parameter values of one expression (a sweep, a
+calibration) share their symbolic work: see ``_Family`` below and the planning page of
+the documentation.
+
 Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
 \delta_0)` over the calibration points that imply the target (theory §2); Poisson
 subsampling (:func:`subsample`) is the transform of theory §7.
@@ -66,6 +71,8 @@ subsampling (:func:`subsample`) is the transform of theory §7.
 
 from __future__ import annotations
 
+import functools
+import signal
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,6 +103,11 @@ _PEAK_CELLS = 4096
 # A maximum inside a grid cell that exceeds everything to its right by less than this
 # (relative) is not searched for: the refinement it would allow gains less than that.
 _PEAK_RTOL = 1e-7
+# Relative tolerance at which the search for the top of R first stops when the profile
+# has a derivative, to polish the best point into the bracket's root: a higher top
+# elsewhere in the cell would gain less than this, far below _FLAT_RTOL, under which the
+# scan does not look for a flat piece at all.
+_SUP_STAGE_RTOL = "1e-14"
 # Relative gain (in mpmath) below which a flat piece is dropped as "already tight".
 _TIGHT_RTOL = mpmath.mpf("1e-20")
 # The no-crossing proof (the fast path for tight profiles): -(log R)' >= -_PROOF_SLOPE on
@@ -155,10 +167,14 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     why = _undefined_piece(expr, var)
     if why:
         raise ProfileError(f"the profile {expr} {why}")
-    try:
-        verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
-    except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
-        verdict = None
+    found = _family_point(profile)
+    if found is not None and found[0].cannot_reject(found[1]):
+        verdict = None  # proved at these values without a SymPy call
+    else:
+        try:
+            verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
+        except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
+            verdict = None
     if verdict:
         raise ProfileError(f"the profile {expr} is {verdict} (decided symbolically)")
     if profile.unbound_symbols:
@@ -218,7 +234,7 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
     if tiny.size > 1:
         xs = x[tiny[:: max(1, tiny.size // _LOG_CHECK_POINTS)]]
         try:
-            ld = run_bounded(profile.log_delta, xs, timeout=_LOG_CHECK_SECONDS)
+            ld = _numeric_bounded(profile.log_delta, xs, seconds=_LOG_CHECK_SECONDS)
         except (SymgdpError, RuntimeError):
             return  # the value-space verdict stands; measurement re-checks what it uses
         fin = np.isfinite(ld[:-1])
@@ -230,6 +246,30 @@ def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
                 f"the profile {expr} is increasing between eps={float(xs[i])!r} and "
                 f"eps={float(xs[i + 1])!r} (log delta from {float(ld[i])!r} to "
                 f"{float(ld[i + 1])!r}) {how}")
+
+
+def _numeric_bounded(fn: Any, *args: Any, seconds: float) -> Any:
+    """``fn(*args)``, numeric work, under a wall-clock budget (AnalysisTimeout beyond it).
+
+    In the main thread the budget is an interval timer in this process (the work's
+    compiled functions stay with the profile); elsewhere (a worker thread) the call runs
+    in a bounded child process (symgdp._bounded).
+    """
+    import threading
+
+    from .parsing import _OutOfTime, _with_budget
+
+    if not (hasattr(signal, "setitimer")
+            and threading.current_thread() is threading.main_thread()
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
+        return run_bounded(fn, *args, timeout=seconds)
+    try:
+        return _with_budget(lambda: fn(*args), seconds)
+    except _OutOfTime:
+        # an interrupted assumption query may have left "unknown" in SymPy's cache
+        sympy.core.cache.clear_cache()
+        raise AnalysisTimeout(f"{getattr(fn, '__name__', fn)!r} exceeded its time budget "
+                              f"of {seconds:g} s") from None
 
 
 def _confirmed_below_zero(profile: Profile, ball: Any, point: Any) -> str | None:
@@ -368,16 +408,268 @@ def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
     return None
 
 
+# -- one expression, many parameter values --------------------------------------------------
+# A sweep or a calibration validates and refines the same expression at many parameter
+# values.  The symbolic work (Piecewise form, derivative, exact cancellation of the log
+# slope, the compiled mpmath and ball functions) is done once per expression with its
+# parameters as symbols (a "family") and every value then costs numeric work only.  A
+# family is used only for values that are plain numbers (Integer, Rational, Float)
+# satisfying every assumption of their symbol, so that a symbolic step that relied on
+# an assumption (SymPy may drop a branch of a Piecewise for a positive parameter) holds
+# at the value too; other profiles take the per-value path.  Parameters enter the
+# compiled functions exactly (a Float as the double it stores), as in the certified
+# evaluation (symgdp.interval.profile_arb).
+_FAMILY_CACHE = 32
+# False: every value takes the per-value path (the reference the tests compare with)
+_USE_FAMILIES = True
+_NOT_FAMILY = (LogDeltaRoot, sympy.Sum, sympy.Product, sympy.Integral, sympy.Derivative)
+# Points at which validation looks for the numeric certificates of _Family.cannot_reject.
+_CERT_POINTS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0)
+# A value certified below 1 must be below 1 - _CERT_MARGIN: the per-value SymPy call sees
+# the bound expression, whose Float constants SymPy may have rounded (1e-16 relative).
+_CERT_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class _Point:
+    """A family's parameter values, ready for its compiled functions."""
+
+    mp: tuple  # for the mpmath functions (int, or mpf holding the exact value)
+    arb: tuple  # for the ball functions
+
+
+class _Family:
+    """The symbolic work on ``expr`` (parameters ``params`` symbolic), done once.
+
+    Each step is computed on first use and kept, except an answer that depends on the
+    time budget (a rewrite or cancellation that ran out of time): that one is recomputed
+    on the next use, and the caller takes the per-value path meanwhile.
+    """
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 params: tuple[sympy.Symbol, ...]) -> None:
+        self.expr, self.var, self.params = expr, var, params
+        self._memo: dict[str, Any] = {}
+
+    def naive(self, timeout: float | None) -> tuple | None:
+        """``(pw, dd, delta, ddelta)``: the Piecewise form, its derivative (or ``None``) and
+        their compiled mpmath functions of ``(eps, *params)``; ``None`` when the family
+        cannot serve (the rewrite ran out of time: this once; no mpmath function)."""
+        if "naive" not in self._memo:
+            built = self._build_naive(timeout)
+            if built is None:
+                return None  # out of time: the per-value path, this once
+            self._memo["naive"] = built  # one assignment: threads see all or nothing
+        return self._memo["naive"] or None
+
+    def _build_naive(self, timeout: float | None) -> tuple | None:
+        expr, var, args = self.expr, self.var, (self.var, *self.params)
+        if expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            try:
+                pw = run_bounded(_rewrite_piecewise, expr,
+                                 timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
+            except AnalysisTimeout:
+                return None
+            except Exception:  # noqa: BLE001 - as _piecewise_form: keep the expression
+                pw = expr
+        else:
+            pw = sympy.piecewise_fold(expr) if expr.has(sympy.Piecewise) else expr
+        try:
+            delta = sympy.lambdify(args, pw, modules="mpmath")
+        except Exception:  # noqa: BLE001 - the per-value path then
+            return ()
+        dd = ddelta = None
+        if not pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
+            try:
+                d = sympy.diff(pw, var)
+                if not d.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
+                    ddelta, dd = sympy.lambdify(args, d, modules="mpmath"), d
+            except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
+                dd = ddelta = None
+        return (pw, dd, delta, ddelta)
+
+    def proof_functions(self, timeout: float | None) -> tuple | None:
+        """``_proof_functions`` of the family (after :meth:`naive`)."""
+        if "proof" in self._memo:
+            return self._memo["proof"]
+        pw, dd = self._memo["naive"][:2]
+        fns, final = _proof_functions(pw, dd, self.var, self.params, timeout)
+        if final:
+            self._memo["proof"] = fns
+        return fns
+
+    def closed_form_roots(self, values: Any, timeout: float | None) -> tuple | None:
+        """``(roots,)``: candidates for the roots of the stationarity bracket in closed
+        form at these values (``roots`` ``None`` when SymPy finds none), solved once with
+        the parameters symbolic; ``None`` when that solve ran out of time or the
+        expression is not one :func:`refine` solves (Floats, Piecewise, Max/Min).  A
+        substituted root is used only where it matches the located maximum numerically,
+        and the flat piece is built from the profile's own value there, so a root that is
+        not one at these values costs tightness at worst, never validity."""
+        if self.expr.has(sympy.Piecewise, LogDeltaRoot, sympy.Max, sympy.Min) or \
+                self.expr.atoms(sympy.Float):
+            return None
+        if "roots" not in self._memo:
+            e, var = self.expr, self.var
+            dp = sympy.diff(e, var)
+            try:
+                self._memo["roots"] = run_bounded(
+                    _root_candidates, dp + sympy.exp(var) * (1 - e + dp), var,
+                    timeout=timeout)
+            except AnalysisTimeout:
+                return None
+            except Exception:  # noqa: BLE001 - no closed form
+                self._memo["roots"] = None
+        roots = self._memo["roots"]
+        if roots is None:
+            return (None,)
+        vals = {s: values[s] for s in self.params}
+        return ([r.xreplace(vals) for r in roots],)
+
+    def verdict_functions(self) -> tuple | None:
+        """Ball functions of the expression and of its derivative, or ``None``."""
+        if "verdict" not in self._memo:
+            from .interval import ArbUnsupported, lambdify_arb
+
+            try:
+                d = sympy.diff(self.expr, self.var)
+                fns = (lambdify_arb(self.expr, self.var, self.params),
+                       lambdify_arb(d, self.var, self.params))
+            except (ArbUnsupported, TypeError, ValueError, NotImplementedError):
+                fns = None
+            self._memo["verdict"] = fns
+        return self._memo["verdict"]
+
+    def cannot_reject(self, point: _Point) -> bool:
+        r"""Whether the symbolic verdict of :func:`check_profile` is proved empty at these
+        values by ball arithmetic: SymPy calls the profile complex, negative, at least 1
+        or increasing only when that holds at every :math:`\varepsilon > 0`, so one
+        point with a real value, one with a value :math:`\ge 0`, one with a value
+        :math:`< 1` and one with a derivative :math:`\le 0` rule each verdict out (the
+        per-value SymPy call is then skipped)."""
+        fns = self.verdict_functions()
+        if fns is None:
+            return False
+        from flint import ctx
+
+        f, df = fns
+        need = {"real", "nonneg", "below1", "notinc"}
+        with ctx.workprec(_PROOF_PREC):
+            for e in _CERT_POINTS:
+                try:
+                    v = f(e, *point.arb)
+                    if v.is_finite():
+                        need.discard("real")
+                        if bool(v >= 0):
+                            need.discard("nonneg")
+                        if bool(v < 1 - _CERT_MARGIN):
+                            need.discard("below1")
+                    if "notinc" in need:
+                        dv = df(e, *point.arb)
+                        if dv.is_finite() and bool(dv <= 0):
+                            need.discard("notinc")
+                except (ArithmeticError, TypeError, ValueError):
+                    continue
+                if not need:
+                    return True
+        return False
+
+
+@functools.lru_cache(maxsize=_FAMILY_CACHE)
+def _family(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]) -> _Family:
+    return _Family(expr, var, params)
+
+
+def _mp_value(v: sympy.Rational | sympy.Float) -> Any:
+    """A parameter value for the mpmath functions, exact (a Rational to 512 bits)."""
+    if isinstance(v, sympy.Integer):
+        return int(v)
+    if isinstance(v, sympy.Float):
+        with mpmath.workprec(max(53, v._prec)):
+            return mpmath.mpf(v)
+    with mpmath.workprec(512):
+        return mpmath.mpf(int(v.p)) / int(v.q)
+
+
+def _family_point(profile: Profile) -> tuple[_Family, _Point] | None:
+    """The profile's family and its values, or ``None`` (the per-value path)."""
+    if not _USE_FAMILIES:
+        return None
+    cache = profile._cache
+    if "family" not in cache:
+        cache["family"] = _find_family(profile)
+    return cache["family"]
+
+
+def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
+    expr, var = profile.expr, profile.var
+    if (not isinstance(expr, sympy.Expr) or expr.has(*_NOT_FAMILY)
+            or profile.unbound_symbols):
+        return None
+    free = expr.free_symbols
+    params = tuple(sorted((s for s in profile.values if s in free),
+                          key=lambda s: (s.name, sorted(s.assumptions0.items()))))
+    values = [profile.values[s] for s in params]
+    for s, v in zip(params, values):
+        if not isinstance(v, (sympy.Rational, sympy.Float)) or not v.is_finite:
+            return None
+        if any(getattr(v, f"is_{fact}") is not truth
+               for fact, truth in s.assumptions0.items()):
+            return None  # the value breaks an assumption the symbolic work may use
+    from .interval import to_arb
+
+    point = _Point(tuple(_mp_value(v) for v in values), tuple(to_arb(v) for v in values))
+    return _family(expr, var, params), point
+
+
+def _root_candidates(bracket: sympy.Expr, var: sympy.Symbol) -> list | None:
+    """Closed-form candidates for the roots of ``bracket`` on [0, oo) with parameters
+    symbolic: every element of a finite set inside SymPy's answer (which, with symbols,
+    is a union of finite sets intersected with conditions), or ``None``."""
+    sol = sympy.solveset(bracket, var, sympy.Interval(0, sympy.oo))
+
+    def finite(s: sympy.Basic) -> list:
+        if isinstance(s, sympy.FiniteSet):
+            return [r for r in s if r.is_real is not False]
+        if isinstance(s, (sympy.Union, sympy.Intersection)):
+            return [r for a in s.args for r in finite(a)]
+        if isinstance(s, sympy.Complement):
+            return finite(s.args[0])
+        return []
+
+    if sol is sympy.S.EmptySet:
+        return []
+    found = finite(sol)
+    return found or None
+
+
 class _Naive:
-    """The naive profile in mpmath: delta, R and the stationarity bracket."""
+    """The naive profile in mpmath: delta, R and the stationarity bracket.
+
+    Built per value from the profile's :class:`_Family` (the symbolic work done once for
+    every parameter value) when there is one, else from the bound expression.
+    """
 
     def __init__(self, profile: Profile, dps: int, timeout: float | None) -> None:
         self.dps = dps
         var = profile.var
+        self.var, self.dd, self.has_bracket = var, None, False
+        self.family: _Family | None = None
+        self.point: _Point | None = None
+        found = _family_point(profile)
+        built = found[0].naive(timeout) if found is not None else None
+        if built is not None:
+            self.family, self.point = found
+            point = self.point
+            self.pw, self.dd, f, fd = built
+            self.has_bracket = self.dd is not None
+            self.delta = lambda x: f(x, *point.mp)
+            if fd is not None:
+                self.ddelta = lambda x: fd(x, *point.mp)
+            return
         pw = _piecewise_form(profile.bound_expr, timeout)
-        self.var, self.pw, self.dd = var, pw, None
+        self.pw = pw
         self.delta = sympy.lambdify(var, pw, modules="mpmath")
-        self.has_bracket = False
         if pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
             return  # no usable derivative: the search uses R alone
         try:
@@ -420,6 +712,11 @@ class _Naive:
         narrow features; the surviving cell is then polished with the derivative where
         there is one.  A supremum approached only from the right of a jump returns a point
         just right of it (a real :math:`\varepsilon_0`, so the bound stays valid).
+
+        With a derivative the search first stops at a coarser tolerance
+        (:data:`_SUP_STAGE_RTOL`): when the bracket changes sign around the best point
+        found, its root (a smooth maximum, to the working precision) is returned;
+        otherwise the search goes on to the full tolerance.
         """
         lo, hi = mpmath.mpf(lo), mpmath.mpf(hi)
         cand = [(self.R(p), p) for p in (lo, (lo + hi) / 2, hi)]
@@ -427,52 +724,93 @@ class _Naive:
         floor_w = mpmath.mpf(10) ** (-(self.dps + 5)) * (1 + abs(hi))
         tol = mpmath.mpf(10) ** (-(self.dps - 5))
 
-        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf) -> tuple:
-            # (bound on R over [a, b], a, b, delta(b)): delta(b) is kept for the halves
-            return ((1 - db) / (1 + mpmath.exp(a)), a, b, db)
+        def bounded(a: mpmath.mpf, b: mpmath.mpf, db: mpmath.mpf, ea: mpmath.mpf) -> tuple:
+            # (bound on R over [a, b], a, b, delta(b), e^a): delta(b) and e^a are kept
+            # for the halves
+            return ((1 - db) / (1 + ea), a, b, db, ea)
 
-        cells = [bounded(lo, hi, self.d(hi))]
-        for _ in range(4 * mpmath.mp.prec):
-            nxt = []
-            for bound, a, b, db in cells:
-                if bound <= best * (1 + tol) or b - a <= floor_w:
+        cells = [bounded(lo, hi, self.d(hi), mpmath.exp(lo))]
+        stages = [mpmath.mpf(_SUP_STAGE_RTOL), tol] if self.has_bracket else [tol]
+        levels = 4 * mpmath.mp.prec
+        for stage, t in enumerate(stages):
+            while levels > 0 and cells:
+                levels -= 1
+                nxt = []
+                for cell in cells:
+                    bound, a, b, db, ea = cell
+                    if bound <= best * (1 + tol) or b - a <= floor_w:
+                        continue
+                    if bound <= best * (1 + t):
+                        nxt.append(cell)  # settled at this stage's tolerance
+                        continue
+                    m = (a + b) / 2
+                    dm = self.d(m)
+                    em = mpmath.exp(m)
+                    rm = (1 - dm) / (1 + em)
+                    if rm > best:
+                        best, best_x = rm, m
+                    nxt += [bounded(a, m, dm, ea), bounded(m, b, db, em)]
+                # keep the search narrow: cells are ranked by their bound
+                nxt.sort(key=lambda cell: -cell[0])
+                settled = all(c[0] <= best * (1 + t) for c in nxt[:8])
+                cells = nxt[:8]
+                if settled:
+                    break
+            if self.has_bracket:
+                x = self._polished(best_x, best, lo, hi)
+                if x is not None:
+                    return x
+                if stage + 1 < len(stages):
                     continue
-                m = (a + b) / 2
-                dm = self.d(m)
-                rm = (1 - dm) / (1 + mpmath.exp(m))
-                if rm > best:
-                    best, best_x = rm, m
-                nxt += [bounded(a, m, dm), bounded(m, b, db)]
-            # keep the search narrow: cells are ranked by their bound
-            nxt.sort(key=lambda cell: -cell[0])
-            cells = nxt[:8]
-            if not cells:
-                break
-        if self.has_bracket:
-            try:
-                x = self._polish(best_x, lo, hi)
-                # at a smooth maximum R is flat to second order: the root of the bracket
-                # is the better point even when R cannot tell the two apart
-                if self.R(x) >= best * (1 - mpmath.mpf(10) ** (-(self.dps + 5))):
-                    best_x = x
-            except (ZeroDivisionError, ValueError, TypeError):
-                pass
         return best_x
 
-    def _polish(self, x: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf:
-        """Bisection on the sign of the bracket around x (a smooth interior maximum)."""
+    def _polished(self, x: mpmath.mpf, best: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf
+                  ) -> mpmath.mpf | None:
+        """The root of the bracket near ``x`` when there is one there and R at it is no
+        less than ``best`` (at a smooth maximum R is flat to second order: the root is
+        the better point even when R cannot tell the two apart), else ``None``."""
+        try:
+            r = self._polish(x, lo, hi)
+            if r is not None and self.R(r) >= best * (1 - mpmath.mpf(10) ** (-(self.dps + 5))):
+                return r
+        except (ZeroDivisionError, ValueError, TypeError):
+            pass
+        return None
+
+    def _polish(self, x: mpmath.mpf, lo: mpmath.mpf, hi: mpmath.mpf) -> mpmath.mpf | None:
+        """The root of the bracket within 1e-6 of x where it changes sign from - to + (a
+        smooth interior maximum of R), to the working precision, or ``None``.
+
+        Regula falsi (Illinois variant) on a sign-changing interval, with bisection as
+        the safeguard: the interval always keeps the sign change."""
         w = mpmath.mpf(10) ** -6 * (1 + abs(x))
         a, b = max(lo, x - w), min(hi, x + w)
-        if not self.bracket(a) < 0 < self.bracket(b):
-            return x
-        for _ in range(mpmath.mp.prec + 40):
-            m = (a + b) / 2
-            if m in (a, b):
+        fa, fb = self.bracket(a), self.bracket(b)
+        if not fa < 0 < fb:
+            return None
+        eps = mpmath.ldexp(1 + abs(x), -mpmath.mp.prec + 2)
+        side = 0
+        for k in range(2 * mpmath.mp.prec + 80):
+            if b - a <= eps:
                 break
-            if self.bracket(m) < 0:
-                a = m
+            m = (a + b) / 2 if k % 4 == 3 else a - fa * (b - a) / (fb - fa)
+            if not a < m < b:
+                m = (a + b) / 2
+                if m in (a, b):
+                    break
+            fm = self.bracket(m)
+            if fm < 0:
+                a, fa = m, fm
+                if side == -1:
+                    fb /= 2
+                side = -1
+            elif fm > 0:
+                b, fb = m, fm
+                if side == 1:
+                    fa /= 2
+                side = 1
             else:
-                b = m
+                return m
         return (a + b) / 2
 
     def crossing(self, lo: float, hi: float, level: mpmath.mpf) -> mpmath.mpf:
@@ -503,29 +841,55 @@ def _cancelled(ts: list[sympy.Expr]) -> list[sympy.Expr]:
             for t in ts]
 
 
-def _log_slope(naive: _Naive, timeout: float | None) -> list[tuple] | None:
+def _log_slope(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol, timeout: float | None
+               ) -> tuple[list[tuple] | None, bool]:
     r"""``(delta, T, condition)`` per branch of the naive profile, with
     :math:`T = \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})`; branches that
     are rational in exponentials are cancelled exactly, in one time-bounded call (pure DP's
-    :math:`T \equiv 0`, which no ball enclosure could show)."""
-    pw, dd, var = naive.pw, naive.dd, naive.var
+    :math:`T \equiv 0`, which no ball enclosure could show).  The flag says whether the
+    answer is final (``False`` when the cancellation ran out of time: a larger budget may
+    cancel)."""
     pairs = [(pw, dd, sympy.true)]
     if isinstance(pw, sympy.Piecewise):
         if not (isinstance(dd, sympy.Piecewise) and len(dd.args) == len(pw.args)
                 and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args))):
-            return None
+            return None, True
         pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args)]
     ts = [d / (1 - e) + 1 / (1 + sympy.exp(-var)) for e, d, _c in pairs]
     todo = [i for i, t in enumerate(ts) if _rational_in_exp(t, var)]
+    final = True
     if todo:
         try:
             done = run_bounded(_cancelled, [ts[i] for i in todo],
                                timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
-        except (AnalysisTimeout, Exception):  # noqa: BLE001 - keep them as they are
+        except (AnalysisTimeout, Exception) as exc:  # noqa: BLE001 - keep them as they are
+            final = not isinstance(exc, AnalysisTimeout)
             done = [ts[i] for i in todo]
         for i, t in zip(todo, done):
             ts[i] = t
-    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)]
+    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)], final
+
+
+def _proof_functions(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol,
+                     params: tuple[sympy.Symbol, ...], timeout: float | None
+                     ) -> tuple[tuple | None, bool]:
+    """The ball functions of the no-crossing proof, ``(Ds, Ts, C)`` (per branch: delta,
+    the log-slope ``T``; the branch conditions as 0/1), each taking ``(eps, *params)``,
+    or ``None``; and whether that answer is final (see :func:`_log_slope`)."""
+    from .interval import ArbUnsupported, lambdify_arb
+
+    branches, final = _log_slope(pw, dd, var, timeout)
+    if branches is None:
+        return None, final
+    try:
+        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
+        Ds = [lambdify_arb(e, var, params) for e, _t, _c in branches]
+        Ts = [lambdify_arb(t, var, params) for _e, t, _c in branches]
+        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
+                                       for _e, _t, c in branches]), var, params)
+    except (ArbUnsupported, TypeError, ValueError):
+        return None, final
+    return (Ds, Ts, C), final
 
 
 def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
@@ -556,20 +920,15 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
         return None
     from flint import arb, ctx
 
-    from .interval import ArbUnsupported, lambdify_arb
+    from .interval import ArbUnsupported
 
-    var = naive.var
-    branches = _log_slope(naive, timeout)
-    if branches is None:
+    if naive.family is not None and naive.point is not None:
+        fns, args = naive.family.proof_functions(timeout), naive.point.arb
+    else:
+        fns, args = _proof_functions(naive.pw, naive.dd, naive.var, (), timeout)[0], ()
+    if fns is None:
         return None
-    try:
-        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
-        Ds = [lambdify_arb(e, var) for e, _t, _c in branches]
-        Ts = [lambdify_arb(t, var) for _e, t, _c in branches]
-        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
-                                       for _e, _t, c in branches]), var)
-    except (ArbUnsupported, TypeError, ValueError):
-        return None
+    Ds, Ts, C = fns
     used = 0
     with ctx.workprec(_PROOF_PREC):
         # T is -(log R)' only where delta < 1 (above, R is 0 and rises where delta drops
@@ -593,13 +952,13 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
             ball = arb.union(a, b)
             try:
                 live = []  # the branches that may apply somewhere on the cell
-                for i, f in enumerate(C(ball)):
+                for i, f in enumerate(C(ball, *args)):
                     if f == 0:
                         continue
                     live.append(i)
                     if f == 1:
                         break
-                ts = [Ts[i](ball) for i in live]
+                ts = [Ts[i](ball, *args) for i in live]
             except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
                 return None
             if any(t.is_finite() and bool(t < -slope) for t in ts):
@@ -610,7 +969,7 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
             if bool(b - a <= tiny * (1 + b)):
                 if not ok:
                     return None
-                ds = [Ds[i](ball) for i in live]
+                ds = [Ds[i](ball, *args) for i in live]
                 if not all(d.is_finite() for d in ds):
                     return None
                 hi = max((d.upper() for d in ds), key=float)
@@ -726,6 +1085,18 @@ def _round_c(naive: _Naive, c: mpmath.mpf, dps: int) -> sympy.Float:
     return best[1]
 
 
+def _matching_root(roots: list, c: mpmath.mpf, dps: int) -> sympy.Expr | None:
+    """The closed form among ``roots`` that is the located maximum ``c``, or ``None``."""
+    for r in roots:
+        try:
+            rv = mpmath.mpf(sympy.N(r, dps + 10))
+        except (TypeError, ValueError):
+            continue
+        if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)):
+            return r
+    return None
+
+
 def _already_refined(profile: Profile) -> bool:
     """A profile produced by :func:`refine` (or marked exact): refining it changes nothing,
     since the refinement is idempotent (its R is already non-increasing)."""
@@ -795,30 +1166,42 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
         # more exact than the root
         if naive.has_bracket and not bound.has(sympy.Piecewise, LogDeltaRoot, sympy.Max,
                                                sympy.Min) and not bound.atoms(sympy.Float):
-            dp = sympy.diff(bound, var)
-            try:
-                roots = run_bounded(_closed_form_roots, dp + sympy.exp(var) * (1 - bound + dp),
-                                    var, timeout=timeout)
-            except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
-                roots = None
+            found = None
+            if naive.family is not None:
+                found = naive.family.closed_form_roots(profile.values, timeout)
+            if found is not None:
+                roots = found[0]
+                if roots is not None and not all(_matching_root(roots, c, dps) is not None
+                                                 for _a, c in segs):
+                    found = None  # roots, but not of these values: solve for them
+            if found is None:
+                dp = sympy.diff(bound, var)
+                try:
+                    roots = run_bounded(_closed_form_roots,
+                                        dp + sympy.exp(var) * (1 - bound + dp), var,
+                                        timeout=timeout)
+                except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
+                    roots = None
         one = len(segs) == 1
         template_pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
+        shown: dict[sympy.Symbol, sympy.Symbol] = {}
+        shown_pieces = []
         segments = []
         methods = []
+        # the breakpoints enter through Dummies: a parameter of the profile that happens to
+        # be called c must not be replaced by the breakpoint's value; the displayed names
+        # avoid the profile's own names too
+        taken = {s.name for s in bound.free_symbols | profile.expr.free_symbols}
+        name = "c"
+        while any(n == name or n.startswith(name + "_") for n in taken):
+            name += "^{*}"
         for k, (a, c) in enumerate(segs, start=1):
-            exact = None
-            for r in roots or []:
-                try:
-                    rv = mpmath.mpf(sympy.N(r, dps + 10))
-                except (TypeError, ValueError):
-                    continue
-                if abs(rv - c) <= mpmath.mpf("1e-12") * (1 + abs(c)):
-                    exact = r
-                    break
+            exact = _matching_root(roots or [], c, dps)
             sub = "" if one else f"_{{{k}}}"
-            cs = sympy.Symbol(f"c{sub}", positive=True)
-            ds = sympy.Symbol(rf"\tilde{{\delta}}(c{sub})", positive=True)
+            cs, ds = sympy.Dummy("c", positive=True), sympy.Dummy("d", positive=True)
+            shown[cs] = sympy.Symbol(f"{name}{sub}", positive=True)
+            shown[ds] = sympy.Symbol(rf"\tilde{{\delta}}({name}{sub})", positive=True)
             if exact is not None:
                 c_val = exact
                 d_val = bound.subs(var, exact)
@@ -837,6 +1220,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             # naive profile's singularities (1/eps at 0) into the result.
             piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
             template_pieces.append((piece, var < cs))
+            shown_pieces.append((piece.xreplace(shown), var < shown[cs]))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         template_pieces.append((profile.expr, True))
         template = sympy.Piecewise(*template_pieces, evaluate=False)
@@ -844,7 +1228,9 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
     meta = dict(profile.meta)
     meta.update(refined=True, naive=profile.expr, breakpoint=segments[0][1],
                 breakpoint_delta=segments[0][2], segments=tuple(segments),
-                latex_template=template, latex_constants=tuple(consts.items()),
+                latex_template=sympy.Piecewise(*shown_pieces, (profile.expr, True),
+                                               evaluate=False),
+                latex_constants=tuple((shown[s], v) for s, v in consts.items()),
                 refine_method=methods[0])
     return Profile(expr, profile.values, var=var, name=profile.name, **meta)
 

@@ -55,7 +55,8 @@ class SweepTable(list):
 
     Each record has ``index``, ``point`` (the parameter values), ``error`` (``None`` or
     ``"ErrorClass: message"``), ``seconds`` and the task's fields: ``mu_lower``,
-    ``mu_upper``, ``certified``, ``covers_tail``, ``eps_h`` for ``"measure"``;
+    ``mu_upper``, ``certified``, ``covers_tail``, ``eps_h`` (and ``mu_tail`` with
+    ``identify=True``) for ``"measure"``;
     ``is_gdp``, ``mu_tail``, ``limit`` for ``"identify"``; ``value``, ``bracket`` and the
     measured bracket at ``value`` for ``"calibrate"``.
     """
@@ -174,6 +175,8 @@ def _run_task(t: _Task) -> dict[str, Any]:
             m = p.measure(**opts)
             rec.update(mu_lower=json_number(m.lower), mu_upper=json_number(m.upper),
                        certified=m.certified, covers_tail=m.covers_tail, eps_h=m.eps_h)
+            if opts.get("identify"):
+                rec["mu_tail"] = json_number(m.mu_tail)
         elif t.task == "identify":
             ident = p.identify(**opts)
             rec.update(is_gdp=ident.is_gdp, mu_tail=json_number(ident.mu_tail),
@@ -403,6 +406,7 @@ def sweep(
     method: str = "auto",
     timeout: float | None = None,
     calibrate: Mapping[str, Any] | None = None,
+    identify: bool = False,
     progress: bool | None = None,
 ) -> SweepTable:
     r"""Measure (or identify, or calibrate) a profile at every point of a grid.
@@ -425,6 +429,9 @@ def sweep(
         calibrate: for ``task="calibrate"``, the arguments of
             :func:`~symgdp.calibrate.calibrate` (``parameter``, ``target_mu`` or
             ``target``, ``bracket``, ...).
+        identify: for ``task="measure"``, also derive the tail limit at every point and
+            record it as ``mu_tail`` (a symbolic step per point, often slower than the
+            measurement itself; off by default, when ``mu_tail`` is not computed at all).
         progress: show a tqdm progress bar (default: for 20 points or more on a terminal).
 
     Returns:
@@ -448,7 +455,7 @@ def sweep(
         if certify is not None:
             options["certify"] = certify
         if task == "measure":
-            options["identify"] = False
+            options["identify"] = bool(identify)
         else:
             if not calibrate or "parameter" not in calibrate:
                 raise DomainError("task='calibrate' needs calibrate={'parameter': ..., "

@@ -83,6 +83,19 @@ def test_gaussian_noise_is_delta_over_mu():
     assert r.measurement.lower <= sens / r.value <= r.measurement.upper <= 1.0
 
 
+@pytest.mark.parametrize("sens", [sympy.Integer(1), sympy.Rational(3, 2)])
+def test_gaussian_search_closes_next_to_an_exact_hit(sens):
+    # mu = sens/sigma is a straight line in log-log: regula falsi lands on sigma = sens
+    # (closed form) at once; the search must then close with one step rtol/2 away rather
+    # than creep up on it from the other end
+    s = sympy.Symbol("sigma", positive=True)
+    r = calibrate(mechanisms.gaussian(sens / s), "sigma", 1.0, bracket=(0.5, 4.0),
+                  refine=False)
+    assert r.bracket[0] <= sens <= r.bracket[1] and r.value >= sens
+    assert r.bracket[1] - r.bracket[0] <= 1e-6 * float(sens)
+    assert r.measurements <= 6
+
+
 def test_integer_steps():
     # eps0 = k/10 (k steps of 0.1-DP composed by the basic theorem, a Laplace mechanism
     # of budget k/10): the largest safe k is floor(10 eps0*) (closed form above)
@@ -199,3 +212,16 @@ def test_non_monotone_parameter_is_refused():
     p = mechanisms.laplace((t - 1) ** 2)
     with pytest.raises(ConvergenceError, match="not monotone"):
         calibrate(p, "t", 1.0, bracket=(0.2, 2.5), eps_h=20)
+
+
+def test_recognised_gaussian_reads_float_values_exactly():
+    # sigma = 1.4999999999999998: SymPy's 53-bit 3/(2*sigma) is 1.0, below the true mu;
+    # reference: the exact quotient of the double in 40-digit mpmath
+    s = sympy.Symbol("sigma", positive=True)
+    sig = 1.4999999999999998
+    m = mechanisms.gaussian(sympy.Rational(3, 2) / s).replace(values={s: sig}).measure(
+        refine=False, identify=False)
+    with mpmath.workdps(40):
+        truth = mpmath.mpf(3) / (2 * mpmath.mpf(sig))
+        assert m.certified and m.lower <= truth <= m.upper
+        assert truth > 1

@@ -54,6 +54,13 @@ def run(*argv: str, stderr: io.StringIO | None = None) -> tuple[int, str, str]:
     (["analyze", "exp(eps)"], "eps"),
     (["analyze", "--", "-exp(-eps)"], "negative"),
     (["analyze", "-exp(-eps)"], "goes after '--'"),
+    (["compose", "-eps", "--times", "2"], "symgdp compose [options] -- '-eps'"),
+    # a misspelt option is named as such, for the subcommand it was given to
+    (["analyze", "exp(-eps)", "--jsn"], "'--jsn' is not an option of symgdp analyze"),
+    (["calibrate", "exp(-eps**2/s)", "--param", "s", "--target-mu", "1", "--bogus"],
+     "'--bogus' is not an option of symgdp calibrate"),
+    (["sweep", "exp(-eps**2/s)", "--grid", "s=1,2", "--bogus=3"],
+     "'--bogus' is not an option of symgdp sweep"),
     (["analyze", "sigma = 1/eps"], "--tradeoff"),
     (["analyze", "--tradeoff", "sigma = sqrt(2*log(1.25/delta))/eps"], "sigma"),
     (["analyze", "exp(-eps**2)", "--plot", "figure.nope"], "unknown image format"),

@@ -264,3 +264,20 @@ def test_implication_delta_pure_dp():
 def test_module_function_equals_method():
     p = Profile(E(-eps**2))
     assert refine(p) == p.refine()
+
+
+def test_parameter_named_c_is_not_the_breakpoint():
+    # The flat piece's breakpoint used to enter through a symbol c, which also replaced a
+    # parameter named c: 5 e^{-eps} became 2.35 e^{-eps} beyond the breakpoint (a profile
+    # below the mechanism's, an optimistic mu).  Reference: the naive profile itself,
+    # which the refinement must equal beyond its breakpoint and never exceed.
+    for text, vals in [("c*exp(-eps)", {"c": 5}),
+                       ("K*exp(-eps) + c*exp(-2*eps)", {"K": 1.5, "c": 0.25})]:
+        p = Profile.parse(text, vals)
+        r = p.refine()
+        c = float(r.breakpoint)
+        for e in (c + 0.5, c + 2.0, 10.0, 30.0):
+            assert r.mp(e) == p.mp(e)
+        for e in (0.1, c / 2, c - 1e-6):
+            assert r.mp(e) <= p.mp(e)
+        assert "c^{*}" in r.latex() and r.latex(bound=True).count("c^{*}") >= 2

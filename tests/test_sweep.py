@@ -9,6 +9,7 @@ pool and Dask executors must return identical records (timing aside).
 from __future__ import annotations
 
 import json
+import math
 from concurrent.futures import Executor, Future
 
 import mpmath
@@ -181,3 +182,16 @@ def test_progress_bar_on_request(capsys):
     sweep(mechanisms.laplace, {"eps0": [1.0, 2.0]}, executor="serial", eps_h=10,
           progress=True)
     assert "2/2" in capsys.readouterr().err  # tqdm's counter
+
+
+def test_mu_tail_recorded_only_on_request():
+    grid = {"A": [1.5], "B": [1.0], "sigma": [2.0]}
+    plain = sweep(mechanisms.sgd_family, grid, executor="serial", eps_h=20)
+    assert "mu_tail" not in plain[0]  # the tail limit is not derived at all
+    tail = sweep(mechanisms.sgd_family, grid, executor="serial", eps_h=20, identify=True)
+    # closed form: eps^2 / (-2 log(B e^{-sigma^2 eps^2/A^2})) -> A^2/(2 sigma^2), so
+    # mu_tail = A / (sigma sqrt 2)
+    assert tail[0]["mu_tail"] == pytest.approx(1.5 / (2.0 * math.sqrt(2)), rel=1e-12)
+    assert (tail[0]["mu_lower"], tail[0]["mu_upper"]) == (plain[0]["mu_lower"],
+                                                          plain[0]["mu_upper"])
+    assert tail[0]["sweep"] != plain[0]["sweep"]  # a different sweep for resuming
