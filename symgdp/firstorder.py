@@ -51,9 +51,10 @@ interval (theory §11) -- so that nearly Gaussian profiles (decimal literals, su
 need few intervals, and about as many at tol 1e-9 as at 1e-6.
 
 
-Implicit profiles (``LogDeltaRoot``) carry their implicit derivative, but have no ball
-evaluation here; :class:`FirstOrder` then raises :class:`~symgdp.interval.ArbUnsupported`
-and the measurement falls back to the zeroth-order bound.
+Implicit profiles (``LogDeltaRoot``) carry their implicit derivative
+:math:`-h_\varepsilon/h_t`, and their root has a ball evaluation that proves it on the
+whole ball (:func:`symgdp.implicit.log_delta_root_arb`, theory §11), so they are handled
+like any other profile.
 """
 
 from __future__ import annotations

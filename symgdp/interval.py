@@ -39,6 +39,7 @@ from sympy.codegen.cfunctions import expm1 as _expm1
 from sympy.printing.lambdarepr import LambdaPrinter
 
 from .errors import ProfileError
+from .implicit import LogDeltaRoot, log_delta_root_arb
 
 __all__ = [
     "ArbUnsupported",
@@ -192,7 +193,8 @@ def _ipow(x: Any, n: int) -> arb:
     if n == 0:
         return arb(1)
     if x > 0 or x < 0:
-        return x**n
+        # an even power is >= 0 (the midpoint-radius square of a wide ball is not)
+        return (x**n).nonnegative_part() if n % 2 == 0 else x**n
     out, base, k = arb(1), x, n
     while k:
         if k & 1:
@@ -435,6 +437,9 @@ _NAMESPACE: dict[str, Any] = {
     "expm1": lambda x: _monotone(to_arb(x), arb.expm1),
     "ErfcxDiff": erfcx_diff_arb,
     "DiracDelta": _dirac,
+    # printed under its own name: lambdify's implemented-function table would otherwise
+    # put the float root search (LogDeltaRoot._imp_) in its place
+    "LogDeltaRootBall": log_delta_root_arb,
     "_ipow": _ipow,
     "_max": _max,
     "_min": _min,
@@ -455,7 +460,7 @@ _FUNCTIONS = {
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
     sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, ErfcxDiff, _expm1,
 
-    sympy.DiracDelta,
+    sympy.DiracDelta, LogDeltaRoot,
 }
 
 
@@ -551,6 +556,12 @@ class _ArbPrinter(LambdaPrinter):
     def _print_ErfcxDiff(self, expr: Any) -> str:
         n = int(expr.args[2]) if len(expr.args) > 2 else 0
         return f"ErfcxDiff({self._print(expr.args[0])}, {self._print(expr.args[1])}, {n})"
+
+    def _print_LogDeltaRoot(self, expr: Any) -> str:
+        try:
+            return expr._arb_code(self, _check_supported)
+        except NotImplementedError as exc:
+            raise ArbUnsupported(str(exc)) from exc
 
     def _print_Max(self, expr: Any) -> str:
         return "_max(" + ", ".join(self._print(a) for a in expr.args) + ")"

@@ -24,7 +24,7 @@ Three searches return a bracket ``[lower, upper]`` of width at most ``tol``:
   flat GDPT no longer forces intervals of width ``tol``.  A profile that is the Gaussian
   profile :math:`\delta_\mu` itself (in any spelling) is recognised by an exact symbolic
   identity: its GDPT is the constant :math:`\mu`.  Without a ball evaluation of the
-  profile (e.g. an implicit ``LogDeltaRoot``) the zeroth-order search below is used.
+  profile or its derivative the zeroth-order search below is used.
 * ``"branch-and-bound"``: the zeroth-order search alone.  Intervals are evaluated in
   vectorised batches, discarded when their upper bound cannot beat the best point value,
   and halved otherwise.  Near a maximum of :math:`G_A` with curvature :math:`c` it needs

@@ -29,8 +29,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("errors",),
     ("_bounded", "symbols", "progress"),            # progress: stdlib only
     ("parsing",),
+    ("implicit",),                                 # the implicit root (imports errors only)
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
-    ("implicit", "evaluate"),                      # numeric evaluation of expressions
+    ("evaluate",),                                 # numeric evaluation of expressions
     ("profile",),                                  # the value object
     ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
