@@ -41,8 +41,14 @@ wrong way; the smooth pieces are differentiated one by one, and the derivative o
 whole on a ball is the hull over the active pieces (Clarke's generalised gradient, with
 Lebourg's mean-value theorem).  Differences :math:`\operatorname{erfcx}(z) -
 \operatorname{erfcx}(z + c)` are one function (``ErfcxDiff``) enclosed from its end-point
-values, and the Taylor bounds go up to fourth order with point values at the midpoint, so
-that nearly Gaussian profiles (decimal literals, scaled, subsampled) need few intervals.
+values, and the Taylor bounds go up to fourth order with point values at the midpoint.
+Where the profile's erfcx form has a power-series enclosure (sums, products, powers, exp,
+log, erfc, erfcx and ErfcxDiff, and Min/Max by their provably active argument), the test
+first uses the Taylor form of order 12 of :math:`h` itself: its coefficients at the
+midpoint from Arb's power series at that exact point (tight, so the tiny difference of two
+nearly equal series survives), and only the remainder's coefficient enclosed on the whole
+interval (theory §11) -- so that nearly Gaussian profiles (decimal literals, subsampled)
+need few intervals, and about as many at tol 1e-9 as at 1e-6.
 
 
 Implicit profiles (``LogDeltaRoot``) carry their implicit derivative
@@ -59,7 +65,7 @@ import threading
 from typing import Any
 
 import sympy
-from flint import arb, ctx
+from flint import arb, ctx, fmpq
 from sympy.codegen.cfunctions import expm1
 
 from ._bounded import run_bounded
@@ -1097,6 +1103,8 @@ class FirstOrder:
         return tau, add
 
     def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if self._series_state and self._series_nonincreasing(x, y):
+            return 0.0, 0.0
         if self._structure is not None:
             self.ball_count += 1
             if self._structure.prove(self._ball(x, y), self._pvals):
@@ -1214,6 +1222,79 @@ class FirstOrder:
                     return arb("nan"), arb("nan")
             return direct, second
 
+    # -- Taylor series of h (the high-order test) ---------------------------------------
+    #: the profile whose log-series the high-order test uses (see use_series)
+    _series_profile: Any = None
+    _series_state: Any = None
+
+    def use_series(self, profile: Any) -> None:
+        r"""Let :meth:`prove_below` use Taylor series of :math:`h` of high order (built
+        lazily from ``profile``'s SymPy expression on first need): the test that keeps a
+        nearly Gaussian profile's flat GDPT from being split into tiny intervals."""
+        if hasattr(profile, "bound_expr"):
+            self._series_profile, self._series_state = profile, None
+
+    def _series(self) -> tuple[Any, tuple[arb, ...], dict] | None:
+        if self._series_state is None:
+            self._series_state = False
+            p = self._series_profile
+            if p is not None:
+                fn, pvals = _profile_series(p)
+                if fn is not None:
+                    self._series_state = (fn, pvals, {})
+        return self._series_state or None
+
+    def _series_nonincreasing(self, x: float, y: float) -> bool:
+        r""":math:`(\log\delta)' \le 0` on the whole ball of ``[x, y]`` from the series
+        (order 1) of the log-profile there: finite, it also proves :math:`\delta > 0`."""
+        st = self._series()
+        if st is None:
+            return False
+        fn, pvals, cache = st
+        with ctx.workprec(_PREC):
+            self.ball_count += 1
+            c = _series_at(fn, self._ball(x, y), 1, pvals, cache, (arb(x), arb(y)))
+        return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
+
+    def _series_below(self, x: float, y: float, mu: float) -> bool | None:
+        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomial of :math:`h` about the
+        midpoint (point coefficients) and the Lagrange remainder (the order-n coefficient
+        enclosed on the whole ball); ``None`` where no series is available."""
+        st = self._series()
+        if st is None:
+            return None
+        fn, pvals, cache = st
+        m = 0.5 * (x + y)
+        if not x < m < y:
+            return False
+        gauss = _gauss_log_series()
+        n = _SERIES_ORDER
+        with ctx.workprec(_PREC):
+            amu = (arb(mu),)
+            pm, ball = arb(m), self._ball(x, y)
+            self.ball_count += 4
+            a = _series_at(fn, pm, n, pvals, cache)
+            b = _series_at(gauss, pm, n, amu, cache)
+            if not all(v.is_finite() for v in a + b):
+                return None
+            c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
+            if not c[0] < 0:
+                return False
+            tl, tr = arb(x) - pm, arb(y) - pm
+            # a float enclosure of [x - m, y - m] (one ulp outward)
+            lo = math.nextafter(float(tl.lower()), -math.inf)
+            hi = math.nextafter(float(tr.upper()), math.inf)
+            sup = _poly_max(c, lo, hi)
+            if not sup < 0:
+                return False  # the Taylor polynomial alone reaches 0: no remainder needed
+            ends = (arb(x), arb(y))
+            top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
+                gauss, ball, n, amu, cache, ends)[n]
+            if not top.is_finite():
+                return None
+            r = arb(tr.upper()).max(arb((-tl).upper()))
+            return bool(sup + abs(top) * r**n <= 0)
+
     # -- the first-order test -------------------------------------------------------------
     def prove_below(self, x: float, y: float, mu: float) -> bool:
         r"""Prove :math:`\sup_{[x, y]} G \le \mu` by the mean-value bound of
@@ -1242,6 +1323,9 @@ class FirstOrder:
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
             return True
+        high = self._series_below(x, y, mu)
+        if high is not None:
+            return high
         return self._taylor_below(x, y, mu, d2a) or any(
             self._taylor_k_below(x, y, mu, k) for k in (3, 4))
 
@@ -1380,3 +1464,397 @@ def _gauss_l2() -> Any:
     r"""Ball function :math:`(\varepsilon, \mu) \mapsto \partial^2\log\delta_\mu/
     \partial\varepsilon^2` in the erfcx form (compiled once)."""
     return _gauss_l(2)
+
+
+# -- Taylor series of log delta in ball arithmetic (high-order first-order test) --------
+#
+# The first-order test of a nearly Gaussian profile needs h = log delta_A - log delta_mu
+# to be enclosed to far better than the size of its terms (its GDPT is flat: h is tiny
+# while each term is not).  Taylor coefficients at a point are tight (the two series are
+# evaluated at the same exact point, so their difference is the difference of the true
+# coefficients up to rounding); only the remainder's coefficient needs a ball over the
+# whole interval, and with order n it enters with the n-th power of the half-width.
+# The series are Arb's power series (``arb_series``); erfcx and the differences
+# erfcx(z) - erfcx(z + c) (ErfcxDiff) are composed from the series at the end points of
+# their argument's range, every Taylor coefficient of both being monotone in z (see
+# Erfcx), so that no coefficient suffers the dependency problem.
+
+#: order of the Taylor series of the high-order test
+_SERIES_ORDER = 12
+
+
+class _NoSeries(Exception):
+    """The expression has a node without a series enclosure here."""
+
+
+def _erfcx_taylor(z: arb, c: arb | None, k0: int, n: int) -> list[arb]:
+    r"""Taylor coefficients (in s, orders 0..n) of :math:`\operatorname{erfcx}^{(k_0)}(z +
+    s)` -- minus the same at :math:`z + c` when ``c`` is given -- on the narrow ball
+    ``z``, from the recurrence :math:`y_{k+1} = 2zy_k + 2ky_{k-1}` (see _erfcx_ders)."""
+    zf = abs(float(z.mid())) + (abs(float(c.mid())) if c is not None else 0.0)
+    if not math.isfinite(zf) or zf > 1e6:
+        return [arb("nan")] * (n + 1)
+    top = k0 + n
+    prec = ctx.prec
+    if c is None:
+        y = _erfcx_ders(z, top)
+    else:
+        # the two agree to about log2((top + 1) |z| / |c|) bits: both get that many more
+        ratio = (top + 1) * zf / max(abs(float(c.mid())), 1e-300)
+        with ctx.workprec(prec + min(int(ratio + 2).bit_length(), 2000) + 8):
+            y = [a - b for a, b in zip(_erfcx_ders(z, top), _erfcx_ders(z + c, top),
+                                       strict=True)]
+    with ctx.workprec(prec + 32):
+        out, f = [], arb(1)
+        for j in range(n + 1):
+            if j:
+                f = f * j
+            out.append(y[k0 + j] / f)
+    with ctx.workprec(prec):
+        return [+v for v in out]
+
+
+def _erfcx_bits(zf: float) -> int:
+    # bits the recurrence loses per step near |z| = zf (about log2(2 z^2))
+    return 2 * int(zf + 2).bit_length() + 6
+
+
+def _erfcx_ders(w: arb, top: int) -> list[arb]:
+    r""":math:`\operatorname{erfcx}^{(k)}` for k = 0..top on the narrow ball ``w``: the values
+    at its exact midpoint (the recurrence run on a ball would multiply its radius by about
+    :math:`2z^2` per step), widened by radius times :math:`|\operatorname{erfcx}^{(k+1)}|`
+    at an integer below the ball (every :math:`|\operatorname{erfcx}^{(k)}|` decreases:
+    see Erfcx).  Returned at the extra working precision of the recurrence."""
+    wf = abs(float(w.mid())) + float(w.rad())
+    extra = _erfcx_bits(wf) * (top + 2)
+    prec = ctx.prec + extra
+    with ctx.workprec(prec):
+        y = _erfcx_rec(arb(w.mid()), top + (1 if w.rad() else 0))
+        if not w.rad():
+            return y
+        w0 = math.floor(float((arb(w.mid()) - arb(w.rad())).lower())) - 1
+        key = (w0, top + 1, prec)
+        slope = _ERFCX_SLOPES.get(key)
+        if slope is None:
+            if len(_ERFCX_SLOPES) > 10_000:
+                _ERFCX_SLOPES.clear()
+            slope = _ERFCX_SLOPES[key] = [arb(abs(v).upper()) for v in _erfcx_rec(arb(w0),
+                                                                                top + 1)]
+        r = arb(w.rad())
+        return [y[k] + (r * slope[k + 1]).union(-r * slope[k + 1]) for k in range(top + 1)]
+
+
+_ERFCX_SLOPES: dict[tuple[int, int, int], list[arb]] = {}
+
+
+def _erfcx_rec(w: arb, top: int) -> list[arb]:
+    y = [(w * w).exp() * w.erfc()]
+    if top >= 1:
+        y.append(2 * w * y[0] - 2 / arb.pi().sqrt())
+    for k in range(1, top):
+        y.append(2 * w * y[k] + 2 * k * y[k - 1])
+    return y
+
+
+def _series_erfcx(f: Any, env: Any, c: arb | None, k0: int) -> Any:
+    """erfcx^(k0)(Z) (minus erfcx^(k0)(Z + c)) for the argument series Z = ``f(env)``:
+    the Taylor coefficients at the two end points of the range of Z's constant term,
+    joined (each is monotone in z), composed with Z minus its constant term.  Where Z is
+    provably monotone on the interval, its range is spanned by its values at the
+    interval's end points: their coefficients are cached and shared with the intervals
+    around (and with the midpoint evaluations, the children's end points)."""
+    from flint import arb_series
+
+    n, cache, ends = env[1], env[3], env[4]
+    zs = _as_series(f(env), env)
+    coeffs = zs.coeffs() + [arb(0)] * (n + 1)
+    z0 = coeffs[0]
+    if not z0.is_finite():
+        raise _NoSeries("non-finite argument")
+    if z0.rad() <= abs(z0.mid()) * 2.0**-40 + 2.0**-60:
+        points = [z0]  # a (rounded) point
+    elif ends is not None and (coeffs[1] > 0 or coeffs[1] < 0):
+        points = [_as_series(f((e, n, env[2], cache, None)), env).coeffs()[0] for e in ends]
+    else:
+        points = [arb(z0.lower()), arb(z0.upper())]
+    vals = []
+    for z in points:
+        key = (z.mid().man_exp(), z.rad().man_exp(),
+               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0, n,
+               ctx.prec)
+        v = cache.get(key)
+        if v is None:
+            if len(cache) > 20_000:
+                cache.clear()
+            v = cache[key] = _erfcx_taylor(z, c, k0, n)
+        vals.append(v)
+    hull = [a.union(b) for a, b in zip(*vals, strict=True)] if len(vals) > 1 else vals[0]
+    outer = arb_series(hull, prec=n + 1)
+    inner = arb_series([arb(0)] + coeffs[1:n + 1], prec=n + 1)
+    return outer(inner)
+
+
+def _series_compile(expr: sympy.Expr, var: sympy.Symbol,
+                    params: tuple[sympy.Symbol, ...]) -> Any:
+    """A function ``((x0, n, pvals, cache, ends)) -> arb_series`` enclosing the Taylor
+    series (to order n) of ``expr`` at every point of the ball ``x0`` (of the interval
+    between ``ends`` when given); raises _NoSeries at compile time for unsupported
+    nodes."""
+    from flint import arb_series
+
+    def num(e: sympy.Expr) -> Any:
+        if isinstance(e, sympy.Integer):
+            v = int(e)
+            return lambda env: v
+        if isinstance(e, sympy.Rational):
+            p, q = int(e.p), int(e.q)
+            return lambda env: arb(fmpq(p, q))
+        try:
+            fn = lambdify_arb(e, var)
+        except (ArbUnsupported, TypeError, ValueError) as exc:
+            raise _NoSeries(str(exc)) from exc
+        by_prec: dict[int, arb] = {}  # e.g. sqrt(2): once per working precision
+
+        def const(env: Any) -> arb:
+            v = by_prec.get(ctx.prec)
+            if v is None:
+                v = by_prec[ctx.prec] = fn(arb(0))
+            return v
+        return const
+
+    def build(e: sympy.Expr) -> Any:
+        if var not in e.free_symbols:
+            if e in params:
+                i = params.index(e)
+                return lambda env: env[2][i]
+            if e.free_symbols:
+                # a parameter expression: its value as a ball
+                try:
+                    fn = lambdify_arb(e, var, params)
+                except (ArbUnsupported, TypeError, ValueError) as exc:
+                    raise _NoSeries(str(exc)) from exc
+                return lambda env: fn(arb(0), *env[2])
+            return num(e)
+        if e == var:
+            return lambda env: arb_series([env[0], 1], prec=env[1] + 1)
+        if isinstance(e, sympy.Add):
+            parts = [build(a) for a in e.args]
+
+            def add(env: Any) -> Any:
+                out = parts[0](env)
+                for p in parts[1:]:
+                    out = out + p(env)
+                return out
+            return add
+        if isinstance(e, sympy.Mul):
+            parts = [build(a) for a in e.args]
+
+            def mul(env: Any) -> Any:
+                out = parts[0](env)
+                for p in parts[1:]:
+                    out = out * p(env)
+                return out
+            return mul
+        if isinstance(e, sympy.Pow):
+            b, x = e.args
+            fb = build(b)
+            if x.is_Integer:
+                k = int(x)
+                if k >= 0:
+                    return lambda env: fb(env) ** k
+                return lambda env: 1 / (fb(env) ** (-k))
+            if x == sympy.Rational(1, 2):
+                return lambda env: _as_series(fb(env), env).sqrt()
+            fx = build(x)
+            return lambda env: (fx(env) * _as_series(fb(env), env).log()).exp()
+        if isinstance(e, sympy.exp):
+            f = build(e.args[0])
+            return lambda env: _as_series(f(env), env).exp()
+        if isinstance(e, sympy.log) and len(e.args) == 1:
+            f = build(e.args[0])
+            return lambda env: _as_series(f(env), env).log()
+        if isinstance(e, expm1):
+            f = build(e.args[0])
+
+            def em1(env: Any) -> Any:
+                s = _as_series(f(env), env)
+                cs = s.exp().coeffs()
+                cs[0] = s.coeffs()[0].expm1() if s.coeffs() else arb(0)
+                return arb_series(cs, prec=env[1] + 1)
+            return em1
+        if isinstance(e, (sympy.erfc, sympy.erf)):
+            f = build(e.args[0])
+            name = "erfc" if isinstance(e, sympy.erfc) else "erf"
+            return lambda env: getattr(_as_series(f(env), env), name)()
+        if isinstance(e, Erfcx):
+            f = build(e.args[0])
+            k0 = int(e.args[1]) if len(e.args) > 1 else 0
+            return lambda env: _series_erfcx(f, env, None, k0)
+        if isinstance(e, ErfcxDiff):
+            f, fc = build(e.args[0]), build(e.args[1])
+            if var in e.args[1].free_symbols:
+                raise _NoSeries("ErfcxDiff with a varying shift")
+            k0 = int(e.args[2]) if len(e.args) > 2 else 0
+            return lambda env: _series_erfcx(f, env, _as_arb(fc(env)), k0)
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            # the argument provably below (Min) / above (Max) the others on the whole
+            # ball: the function is that argument there (else no series)
+            parts = [build(a) for a in e.args]
+            lower = isinstance(e, sympy.Min)
+
+            def select(env: Any) -> Any:
+                vals = [_as_series(q(env), env) for q in parts]
+                c0 = [(v.coeffs() or [arb(0)])[0] for v in vals]
+                for i, ci in enumerate(c0):
+                    if all(bool(ci < cj) if lower else bool(ci > cj)
+                           for j, cj in enumerate(c0) if j != i):
+                        return vals[i]
+                raise _NoSeries("no provably active argument of a Min/Max")
+            return select
+        raise _NoSeries(f"no series enclosure of {type(e).__name__}")
+
+    return build(expr)
+
+
+def _as_series(v: Any, env: Any) -> Any:
+    from flint import arb_series
+
+    return v if isinstance(v, arb_series) else arb_series([v], prec=env[1] + 1)
+
+
+def _as_arb(v: Any) -> arb:
+    return v if isinstance(v, arb) else arb(v)
+
+
+@functools.lru_cache(maxsize=32)
+def _log_series(expr: sympy.Expr, var: sympy.Symbol,
+                params: tuple[sympy.Symbol, ...]) -> Any:
+    """The series function of log delta in its erfcx form (see ``_series_compile``), or
+    ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+    for sp in expr.atoms(sympy.Sum, sympy.Product):
+        # a finite sum of many terms (e.g. a k-fold composition) is far too large
+        sizes = [t[2] - t[1] + 1 for t in sp.limits]
+        if not all(v.is_number for v in sizes) or math.prod(int(v) for v in sizes) > 64:
+            return None
+    expr = _doit_finite(expr)
+    expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
+    if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
+        return None
+    try:
+        logexpr = run_bounded(lambda: _log_expanded(erfcx_form(expr, var)), timeout=10)
+        return _series_compile(_log_rates(logexpr, var), var, params)
+    except (_NoSeries, AnalysisTimeout, TypeError, ValueError):
+        return None
+
+
+@functools.lru_cache(maxsize=1)
+def _gauss_log_series() -> Any:
+    r"""The series function of :math:`\log\delta_\mu = -z^2 +
+    \log(\mathrm{ErfcxDiff}(z, \mu/\sqrt2)/2)`, :math:`z = (\varepsilon/\mu -
+    \mu/2)/\sqrt2` (parameter :math:`\mu`)."""
+    e, m = sympy.Dummy("e"), sympy.Dummy("m", positive=True)
+    z = (e / m - m / 2) / sympy.sqrt(2)
+    expr = -z**2 + sympy.log(ErfcxDiff(z, m / sympy.sqrt(2)) / 2)
+    return _series_compile(expr, e, (m,))
+
+
+def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
+               ends: tuple[arb, arb] | None = None) -> list[arb]:
+    """Coefficients 0..n of the series function ``fn`` on the ball ``x0`` (NaN balls
+    where the enclosure fails); ``ends``: the exact end points of the interval the
+    coefficients are needed on (inside ``x0``), which lets erfcx nodes reuse the
+    coefficients at the end points of their (monotone) argument."""
+    # Arb's series length is global state (ctx.cap): a series truncated by another
+    # thread's setting would drop coefficients, read here as exact zeros
+    with _SERIES_LOCK:
+        old = ctx.cap
+        ctx.cap = n + 1
+        try:
+            cs = fn((x0, n, pvals, cache, ends))
+            cs = cs.coeffs() if not isinstance(cs, (int, arb)) else [arb(cs)]
+        except (_NoSeries, ZeroDivisionError, ValueError, TypeError, OverflowError):
+            cs = [arb("nan")]
+        finally:
+            ctx.cap = old
+    return cs + [arb(0)] * (n + 1 - len(cs))
+
+
+_SERIES_LOCK = threading.RLock()
+
+
+def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
+    """The profile's expression with its exact parameter values substituted, and the
+    (symbol, value) pairs of its Float parameters, kept as symbols (substituted, SymPy
+    would round e.g. exp(Float) to 53 bits)."""
+    values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
+    if any(set(v.free_symbols) for _, v in values):
+        return profile.bound_expr, []
+    expr = profile.expr.xreplace({s: v for s, v in values if not v.has(sympy.Float)})
+    return expr, [(s, v) for s, v in values if v.has(sympy.Float)]
+
+
+def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
+    """The log-series function of a bound profile and its parameter balls."""
+    var = profile.var
+    expr, floats = _split_floats(profile)
+    try:
+        with ctx.workprec(_PREC):
+            pvals = tuple(lambdify_arb(v, var)(0) for _, v in floats)
+    except (ArbUnsupported, TypeError, ValueError):
+        return None, ()
+    return _log_series(expr, var, tuple(s for s, _ in floats)), pvals
+
+
+def _poly_max(c: list[arb], tl: float, tr: float, pieces: int = 8) -> arb:
+    r"""An upper bound (a ball) of :math:`\sum_j c_j t^j` over :math:`t \in [t_l, t_r]`:
+    on each of ``pieces`` sub-intervals the centred form :math:`P(t_i) + P'(T)(T - t_i)`
+    (Horner in ball arithmetic), the sub-intervals covering :math:`[t_l, t_r]` exactly."""
+    dc = [j * c[j] for j in range(1, len(c))]
+
+    def horner(cs: list[arb], t: arb) -> arb:
+        out = arb(0)
+        for v in reversed(cs):
+            out = out * t + v
+        return out
+
+    edges = [tl + (tr - tl) * i / pieces for i in range(pieces + 1)]
+    edges[0], edges[-1] = tl, tr
+    out: arb | None = None
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        mid, t = arb(0.5 * (a + b)), arb(a).union(arb(b))
+        bound = horner(c, mid) + horner(dc, t) * (t - mid)
+        out = bound if out is None else out.max(bound)
+    return out
+
+
+def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""Every :math:`\log\sum_i c_i e^{k_i\varepsilon}` (constant :math:`c_i, k_i`, some
+    :math:`k_i > 0`) as :math:`k\varepsilon + \log\sum_i c_i e^{(k_i - k)\varepsilon}`,
+    :math:`k = \max_i k_i`: an exact rewrite whose series on a wide ball is tight (e.g. the
+    subsampling transform :math:`\log(1 + (e^\varepsilon - 1)/\gamma)`, where the
+    growing exponential would otherwise spread every coefficient)."""
+    def rate(t: sympy.Expr) -> sympy.Expr | None:
+        k = sympy.Integer(0)
+        for f in sympy.Mul.make_args(t):
+            if var not in f.free_symbols:
+                continue
+            if not isinstance(f, sympy.exp):
+                return None
+            q = sympy.expand(f.args[0]) / var
+            if var in q.free_symbols or not q.is_number:
+                return None
+            k += q
+        return k
+
+    def fix(u: sympy.Expr) -> sympy.Expr:
+        arg = u.args[0]
+        if not isinstance(arg, sympy.Add):
+            return u
+        rates = [rate(t) for t in arg.args]
+        if any(r is None for r in rates) or not any(r.is_positive for r in rates):
+            return u
+        k = max(rates, key=lambda r: float(r))
+        inner = sympy.Add(*[t * sympy.exp(-k * var) for t in arg.args])
+        return k * var + sympy.log(sympy.powsimp(sympy.expand(inner), combine="exp"))
+
+    return e.replace(lambda u: isinstance(u, sympy.log) and var in u.free_symbols, fix)
