@@ -1731,6 +1731,8 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
                 params: tuple[sympy.Symbol, ...]) -> Any:
     """The series function of log delta in its erfcx form (see ``_series_compile``), or
     ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+    if expr.has(sympy.Piecewise):
+        return None  # decided before the (per-expression) preparation below
     for sp in expr.atoms(sympy.Sum, sympy.Product):
         # a finite sum of many terms (e.g. a k-fold composition) is far too large
         sizes = [t[2] - t[1] + 1 for t in sp.limits]

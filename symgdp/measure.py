@@ -283,6 +283,39 @@ class _Counted:
         return y
 
 
+class _BallSteered(_Counted):
+    """``log_delta`` steering a certified first-order search: the midpoints of the
+    first-order machinery's point balls (cached there, and reused by the proofs), with
+    the float evaluator (built only if needed) where a ball is undecided or not accurate
+    to float64.  Every bound of a certified bracket is proved in ball arithmetic
+    afterwards, so these values only choose where the search looks; they spare a
+    profile the preparation of its float evaluator (a sweep point's largest cost)."""
+
+    def __init__(self, profile: Any, fo: Any) -> None:
+        super().__init__(profile)
+        self.fo = fo
+
+    def __call__(self, x: np.ndarray) -> np.ndarray:
+        flat = np.asarray(x, dtype=np.float64).reshape(-1)
+        out = np.empty(flat.size)
+        todo = []
+        for i, xi in enumerate(flat.tolist()):
+            v = self.fo.log_delta(xi)
+            if v.is_finite():
+                m, r = float(v.mid()), float(v.rad())
+                if r <= 4e-16 * abs(m) + 1e-300:
+                    out[i] = min(m, 0.0)
+                    continue
+            elif bool(v.is_exact() and not v.is_finite() and v < 0):
+                out[i] = -math.inf  # an exact zero of the profile
+                continue
+            todo.append(i)
+        self.count += flat.size - len(todo)
+        if todo:
+            out[todo] = super().__call__(flat[todo])
+        return out.reshape(np.shape(x))
+
+
 @dataclass
 class _Search:
     lower: float
@@ -945,7 +978,7 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         s.notes.append(f"rounding checked on a cover of {s.leaf_a.size} intervals "
                        f"({extra.count} extra evaluations)")
     if certifier is not None:
-        if how == "first-order":
+        if how == "first-order" and not isinstance(ld, _BallSteered):
             # the search steers by float64 values: refuse early, with the reason, where
             # they are badly off at the best point (the bracket is proved below anyway)
             _spot_check(p, s, _Counted(p), count=0)
@@ -1279,7 +1312,8 @@ def measure(
             raise PrecisionError(
                 f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}) and "
                 "this profile has no ball-arithmetic evaluation to certify it")
-    ld = _Counted(p)
+    steer = certify and fo is not None and how == "first-order"
+    ld = _BallSteered(p, fo) if steer else _Counted(p)
     certifier = _Certifier(p) if certify else None
     _warn_if_slow(how, eps_h, tol)
     bar = None

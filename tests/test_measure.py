@@ -436,3 +436,38 @@ def test_a_constant_sympy_rounded_beyond_float_range_is_flagged():
         d = mpmath.exp(mpmath.log(mpmath.mpf(k._mpf_)) - mpmath.loggamma(10**6))
         g0 = 2 * mpmath.sqrt(2) * mpmath.erfinv(d)
     assert m.lower <= float(g0) <= m.upper
+
+
+@pytest.mark.parametrize("e0", [0.3, 1.7])
+def test_certified_search_steers_by_balls_not_float64_values(e0, monkeypatch):
+    """A certified first-order measurement takes its steering values from the point balls
+    (every bound is proved afterwards): it needs no float64 profile value.  Reference: the Laplace closed form mu = -2 Phi^{-1}(e^{-e0/2}/2) at 40
+    digits; second route: the same measurement steered by float64 values."""
+    import importlib
+
+    from symgdp import mechanisms
+
+    measure_module = importlib.import_module("symgdp.measure")
+
+    with mpmath.workdps(40):
+        truth = -2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.exp(-mpmath.mpf(e0) / 2) - 1)
+    p = mechanisms.laplace(e0)
+    p.validate()  # the quick grid check before the search uses float64 values
+    calls = []
+    plain = Profile.log_delta
+
+    def counted(self: Profile, x: Any) -> Any:
+        calls.append(np.size(x))
+        return plain(self, x)
+
+    monkeypatch.setattr(Profile, "log_delta", counted)
+    m = p.measure(eps_h=30, tol=1e-9, refine=False, identify=False)
+    assert m.certified and m.method == "first-order"
+    assert calls == []  # no float64 value steered the search
+    monkeypatch.setattr(Profile, "log_delta", plain)
+    assert m.lower <= truth <= m.upper and m.upper - m.lower <= 1e-9
+    monkeypatch.setattr(measure_module._BallSteered, "__call__",
+                        measure_module._Counted.__call__)
+    f = mechanisms.laplace(e0).measure(eps_h=30, tol=1e-9, refine=False, identify=False)
+    assert f.certified and f.lower <= truth <= f.upper
+    assert max(m.lower, f.lower) <= min(m.upper, f.upper)
