@@ -132,7 +132,8 @@ class Measurement:
         refined: the refined profile (theory §2) was measured.
         method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
         certified: every bound was proved in ball arithmetic.
-        evaluations: float profile evaluations used by the search.
+        evaluations: profile values that steered the search (float64, or in a certified
+            first-order search the midpoints of point balls; see ``measure``).
         argmax: :math:`\varepsilon` of the best point value (where ``lower`` was found).
         seconds: wall time of the whole measurement.
         certify_evaluations: ball-arithmetic profile evaluations (0 unless certified).
