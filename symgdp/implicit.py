@@ -608,6 +608,18 @@ class _Residual(sympy.Lambda):
     is_Atom = True
 
 
+def _lambda_names(root: sympy.Basic) -> tuple[sympy.Symbol, sympy.Symbol]:
+    """Names for the residual's (eps, t) in printed code that no symbol of the profile
+    has: a parameter called ``_root_e`` would otherwise be shadowed by eps inside the
+    lambda, a silently wrong residual."""
+    taken = {str(s) for s in root.free_symbols}
+    taken |= {str(s) for s in root.args[1].expr.free_symbols}
+    suffix = ""
+    while f"_root_e{suffix}" in taken or f"_root_t{suffix}" in taken:
+        suffix = f"_{len(suffix) + 1}"
+    return sympy.Symbol(f"_root_e{suffix}"), sympy.Symbol(f"_root_t{suffix}")
+
+
 class LogDeltaRoot(sympy.Function):
     r""":math:`\log\delta(\varepsilon)` defined implicitly by a trade-off equation.
 
@@ -659,14 +671,14 @@ class LogDeltaRoot(sympy.Function):
         if ht.has(sympy.Subs):
             raise NotImplementedError(f"the t-derivative {ht} of the residual is not in "
                                       "closed form")
-        E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
+        E, T = _lambda_names(self)
         body = printer._print(lam.expr.xreplace({e: E, t: T}))
         dbody = printer._print(ht.xreplace({e: E, t: T}))
         interior = len(self.args) > 2 and bool(self.args[2])
         undefined0 = _undefined_at_origin(lam.expr, e, t)
         return (f"LogDeltaRootBall({printer._print(self.args[0])}, "
-                f"(lambda _root_e, _root_t: ({body})), "
-                f"(lambda _root_e, _root_t: ({dbody})), "
+                f"(lambda {E}, {T}: ({body})), "
+                f"(lambda {E}, {T}: ({dbody})), "
                 f"{sympy.srepr(lam)!r}, {interior}, {undefined0})")
 
     def _code(self, printer: Any) -> str:
@@ -675,10 +687,10 @@ class LogDeltaRoot(sympy.Function):
             return ball(self)
         lam = self.args[1]
         e, t = lam.variables
-        E, T = sympy.Symbol("_root_e"), sympy.Symbol("_root_t")
+        E, T = _lambda_names(self)
         body = printer._print(lam.expr.xreplace({e: E, t: T}))
         return (f"LogDeltaRoot({printer._print(self.args[0])}, "
-                f"(lambda _root_e, _root_t: ({body})))")
+                f"(lambda {E}, {T}: ({body})))")
 
     _numpycode = _scipycode = _mpmathcode = _pythoncode = _lambdacode = _code
 

@@ -359,3 +359,21 @@ def test_measure_certifies_an_equation_sympy_cannot_solve():
 
 class _MpRoot(sympy.Function):
     """Stand-in for the root in the reference expression (evaluated by mpmath bisection)."""
+
+
+@pytest.mark.parametrize("name", ["_root_e", "_root_t", "k"])
+def test_parameter_names_never_shadow_the_residual_variables(name):
+    """A parameter named like the printed lambda's arguments must not be shadowed by them
+    (reviewer's finding: a wrong ball for ``_root_e``).  Reference: the root of
+    sqrt(-t) + e^t = sigma + k eps in t by mpmath at 40 digits."""
+    from symgdp.symbols import delta
+
+    k, sig = sympy.Symbol(name, positive=True), sympy.Symbol("sigma", positive=True)
+    p = Profile.from_tradeoff(sympy.Eq(sig, sympy.sqrt(sympy.log(1 / delta)) + delta - k * eps),
+                              {sig: 2.0, k: 0.5}, method="numeric")
+    with mpmath.workdps(40):
+        t = mpmath.findroot(lambda t: mpmath.sqrt(-t) + mpmath.exp(t) - 3, -4)
+        truth = mpmath.exp(t)
+    ball = profile_arb(p)(2.0)
+    assert ball.lower() <= arb(str(truth)) <= ball.upper() and ball.rad() < 1e-15
+    assert abs(mpmath.exp(p.log_delta(2.0)) / truth - 1) < 1e-12
