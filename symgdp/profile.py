@@ -153,6 +153,18 @@ class Profile:
             raise ProfileError(f"not a SymPy expression: {expr!r}") from exc
         if not isinstance(var, sympy.Symbol):
             raise ProfileError(f"var must be a SymPy Symbol, got {var!r}")
+        names: dict[str, sympy.Symbol] = {}
+        for s in sorted(e.free_symbols | {var}, key=sympy.default_sort_key):
+            if (isinstance(s, sympy.Symbol) and not isinstance(s, sympy.Dummy)
+                    and names.setdefault(s.name, s) != s):
+                def said(u: sympy.Symbol) -> str:
+                    a = getattr(u, "_assumptions_orig", {})
+                    return ", ".join(f"{k}={v}" for k, v in sorted(a.items())) or "none"
+
+                raise ProfileError(
+                    f"two different symbols are both called {s.name!r} (assumptions "
+                    f"{said(names[s.name])} and {said(s)}); the variable is {var}: rename "
+                    "the parameter, or write eps as symgdp.eps (Profile.parse does)")
         vals = self._normalise_values(e, values or {})
         object.__setattr__(self, "_expr", e)
         object.__setattr__(self, "_values", MappingProxyType(vals))

@@ -384,3 +384,15 @@ def test_a_tradeoff_equation_is_solved_once(monkeypatch):
     assert len(calls) == 1
     for p, (A, B) in ((p1, (1, 2)), (p2, (2, 3))):
         assert sympy.simplify(p.bound_expr - B * sympy.exp(-e**2 / A**2)) == 0
+
+
+def test_two_symbols_with_one_name_are_refused_by_name():
+    """A parameter Symbol('varepsilon') without assumptions is not symgdp's eps, but
+    compiled code cannot tell them apart (lambdify raised SyntaxError: duplicate argument;
+    reviewer's finding)."""
+    vp = sympy.Symbol("varepsilon")
+    with pytest.raises(ProfileError, match="both called 'varepsilon'"):
+        Profile(vp * sympy.exp(-eps), {vp: 0.5})
+    a, a_pos = sympy.Symbol("A"), sympy.Symbol("A", positive=True)
+    with pytest.raises(ProfileError, match="both called 'A'"):
+        Profile(a * a_pos * sympy.exp(-eps), {a: 1, a_pos: 2})
