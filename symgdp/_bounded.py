@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import faulthandler
 import importlib
 import os
 import pickle
@@ -79,6 +80,9 @@ def resolve_timeout(timeout: float | None) -> float:
 def _child(fd: int, fn: Callable[..., Any], args: tuple, kwargs: dict) -> None:
     """Run in the forked child: call ``fn``, send the pickled outcome, never return."""
     code = 0
+    # a crash of the child (e.g. SIGFPE inside a C library SymPy calls) is an expected,
+    # handled outcome (the parent reports it): no fatal-error dump on stderr
+    faulthandler.disable()
     try:
         before = set(sys.modules)
         try:

@@ -60,6 +60,24 @@ def test_dying_child_is_reported():
         run_bounded(os._exit, 3, timeout=30)
 
 
+def test_a_crashing_child_prints_no_fatal_error_dump():
+    """A child killed by a signal (SIGFPE inside a C library, seen in SymPy's gcd) is
+    reported by the parent; with faulthandler on (as under pytest) it used to dump a
+    "Fatal Python error" and every thread's stack on stderr as well."""
+    import subprocess
+
+    code = ("import os, signal\n"
+            "from symgdp._bounded import run_bounded\n"
+            "try:\n"
+            "    run_bounded(lambda: os.kill(os.getpid(), signal.SIGFPE), timeout=30)\n"
+            "except RuntimeError as exc:\n"
+            "    print(exc)\n")
+    out = subprocess.run([sys.executable, "-X", "faulthandler", "-c", code],
+                         capture_output=True, text=True, timeout=120)
+    assert "died" in out.stdout
+    assert "Fatal Python error" not in out.stderr, out.stderr
+
+
 @pytest.mark.parametrize("bad", [0, -1, "soon", float("nan")])
 def test_bad_timeouts_are_refused(bad):
     with pytest.raises(ValueError, match="timeout"):
