@@ -329,12 +329,16 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
     nested = [q for q in folded.atoms(sympy.Piecewise) if q is not folded]
     for pw in pws + nested:
         args = pw.args
+        ends = _increasing_ends(args, var) if pw is folded else []
         for i, (branch, cond) in enumerate(args):
             if cond is sympy.true or var not in cond.free_symbols:
                 continue
             rel = cond
-            simple = (pw is folded and isinstance(rel, (sympy.StrictLessThan, sympy.LessThan))
-                      and rel.lhs == var and rel.rhs.is_number and i + 1 < len(args))
+            # branch i holds left of its end c and branch i + 1 right of it only when the
+            # conditions up to i + 1 are var < c_k (or <=) with c_k increasing (or the
+            # last is True): Piecewise((f, x < 2), (g, x < 1), (h, True)) switches from f
+            # to h at 2, and comparing f with g there would call a jump continuous
+            simple = i + 1 < len(ends)
             kind = _continuous(branch, args[i + 1][0], var, rel.rhs) if simple else None
             if kind is not None:
                 (points if kind == "continuous" else downs).append(rel.rhs)
@@ -346,6 +350,29 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
                     sympy.core.relational.Relational):
                 jumps.append(var - var)  # unknown condition: never trusted (never decided)
     return points, downs, jumps
+
+
+def _increasing_ends(args: tuple, var: sympy.Symbol) -> list[Any]:
+    """The longest run of leading conditions ``var < c_k`` / ``var <= c_k`` (numeric
+    ``c_k``, proved strictly increasing at 256 bits), then a ``True`` if one follows:
+    the branches of that run are the successive pieces of the profile."""
+    ends: list[Any] = []
+    for _branch, cond in args:
+        if cond is sympy.true:
+            ends.append(None)
+            break
+        if not (isinstance(cond, (sympy.StrictLessThan, sympy.LessThan))
+                and cond.lhs == var and cond.rhs.is_number):
+            break
+        try:
+            with ctx.workprec(256):
+                c = lambdify_arb(cond.rhs, var)(0)
+        except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError):
+            break
+        if not c.is_finite() or (ends and not bool(c > ends[-1])):
+            break
+        ends.append(c)
+    return ends
 
 
 def _continuous(left: sympy.Expr, right: sympy.Expr, var: sympy.Symbol,

@@ -1085,6 +1085,32 @@ def _round_c(naive: _Naive, c: mpmath.mpf, dps: int) -> sympy.Float:
     return best[1]
 
 
+def _numeric_flat(var: sympy.Symbol, c: sympy.Float, d: sympy.Float, dps: int
+                  ) -> sympy.Expr:
+    r"""The flat piece :math:`g(\varepsilon, c)` for a ``dps``-digit ``c`` and
+    :math:`d \ge \tilde\delta(c)`, as :math:`\max\{d, A - B e^{\varepsilon}\}`.
+
+    SymPy folds the Float constants of :math:`d + (1 - d)(e^c - e^{\varepsilon})/(1 +
+    e^c)` into :math:`A - B e^{\varepsilon}` at ``dps`` digits, rounded to nearest: at
+    :math:`\varepsilon = c` the two terms cancel and the result could fall below
+    :math:`d` -- below 0 when :math:`d = 0` (a step profile reaching 0 at :math:`c`),
+    making the refined profile negative left of :math:`c` and jump *up* at :math:`c`.
+    Here :math:`A` is rounded up and :math:`B` down, so the piece is at least
+    :math:`g(\varepsilon, c)` on :math:`[0, c]` (still a valid bound), and the maximum
+    with :math:`d` keeps it at least :math:`d` everywhere: the refined profile never
+    jumps up at :math:`c` and is never negative, in any arithmetic.
+    """
+    with mpmath.workdps(dps + 10):
+        cm, dm = mpmath.mpf(c), mpmath.mpf(d)
+        b = (1 - dm) / (1 + mpmath.exp(cm))
+        a = dm + b * mpmath.exp(cm)
+        # a relative nudge of 10^(2 - dps) exceeds the rounding to dps digits
+        nudge = mpmath.mpf(10) ** (2 - dps)
+        a_up = sympy.Float(a * (1 + nudge), dps)
+        b_down = sympy.Float(b * (1 - nudge), dps)
+    return sympy.Max(d, a_up - b_down * sympy.exp(var))
+
+
 def _matching_root(roots: list, c: mpmath.mpf, dps: int) -> sympy.Expr | None:
     """The closed form among ``roots`` that is the located maximum ``c``, or ``None``."""
     for r in roots:
@@ -1183,7 +1209,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
                 except (AnalysisTimeout, Exception):  # noqa: BLE001 - numeric roots instead
                     roots = None
         one = len(segs) == 1
-        template_pieces = []
+        pieces = []
         consts: dict[sympy.Symbol, sympy.Expr] = {}
         shown: dict[sympy.Symbol, sympy.Symbol] = {}
         shown_pieces = []
@@ -1214,17 +1240,19 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             methods.append("closed form" if exact is not None else "numeric")
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
+            value = flat.xreplace(consts) if exact is not None else _numeric_flat(
+                var, c_val, d_val, dps)
             # below a > 0 the naive profile beats the flat piece (a jump): keep the better
             # of the two there.  Where a = 0 the flat piece is the infimum itself (up to the
             # rounding of c, which keeps it a valid pair), and a Min would only carry the
             # naive profile's singularities (1/eps at 0) into the result.
             piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
-            template_pieces.append((piece, var < cs))
+            pieces.append((sympy.Min(profile.expr, value, evaluate=False) if a > 0
+                           else value, var < c_val))
             shown_pieces.append((piece.xreplace(shown), var < shown[cs]))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
-        template_pieces.append((profile.expr, True))
-        template = sympy.Piecewise(*template_pieces, evaluate=False)
-        expr = template.xreplace(consts)
+        pieces.append((profile.expr, True))
+        expr = sympy.Piecewise(*pieces, evaluate=False)
     meta = dict(profile.meta)
     meta.update(refined=True, naive=profile.expr, breakpoint=segments[0][1],
                 breakpoint_delta=segments[0][2], segments=tuple(segments),
