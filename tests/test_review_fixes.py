@@ -1,0 +1,174 @@
+"""Step profiles, jumps and branch points (refinement and measurement).
+
+Every truth below is independent of symgdp: mu_GDP(eps, delta) is solved in 40-digit
+mpmath (``findroot`` on log delta_mu(eps) = log delta, with delta_mu from
+``tests/reference.py``).  For a step profile the GDPT mu_GDP(eps, delta_k) grows with
+eps on each step (delta_mu is decreasing in eps and increasing in mu), so its supremum
+is the left limit at the right end of a step: max_k mu_GDP(b_k, delta_k).  The refined
+profile's truth comes from the partial-order formula itself, delta_ref(eps) = 1 - (1 +
+e^eps) sup_{eps0 >= eps} R(eps0) with R = (1 - delta)/(1 + e^eps0).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+import sympy
+from reference import ref_log_delta
+from sympy import Piecewise, Rational, S
+
+from symgdp import Profile, eps
+from symgdp.errors import ProfileError
+
+DPS = 40
+
+
+def ref_mu(x, d) -> mpmath.mpf:
+    """mu_GDP(x, d) at 40 digits: the root of log delta_mu(x) = log d (bracketed)."""
+    with mpmath.workdps(DPS):
+        x, log_d = mpmath.mpf(x), mpmath.log(mpmath.mpf(d))
+        hi = mpmath.mpf(1)
+        while ref_log_delta(x, hi) < log_d:
+            hi *= 2
+        return mpmath.findroot(lambda m: ref_log_delta(x, m) - log_d, (hi / 64, hi),
+                               solver="anderson")
+
+
+def gaussian(mu: sympy.Expr) -> sympy.Expr:
+    """delta_mu written with erfc (Phi(x) = erfc(-x/sqrt 2)/2)."""
+    r = sympy.sqrt(2)
+    return (sympy.erfc((eps / mu - mu / 2) / r)
+            - sympy.exp(eps) * sympy.erfc((eps / mu + mu / 2) / r)) / 2
+
+
+TWO_STEPS = Piecewise((S(1) / 2, eps < 1), (S(1) / 20, eps < 3), (0, True))
+
+
+def step_truth(steps) -> mpmath.mpf:
+    """sup G of a step profile: steps (b_k, delta_k > 0), delta_k on the step ending at
+    b_k; the left limits at the b_k (steps with delta 0 have G = 0)."""
+    return max(ref_mu(b, d) for b, d in steps)
+
+
+def check(m, truth) -> None:
+    assert m.lower <= truth <= m.upper, (m.lower, float(truth), m.upper)
+    assert m.upper - m.lower <= m.tol
+
+
+@pytest.mark.parametrize("certify", [True, False])
+def test_step_profile_unrefined(certify):
+    m = Profile(TWO_STEPS).measure(eps_h=10, refine=False, certify=certify)
+    check(m, step_truth([(1, Rational(1, 2)), (3, Rational(1, 20))]))
+
+
+def test_step_profile_parsed_measures_the_same():
+    p = Profile.parse("Piecewise((1/2, eps < 1), (1/20, eps < 3), (0, True))")
+    assert sympy.simplify(p.expr - TWO_STEPS) == 0
+    check(p.measure(eps_h=10, refine=False),
+          step_truth([(1, Rational(1, 2)), (3, Rational(1, 20))]))
+
+
+def _ref_refined(x: mpmath.mpf) -> mpmath.mpf:
+    """The refinement of TWO_STEPS from the partial-order formula: R is decreasing on
+    each step, so its sup over [x, oo) is at x or at the left end of a later step."""
+    def naive(e):
+        return mpmath.mpf(1) / 2 if e < 1 else mpmath.mpf(1) / 20 if e < 3 else 0
+
+    def R(e):
+        return (1 - naive(e)) / (1 + mpmath.exp(e))
+
+    return 1 - (1 + mpmath.exp(x)) * max(R(e) for e in (x, mpmath.mpf(1), mpmath.mpf(3))
+                                         if e >= x)
+
+
+def test_step_profile_refines_and_measures():
+    r = Profile(TWO_STEPS).refine()
+    with mpmath.workdps(90):
+        # the refinement is a valid bound (>= the exact infimum, both at 90 digits: the
+        # 40-digit constants of the refinement sit ~1e-42 above it) and never negative,
+        # also just left of the breakpoint 3 where it reaches 0 (it was -3e-41 there)
+        for x in ("0", "0.5", "0.999", "1", "2", "2.95", "2.999999", "3"):
+            v = mpmath.mpf(sympy.N(r.expr.subs(eps, sympy.Float(x, 90)), 90))
+            assert v >= _ref_refined(mpmath.mpf(x)) >= 0
+        # sup G of the refinement: on [1, a2) it is the constant 1/20, on [a2, 3) the
+        # flat piece of (3, 0)-DP; a scan then a golden-section search around the best
+        # point (the maximum is the kink a2 = log(19/20 (1 + e^3) - 1))
+        xs = [mpmath.mpf(k) / 40 for k in range(120)]
+        gs = [ref_mu(x, _ref_refined(x)) for x in xs]
+        k = max(range(len(xs)), key=lambda i: gs[i])
+        lo, hi = xs[max(k - 1, 0)], xs[min(k + 1, len(xs) - 1)]
+        phi = (mpmath.sqrt(5) - 1) / 2
+        for _ in range(45):
+            c, d = hi - phi * (hi - lo), lo + phi * (hi - lo)
+            if ref_mu(c, _ref_refined(c)) >= ref_mu(d, _ref_refined(d)):
+                hi = d
+            else:
+                lo = c
+        truth = ref_mu(lo, _ref_refined(lo))
+        a2 = mpmath.log(mpmath.mpf(19) / 20 * (1 + mpmath.exp(3)) - 1)
+        assert abs(truth - ref_mu(a2, mpmath.mpf(1) / 20)) < 1e-8
+    for certify in (True, False):
+        m = r.measure(eps_h=10, certify=certify)
+        # the golden search approaches the sup from below (to ~1e-9)
+        assert m.lower <= truth + 1e-8 and truth <= m.upper, (m.lower, truth, m.upper)
+
+
+@pytest.mark.parametrize("expr, steps", [
+    (Piecewise((S(1) / 2, eps < 1), (S(1) / 5, eps < 2), (S(1) / 50, eps < 4), (0, True)),
+     [(1, S(1) / 2), (2, S(1) / 5), (4, S(1) / 50)]),
+    (Piecewise((S(3) / 5, eps < S(1) / 2), (S(1) / 4, eps < 1), (S(1) / 10, eps < 2),
+               (S(1) / 100, eps < 5), (0, True)),
+     [(S(1) / 2, S(3) / 5), (1, S(1) / 4), (2, S(1) / 10), (5, S(1) / 100)]),
+    # a step at 0 (delta(0) = 1/2, then 1/10): the left end 0 is attained
+    (Piecewise((S(1) / 2, eps <= 0), (S(1) / 10, eps < 2), (0, True)),
+     [(0, S(1) / 2), (2, S(1) / 10)]),
+    # closed steps: the right ends are attained
+    (Piecewise((S(1) / 2, eps <= 1), (S(1) / 20, eps <= 3), (0, True)),
+     [(1, S(1) / 2), (3, S(1) / 20)]),
+])
+def test_more_steps(expr, steps):
+    p = Profile(expr)
+    check(p.measure(eps_h=10, refine=False), step_truth(steps))
+    # the refinement is at most the naive profile: its sup G is at most the naive one
+    m = p.measure(eps_h=10)
+    assert m.lower <= step_truth(steps)
+
+
+def test_jump_then_gaussian_piece():
+    # 1/2 on [0, 1), then delta_{4/5}: sup G = max(mu_GDP(1, 1/2), 4/5) (the GDPT of
+    # delta_mu is the constant mu)
+    p = Profile(Piecewise((S(1) / 2, eps < 1), (gaussian(Rational(4, 5)), True)))
+    truth = max(ref_mu(1, S(1) / 2), mpmath.mpf(4) / 5)
+    for certify in (True, False):
+        check(p.measure(eps_h=10, refine=False, certify=certify), truth)
+
+
+def test_dead_middle_branch_is_a_jump():
+    # the middle branch never applies (eps < 1/2 implies eps < 1): the profile jumps
+    # from e^-eps/20 to delta_{3/10} at 1, and comparing the first branch with the dead
+    # one there once called the jump continuous -- the certified bracket then excluded
+    # the true sup (about 0.5147 against 0.5963)
+    p = Profile(Piecewise((sympy.exp(-eps) / 20, eps < 1),
+                          (sympy.exp(-1) / 20, eps < S(1) / 2),
+                          (gaussian(Rational(3, 10)), True)))
+    with mpmath.workdps(DPS):
+        left = [ref_mu(mpmath.mpf(k) / 20, mpmath.exp(-mpmath.mpf(k) / 20) / 20)
+                for k in range(21)]
+    # G on the first branch grows up to the left limit at 1, which beats 3/10
+    assert left[-1] == max(left) and left[-1] > 0.3
+    for certify in (True, False):
+        check(p.measure(eps_h=10, refine=False, certify=certify), left[-1])
+
+
+@pytest.mark.parametrize("expr, where", [
+    (Piecewise((S(1) / 20, eps < 1), (S(1) / 2, eps < 3), (0, True)), "1.0"),
+    (Piecewise((S(1) / 20, eps < Rational(12345, 10000)), (S(1) / 10, eps < 3), (0, True)),
+     "1.23"),
+    # a rise of 1e-30, invisible in float64
+    (Piecewise((S(1) / 20, eps < 1), (S(1) / 20 + Rational(1, 10**30), eps < 3),
+               (0, True)), "1.0"),
+])
+def test_upward_jump_refused_naming_where(expr, where):
+    for kw in ({}, {"refine": False}, {"refine": False, "certify": False}):
+        with pytest.raises(ProfileError, match=where.replace(".", r"\.")):
+            Profile(expr).measure(eps_h=10, **kw)
