@@ -1081,6 +1081,132 @@ def _recognised_gaussian(p: Any, timeout: float | None) -> float | None:
     return mu
 
 
+def _linear_erfc(atom: Any, var: Any) -> tuple[Any, Any] | None:
+    """(alpha, beta) with the argument of ``atom`` = alpha * var + beta (exact), or None."""
+    arg = atom.args[0]
+    alpha = sympy.diff(arg, var)
+    if var in alpha.free_symbols or alpha.free_symbols:
+        return None
+    beta = arg.subs(var, 0)
+    if beta.free_symbols or sympy.expand(arg - alpha * var - beta) != 0:
+        return None
+    return alpha, beta
+
+
+def _near_gaussian_form(expr: Any, var: Any) -> tuple[Any, Any] | None:
+    r"""(alpha, beta), exact, when ``expr`` is :math:`	frac12\operatorname{erfc}(lpha
+    arepsilon - eta) - 	frac12 e^{arepsilon}\operatorname{erfc}(lphaarepsilon
+    + eta)` with :math:`lpha, eta > 0` (its Float constants read as the exact
+    binary values they store); else None.  :math:`\delta_\mu` is the case
+    :math:`4lphaeta = 1`; a Float spelling of :math:`\mu` (``eps/30.0`` stored as
+    ``0.0333333333333333*eps``) misses it by a rounding."""
+    e = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
+    e = e.replace(lambda u: isinstance(u, sympy.erf), lambda u: 1 - sympy.erfc(u.args[0]))
+    # erfc(w) = 2 - erfc(-w): every argument increasing in var (the Phi and erf spellings)
+    flip = {}
+    for a in e.atoms(sympy.erfc):
+        slope = sympy.diff(a.args[0], var)
+        if not slope.free_symbols and slope.is_negative:
+            flip[a] = 2 - sympy.erfc(sympy.expand(-a.args[0]))
+    e = sympy.expand(e.xreplace(flip))
+    atoms = [a for a in e.atoms(sympy.erfc) if var in a.free_symbols]
+    if len(atoms) != 2:
+        return None
+    forms = {}
+    for a in atoms:
+        lin = _linear_erfc(a, var)
+        if lin is None:
+            return None
+        forms[a] = lin
+    (a1, (al1, be1)), (a2, (al2, be2)) = sorted(forms.items(), key=lambda t: bool(
+        (t[1][1]).is_positive))
+    if not (sympy.simplify(al1 - al2) == 0 and sympy.simplify(be1 + be2) == 0
+            and al1.is_positive and be2.is_positive):
+        return None
+    u, v = sympy.Dummy("u"), sympy.Dummy("v")
+    rest = e.xreplace({a1: u, a2: v}) - (u / 2 - sympy.exp(var) * v / 2)
+    if sympy.expand(rest) != 0:
+        return None
+    return al1, be2
+
+
+def _near_gaussian_bracket(p: Any, eps_h: float, tol: float,
+                           timeout: float | None) -> tuple[float, float, arb, arb] | None:
+    r"""A proved bracket ``(lower, upper, mu, kappa)`` on the head GDP parameter of a profile
+    of the form of :func:`_near_gaussian_form`, or None.
+
+    With :math:`\mu = 2\sqrt2\,eta` and :math:`\kappa = 4lphaeta`, the profile is
+    :math:`A(arepsilon) = \delta_\mu(\kappaarepsilon) + (e^{\kappaarepsilon} -
+    e^{arepsilon})\Phi(b(\kappaarepsilon))` (:math:`a, b = \mparepsilon/\mu \pm
+    \ldots` of theory §3).  :math:`A(0) = \delta_\mu(0)`, so :math:`G_A(0) = \mu` is a lower
+    bound.  For the upper bound, with :math:`e^{arepsilon}\Phi(b) = arphi(a)\,
+    \Phi(b)/arphi(b) \le \sqrt{\pi/2}\,arphi(a)` (Mills' ratio, :math:`b \le 0`):
+    for :math:`\kappa \ge 1`, :math:`A - \delta_\mu \le \sqrt{\pi/2}\,(e^{(\kappa-1)
+    arepsilon_h} - 1)\,arphi(a)`; for :math:`\kappa < 1`, :math:`A \le
+    \delta_\mu(\kappaarepsilon)` and :math:`A - \delta_\mu \le \sqrt{\pi/2}\,(1 -
+    \kappa)arepsilon_h\,e^{d\,a_{\max}}arphi(a)` with :math:`d = (1-\kappa)
+    arepsilon_h/\mu`, :math:`a_{\max} = \mu/2 + arepsilon_h/\mu \ge |a|`.  Since
+    :math:`\partial_\mu\delta_\mu = arphi(a)`, :math:`\delta_{\mu+\Delta} - \delta_\mu
+    \ge \Delta\,arphi(a)\,e^{-d_a(a_{\max} + d_a)}` with :math:`d_a = \Delta(1/2 +
+    arepsilon_h/\mu^2)`.  So :math:`A \le \delta_{\mu+\Delta}` on the head when
+    :math:`\Delta` is twice the excess bound and :math:`d_a(a_{\max} + d_a) \le \log 2`.
+    """
+    from ._bounded import run_bounded
+    from .errors import AnalysisTimeout
+
+    if not hasattr(p, "expr") or not p.expr.has(sympy.Float) or p.expr.free_symbols - {
+            p.var}:
+        return None
+    try:
+        form = run_bounded(_near_gaussian_form, p.expr, p.var, timeout=timeout)
+    except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
+        return None
+    if form is None:
+        return None
+    from .interval import lambdify_arb
+
+    with ctx.workprec(256):
+        x = sympy.Dummy()
+        alpha, beta = (lambdify_arb(v, x)(0) for v in form)
+        mu = 2 * arb(2).sqrt() * beta
+        kappa = 4 * alpha * beta
+        h = arb(eps_h)
+        amax = mu / 2 + h / mu
+        # |kappa - 1| <= k; expm1(k h) e^(k h amax / mu) bounds both cases' factors
+        k = arb(abs(kappa - 1).upper())
+        excess = (arb.pi() / 2).sqrt() * (k * h).expm1() * (k * h * amax / mu).exp()
+        gap = 2 * arb(excess.upper())
+        da = gap * (arb(1) / 2 + h / (mu * mu))
+        if not (mu > 0 and gap.is_finite() and da * (amax + da) <= arb(2).log()):
+            return None
+        lower, upper = _to_float_down(mu), _to_float_up(mu + gap)
+    if upper - lower > tol:
+        return None
+    return lower, upper, mu, kappa
+
+
+def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
+                               tol: float, refined: bool, notes: list[str],
+                               identify: bool, timeout: float | None,
+                               t0: float) -> Measurement:
+    """The bracket of :func:`_near_gaussian_bracket` as a Measurement."""
+    lower, upper, mu, kappa = near
+    with ctx.workprec(128):
+        lfp = log_delta_mu_upper(eps_h, upper)
+    notes.append(
+        f"the profile is delta_mu with mu = {mu.str(17, radius=False)} up to the rounding "
+        f"of its constants (eps/mu stored with the factor {kappa.str(20, radius=False)}): "
+        "its GDPT is mu at eps = 0 and at most mu plus a proved excess on the head "
+        "(a perturbation bound, no search)")
+    mu_tail = _mu_tail(profile, False, identify, notes, timeout)
+    fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, upper))), math.inf)
+    return Measurement(
+        lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=False, mu_tail=mu_tail,
+        failure_prob=fp, log_failure_prob=lfp, refined=refined, method="first-order",
+        certified=True, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
+        certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
+
+
 def _to_float_down(v: arb) -> float:
     f = float(v.lower())
     return f if arb(f) <= v.lower() else math.nextafter(f, -math.inf)
@@ -1302,6 +1428,11 @@ def measure(
         if mu_exact is not None:
             return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
                                          identify, timeout, t0)
+    if how == "first-order":
+        near = _near_gaussian_bracket(p, eps_h, tol, timeout)
+        if near is not None:
+            return _near_gaussian_measurement(profile, p, near, eps_h, tol, refined, notes,
+                                              identify, timeout, t0)
     fo = None
     if how == "first-order" or certify is None:
         fo = _first_order_for(p, timeout, notes)
