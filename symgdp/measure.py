@@ -1416,6 +1416,12 @@ def measure(
             # returns it unchanged) are not needed
             return _gaussian_measurement(profile, profile, mu_exact, eps_h, tol,
                                          bool(refine), notes, identify, timeout, t0)
+        # the bracket of a rounded delta_mu holds for the function as it is (no
+        # monotonicity needed): no validation when it is measured unrefined
+        near = None if refine else _near_gaussian_bracket(profile, eps_h, tol, timeout)
+        if near is not None:
+            return _near_gaussian_measurement(profile, profile, near, eps_h, tol, False,
+                                              notes, identify, timeout, t0)
     if hasattr(profile, "validate"):
         # a quick symbolic / grid check first; the search then proves monotonicity on
         # every interval it visits (first-order method)
@@ -1428,7 +1434,7 @@ def measure(
         if mu_exact is not None:
             return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
                                          identify, timeout, t0)
-    if how == "first-order":
+    if how == "first-order" and refined:
         near = _near_gaussian_bracket(p, eps_h, tol, timeout)
         if near is not None:
             return _near_gaussian_measurement(profile, p, near, eps_h, tol, refined, notes,
