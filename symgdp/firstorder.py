@@ -317,7 +317,9 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
     """Branch points ``c`` of simple conditions ``var < c`` of the (folded) top-level
     Piecewise where the profile is continuous, those where it jumps down (both checked
     at 256 bits), and the left-minus-right sides of every other condition or Heaviside
-    argument (where the profile may jump either way)."""
+    argument (where the profile may jump either way).  A condition is simple only in the
+    leading run of increasing ends (:func:`_increasing_ends`): elsewhere the next branch
+    need not be the one that applies right of ``c``."""
     jumps: list[sympy.Expr] = []
     points: list[sympy.Expr] = []
     downs: list[sympy.Expr] = []

@@ -23,7 +23,12 @@ Three searches return a bracket ``[lower, upper]`` of width at most ``tol``:
   profile that rises anywhere, even in a spike between grid points, is refused).  A
   flat GDPT no longer forces intervals of width ``tol``.  A profile that is the Gaussian
   profile :math:`\delta_\mu` itself (in any spelling) is recognised by an exact symbolic
-  identity: its GDPT is the constant :math:`\mu`.  Without a ball evaluation of the
+  identity: its GDPT is the constant :math:`\mu`.  One whose :math:`\mu` was a Float
+  (``eps/30.0`` stored as ``0.0333333333333333*eps``) is :math:`\delta_\mu` only up to
+  that rounding; its bracket :math:`[\mu, \mu + \Delta]` comes from a perturbation
+  bound (:math:`\Delta \approx 10^{-14}`), since a search would need
+  :math:`\log\delta` to about :math:`\varphi(\mu/2)\,\mathrm{tol}` where
+  :math:`\delta \approx 1`.  Without a ball evaluation of the
   profile or its derivative the zeroth-order search below is used.
 * ``"branch-and-bound"``: the zeroth-order search alone.  Intervals are evaluated in
   vectorised batches, discarded when their upper bound cannot beat the best point value,
@@ -1036,7 +1041,8 @@ def _gaussian_identity(expr: Any, var: Any) -> Any:
 
 # (expr, var) -> the mu of _gaussian_identity: the identity is decided on the expression
 # with its parameters symbolic, so every value of a sweep or calibration shares it.  Only
-# completed answers are kept (a timeout may succeed with a larger budget).
+# completed answers are kept (a timeout may succeed with a larger budget).  The key
+# ("near", expr, var) holds the (alpha, beta) of _near_gaussian_form.
 _IDENTITY: dict[tuple[Any, Any], Any] = {}
 _IDENTITY_MAX = 64
 
@@ -1155,12 +1161,18 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float,
     from .errors import AnalysisTimeout
 
     if not hasattr(p, "expr") or not p.expr.has(sympy.Float) or p.expr.free_symbols - {
-            p.var}:
+            p.var} or not p.expr.has(sympy.erf, sympy.erfc):
         return None
-    try:
-        form = run_bounded(_near_gaussian_form, p.expr, p.var, timeout=timeout)
-    except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
-        return None
+    key = ("near", p.expr, p.var)
+    if key not in _IDENTITY:
+        try:
+            form = run_bounded(_near_gaussian_form, p.expr, p.var, timeout=timeout)
+        except (AnalysisTimeout, SymgdpError, TypeError, ValueError, AttributeError):
+            return None  # not kept: a larger budget may succeed
+        if len(_IDENTITY) >= _IDENTITY_MAX:
+            _IDENTITY.pop(next(iter(_IDENTITY)))
+        _IDENTITY[key] = form
+    form = _IDENTITY[key]
     if form is None:
         return None
     from .interval import lambdify_arb
