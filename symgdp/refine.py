@@ -96,6 +96,8 @@ _GRID = np.unique(np.concatenate([np.arange(0.0, 60.0, 0.01), np.geomspace(60.0,
 _FLAT_RTOL = 1e-9
 # Budget (seconds) for rewriting Max/Min as Piecewise before the derivative is taken.
 _REWRITE_SECONDS = 2.0
+# Float64 error of R on the grid, in ulps of 1/(1 + e^x) (both R and its running maximum).
+_R_ULPS = 32.0
 # Bisection levels and most cells kept per level in the search for maxima of R
 # narrower than the grid.
 _PEAK_LEVELS = 48
@@ -1038,7 +1040,14 @@ def _segments(profile: Profile, naive: _Naive) -> list[tuple]:
         x = np.unique(np.concatenate([x, extra]))
         R, d = _R_float(profile, x)
     M = np.maximum.accumulate(R[::-1])[::-1]
-    flat = M - R > _FLAT_RTOL * M
+    # R's float64 error is a few ulps of 1/(1 + e^x) (1 - delta loses delta's digits near
+    # delta = 1): a margin within it is rounding, and the gain it could hide is below
+    # 1e-14 absolute in delta, where delta is within 1e-5 of 1 -- far below _FLAT_RTOL
+    # relative.  Without this, delta_20 with Float constants showed ~600 noise "flat
+    # pieces", each searched in mpmath (a minute)
+    with np.errstate(all="ignore"):
+        noise = _R_ULPS * np.finfo(np.float64).eps * np.exp(-np.logaddexp(0.0, x))
+    flat = M - R > _FLAT_RTOL * M + noise
     out = []
     i = 0
     n = len(x)

@@ -253,3 +253,20 @@ def test_perturbation_bound_against_a_scan(kappa):
         at0 = ref_mu(0, A(0))
     assert m.lower <= at0 <= m.upper
     assert max(grid) <= m.upper
+
+
+def test_float_mu_20_refinement_searches_no_noise(monkeypatch):
+    # delta_20 is within 1e-12 of 1 on [0, 60]: float64 R = (1 - delta)/(1 + e^eps) is
+    # rounding there, and its wiggles once read as ~600 "flat pieces", each searched in
+    # mpmath.  delta_mu is tight, so the refinement is the profile itself (theory §2) and
+    # there is nothing to search; the measured bracket still holds mu = 20
+    from symgdp import refine as refine_module
+
+    calls = []
+    real = refine_module._Naive.sup_R
+    monkeypatch.setattr(refine_module._Naive, "sup_R",
+                        lambda self, lo, hi: calls.append(lo) or real(self, lo, hi))
+    p = float_gaussian(20.0)
+    r = p.refine()
+    assert r.expr == p.expr and not calls
+    check(p.measure(identify=False), 20)
