@@ -1203,13 +1203,23 @@ def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
                                t0: float) -> Measurement:
     """The bracket of :func:`_near_gaussian_bracket` as a Measurement."""
     lower, upper, mu, kappa = near
-    with ctx.workprec(128):
-        lfp = log_delta_mu_upper(eps_h, upper)
     notes.append(
         f"the profile is delta_mu with mu = {mu.str(17, radius=False)} up to the rounding "
         f"of its constants (eps/mu stored with the factor {kappa.str(20, radius=False)}): "
         "its GDPT is mu at eps = 0 and at most mu plus a proved excess on the head "
         "(a perturbation bound, no search)")
+    return _searchless_measurement(profile, p, lower, upper, eps_h, tol, refined, notes,
+                                   identify, timeout, t0)
+
+
+def _searchless_measurement(profile: Any, p: Any, lower: float, upper: float,
+                            eps_h: float, tol: float, refined: bool, notes: list[str],
+                            identify: bool, timeout: float | None,
+                            t0: float) -> Measurement:
+    """A Measurement of a proved bracket found without a search (a Gaussian profile):
+    the failure probability is that of delta_upper at eps_h, which bounds the profile."""
+    with ctx.workprec(128):
+        lfp = log_delta_mu_upper(eps_h, upper)
     mu_tail = _mu_tail(profile, False, identify, notes, timeout)
     fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, upper))), math.inf)
     return Measurement(
@@ -1235,16 +1245,10 @@ def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: floa
     with ctx.workprec(128):
         m = lambdify_arb(mu, sympy.Dummy())(0)  # exact numbers enter as exact balls
         lower, upper = _to_float_down(m), _to_float_up(m)
-        lfp = log_delta_mu_upper(eps_h, upper)
     notes.append(f"the profile is the Gaussian profile delta_mu with mu = {mu} (an exact "
                  "symbolic identity): its GDPT is constant")
-    mu_tail = _mu_tail(profile, False, identify, notes, timeout)
-    fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, upper))), math.inf)
-    return Measurement(
-        lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=False, mu_tail=mu_tail,
-        failure_prob=fp, log_failure_prob=lfp, refined=refined, method="first-order",
-        certified=True, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
-        certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
+    return _searchless_measurement(profile, p, lower, upper, eps_h, tol, refined, notes,
+                                   identify, timeout, t0)
 
 
 def _has_ball_evaluation(p: Any) -> bool:
