@@ -278,7 +278,7 @@ def _log_expanded(expr: sympy.Expr) -> sympy.Expr:
         lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], (sympy.Min, sympy.Max))
         and not any(a.is_zero for a in e.args[0].args),
         lambda e: e.args[0].func(*[sympy.expand_log(sympy.log(a), force=True)
-                                   for a in e.args[0].args]))
+                                   for a in e.args[0].args], evaluate=False))
 
 
 def _derivatives(expr: sympy.Expr, var: sympy.Symbol,
@@ -1743,8 +1743,9 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
     if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
         return None
     try:
-        logexpr = run_bounded(lambda: _log_expanded(erfcx_form(expr, var)), timeout=10)
-        return _series_compile(_log_rates(logexpr, var), var, params)
+        logexpr = run_bounded(
+            lambda: _log_rates(_log_expanded(erfcx_form(expr, var)), var), timeout=10)
+        return _series_compile(logexpr, var, params)
     except (_NoSeries, AnalysisTimeout, TypeError, ValueError):
         return None
 
@@ -1796,7 +1797,17 @@ def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, An
 
 
 def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
-    """The log-series function of a bound profile and its parameter balls."""
+    """The log-series function of a bound profile and its parameter balls (once per
+    profile object: splitting off the Float parameters rebuilds the expression)."""
+    cache = getattr(profile, "_cache", None)
+    if cache is None:
+        return _profile_series_of(profile)
+    if "log_series" not in cache:
+        cache["log_series"] = _profile_series_of(profile)
+    return cache["log_series"]
+
+
+def _profile_series_of(profile: Any) -> tuple[Any, tuple[arb, ...]]:
     var = profile.var
     expr, floats = _split_floats(profile)
     try:
@@ -1859,4 +1870,16 @@ def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         inner = sympy.Add(*[t * sympy.exp(-k * var) for t in arg.args])
         return k * var + sympy.log(sympy.powsimp(sympy.expand(inner), combine="exp"))
 
-    return e.replace(lambda u: isinstance(u, sympy.log) and var in u.free_symbols, fix)
+    def walk(u: sympy.Basic) -> sympy.Basic:
+        # bottom-up like ``replace``, but a Min/Max is rebuilt unevaluated: evaluating
+        # it compares its arguments through the assumptions system, which costs most of
+        # the time here, and the arguments are what they were, only rewritten exactly
+        if not u.args or var not in u.free_symbols:
+            return u
+        args = tuple(walk(a) for a in u.args)
+        if args != u.args:
+            u = (u.func(*args, evaluate=False) if isinstance(u, (sympy.Min, sympy.Max))
+                 else u.func(*args))
+        return fix(u) if isinstance(u, sympy.log) else u
+
+    return walk(e)
