@@ -68,7 +68,7 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.codegen.cfunctions import expm1
 
-from ._bounded import run_bounded
+from ._bounded import Bounded, run_bounded, start_bounded
 from .errors import AnalysisTimeout
 from .implicit import LogDeltaRoot
 from .interval import (
@@ -1726,11 +1726,10 @@ def _as_arb(v: Any) -> arb:
     return v if isinstance(v, arb) else arb(v)
 
 
-@functools.lru_cache(maxsize=32)
-def _log_series(expr: sympy.Expr, var: sympy.Symbol,
-                params: tuple[sympy.Symbol, ...]) -> Any:
-    """The series function of log delta in its erfcx form (see ``_series_compile``), or
-    ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+def _series_input(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
+    """The expression the series form is derived from (finite sums done, decimal
+    literals as the exact binary numbers they store), or ``None`` where no series is
+    attempted (Piecewise, large finite sums, too many operations)."""
     if expr.has(sympy.Piecewise):
         return None  # decided before the (per-expression) preparation below
     for sp in expr.atoms(sympy.Sum, sympy.Product):
@@ -1742,12 +1741,66 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
         return None
-    try:
-        logexpr = run_bounded(
-            lambda: _log_rates(_log_expanded(erfcx_form(expr, var)), var), timeout=10)
-        return _series_compile(logexpr, var, params)
-    except (_NoSeries, AnalysisTimeout, TypeError, ValueError):
+    return expr
+
+
+def _series_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    """log delta in its erfcx form, log-rates split off (run in a bounded child)."""
+    return _log_rates(_log_expanded(erfcx_form(expr, var)), var)
+
+
+def _start_series(expr: sympy.Expr, var: sympy.Symbol) -> Bounded | None:
+    prepared = _series_input(expr, var)
+    if prepared is None:
         return None
+    return start_bounded(_series_form, prepared, var, timeout=10)
+
+
+#: series functions by (expression, variable, parameters); None = no series
+_LOG_SERIES: dict[tuple, Any] = {}
+#: symbolic preparations of series forms started ahead of need (prefetch_series)
+_SERIES_JOBS: dict[tuple, Bounded | None] = {}
+_SERIES_JOBS_LOCK = threading.Lock()
+
+
+def _log_series(expr: sympy.Expr, var: sympy.Symbol,
+                params: tuple[sympy.Symbol, ...]) -> Any:
+    """The series function of log delta in its erfcx form (see ``_series_compile``), or
+    ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+    key = (expr, var, params)
+    if key in _LOG_SERIES:
+        return _LOG_SERIES[key]
+    with _SERIES_JOBS_LOCK:
+        job = _SERIES_JOBS.pop(key, False)
+    if job is False:
+        job = _start_series(expr, var)
+    fn = None
+    if job is not None:
+        try:
+            fn = _series_compile(job.result(), var, params)
+        except (_NoSeries, AnalysisTimeout, RuntimeError, TypeError, ValueError):
+            fn = None
+    if len(_LOG_SERIES) >= 64:
+        _LOG_SERIES.clear()
+    _LOG_SERIES[key] = fn
+    return fn
+
+
+def prefetch_series(profile: Any) -> None:
+    """Start the symbolic preparation of ``profile``'s series form in a bounded child
+    that runs while the caller prepares the rest (the first-order machinery's own child,
+    on the other core); :meth:`FirstOrder.use_series` collects it on first need."""
+    cache = getattr(profile, "_cache", None)
+    if cache is None or "log_series" in cache or not hasattr(profile, "bound_expr"):
+        return
+    expr, floats = _split_floats(profile)
+    key = (expr, profile.var, tuple(s for s, _ in floats))
+    with _SERIES_JOBS_LOCK:
+        if key in _LOG_SERIES or key in _SERIES_JOBS:
+            return
+        while len(_SERIES_JOBS) >= 4:  # never collected: dropped (its child is killed)
+            _SERIES_JOBS.pop(next(iter(_SERIES_JOBS)))
+        _SERIES_JOBS[key] = _start_series(expr, profile.var)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1789,6 +1842,15 @@ def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, An
     """The profile's expression with its exact parameter values substituted, and the
     (symbol, value) pairs of its Float parameters, kept as symbols (substituted, SymPy
     would round e.g. exp(Float) to 53 bits)."""
+    cache = getattr(profile, "_cache", None)
+    if cache is None:
+        return _split_floats_of(profile)
+    if "split_floats" not in cache:
+        cache["split_floats"] = _split_floats_of(profile)
+    return cache["split_floats"]
+
+
+def _split_floats_of(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
     values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
     if any(set(v.free_symbols) for _, v in values):
         return profile.bound_expr, []
