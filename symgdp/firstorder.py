@@ -1842,12 +1842,17 @@ def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, An
     """The profile's expression with its exact parameter values substituted, and the
     (symbol, value) pairs of its Float parameters, kept as symbols (substituted, SymPy
     would round e.g. exp(Float) to 53 bits)."""
+    return _per_profile(profile, "split_floats", _split_floats_of)
+
+
+def _per_profile(profile: Any, key: str, fn: Any) -> Any:
+    """``fn(profile)``, kept in the (immutable) profile's own cache where it has one."""
     cache = getattr(profile, "_cache", None)
     if cache is None:
-        return _split_floats_of(profile)
-    if "split_floats" not in cache:
-        cache["split_floats"] = _split_floats_of(profile)
-    return cache["split_floats"]
+        return fn(profile)
+    if key not in cache:
+        cache[key] = fn(profile)
+    return cache[key]
 
 
 def _split_floats_of(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
@@ -1861,12 +1866,7 @@ def _split_floats_of(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol,
 def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
     """The log-series function of a bound profile and its parameter balls (once per
     profile object: splitting off the Float parameters rebuilds the expression)."""
-    cache = getattr(profile, "_cache", None)
-    if cache is None:
-        return _profile_series_of(profile)
-    if "log_series" not in cache:
-        cache["log_series"] = _profile_series_of(profile)
-    return cache["log_series"]
+    return _per_profile(profile, "log_series", _profile_series_of)
 
 
 def _profile_series_of(profile: Any) -> tuple[Any, tuple[arb, ...]]:
