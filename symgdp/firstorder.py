@@ -1726,17 +1726,24 @@ def _as_arb(v: Any) -> arb:
     return v if isinstance(v, arb) else arb(v)
 
 
+def _series_wanted(expr: sympy.Expr) -> bool:
+    """False where no series is attempted: a Piecewise, or a finite sum of many terms
+    (e.g. a k-fold composition: far too large)."""
+    if expr.has(sympy.Piecewise):
+        return False
+    for sp in expr.atoms(sympy.Sum, sympy.Product):
+        sizes = [t[2] - t[1] + 1 for t in sp.limits]
+        if not all(v.is_number for v in sizes) or math.prod(int(v) for v in sizes) > 64:
+            return False
+    return True
+
+
 def _series_input(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
     """The expression the series form is derived from (finite sums done, decimal
     literals as the exact binary numbers they store), or ``None`` where no series is
-    attempted (Piecewise, large finite sums, too many operations)."""
-    if expr.has(sympy.Piecewise):
-        return None  # decided before the (per-expression) preparation below
-    for sp in expr.atoms(sympy.Sum, sympy.Product):
-        # a finite sum of many terms (e.g. a k-fold composition) is far too large
-        sizes = [t[2] - t[1] + 1 for t in sp.limits]
-        if not all(v.is_number for v in sizes) or math.prod(int(v) for v in sizes) > 64:
-            return None
+    attempted (see _series_wanted; too many operations)."""
+    if not _series_wanted(expr):
+        return None
     expr = _doit_finite(expr)
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
@@ -1744,16 +1751,19 @@ def _series_input(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
     return expr
 
 
-def _series_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
-    """log delta in its erfcx form, log-rates split off (run in a bounded child)."""
-    return _log_rates(_log_expanded(erfcx_form(expr, var)), var)
-
-
-def _start_series(expr: sympy.Expr, var: sympy.Symbol) -> Bounded | None:
+def _series_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
+    """log delta in its erfcx form, log-rates split off, or ``None`` where no series is
+    attempted (run in a bounded child)."""
     prepared = _series_input(expr, var)
     if prepared is None:
         return None
-    return start_bounded(_series_form, prepared, var, timeout=10)
+    return _log_rates(_log_expanded(erfcx_form(prepared, var)), var)
+
+
+def _start_series(expr: sympy.Expr, var: sympy.Symbol) -> Bounded | None:
+    if not _series_wanted(expr):
+        return None  # decided at once, without a child
+    return start_bounded(_series_form, expr, var, timeout=10)
 
 
 #: series functions by (expression, variable, parameters); None = no series
@@ -1777,7 +1787,8 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
     fn = None
     if job is not None:
         try:
-            fn = _series_compile(job.result(), var, params)
+            form = job.result()
+            fn = _series_compile(form, var, params) if form is not None else None
         except (_NoSeries, AnalysisTimeout, RuntimeError, TypeError, ValueError):
             fn = None
     if len(_LOG_SERIES) >= 64:
