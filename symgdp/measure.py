@@ -1136,8 +1136,8 @@ def _near_gaussian_form(expr: Any, var: Any) -> tuple[Any, Any] | None:
     return al1, be2
 
 
-def _near_gaussian_bracket(p: Any, eps_h: float, tol: float,
-                           timeout: float | None) -> tuple[float, float, arb, arb] | None:
+def _near_gaussian_bracket(p: Any, eps_h: float, tol: float, timeout: float | None,
+                           refuse: bool = False) -> tuple[float, float, arb, arb] | None:
     r"""A proved bracket ``(lower, upper, mu, kappa)`` on the head GDP parameter of a profile
     of the form of :func:`_near_gaussian_form`, or None.
 
@@ -1156,6 +1156,11 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float,
     \ge \Delta\,arphi(a)\,e^{-d_a(a_{\max} + d_a)}` with :math:`d_a = \Delta(1/2 +
     arepsilon_h/\mu^2)`.  So :math:`A \le \delta_{\mu+\Delta}` on the head when
     :math:`\Delta` is twice the excess bound and :math:`d_a(a_{\max} + d_a) \le \log 2`.
+
+    With ``refuse``, a profile of that form whose bound is wider than ``tol`` and whose
+    GDPT near its top needs :math:`\log\delta` to better than :math:`10^{-20}`
+    (:math:`\varphi(\mu/2)\,\mathrm{tol}`, where :math:`\delta \approx 1`) is
+    refused with a :class:`PrecisionError`: the search would run for minutes.
     """
     from ._bounded import run_bounded
     from .errors import AnalysisTimeout
@@ -1189,12 +1194,26 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float,
         excess = (arb.pi() / 2).sqrt() * (k * h).expm1() * (k * h * amax / mu).exp()
         gap = 2 * arb(excess.upper())
         da = gap * (arb(1) / 2 + h / (mu * mu))
-        if not (mu > 0 and gap.is_finite() and da * (amax + da) <= arb(2).log()):
-            return None
-        lower, upper = _to_float_down(mu), _to_float_up(mu + gap)
-    if upper - lower > tol:
-        return None
-    return lower, upper, mu, kappa
+        fits = bool(mu > 0 and gap.is_finite() and da * (amax + da) <= arb(2).log())
+        if fits:
+            lower, upper = _to_float_down(mu), _to_float_up(mu + gap)
+            fits = upper - lower <= tol
+        # the resolution in log delta the search needs near eps = 0: phi(mu/2) tol
+        need = (-(mu * mu) / 8).exp() / (2 * arb.pi()).sqrt() * tol
+        # 1 - delta_mu(0) = erfc(mu / (2 sqrt 2))
+        below_one = (mu / (2 * arb(2).sqrt())).erfc() if bool(mu > 0) else arb(1)
+    if fits:
+        return lower, upper, mu, kappa
+    if refuse and bool(mu > 0) and bool(need < arb("1e-20")):
+        raise PrecisionError(
+            f"the profile is delta_mu with mu = {mu.str(10, radius=False)} except that "
+            f"eps/mu carries the factor {kappa.str(12, radius=False)}: its GDPT is flat "
+            f"near mu where delta is within {float(below_one.upper()):.1e} "
+            f"of 1, and bounding it to tol={tol!r} needs log delta to about "
+            f"{float(need.upper()):.1e}, beyond what the search resolves (it would run for "
+            "minutes); if mu was meant exactly, write it as an Integer/Rational or use "
+            "mechanisms.gaussian(mu)")
+    return None
 
 
 def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
@@ -1463,8 +1482,10 @@ def measure(
         if mu_exact is not None:
             return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
                                          identify, timeout, t0)
-    if how == "first-order" and refined:
-        near = _near_gaussian_bracket(p, eps_h, tol, timeout)
+    if how == "first-order":
+        # unrefined, a bracket that fits was taken before validation; here the check
+        # may refuse a hopeless search (after validation, so a non-profile is named so)
+        near = _near_gaussian_bracket(p, eps_h, tol, timeout, refuse=True)
         if near is not None:
             return _near_gaussian_measurement(profile, p, near, eps_h, tol, refined, notes,
                                               identify, timeout, t0)

@@ -270,3 +270,15 @@ def test_float_mu_20_refinement_searches_no_noise(monkeypatch):
     r = p.refine()
     assert r.expr == p.expr and not calls
     check(p.measure(identify=False), 20)
+
+
+def test_rescaled_gaussian_with_large_mu_is_refused_fast():
+    # delta_20 with eps/mu multiplied by 0.999: too far from delta_20 for the perturbation
+    # bound (its excess ~1e-2 > tol), and its GDPT is flat near 20 where delta is within
+    # 1.5e-23 of 1 (the search would need log delta to ~1e-28 and ran for minutes): an
+    # honest PrecisionError naming mu and the factor, not a search
+    mu, kappa = 20.0, 0.999
+    al, be = sympy.Float(kappa / (2**0.5 * mu)), sympy.Float(mu / (2 * 2**0.5))
+    p = Profile(sympy.erfc(al * eps - be) / 2 - sympy.exp(eps) * sympy.erfc(al * eps + be) / 2)
+    with pytest.raises(PrecisionError, match=r"mu = 20\.0.*0\.999"):
+        p.measure(refine=False, identify=False)
