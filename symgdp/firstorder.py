@@ -323,7 +323,13 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
     jumps: list[sympy.Expr] = []
     points: list[sympy.Expr] = []
     downs: list[sympy.Expr] = []
-    folded = sympy.piecewise_fold(expr)
+    try:
+        folded = sympy.piecewise_fold(expr)
+    except RecursionError:
+        # SymPy recurses without end on some near-equal Float conditions (a refined step
+        # profile with eps < 1.1 inside eps < 1.100000000000000088817841970012523233891);
+        # unfolded, every nested condition is a possible jump: coarser, still sound
+        folded = expr
     for h in folded.atoms(sympy.Heaviside):
         if var in h.args[0].free_symbols:
             jumps.append(h.args[0])

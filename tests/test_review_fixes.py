@@ -282,3 +282,16 @@ def test_rescaled_gaussian_with_large_mu_is_refused_fast():
     p = Profile(sympy.erfc(al * eps - be) / 2 - sympy.exp(eps) * sympy.erfc(al * eps + be) / 2)
     with pytest.raises(PrecisionError, match=r"mu = 20\.0.*0\.999"):
         p.measure(refine=False, identify=False)
+
+
+def test_float_step_ends_refine_and_measure():
+    # Float step ends: the refinement's conditions eps < 1.100000000000000088817841970...
+    # (the Float 1.1 to 40 digits) beside the naive eps < 1.1 sent SymPy's piecewise_fold
+    # into endless recursion.  Unrefined: the steps' left limits (module docstring); the
+    # refinement is at most the naive profile, so its bracket lies below that sup + tol
+    d1, d2, b1, b2 = (sympy.Float(v) for v in (0.3, 0.01, 1.1, 2.7))
+    p = Profile(Piecewise((d1, eps < b1), (d2, eps < b2), (0, True)))
+    truth = step_truth([(Rational(b1), Rational(d1)), (Rational(b2), Rational(d2))])
+    check(p.measure(eps_h=10, refine=False), truth)
+    m = p.measure(eps_h=10)
+    assert m.upper <= truth + m.tol
