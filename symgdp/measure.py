@@ -1218,9 +1218,10 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float, timeout: float | No
 
 def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
                                tol: float, refined: bool, notes: list[str],
-                               identify: bool, timeout: float | None,
-                               t0: float) -> Measurement:
-    """The bracket of :func:`_near_gaussian_bracket` as a Measurement."""
+                               identify: bool, timeout: float | None, t0: float,
+                               certify: bool | None) -> Measurement:
+    """The bracket of :func:`_near_gaussian_bracket` as a Measurement (proved in ball
+    arithmetic; ``certified`` says False only when float mode was asked for)."""
     lower, upper, mu, kappa = near
     notes.append(
         f"the profile is delta_mu with mu = {mu.str(17, radius=False)} up to the rounding "
@@ -1228,13 +1229,13 @@ def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
         "its GDPT is mu at eps = 0 and at most mu plus a proved excess on the head "
         "(a perturbation bound, no search)")
     return _searchless_measurement(profile, p, lower, upper, eps_h, tol, refined, notes,
-                                   identify, timeout, t0)
+                                   identify, timeout, t0, certified=certify is not False)
 
 
 def _searchless_measurement(profile: Any, p: Any, lower: float, upper: float,
                             eps_h: float, tol: float, refined: bool, notes: list[str],
                             identify: bool, timeout: float | None,
-                            t0: float) -> Measurement:
+                            t0: float, certified: bool = True) -> Measurement:
     """A Measurement of a proved bracket found without a search (a Gaussian profile):
     the failure probability is that of delta_upper at eps_h, which bounds the profile."""
     with ctx.workprec(128):
@@ -1244,7 +1245,7 @@ def _searchless_measurement(profile: Any, p: Any, lower: float, upper: float,
     return Measurement(
         lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=False, mu_tail=mu_tail,
         failure_prob=fp, log_failure_prob=lfp, refined=refined, method="first-order",
-        certified=True, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
+        certified=certified, evaluations=0, argmax=0.0, seconds=time.perf_counter() - t0,
         certify_evaluations=0, notes=tuple(notes), cover=None, profile=p)
 
 
@@ -1469,7 +1470,7 @@ def measure(
         near = None if refine else _near_gaussian_bracket(profile, eps_h, tol, timeout)
         if near is not None:
             return _near_gaussian_measurement(profile, profile, near, eps_h, tol, False,
-                                              notes, identify, timeout, t0)
+                                              notes, identify, timeout, t0, certify)
     if hasattr(profile, "validate"):
         # a quick symbolic / grid check first; the search then proves monotonicity on
         # every interval it visits (first-order method)
@@ -1488,7 +1489,7 @@ def measure(
         near = _near_gaussian_bracket(p, eps_h, tol, timeout, refuse=True)
         if near is not None:
             return _near_gaussian_measurement(profile, p, near, eps_h, tol, refined, notes,
-                                              identify, timeout, t0)
+                                              identify, timeout, t0, certify)
     fo = None
     if how == "first-order" or certify is None:
         if how == "first-order":
