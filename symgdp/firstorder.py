@@ -1514,9 +1514,21 @@ def _erfcx_taylor(z: arb, c: arb | None, k0: int, n: int) -> list[arb]:
         return [+v for v in out]
 
 
-def _erfcx_bits(zf: float) -> int:
-    # bits the recurrence loses per step near |z| = zf (about log2(2 z^2))
-    return 2 * int(zf + 2).bit_length() + 6
+def _erfcx_bits(zf: float, top: int) -> int:
+    return _erfcx_bits_at(int(zf) + 1, top)  # the estimate increases with zf
+
+
+@functools.lru_cache(maxsize=4096)
+def _erfcx_bits_at(zf: int, top: int) -> int:
+    r"""Extra working bits for the recurrence up to order ``top`` near :math:`|z| = z_f`:
+    the solution it loses accuracy to grows by about :math:`2z^2 + 2k` at step k, while
+    :math:`|\operatorname{erfcx}^{(k)}|` falls by about :math:`k/z` (its size near
+    :math:`k!/z^{k+1}`), so about :math:`\sum_k \log_2(2z^2 + 2k + 2) - \log_2 k!`
+    bits are lost, plus a margin.  Only the tightness of the balls depends on it: each
+    step is ball arithmetic."""
+    z2 = 2.0 * zf * zf
+    lost = sum(math.log2(z2 + 2 * k + 2) for k in range(1, top + 2))
+    return max(int(lost - math.lgamma(top + 2) / math.log(2)), 0) + 32
 
 
 def _erfcx_ders(w: arb, top: int) -> list[arb]:
@@ -1526,7 +1538,7 @@ def _erfcx_ders(w: arb, top: int) -> list[arb]:
     at an integer below the ball (every :math:`|\operatorname{erfcx}^{(k)}|` decreases:
     see Erfcx).  Returned at the extra working precision of the recurrence."""
     wf = abs(float(w.mid())) + float(w.rad())
-    extra = _erfcx_bits(wf) * (top + 2)
+    extra = _erfcx_bits(wf, top)
     prec = ctx.prec + extra
     with ctx.workprec(prec):
         y = _erfcx_rec(arb(w.mid()), top + (1 if w.rad() else 0))
@@ -1540,19 +1552,22 @@ def _erfcx_ders(w: arb, top: int) -> list[arb]:
                 _ERFCX_SLOPES.clear()
             slope = _ERFCX_SLOPES[key] = [arb(abs(v).upper()) for v in _erfcx_rec(arb(w0),
                                                                                 top + 1)]
-        r = arb(w.rad())
-        return [y[k] + (r * slope[k + 1]).union(-r * slope[k + 1]) for k in range(top + 1)]
+        # y(w) lies within r * max |y'| of y(mid w): times the ball [-1, 1]
+        r = arb(w.rad()) * _UNIT
+        return [y[k] + r * slope[k + 1] for k in range(top + 1)]
 
 
 _ERFCX_SLOPES: dict[tuple[int, int, int], list[arb]] = {}
+_UNIT = arb(0, 1)  # the ball [-1, 1]
 
 
 def _erfcx_rec(w: arb, top: int) -> list[arb]:
     y = [(w * w).exp() * w.erfc()]
+    w2 = 2 * w
     if top >= 1:
-        y.append(2 * w * y[0] - 2 / arb.pi().sqrt())
+        y.append(w2 * y[0] - 2 / arb.pi().sqrt())
     for k in range(1, top):
-        y.append(2 * w * y[k] + 2 * k * y[k - 1])
+        y.append(w2 * y[k] + 2 * k * y[k - 1])
     return y
 
 
@@ -1579,15 +1594,17 @@ def _series_erfcx(f: Any, env: Any, c: arb | None, k0: int) -> Any:
         points = [arb(z0.lower()), arb(z0.upper())]
     vals = []
     for z in points:
+        # one entry per point for every order: the coefficients up to a lower order are
+        # those of a higher one (enclosures of the same numbers), so a prefix is reused
         key = (z.mid().man_exp(), z.rad().man_exp(),
-               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0, n,
+               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0,
                ctx.prec)
         v = cache.get(key)
-        if v is None:
+        if v is None or len(v) <= n:
             if len(cache) > 20_000:
                 cache.clear()
             v = cache[key] = _erfcx_taylor(z, c, k0, n)
-        vals.append(v)
+        vals.append(v[:n + 1])
     hull = [a.union(b) for a, b in zip(*vals, strict=True)] if len(vals) > 1 else vals[0]
     outer = arb_series(hull, prec=n + 1)
     inner = arb_series([arb(0)] + coeffs[1:n + 1], prec=n + 1)
