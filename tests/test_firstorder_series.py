@@ -288,6 +288,30 @@ def test_near_gaussian_with_a_bump(name):
         assert m.upper - m.lower <= tol
 
 
+FAR_BUMPS = {
+    # delta_1 times exp(c exp(-400 (eps - at)^2)): non-increasing (the factor's log-slope
+    # stays below 0.03 against (log delta_1)' ~ -at), its GDPT ~ 1 + 1.1e-6 (1 + 6.8e-7)
+    # in a bump of width 0.05 where the opening sweep of the search tries intervals
+    # several units wide
+    "1e-3 at 30": ("10**-3", 30.0),
+    "1e-4 at 12": ("10**-4", 12.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAR_BUMPS))
+def test_float_mode_finds_a_narrow_bump_far_out(name):
+    # truth: mpmath maximisation of the GDPT at 40 digits around the bump
+    c, at = FAR_BUMPS[name]
+    base = "(erfc((eps - 1/2)/sqrt(2))/2 - exp(eps)*erfc((eps + 1/2)/sqrt(2))/2)"
+    p = Profile.parse(f"{base}*exp({c}*exp(-400*(eps - {at})**2))")
+    f = mp_profile(p)
+    sup, _ = mp_sup(f, at - 0.2, at + 0.2, 20)
+    assert sup > 1 + mpmath.mpf("5e-7")  # above the flat part by more than tol / 2
+    m = measure(p, 100.0, tol=1e-6, certify=False, refine=False, identify=False)
+    assert m.lower <= sup <= m.upper, (m.lower, m.upper, sup)
+    assert m.upper - m.lower <= 1e-6
+
+
 def test_series_monotonicity_proof_and_a_rising_bump():
     # delta_1 times exp(5 exp(-400 (eps - 3)^2)) rises just before eps = 3 (the factor's
     # log-slope reaches ~ +85 against (log delta_1)' ~ -3); reference: the sign of the
