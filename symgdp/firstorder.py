@@ -1226,6 +1226,9 @@ class FirstOrder:
     #: the profile whose log-series the high-order test uses (see use_series)
     _series_profile: Any = None
     _series_state: Any = None
+    #: proofs in a row by the series test where the mean-value tests failed: from
+    #: _SERIES_FIRST on, the series test is tried first (the order of the tests only)
+    _series_wins = 0
 
     def use_series(self, profile: Any) -> None:
         r"""Let :meth:`prove_below` use Taylor series of :math:`h` of high order (built
@@ -1257,9 +1260,13 @@ class FirstOrder:
         return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
 
     def _series_below(self, x: float, y: float, mu: float) -> bool | None:
-        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomial of :math:`h` about the
-        midpoint (point coefficients) and the Lagrange remainder (the order-n coefficient
-        enclosed on the whole ball); ``None`` where no series is available."""
+        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomials of :math:`h` about
+        both end points (point coefficients), the one about x on ``[x, m]`` and the one
+        about y on ``[m, y]`` (m the midpoint), with the Lagrange remainder (the order-n
+        coefficient enclosed on the whole ball) -- as tight as the expansion about the
+        midpoint with the same reach, and the end points' coefficients are shared with
+        the intervals around (the search's neighbours and children); ``None`` where no
+        series is available."""
         st = self._series()
         if st is None:
             return None
@@ -1271,28 +1278,31 @@ class FirstOrder:
         n = _SERIES_ORDER
         with ctx.workprec(_PREC):
             amu = (arb(mu),)
-            pm, ball = arb(m), self._ball(x, y)
-            self.ball_count += 4
-            a = _series_at(fn, pm, n, pvals, cache)
-            b = _series_at(gauss, pm, n, amu, cache)
-            if not all(v.is_finite() for v in a + b):
-                return None
-            c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
-            if not c[0] < 0:
-                return False
-            tl, tr = arb(x) - pm, arb(y) - pm
-            # a float enclosure of [x - m, y - m] (one ulp outward)
-            lo = math.nextafter(float(tl.lower()), -math.inf)
-            hi = math.nextafter(float(tr.upper()), math.inf)
-            sup = _poly_max(c, lo, hi)
-            if not sup < 0:
-                return False  # the Taylor polynomial alone reaches 0: no remainder needed
-            ends = (arb(x), arb(y))
+            ax, ay, am = arb(x), arb(y), arb(m)
+            # float enclosures (one ulp outward) of [0, m - x] and [m - y, 0]: the two
+            # reaches cover [x, y]
+            hx = math.nextafter(float((am - ax).upper()), math.inf)
+            hy = math.nextafter(float((am - ay).lower()), -math.inf)
+            sup: arb | None = None
+            for e, t0, t1 in ((x, 0.0, hx), (y, hy, 0.0)):
+                a = _series_point(fn, "a", e, n, pvals, cache)
+                b = _series_point(gauss, "g", e, n, amu, cache)
+                if not all(v.is_finite() for v in a + b):
+                    return None
+                c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
+                if not c[0] < 0:
+                    return False
+                side = _poly_max(c, t0, t1)
+                if not side < 0:
+                    return False  # a Taylor polynomial alone reaches 0
+                sup = side if sup is None else sup.max(side)
+            self.ball_count += 2
+            ball, ends = self._ball(x, y), (ax, ay)
             top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
                 gauss, ball, n, amu, cache, ends)[n]
             if not top.is_finite():
                 return None
-            r = arb(tr.upper()).max(arb((-tl).upper()))
+            r = arb(hx).max(arb(-hy))
             return bool(sup + abs(top) * r**n <= 0)
 
     # -- the first-order test -------------------------------------------------------------
@@ -1317,13 +1327,22 @@ class FirstOrder:
             hx, hy = la - lgx, lb - lgy
             if hx > 0 or hy > 0:
                 return False
+        first = self._series_wins >= _SERIES_FIRST
+        high = self._series_below(x, y, mu) if first else None
+        if high:
+            return True
         da = self._direct(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            self._series_wins = 0
             return True
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            self._series_wins = 0
             return True
-        high = self._series_below(x, y, mu)
+        if not first:
+            high = self._series_below(x, y, mu)
+            if high:
+                self._series_wins += 1
         if high is not None:
             return high
         return self._taylor_below(x, y, mu, d2a) or any(
@@ -1481,6 +1500,8 @@ def _gauss_l2() -> Any:
 
 #: order of the Taylor series of the high-order test
 _SERIES_ORDER = 12
+#: see FirstOrder._series_wins
+_SERIES_FIRST = 3
 
 
 class _NoSeries(Exception):
@@ -1799,6 +1820,17 @@ def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
 
 
 _SERIES_LOCK = threading.RLock()
+
+
+def _series_point(fn: Any, tag: str, x: float, n: int, pvals: tuple[arb, ...],
+                  cache: dict) -> list[arb]:
+    """``_series_at`` at the point ``x`` (exact), kept in ``cache`` under ``tag``, the
+    parameters and the working precision."""
+    key = ("point", tag, x, n, tuple((v.mid(), v.rad()) for v in pvals), ctx.prec)
+    v = cache.get(key)
+    if v is None:
+        v = cache[key] = _series_at(fn, arb(x), n, pvals, cache)
+    return v
 
 
 def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
