@@ -23,6 +23,7 @@ from flint import arb, ctx
 
 from symgdp import Profile, eps
 from symgdp.firstorder import (
+    _SERIES_ORDER,
     FirstOrder,
     _erfcx_taylor,
     _gauss_log_series,
@@ -127,6 +128,26 @@ def test_erfcx_taylor_coefficients_contain_mpmath(z, c):
     for j, (g, r) in enumerate(zip(got, ref, strict=True)):
         assert contains(g, r), (j, g, r)
         # tight: a few ulps at 64 bits relative to the coefficient
+        assert float(g.rad()) <= 1e-15 * float(abs(r)) + 1e-300, (j, g)
+
+
+@pytest.mark.parametrize("z", [0.05, 40.0, 700.0, 5000.0])
+@pytest.mark.parametrize("c", [None, 0.2])
+def test_erfcx_taylor_of_the_search_order_is_tight(z, c):
+    # the order the search uses (12, from erfcx itself) and far-out arguments: the extra
+    # bits of the recurrence, estimated from its growth, still give 64-bit coefficients;
+    # reference: mpmath.taylor of the same formula at 80 digits (at 40 its finite
+    # differences lose the order-12 coefficient at z = 5000)
+    n = _SERIES_ORDER
+    with ctx.workprec(64):
+        got = _erfcx_taylor(arb(z), None if c is None else arb(c), 0, n)
+    with mpmath.workdps(2 * DPS):
+        zz = mpmath.mpf(z)
+        f = (lambda s: mp_erfcx(s)) if c is None else \
+            (lambda s: mp_erfcx(s) - mp_erfcx(s + mpmath.mpf(c)))
+        ref = mpmath.taylor(f, zz, n)
+    for j, (g, r) in enumerate(zip(got, ref, strict=True)):
+        assert contains(g, r), (j, g, r)
         assert float(g.rad()) <= 1e-15 * float(abs(r)) + 1e-300, (j, g)
 
 
