@@ -604,7 +604,9 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
             first.bound = max(first.bound, mu_plus)
             fails, proved = 0, True
             bad *= _SWEEP_FORGET
-            w = (y - x) * (min(y / x, _SWEEP_GROW) if x > 0 else _SWEEP_GROW) * _SWEEP_DRIFT
+            # as fast as _SWEEP_GROW until the first failure, then slowly
+            drift = _SWEEP_GROW if math.isinf(bad) else _SWEEP_DRIFT
+            w = (y - x) * (min(y / x, _SWEEP_GROW) if x > 0 else _SWEEP_GROW) * drift
             w = min(w, 0.9 * bad * y)
             x = y
             while k < len(pa) and pb[k] <= x:
@@ -626,6 +628,7 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
         if k < len(pa):
             x, fails = pa[k], 0
             w = min(pb[k] - pa[k], 0.9 * bad * x)
+            bad = math.inf  # a stretch given up is no guide to the next one
 
 
 def _inflated(la: float, tau: float, add: float) -> float:
