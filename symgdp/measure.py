@@ -543,8 +543,9 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
 #: cell to the bisection (also once its width is below the cell's over 2 to this power)
 _SWEEP_FAILS = 6
 #: the sweep's width after a proof: times the growth of the distance from 0 (at most
-#: _SWEEP_GROW), times _SWEEP_DRIFT, and at most 0.9 times the smallest ratio of width to
-#: distance not proved, which grows by _SWEEP_FORGET at each proof
+#: _SWEEP_GROW), times _SWEEP_GROW again before the first failure and _SWEEP_DRIFT after
+#: it, and at most 0.9 times the smallest ratio of width to distance not proved, which
+#: grows by _SWEEP_FORGET at each proof
 _SWEEP_GROW, _SWEEP_DRIFT, _SWEEP_FORGET = 1.5, 1.08, 1.02
 
 
@@ -581,14 +582,16 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
            mu_plus: float, first: _FirstOrderLeaves, sa: list[float], sb: list[float],
            sla: list[float]) -> None:
     """The sweep of _close_blocks over the consecutive cells ``pa``/``pb``, from the
-    left.  The width is steered by its ratio to the distance from 0 (on a flat, nearly
-    Gaussian GDPT the tests prove intervals of a fixed fraction of their distance from
-    0): after a proof the next ratio is twice the last one proved, or the geometric mean
-    of that and the smallest ratio not proved (slowly forgotten); after a failure the
-    interval is halved, or shrunk back to the last ratio proved.  After ``_SWEEP_FAILS``
-    failures in a row, or once the width is far below the cell's, the rest of the cell
-    goes on to the bisection (split at the sweep's position, whose value is evaluated)
-    and the sweep resumes at the next cell."""
+    left.  After a proof the width grows with the distance from 0 (on a flat, nearly
+    Gaussian GDPT the tests prove intervals of about a fixed fraction of it; by at most
+    ``_SWEEP_GROW``) and by ``_SWEEP_GROW`` more until the first failure, by
+    ``_SWEEP_DRIFT`` after it, never above 0.9 times the smallest ratio of width to
+    distance not proved (slowly forgotten); after a failure it is halved (before any
+    proof) or shrunk by 0.7.  After ``_SWEEP_FAILS`` failures in a row, or once the width
+    is far below the cell's, the rest of the cell goes on to the bisection (split at the
+    sweep's position, whose value is evaluated) and the sweep resumes at the next cell,
+    with no memory of the failures.  Only the cost depends on these choices: every leaf
+    is proved."""
     end = pb[-1]
     k = 0  # the cell holding the sweep's position x
     x, w = pa[0], pb[0] - pa[0]
