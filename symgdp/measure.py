@@ -586,16 +586,16 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
     Gaussian GDPT the tests prove intervals of about a fixed fraction of it; by at most
     ``_SWEEP_GROW``) and by ``_SWEEP_GROW`` more until the first failure, by
     ``_SWEEP_DRIFT`` after it, never above 0.9 times the smallest ratio of width to
-    distance not proved (slowly forgotten); after a failure it is halved (before any
-    proof) or shrunk by 0.7.  After ``_SWEEP_FAILS`` failures in a row, or once the width
-    is far below the cell's, the rest of the cell goes on to the bisection (split at the
-    sweep's position, whose value is evaluated) and the sweep resumes at the next cell,
-    with no memory of the failures.  Only the cost depends on these choices: every leaf
-    is proved."""
+    distance not proved (slowly forgotten); after a failure it is halved (the tests
+    have the old midpoint's values at hand).  After ``_SWEEP_FAILS`` failures in a row,
+    or once the width is far below the cell's, the rest of the cell goes on to the
+    bisection (split at the sweep's position, whose value is evaluated) and the sweep
+    resumes at the next cell, with no memory of the failures.  Only the cost depends on
+    these choices: every leaf is proved."""
     end = pb[-1]
     k = 0  # the cell holding the sweep's position x
     x, w = pa[0], pb[0] - pa[0]
-    fails, proved = 0, False
+    fails = 0
     bad = math.inf  # the smallest ratio of width to distance from 0 not proved
     while k < len(pa):
         y = x + w
@@ -605,7 +605,7 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
             first.a.append(x)
             first.b.append(y)
             first.bound = max(first.bound, mu_plus)
-            fails, proved = 0, True
+            fails = 0
             bad *= _SWEEP_FORGET
             # as fast as _SWEEP_GROW until the first failure, then slowly
             drift = _SWEEP_GROW if math.isinf(bad) else _SWEEP_DRIFT
@@ -618,7 +618,7 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
         fails += 1
         if x > 0:
             bad = min(bad, (y - x) / x)
-        w = (y - x) * (0.7 if proved else 0.5)
+        w = 0.5 * (y - x)  # the new end is the old midpoint, whose values are cached
         if (fails < _SWEEP_FAILS and x < x + w < y
                 and w * 2.0 ** _SWEEP_FAILS >= pb[k] - pa[k]):
             continue
