@@ -454,8 +454,11 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     zero: list[tuple[float, float, float]] = []
     first = _FirstOrderLeaves()
     target = tol - 2.0 * _margin(certify, best + tol)
+    # intervals the sweep failed to prove, with the mu+ tried: not tried again below it
+    failed: dict[tuple[float, float], float] = {}
     if not cuts and target > 0.5 * tol and math.isfinite(best):
-        pa, pb, pla = _close_blocks(fo, ld, pa, pb, pla, best + 0.9 * target, first)
+        pa, pb, pla = _close_blocks(fo, ld, pa, pb, pla, best + 0.9 * target, first,
+                                    failed)
     rounds = 0
     started, warned = time.perf_counter(), False
     while pa and not math.isinf(best):
@@ -486,7 +489,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                     # uses that inflated value
                     zero.append((a, b, _inflated(la, *r), r))
                     closed = True
-            elif fo.prove_below(a, b, mu_plus):
+            elif failed.get((a, b), -math.inf) < mu_plus and fo.prove_below(a, b, mu_plus):
                 if fo.rise(a, b) is not None:
                     first.a.append(a)
                     first.b.append(b)
@@ -550,13 +553,15 @@ _SWEEP_GROW, _SWEEP_DRIFT, _SWEEP_FORGET = 1.5, 1.08, 1.02
 
 
 def _close_blocks(fo: Any, ld: _Counted, pa: list[float], pb: list[float],
-                  pla: list[float], mu_plus: float, first: _FirstOrderLeaves
+                  pla: list[float], mu_plus: float, first: _FirstOrderLeaves,
+                  failed: dict[tuple[float, float], float] | None = None
                   ) -> tuple[list[float], list[float], list[float]]:
     """Before the first round: every stretch of consecutive initial cells that the
     zeroth-order bound cannot close is swept from left to right by the first-order test
     with an adaptive width, as an ODE solver adapts its step (see _sweep); each interval
-    proved is one leaf.  The returned cells and the leaves added to ``first`` cover the
-    given cells exactly."""
+    proved is one leaf, each one not proved is noted in ``failed`` (with ``mu_plus``).
+    The returned cells and the leaves added to ``first`` cover the given cells exactly."""
+    failed = {} if failed is None else failed
     u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
     open_ = (u > mu_plus).tolist()
     sa: list[float] = []
@@ -573,14 +578,14 @@ def _close_blocks(fo: Any, ld: _Counted, pa: list[float], pb: list[float],
         j = i
         while j < n and open_[j]:
             j += 1
-        _sweep(fo, ld, pa[i:j], pb[i:j], pla[i:j], mu_plus, first, sa, sb, sla)
+        _sweep(fo, ld, pa[i:j], pb[i:j], pla[i:j], mu_plus, first, sa, sb, sla, failed)
         i = j
     return sa, sb, sla
 
 
 def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[float],
            mu_plus: float, first: _FirstOrderLeaves, sa: list[float], sb: list[float],
-           sla: list[float]) -> None:
+           sla: list[float], failed: dict[tuple[float, float], float]) -> None:
     """The sweep of _close_blocks over the consecutive cells ``pa``/``pb``, from the
     left.  After a proof the width grows with the distance from 0 (on a flat, nearly
     Gaussian GDPT the tests prove intervals of about a fixed fraction of it; by at most
@@ -616,6 +621,7 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
                 k += 1
             continue
         fails += 1
+        failed[(x, y)] = mu_plus
         if x > 0:
             bad = min(bad, (y - x) / x)
         w = 0.5 * (y - x)  # the new end is the old midpoint, whose values are cached

@@ -69,7 +69,13 @@ def test_leaves_and_cells_cover_the_input_exactly(seed, hole):
     # the cells' zeroth-order bounds fall from inf to 1.99: with mu_plus = 2.1 the cells
     # beyond eps ~ 10 are closed by it and pass as they are (several stretches then)
     mu_plus = 1.0 if seed % 2 else 2.1
-    sa, sb, sla = _close_blocks(fo, ld, pa, pb, pla, mu_plus, first)
+    failed: dict = {}
+    sa, sb, sla = _close_blocks(fo, ld, pa, pb, pla, mu_plus, first, failed)
+    # the failures noted (the bisection skips them) are exactly the intervals not proved
+    # (a proof whose monotonicity check failed counts as not proved)
+    leaves = set(zip(first.a, first.b, strict=True))
+    assert set(failed) == {(x, y) for x, y, _ in fo.calls} - leaves
+    assert all(v == mu_plus for v in failed.values())
     pieces = sorted([(a, b, "cell") for a, b in zip(sa, sb, strict=True)]
                     + [(a, b, "leaf") for a, b in zip(first.a, first.b, strict=True)])
     # contiguous from 0 to eps_h: no gap, no overlap
