@@ -393,6 +393,7 @@ def test_prefetched_series_is_the_series_prepared_on_need():
 
     p = literal_gaussian(0.7)
     _LOG_SERIES.clear()
+    _SERIES_JOBS.clear()  # jobs other tests' measurements started and never collected
     prefetch_series(p)
     assert len(_SERIES_JOBS) == 1
     fn, pvals = _profile_series(p)
