@@ -587,7 +587,8 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
            mu_plus: float, first: _FirstOrderLeaves, sa: list[float], sb: list[float],
            sla: list[float], failed: dict[tuple[float, float], float]) -> None:
     """The sweep of _close_blocks over the consecutive cells ``pa``/``pb``, from the
-    left.  After a proof the width grows with the distance from 0 (on a flat, nearly
+    left, with the first cell's width (a quarter of it from 0, where the provable width
+    does not scale with the distance).  After a proof the width grows with the distance from 0 (on a flat, nearly
     Gaussian GDPT the tests prove intervals of about a fixed fraction of it; by at most
     ``_SWEEP_GROW``) and by ``_SWEEP_GROW`` more until the first failure, by
     ``_SWEEP_DRIFT`` after it, never above 0.9 times the smallest ratio of width to
@@ -599,7 +600,7 @@ def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[fl
     these choices: every leaf is proved."""
     end = pb[-1]
     k = 0  # the cell holding the sweep's position x
-    x, w = pa[0], pb[0] - pa[0]
+    x, w = pa[0], (pb[0] - pa[0]) * (0.25 if pa[0] == 0 else 1.0)
     fails = 0
     bad = math.inf  # the smallest ratio of width to distance from 0 not proved
     while k < len(pa):
