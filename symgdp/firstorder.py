@@ -1842,6 +1842,11 @@ def prefetch_series(profile: Any) -> None:
     cache = getattr(profile, "_cache", None)
     if cache is None or "log_series" in cache or not hasattr(profile, "bound_expr"):
         return
+    if not profile.expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff):
+        # the mean-value tests close most intervals of other profiles: their series form
+        # is prepared only if the search asks for it (a child per point of a sweep of
+        # profiles that differ in their constants would cost more than it saves)
+        return
     expr, floats = _split_floats(profile)
     key = (expr, profile.var, tuple(s for s, _ in floats))
     with _SERIES_JOBS_LOCK:
