@@ -20,6 +20,10 @@ end-point values wherever they are provably monotone:
   \Phi(-t/\mu - \mu/2)\,dt` is the tail integral of a log-concave function, hence
   log-concave (Prékopa 1973; Bagnoli & Bergstrom 2005, Thm 3).  Its enclosure on
   :math:`[x, y]` is the two end-point values -- no dependency problem at all.
+* The higher derivatives of :math:`\log\delta_\mu` (the Taylor bounds of order 2 to
+  4) are cumulants of a Laplace transform, :math:`\log(\operatorname{erfcx}(z) -
+  \operatorname{erfcx}(z + \mu/\sqrt2))`, built from moment ratios that are each
+  monotone in :math:`z` (theory §11): plain ball arithmetic, no SymPy at run time.
 * :math:`(\log\delta_A)'` is taken from the SymPy derivative of the log-expanded profile
   (per ``Piecewise`` branch; products and exponentials become sums, so e.g.
   :math:`B e^{-\sigma^2\varepsilon^2/A^2}` gives :math:`-2\sigma^2\varepsilon/A^2` with no
@@ -1434,7 +1438,7 @@ class FirstOrder:
 # docstring).  Each g_k on a ball is further intersected with the mean-value forms from
 # both end points (with g_{k+1} on the ball) and, where g_{k+1} has a sign there, with
 # the hull of its end-point values; orders up to k + _GAUSS_EXTRA are computed for that
-# cascade.  Plain ball arithmetic: no SymPy at run time.
+# cascade (theory §11).  Plain ball arithmetic: no SymPy at run time.
 
 #: orders computed above the one asked for (they tighten it; see above)
 _GAUSS_EXTRA = 2
