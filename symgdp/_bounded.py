@@ -46,6 +46,7 @@ import pickle
 import select
 import signal
 import sys
+import threading
 import time
 import traceback
 import warnings
@@ -54,7 +55,8 @@ from typing import Any
 
 from .errors import AnalysisTimeout
 
-__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "run_bounded", "resolve_timeout"]
+__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "Bounded", "resolve_timeout", "run_bounded",
+           "start_bounded"]
 
 #: Default time budget in seconds for one bounded SymPy call; users may change it.
 DEFAULT_TIMEOUT: float = 10.0
@@ -131,46 +133,104 @@ def run_bounded(fn: Callable[..., Any], *args: Any, timeout: float | None = None
         AnalysisTimeout: the budget expired; the child was killed.
         Exception: whatever ``fn`` raised in the child is re-raised here.
     """
-    budget = resolve_timeout(timeout)
-    if not FORK_AVAILABLE:  # pragma: no cover - non-POSIX platforms
-        return fn(*args, **kwargs)
-    name = getattr(fn, "__name__", repr(fn))
-    rfd, wfd = os.pipe()
-    with warnings.catch_warnings():
-        # Python >= 3.12 warns about fork() in a multi-threaded parent; the child here only
-        # runs pure-Python SymPy code and exits, so the warning does not apply.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
-        os.close(rfd)
-        _child(wfd, fn, args, kwargs)
-    os.close(wfd)
-    chunks: list[bytes] = []
-    finished = False
-    try:
-        deadline = time.monotonic() + budget
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([rfd], [], [], left)[0]:
-                raise AnalysisTimeout(f"SymPy call {name!r} exceeded its time budget of "
-                                      f"{budget:g} s (raise timeout= or "
-                                      f"symgdp._bounded.DEFAULT_TIMEOUT)")
-            chunk = os.read(rfd, 1 << 20)
-            if not chunk:
-                finished = True
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(rfd)
-        status = _reap(pid, kill=not finished)
-    if not chunks:
-        code = os.waitstatus_to_exitcode(status) if status is not None else None
-        raise RuntimeError(f"the child process running {name!r} died (exit code {code})")
-    result = pickle.loads(b"".join(chunks))
-    _preload(result[2])
-    if result[0] == "ok":
-        return result[1]
-    raise result[1]
+    return start_bounded(fn, *args, timeout=timeout, **kwargs).result()
+
+
+class Bounded:
+    """A bounded call running in a forked child (:func:`start_bounded`): :meth:`result`
+    waits for it (within its budget, counted from the start) and returns or raises as
+    :func:`run_bounded` does.  A handle dropped unread kills and reaps its child."""
+
+    def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict,
+                 timeout: float | None) -> None:
+        self._budget = resolve_timeout(timeout)
+        self._name = getattr(fn, "__name__", repr(fn))
+        self._lock = threading.Lock()
+        self._outcome: tuple | None = None
+        self._pid = 0
+        self._owner = os.getpid()
+        self._deadline = time.monotonic() + self._budget
+        if not FORK_AVAILABLE:  # pragma: no cover - non-POSIX platforms
+            try:
+                self._outcome = ("ok", fn(*args, **kwargs))
+            except Exception as exc:  # noqa: BLE001 - re-raised by result()
+                self._outcome = ("err", exc)
+            return
+        rfd, wfd = os.pipe()
+        with warnings.catch_warnings():
+            # Python >= 3.12 warns about fork() in a multi-threaded parent; the child here
+            # only runs pure-Python SymPy code and exits, so the warning does not apply.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
+        if pid == 0:  # pragma: no cover - the child (coverage does not follow it)
+            os.close(rfd)
+            _child(wfd, fn, args, kwargs)
+        os.close(wfd)
+        self._pid, self._rfd = pid, rfd
+
+    def result(self) -> Any:
+        with self._lock:
+            if self._outcome is None:
+                self._outcome = self._collect()
+        if self._outcome[0] == "ok":
+            return self._outcome[1]
+        raise self._outcome[1]
+
+    def _collect(self) -> tuple:
+        chunks: list[bytes] = []
+        finished = False
+        rfd, self._rfd = self._rfd, -1
+        try:
+            while True:
+                left = self._deadline - time.monotonic()
+                if left <= 0 or not select.select([rfd], [], [], left)[0]:
+                    return ("err", AnalysisTimeout(
+                        f"SymPy call {self._name!r} exceeded its time budget of "
+                        f"{self._budget:g} s (raise timeout= or "
+                        "symgdp._bounded.DEFAULT_TIMEOUT)"))
+                chunk = os.read(rfd, 1 << 20)
+                if not chunk:
+                    finished = True
+                    break
+                chunks.append(chunk)
+        finally:
+            os.close(rfd)
+            status = _reap(self._pid, kill=not finished)
+        if not chunks:
+            code = os.waitstatus_to_exitcode(status) if status is not None else None
+            return ("err", RuntimeError(
+                f"the child process running {self._name!r} died (exit code {code})"))
+        result = pickle.loads(b"".join(chunks))
+        _preload(result[2])
+        return tuple(result[:2])
+
+    def __del__(self) -> None:
+        # only in the process that started the child (a forked copy of this handle in
+        # another bounded child must not touch it)
+        if self._outcome is None and self._pid and os.getpid() == self._owner \
+                and getattr(self, "_rfd", -1) >= 0:
+            try:
+                os.close(self._rfd)
+            except OSError:  # pragma: no cover
+                pass
+            self._rfd = -1
+            _reap(self._pid, kill=True)
+
+
+def start_bounded(fn: Callable[..., Any], *args: Any, timeout: float | None = None,
+                  **kwargs: Any) -> Bounded:
+    """Start ``fn(*args, **kwargs)`` in a forked child and return at once: the call runs
+    while the caller does other work (e.g. a second symbolic preparation on the other
+    core).  Its budget runs from now; :meth:`Bounded.result` collects it.
+
+    Example:
+        >>> import sympy
+        >>> x = sympy.Symbol("x")
+        >>> job = start_bounded(sympy.diff, sympy.sin(x), x, timeout=10)
+        >>> job.result()
+        cos(x)
+    """
+    return Bounded(fn, args, kwargs, timeout)
 
 
 def _reap(pid: int, kill: bool) -> int | None:

@@ -72,7 +72,7 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.codegen.cfunctions import expm1
 
-from ._bounded import run_bounded
+from ._bounded import Bounded, run_bounded, start_bounded
 from .errors import AnalysisTimeout
 from .implicit import LogDeltaRoot
 from .interval import (
@@ -283,7 +283,7 @@ def _log_expanded(expr: sympy.Expr) -> sympy.Expr:
         lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], (sympy.Min, sympy.Max))
         and not any(a.is_zero for a in e.args[0].args),
         lambda e: e.args[0].func(*[sympy.expand_log(sympy.log(a), force=True)
-                                   for a in e.args[0].args]))
+                                   for a in e.args[0].args], evaluate=False))
 
 
 def _derivatives(expr: sympy.Expr, var: sympy.Symbol,
@@ -1786,27 +1786,92 @@ def _as_arb(v: Any) -> arb:
     return v if isinstance(v, arb) else arb(v)
 
 
-@functools.lru_cache(maxsize=32)
-def _log_series(expr: sympy.Expr, var: sympy.Symbol,
-                params: tuple[sympy.Symbol, ...]) -> Any:
-    """The series function of log delta in its erfcx form (see ``_series_compile``), or
-    ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+def _series_wanted(expr: sympy.Expr) -> bool:
+    """False where no series is attempted: a Piecewise, or a finite sum of many terms
+    (e.g. a k-fold composition: far too large)."""
     if expr.has(sympy.Piecewise):
-        return None  # decided before the (per-expression) preparation below
+        return False
     for sp in expr.atoms(sympy.Sum, sympy.Product):
-        # a finite sum of many terms (e.g. a k-fold composition) is far too large
         sizes = [t[2] - t[1] + 1 for t in sp.limits]
         if not all(v.is_number for v in sizes) or math.prod(int(v) for v in sizes) > 64:
-            return None
+            return False
+    return True
+
+
+def _series_input(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
+    """The expression the series form is derived from (finite sums done, decimal
+    literals as the exact binary numbers they store), or ``None`` where no series is
+    attempted (see _series_wanted; too many operations)."""
+    if not _series_wanted(expr):
+        return None
     expr = _doit_finite(expr)
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
     if sympy.count_ops(expr) > MAX_OPS or expr.has(sympy.Piecewise):
         return None
-    try:
-        logexpr = run_bounded(lambda: _log_expanded(erfcx_form(expr, var)), timeout=10)
-        return _series_compile(_log_rates(logexpr, var), var, params)
-    except (_NoSeries, AnalysisTimeout, TypeError, ValueError):
+    return expr
+
+
+def _series_form(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr | None:
+    """log delta in its erfcx form, log-rates split off, or ``None`` where no series is
+    attempted (run in a bounded child)."""
+    prepared = _series_input(expr, var)
+    if prepared is None:
         return None
+    return _log_rates(_log_expanded(erfcx_form(prepared, var)), var)
+
+
+def _start_series(expr: sympy.Expr, var: sympy.Symbol) -> Bounded | None:
+    if not _series_wanted(expr):
+        return None  # decided at once, without a child
+    return start_bounded(_series_form, expr, var, timeout=10)
+
+
+#: series functions by (expression, variable, parameters); None = no series
+_LOG_SERIES: dict[tuple, Any] = {}
+#: symbolic preparations of series forms started ahead of need (prefetch_series)
+_SERIES_JOBS: dict[tuple, Bounded | None] = {}
+_SERIES_JOBS_LOCK = threading.Lock()
+
+
+def _log_series(expr: sympy.Expr, var: sympy.Symbol,
+                params: tuple[sympy.Symbol, ...]) -> Any:
+    """The series function of log delta in its erfcx form (see ``_series_compile``), or
+    ``None`` where some node has no series enclosure (Min, Max, Piecewise, ...)."""
+    key = (expr, var, params)
+    if key in _LOG_SERIES:
+        return _LOG_SERIES[key]
+    with _SERIES_JOBS_LOCK:
+        job = _SERIES_JOBS.pop(key, False)
+    if job is False:
+        job = _start_series(expr, var)
+    fn = None
+    if job is not None:
+        try:
+            form = job.result()
+            fn = _series_compile(form, var, params) if form is not None else None
+        except (_NoSeries, AnalysisTimeout, RuntimeError, TypeError, ValueError):
+            fn = None
+    if len(_LOG_SERIES) >= 64:
+        _LOG_SERIES.clear()
+    _LOG_SERIES[key] = fn
+    return fn
+
+
+def prefetch_series(profile: Any) -> None:
+    """Start the symbolic preparation of ``profile``'s series form in a bounded child
+    that runs while the caller prepares the rest (the first-order machinery's own child,
+    on the other core); :meth:`FirstOrder.use_series` collects it on first need."""
+    cache = getattr(profile, "_cache", None)
+    if cache is None or "log_series" in cache or not hasattr(profile, "bound_expr"):
+        return
+    expr, floats = _split_floats(profile)
+    key = (expr, profile.var, tuple(s for s, _ in floats))
+    with _SERIES_JOBS_LOCK:
+        if key in _LOG_SERIES or key in _SERIES_JOBS:
+            return
+        while len(_SERIES_JOBS) >= 4:  # never collected: dropped (its child is killed)
+            _SERIES_JOBS.pop(next(iter(_SERIES_JOBS)))
+        _SERIES_JOBS[key] = _start_series(expr, profile.var)
 
 
 @functools.lru_cache(maxsize=1)
@@ -1848,6 +1913,20 @@ def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, An
     """The profile's expression with its exact parameter values substituted, and the
     (symbol, value) pairs of its Float parameters, kept as symbols (substituted, SymPy
     would round e.g. exp(Float) to 53 bits)."""
+    return _per_profile(profile, "split_floats", _split_floats_of)
+
+
+def _per_profile(profile: Any, key: str, fn: Any) -> Any:
+    """``fn(profile)``, kept in the (immutable) profile's own cache where it has one."""
+    cache = getattr(profile, "_cache", None)
+    if cache is None:
+        return fn(profile)
+    if key not in cache:
+        cache[key] = fn(profile)
+    return cache[key]
+
+
+def _split_floats_of(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:
     values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
     if any(set(v.free_symbols) for _, v in values):
         return profile.bound_expr, []
@@ -1856,7 +1935,12 @@ def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, An
 
 
 def _profile_series(profile: Any) -> tuple[Any, tuple[arb, ...]]:
-    """The log-series function of a bound profile and its parameter balls."""
+    """The log-series function of a bound profile and its parameter balls (once per
+    profile object: splitting off the Float parameters rebuilds the expression)."""
+    return _per_profile(profile, "log_series", _profile_series_of)
+
+
+def _profile_series_of(profile: Any) -> tuple[Any, tuple[arb, ...]]:
     var = profile.var
     expr, floats = _split_floats(profile)
     try:
@@ -1919,4 +2003,16 @@ def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         inner = sympy.Add(*[t * sympy.exp(-k * var) for t in arg.args])
         return k * var + sympy.log(sympy.powsimp(sympy.expand(inner), combine="exp"))
 
-    return e.replace(lambda u: isinstance(u, sympy.log) and var in u.free_symbols, fix)
+    def walk(u: sympy.Basic) -> sympy.Basic:
+        # bottom-up like ``replace``, but a Min/Max is rebuilt unevaluated: evaluating
+        # it compares its arguments through the assumptions system, which costs most of
+        # the time here, and the arguments are what they were, only rewritten exactly
+        if not u.args or var not in u.free_symbols:
+            return u
+        args = tuple(walk(a) for a in u.args)
+        if args != u.args:
+            u = (u.func(*args, evaluate=False) if isinstance(u, (sympy.Min, sympy.Max))
+                 else u.func(*args))
+        return fix(u) if isinstance(u, sympy.log) else u
+
+    return walk(e)

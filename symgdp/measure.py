@@ -1117,6 +1117,19 @@ def _has_ball_evaluation(p: Any) -> bool:
     return True
 
 
+def _prefetch_series(p: Any) -> None:
+    """Start the symbolic preparation of the high-order test's series form, so that it
+    runs on the other core while the first-order machinery derives its own."""
+    if callable(getattr(p, "first_order", None)) or not hasattr(p, "bound_expr"):
+        return
+    from .firstorder import prefetch_series
+
+    try:
+        prefetch_series(p)
+    except (TypeError, ValueError, AttributeError):
+        return  # only a head start: _log_series prepares it on need as before
+
+
 def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
     """The first-order machinery for ``p``, or ``None`` (with a note) without a ball
     evaluation of the profile and its derivative."""
@@ -1304,6 +1317,8 @@ def measure(
                                          identify, timeout, t0)
     fo = None
     if how == "first-order" or certify is None:
+        if how == "first-order":
+            _prefetch_series(p)
         fo = _first_order_for(p, timeout, notes)
     if how == "first-order" and fo is None:
         how = "branch-and-bound"

@@ -701,6 +701,8 @@ def _mechanism_of(profile: Profile) -> tuple[str, float, float] | None:
     g = 1.0
     try:
         rebuilt = getattr(mechanisms, kind)(value)
+        if gamma is None and rebuilt == profile:
+            return kind, value, g  # the same expression and values: nothing to check
         xs = np.linspace(0.0, 3.0 * max(value, 1.0), 13)
         a = profile.log_delta(xs)
         if gamma is not None:

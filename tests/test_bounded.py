@@ -116,3 +116,34 @@ def test_modules_a_child_imported_are_imported_in_the_parent():
 
 def _import_and_name(module: str) -> str:
     return importlib.import_module(module).__name__
+
+
+def test_started_call_runs_while_the_caller_works():
+    # reference: the same call through run_bounded (and SymPy in-process)
+    x = sympy.Symbol("x")
+    job = _bounded.start_bounded(sympy.diff, sympy.sin(x) ** 2, x, timeout=30)
+    here = sympy.diff(sympy.sin(x) ** 2, x)
+    assert job.result() == here == run_bounded(sympy.diff, sympy.sin(x) ** 2, x, timeout=30)
+    assert job.result() == here  # collected once, kept
+
+
+def test_started_call_budget_counts_from_the_start():
+    job = _bounded.start_bounded(time.sleep, 30, timeout=0.3)
+    time.sleep(0.4)
+    t0 = time.monotonic()
+    with pytest.raises(AnalysisTimeout, match="0.3 s"):
+        job.result()
+    assert time.monotonic() - t0 < 5
+    with pytest.raises(AnalysisTimeout):  # the outcome is kept
+        job.result()
+
+
+def test_started_call_reraises_and_dropped_handle_reaps_its_child():
+    job = _bounded.start_bounded(int, "not a number", timeout=30)
+    with pytest.raises(ValueError, match="invalid literal"):
+        job.result()
+    job = _bounded.start_bounded(time.sleep, 30, timeout=60)
+    pid = job._pid
+    del job  # never collected: the child is killed and reaped
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)

@@ -336,3 +336,22 @@ def test_random_intervals_never_proved_below_the_gdpt(name):
             assert fo._series_below(x, y, float(gmax * (1 + s))) is not True, (x, y, s)
         proved += fo._series_below(x, y, float(gmax * (1 + 1e-6))) is True
     assert proved >= 1  # it is not refusing everything
+
+
+def test_prefetched_series_is_the_series_prepared_on_need():
+    # reference: the series function prepared in the foreground (a second derivation of
+    # the same expression) gives the same coefficients as the prefetched one
+    from symgdp.firstorder import _LOG_SERIES, _SERIES_JOBS, _profile_series, prefetch_series
+
+    p = literal_gaussian(0.7)
+    _LOG_SERIES.clear()
+    prefetch_series(p)
+    assert len(_SERIES_JOBS) == 1
+    fn, pvals = _profile_series(p)
+    assert not _SERIES_JOBS and fn is not None
+    _LOG_SERIES.clear()
+    ref = _log_series(p.bound_expr, p.var, ())
+    with ctx.workprec(64):
+        a = _series_at(fn, arb(3.0), 5, pvals, {})
+        b = _series_at(ref, arb(3.0), 5, (), {})
+    assert all(x.overlaps(y) and x.rad() < 1e-12 for x, y in zip(a, b, strict=True))
