@@ -1437,14 +1437,16 @@ class FirstOrder:
 # g_2 = 4 Var(t) >= 0, and g_2 <= 2 since delta_mu is log-concave (see the module
 # docstring).  Each g_k on a ball is further intersected with the mean-value forms from
 # both end points (with g_{k+1} on the ball) and, where g_{k+1} has a sign there, with
-# the hull of its end-point values; orders up to k + _GAUSS_EXTRA are computed for that
-# cascade (theory §11).  Plain ball arithmetic: no SymPy at run time.
+# the hull of its end-point values; orders up to max(k, 4) + _GAUSS_EXTRA are computed
+# for that cascade (theory §11).  Plain ball arithmetic: no SymPy at run time.
 
 #: orders computed above the one asked for (they tighten it; see above)
 _GAUSS_EXTRA = 2
 #: extra working bits (the cumulants cancel, e.g. g_2 - 2 near eps = 0 for a large mu)
 _GAUSS_XBITS = 32
 _NAN = arb("nan")
+# (z, c, top, precision) -> the g_n of _log_erfcx_diff_derivatives
+_GAUSS_CACHE: dict[tuple[Any, ...], list[arb]] = {}
 
 
 def _meet(a: arb, b: arb) -> arb:
@@ -1518,8 +1520,19 @@ def _gauss_l(k: int, eps: Any, mu: Any) -> arb:
             return _NAN
         h = arb(fmpq(1, 2)).sqrt()
         s = h / m
-        g = _log_erfcx_diff_derivatives((e / m - m / 2) * h, m * h, k + _GAUSS_EXTRA)[k]
-        v = s**k * g
+        z, c = (e / m - m / 2) * h, m * h
+        # the Taylor bounds ask for orders 2..4 on one ball and at one midpoint in turn:
+        # one cascade (the same for every k <= 4) serves them all
+        top = max(k, 4) + _GAUSS_EXTRA
+        key = (z.mid().man_exp(), z.rad().man_exp(), c.mid().man_exp(), c.rad().man_exp(),
+               top, ctx.prec)
+        gs = _GAUSS_CACHE.get(key)
+        if gs is None:
+            gs = _log_erfcx_diff_derivatives(z, c, top)
+            if len(_GAUSS_CACHE) > 20_000:
+                _GAUSS_CACHE.clear()
+            _GAUSS_CACHE[key] = gs
+        v = s**k * gs[k]
         if k == 2:
             v = v - 2 * s * s
     with ctx.workprec(prec):
