@@ -566,12 +566,13 @@ class _KovPieces:
         # delta'' = rate delta' < 0, so (log delta)'' = (log delta)' (rate - (log delta)')
         a = arb(self.rate)  # exact (1 or 1/2)
         s = (t - level) * a
+        em1 = s.expm1()
         if kind == "delta":
-            return d - c * s.expm1()
-        d1 = -a * c * s.exp()
+            return d - c * em1
+        d1 = -a * c * (em1 + 1)  # exp(s), from the same enclosure
         if kind == "d1":
             return d1
-        val = d - c * s.expm1()
+        val = d - c * em1
         if not val > 0:
             return arb("nan")
         l1 = d1 / val

@@ -1231,6 +1231,9 @@ class FirstOrder:
     #: the profile whose log-series the high-order test uses (see use_series)
     _series_profile: Any = None
     _series_state: Any = None
+    #: proofs in a row by the series test where the mean-value tests failed: from
+    #: _SERIES_FIRST on, the series test is tried first (the order of the tests only)
+    _series_wins = 0
 
     def use_series(self, profile: Any) -> None:
         r"""Let :meth:`prove_below` use Taylor series of :math:`h` of high order (built
@@ -1262,9 +1265,13 @@ class FirstOrder:
         return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
 
     def _series_below(self, x: float, y: float, mu: float) -> bool | None:
-        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomial of :math:`h` about the
-        midpoint (point coefficients) and the Lagrange remainder (the order-n coefficient
-        enclosed on the whole ball); ``None`` where no series is available."""
+        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomials of :math:`h` about
+        both end points (point coefficients), the one about x on ``[x, m]`` and the one
+        about y on ``[m, y]`` (m the midpoint), with the Lagrange remainder (the order-n
+        coefficient enclosed on the whole ball) -- as tight as the expansion about the
+        midpoint with the same reach, and the end points' coefficients are shared with
+        the intervals around (the search's neighbours and children); ``None`` where no
+        series is available."""
         st = self._series()
         if st is None:
             return None
@@ -1276,28 +1283,31 @@ class FirstOrder:
         n = _SERIES_ORDER
         with ctx.workprec(_PREC):
             amu = (arb(mu),)
-            pm, ball = arb(m), self._ball(x, y)
-            self.ball_count += 4
-            a = _series_at(fn, pm, n, pvals, cache)
-            b = _series_at(gauss, pm, n, amu, cache)
-            if not all(v.is_finite() for v in a + b):
-                return None
-            c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
-            if not c[0] < 0:
-                return False
-            tl, tr = arb(x) - pm, arb(y) - pm
-            # a float enclosure of [x - m, y - m] (one ulp outward)
-            lo = math.nextafter(float(tl.lower()), -math.inf)
-            hi = math.nextafter(float(tr.upper()), math.inf)
-            sup = _poly_max(c, lo, hi)
-            if not sup < 0:
-                return False  # the Taylor polynomial alone reaches 0: no remainder needed
-            ends = (arb(x), arb(y))
+            ax, ay, am = arb(x), arb(y), arb(m)
+            # float enclosures (one ulp outward) of [0, m - x] and [m - y, 0]: the two
+            # reaches cover [x, y]
+            hx = math.nextafter(float((am - ax).upper()), math.inf)
+            hy = math.nextafter(float((am - ay).lower()), -math.inf)
+            sup: arb | None = None
+            for e, t0, t1 in ((x, 0.0, hx), (y, hy, 0.0)):
+                a = _series_point(fn, "a", e, n, pvals, cache)
+                b = _series_point(gauss, "g", e, n, amu, cache)
+                if not all(v.is_finite() for v in a + b):
+                    return None
+                c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
+                if not c[0] < 0:
+                    return False
+                side = _poly_max(c, t0, t1)
+                if not side < 0:
+                    return False  # a Taylor polynomial alone reaches 0
+                sup = side if sup is None else sup.max(side)
+            self.ball_count += 2
+            ball, ends = self._ball(x, y), (ax, ay)
             top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
                 gauss, ball, n, amu, cache, ends)[n]
             if not top.is_finite():
                 return None
-            r = arb(tr.upper()).max(arb((-tl).upper()))
+            r = arb(hx).max(arb(-hy))
             return bool(sup + abs(top) * r**n <= 0)
 
     # -- the first-order test -------------------------------------------------------------
@@ -1322,13 +1332,22 @@ class FirstOrder:
             hx, hy = la - lgx, lb - lgy
             if hx > 0 or hy > 0:
                 return False
+        first = self._series_wins >= _SERIES_FIRST
+        high = self._series_below(x, y, mu) if first else None
+        if high:
+            return True
         da = self._direct(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            self._series_wins = 0
             return True
         da, d2a = self._on(x, y)
         if da.is_finite() and self._mean_value_below(x, y, hx, hy, dmx, dmy, da):
+            self._series_wins = 0
             return True
-        high = self._series_below(x, y, mu)
+        if not first:
+            high = self._series_below(x, y, mu)
+            if high:
+                self._series_wins += 1
         if high is not None:
             return high
         return self._taylor_below(x, y, mu, d2a) or any(
@@ -1554,6 +1573,8 @@ def _gauss_l(k: int, eps: Any, mu: Any) -> arb:
 
 #: order of the Taylor series of the high-order test
 _SERIES_ORDER = 12
+#: see FirstOrder._series_wins
+_SERIES_FIRST = 3
 
 
 class _NoSeries(Exception):
@@ -1587,9 +1608,21 @@ def _erfcx_taylor(z: arb, c: arb | None, k0: int, n: int) -> list[arb]:
         return [+v for v in out]
 
 
-def _erfcx_bits(zf: float) -> int:
-    # bits the recurrence loses per step near |z| = zf (about log2(2 z^2))
-    return 2 * int(zf + 2).bit_length() + 6
+def _erfcx_bits(zf: float, top: int) -> int:
+    return _erfcx_bits_at(int(zf) + 1, top)  # the estimate increases with zf
+
+
+@functools.lru_cache(maxsize=4096)
+def _erfcx_bits_at(zf: int, top: int) -> int:
+    r"""Extra working bits for the recurrence up to order ``top`` near :math:`|z| = z_f`:
+    the solution it loses accuracy to grows by about :math:`2z^2 + 2k` at step k, while
+    :math:`|\operatorname{erfcx}^{(k)}|` falls by about :math:`k/z` (its size near
+    :math:`k!/z^{k+1}`), so about :math:`\sum_k \log_2(2z^2 + 2k + 2) - \log_2 k!`
+    bits are lost, plus a margin.  Only the tightness of the balls depends on it: each
+    step is ball arithmetic."""
+    z2 = 2.0 * zf * zf
+    lost = sum(math.log2(z2 + 2 * k + 2) for k in range(1, top + 2))
+    return max(int(lost - math.lgamma(top + 2) / math.log(2)), 0) + 32
 
 
 def _erfcx_ders(w: arb, top: int) -> list[arb]:
@@ -1599,7 +1632,7 @@ def _erfcx_ders(w: arb, top: int) -> list[arb]:
     at an integer below the ball (every :math:`|\operatorname{erfcx}^{(k)}|` decreases:
     see Erfcx).  Returned at the extra working precision of the recurrence."""
     wf = abs(float(w.mid())) + float(w.rad())
-    extra = _erfcx_bits(wf) * (top + 2)
+    extra = _erfcx_bits(wf, top)
     prec = ctx.prec + extra
     with ctx.workprec(prec):
         y = _erfcx_rec(arb(w.mid()), top + (1 if w.rad() else 0))
@@ -1613,19 +1646,22 @@ def _erfcx_ders(w: arb, top: int) -> list[arb]:
                 _ERFCX_SLOPES.clear()
             slope = _ERFCX_SLOPES[key] = [arb(abs(v).upper()) for v in _erfcx_rec(arb(w0),
                                                                                 top + 1)]
-        r = arb(w.rad())
-        return [y[k] + (r * slope[k + 1]).union(-r * slope[k + 1]) for k in range(top + 1)]
+        # y(w) lies within r * max |y'| of y(mid w): times the ball [-1, 1]
+        r = arb(w.rad()) * _UNIT
+        return [y[k] + r * slope[k + 1] for k in range(top + 1)]
 
 
 _ERFCX_SLOPES: dict[tuple[int, int, int], list[arb]] = {}
+_UNIT = arb(0, 1)  # the ball [-1, 1]
 
 
 def _erfcx_rec(w: arb, top: int) -> list[arb]:
     y = [(w * w).exp() * w.erfc()]
+    w2 = 2 * w
     if top >= 1:
-        y.append(2 * w * y[0] - 2 / arb.pi().sqrt())
+        y.append(w2 * y[0] - 2 / arb.pi().sqrt())
     for k in range(1, top):
-        y.append(2 * w * y[k] + 2 * k * y[k - 1])
+        y.append(w2 * y[k] + 2 * k * y[k - 1])
     return y
 
 
@@ -1652,15 +1688,17 @@ def _series_erfcx(f: Any, env: Any, c: arb | None, k0: int) -> Any:
         points = [arb(z0.lower()), arb(z0.upper())]
     vals = []
     for z in points:
+        # one entry per point for every order: the coefficients up to a lower order are
+        # those of a higher one (enclosures of the same numbers), so a prefix is reused
         key = (z.mid().man_exp(), z.rad().man_exp(),
-               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0, n,
+               None if c is None else (c.mid().man_exp(), c.rad().man_exp()), k0,
                ctx.prec)
         v = cache.get(key)
-        if v is None:
+        if v is None or len(v) <= n:
             if len(cache) > 20_000:
                 cache.clear()
             v = cache[key] = _erfcx_taylor(z, c, k0, n)
-        vals.append(v)
+        vals.append(v[:n + 1])
     hull = [a.union(b) for a, b in zip(*vals, strict=True)] if len(vals) > 1 else vals[0]
     outer = arb_series(hull, prec=n + 1)
     inner = arb_series([arb(0)] + coeffs[1:n + 1], prec=n + 1)
@@ -1877,6 +1915,11 @@ def prefetch_series(profile: Any) -> None:
     cache = getattr(profile, "_cache", None)
     if cache is None or "log_series" in cache or not hasattr(profile, "bound_expr"):
         return
+    if not profile.expr.has(sympy.erf, sympy.erfc, Erfcx, ErfcxDiff):
+        # the mean-value tests close most intervals of other profiles: their series form
+        # is prepared only if the search asks for it (a child per point of a sweep of
+        # profiles that differ in their constants would cost more than it saves)
+        return
     expr, floats = _split_floats(profile)
     key = (expr, profile.var, tuple(s for s, _ in floats))
     with _SERIES_JOBS_LOCK:
@@ -1920,6 +1963,17 @@ def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
 
 
 _SERIES_LOCK = threading.RLock()
+
+
+def _series_point(fn: Any, tag: str, x: float, n: int, pvals: tuple[arb, ...],
+                  cache: dict) -> list[arb]:
+    """``_series_at`` at the point ``x`` (exact), kept in ``cache`` under ``tag``, the
+    parameters and the working precision."""
+    key = ("point", tag, x, n, tuple((v.mid(), v.rad()) for v in pvals), ctx.prec)
+    v = cache.get(key)
+    if v is None:
+        v = cache[key] = _series_at(fn, arb(x), n, pvals, cache)
+    return v
 
 
 def _split_floats(profile: Any) -> tuple[sympy.Expr, list[tuple[sympy.Symbol, Any]]]:

@@ -454,8 +454,11 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     zero: list[tuple[float, float, float]] = []
     first = _FirstOrderLeaves()
     target = tol - 2.0 * _margin(certify, best + tol)
+    # intervals the sweep failed to prove, with the mu+ tried: not tried again below it
+    failed: dict[tuple[float, float], float] = {}
     if not cuts and target > 0.5 * tol and math.isfinite(best):
-        pa, pb, pla = _close_blocks(fo, pa, pb, pla, best + 0.9 * target, first)
+        pa, pb, pla = _close_blocks(fo, ld, pa, pb, pla, best + 0.9 * target, first,
+                                    failed)
     rounds = 0
     started, warned = time.perf_counter(), False
     while pa and not math.isinf(best):
@@ -486,7 +489,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                     # uses that inflated value
                     zero.append((a, b, _inflated(la, *r), r))
                     closed = True
-            elif fo.prove_below(a, b, mu_plus):
+            elif failed.get((a, b), -math.inf) < mu_plus and fo.prove_below(a, b, mu_plus):
                 if fo.rise(a, b) is not None:
                     first.a.append(a)
                     first.b.append(b)
@@ -539,46 +542,103 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     return s, first
 
 
-# block sizes (in initial cells) tried at once by the first-order test, largest first
-_BLOCKS = (8, 4, 2)
+#: the sweep of _close_blocks: consecutive failures after which it hands the rest of a
+#: cell to the bisection (also once its width is below the cell's over 2 to this power)
+_SWEEP_FAILS = 6
+#: the sweep's width after a proof: times the growth of the distance from 0 (at most
+#: _SWEEP_GROW), times _SWEEP_GROW again before the first failure and _SWEEP_DRIFT after
+#: it, and at most 0.9 times the smallest ratio of width to distance not proved, which
+#: grows by _SWEEP_FORGET at each proof
+_SWEEP_GROW, _SWEEP_DRIFT, _SWEEP_FORGET = 1.5, 1.08, 1.02
 
 
-def _close_blocks(fo: Any, pa: list[float], pb: list[float], pla: list[float],
-                  mu_plus: float, first: _FirstOrderLeaves
+def _close_blocks(fo: Any, ld: _Counted, pa: list[float], pb: list[float],
+                  pla: list[float], mu_plus: float, first: _FirstOrderLeaves,
+                  failed: dict[tuple[float, float], float] | None = None
                   ) -> tuple[list[float], list[float], list[float]]:
-    """Before the first round: aligned blocks of initial cells far from 0 (width at most
-    an eighth of their left end), none of which the zeroth-order bound could close, are
-    tried whole by the first-order test (on a flat, nearly Gaussian GDPT the high-order
-    Taylor test proves intervals of about a tenth of their distance from 0); each block
-    proved is one leaf, the cells of the others go on as before.  At most one test per
-    block is spent."""
+    """Before the first round: every stretch of consecutive initial cells that the
+    zeroth-order bound cannot close is swept from left to right by the first-order test
+    with an adaptive width, as an ODE solver adapts its step (see _sweep); each interval
+    proved is one leaf, each one not proved is noted in ``failed`` (with ``mu_plus``).
+    The returned cells and the leaves added to ``first`` cover the given cells exactly."""
+    failed = {} if failed is None else failed
     u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
-    open_ = u > mu_plus
-    sa, sb, sla = [], [], []
-    i, n = 0, len(pa)
+    open_ = (u > mu_plus).tolist()
+    sa: list[float] = []
+    sb: list[float] = []
+    sla: list[float] = []
+    n, i = len(pa), 0
     while i < n:
-        for s in _BLOCKS:
-            j = i + s
-            a = pa[i]
-            if i % s or j > n or not pb[j - 1] - a <= a / 8 or not open_[i:j].all():
-                continue
-            b = pb[j - 1]
-            if fo.prove_below(a, b, mu_plus) and fo.rise(a, b, depth=1) is not None:
-                first.a.append(a)
-                first.b.append(b)
-                first.bound = max(first.bound, mu_plus)
-            else:
-                sa += pa[i:j]
-                sb += pb[i:j]
-                sla += pla[i:j]
-            i = j
-            break
-        else:
+        if not open_[i]:
             sa.append(pa[i])
             sb.append(pb[i])
             sla.append(pla[i])
             i += 1
+            continue
+        j = i
+        while j < n and open_[j]:
+            j += 1
+        _sweep(fo, ld, pa[i:j], pb[i:j], pla[i:j], mu_plus, first, sa, sb, sla, failed)
+        i = j
     return sa, sb, sla
+
+
+def _sweep(fo: Any, ld: _Counted, pa: list[float], pb: list[float], pla: list[float],
+           mu_plus: float, first: _FirstOrderLeaves, sa: list[float], sb: list[float],
+           sla: list[float], failed: dict[tuple[float, float], float]) -> None:
+    """The sweep of _close_blocks over the consecutive cells ``pa``/``pb``, from the
+    left, with the first cell's width (a quarter of it from 0, where the provable width
+    does not scale with the distance).  After a proof the width grows with the distance from 0 (on a flat, nearly
+    Gaussian GDPT the tests prove intervals of about a fixed fraction of it; by at most
+    ``_SWEEP_GROW``) and by ``_SWEEP_GROW`` more until the first failure, by
+    ``_SWEEP_DRIFT`` after it, never above 0.9 times the smallest ratio of width to
+    distance not proved (slowly forgotten); after a failure it is halved (the tests
+    have the old midpoint's values at hand).  After ``_SWEEP_FAILS`` failures in a row,
+    or once the width is far below the cell's, the rest of the cell goes on to the
+    bisection (split at the sweep's position, whose value is evaluated) and the sweep
+    resumes at the next cell, with no memory of the failures.  Only the cost depends on
+    these choices: every leaf is proved."""
+    end = pb[-1]
+    k = 0  # the cell holding the sweep's position x
+    x, w = pa[0], (pb[0] - pa[0]) * (0.25 if pa[0] == 0 else 1.0)
+    fails = 0
+    bad = math.inf  # the smallest ratio of width to distance from 0 not proved
+    while k < len(pa):
+        y = x + w
+        if y >= end or end - y < 0.25 * w:
+            y = end
+        if fo.prove_below(x, y, mu_plus) and fo.rise(x, y, depth=1) is not None:
+            first.a.append(x)
+            first.b.append(y)
+            first.bound = max(first.bound, mu_plus)
+            fails = 0
+            bad *= _SWEEP_FORGET
+            # as fast as _SWEEP_GROW until the first failure, then slowly
+            drift = _SWEEP_GROW if math.isinf(bad) else _SWEEP_DRIFT
+            w = (y - x) * (min(y / x, _SWEEP_GROW) if x > 0 else _SWEEP_GROW) * drift
+            w = min(w, 0.9 * bad * y)
+            x = y
+            while k < len(pa) and pb[k] <= x:
+                k += 1
+            continue
+        fails += 1
+        failed[(x, y)] = mu_plus
+        if x > 0:
+            bad = min(bad, (y - x) / x)
+        w = 0.5 * (y - x)  # the new end is the old midpoint, whose values are cached
+        if (fails < _SWEEP_FAILS and x < x + w < y
+                and w * 2.0 ** _SWEEP_FAILS >= pb[k] - pa[k]):
+            continue
+        # give up on the rest of this cell: the bisection takes it
+        la = pla[k] if x == pa[k] else float(ld(np.array([x]))[0])
+        sa.append(x)
+        sb.append(pb[k])
+        sla.append(la)
+        k += 1
+        if k < len(pa):
+            x, fails = pa[k], 0
+            w = min(pb[k] - pa[k], 0.9 * bad * x)
+            bad = math.inf  # a stretch given up is no guide to the next one
 
 
 def _inflated(la: float, tau: float, add: float) -> float:

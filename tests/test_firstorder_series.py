@@ -23,6 +23,7 @@ from flint import arb, ctx
 
 from symgdp import Profile, eps
 from symgdp.firstorder import (
+    _SERIES_ORDER,
     FirstOrder,
     _erfcx_taylor,
     _gauss_log_series,
@@ -127,6 +128,26 @@ def test_erfcx_taylor_coefficients_contain_mpmath(z, c):
     for j, (g, r) in enumerate(zip(got, ref, strict=True)):
         assert contains(g, r), (j, g, r)
         # tight: a few ulps at 64 bits relative to the coefficient
+        assert float(g.rad()) <= 1e-15 * float(abs(r)) + 1e-300, (j, g)
+
+
+@pytest.mark.parametrize("z", [0.05, 40.0, 700.0, 5000.0])
+@pytest.mark.parametrize("c", [None, 0.2])
+def test_erfcx_taylor_of_the_search_order_is_tight(z, c):
+    # the order the search uses (12, from erfcx itself) and far-out arguments: the extra
+    # bits of the recurrence, estimated from its growth, still give 64-bit coefficients;
+    # reference: mpmath.taylor of the same formula at 80 digits (at 40 its finite
+    # differences lose the order-12 coefficient at z = 5000)
+    n = _SERIES_ORDER
+    with ctx.workprec(64):
+        got = _erfcx_taylor(arb(z), None if c is None else arb(c), 0, n)
+    with mpmath.workdps(2 * DPS):
+        zz = mpmath.mpf(z)
+        f = (lambda s: mp_erfcx(s)) if c is None else \
+            (lambda s: mp_erfcx(s) - mp_erfcx(s + mpmath.mpf(c)))
+        ref = mpmath.taylor(f, zz, n)
+    for j, (g, r) in enumerate(zip(got, ref, strict=True)):
+        assert contains(g, r), (j, g, r)
         assert float(g.rad()) <= 1e-15 * float(abs(r)) + 1e-300, (j, g)
 
 
@@ -288,6 +309,33 @@ def test_near_gaussian_with_a_bump(name):
         assert m.upper - m.lower <= tol
 
 
+FAR_BUMPS = {
+    # delta_1 times exp(c exp(-400 (eps - at)^2)): non-increasing (the factor's log-slope
+    # stays below 0.03 against (log delta_1)' ~ -at), its GDPT ~ 1 + 1.1e-6 (1 + 6.8e-7)
+    # in a bump of width 0.05 where the opening sweep of the search tries intervals
+    # several units wide
+    "1e-3 at 30": ("10**-3", 30.0),
+    "1e-4 at 12": ("10**-4", 12.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FAR_BUMPS))
+def test_a_narrow_bump_far_out_is_found(name):
+    # truth: mpmath maximisation of the GDPT at 40 digits around the bump; float mode,
+    # and certified for the first
+    c, at = FAR_BUMPS[name]
+    base = "(erfc((eps - 1/2)/sqrt(2))/2 - exp(eps)*erfc((eps + 1/2)/sqrt(2))/2)"
+    p = Profile.parse(f"{base}*exp({c}*exp(-400*(eps - {at})**2))")
+    f = mp_profile(p)
+    sup, _ = mp_sup(f, at - 0.2, at + 0.2, 20)
+    assert sup > 1 + mpmath.mpf("5e-7")  # above the flat part by more than tol / 2
+    for certify in (False, True) if at > 20 else (False,):
+        m = measure(p, 100.0, tol=1e-6, certify=certify, refine=False, identify=False)
+        assert m.certified == certify
+        assert m.lower <= sup <= m.upper, (certify, m.lower, m.upper, sup)
+        assert m.upper - m.lower <= 1e-6
+
+
 def test_series_monotonicity_proof_and_a_rising_bump():
     # delta_1 times exp(5 exp(-400 (eps - 3)^2)) rises just before eps = 3 (the factor's
     # log-slope reaches ~ +85 against (log delta_1)' ~ -3); reference: the sign of the
@@ -345,6 +393,7 @@ def test_prefetched_series_is_the_series_prepared_on_need():
 
     p = literal_gaussian(0.7)
     _LOG_SERIES.clear()
+    _SERIES_JOBS.clear()  # jobs other tests' measurements started and never collected
     prefetch_series(p)
     assert len(_SERIES_JOBS) == 1
     fn, pvals = _profile_series(p)
