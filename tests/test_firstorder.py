@@ -128,6 +128,102 @@ def test_first_order_test_is_sound_and_tight_on_the_gaussian():
     assert 2 * float(enc.rad()) <= 1.01 * abs(hi - lo) + 1e-9
 
 
+
+# -- derivatives of log delta_mu of order 2 to 4 (the Gaussian side of the Taylor bounds) ---
+
+def ref_dk_log_delta_mu(x: float, mu: float, k: int) -> mpmath.mpf:
+    """d^k log delta_mu / d eps^k at x: mpmath.diff of log(Phi(a) - e^eps Phi(b)) (the
+    textbook formula with mpmath.ncdf, not symgdp's erfcx form), at 60 digits (it agrees
+    with the 40-digit value to better than 1e-40 relative on the points used here)."""
+    with mpmath.workdps(60):
+        m = mpmath.mpf(mu)
+
+        def log_delta(u: mpmath.mpf) -> mpmath.mpf:
+            return mpmath.log(mpmath.ncdf(-u / m + m / 2)
+                              - mpmath.exp(u) * mpmath.ncdf(-u / m - m / 2))
+
+        return mpmath.diff(log_delta, mpmath.mpf(x), k)
+
+
+def _mpf(a) -> mpmath.mpf:
+    man, exp = a.man_exp()  # an arb end point, exactly
+    return mpmath.ldexp(int(man), int(exp))
+
+
+def _encloses(ball, truth: mpmath.mpf) -> bool:
+    return bool(ball.is_finite()) and _mpf(ball.lower()) <= truth <= _mpf(ball.upper())
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 10.0])
+def test_gauss_derivatives_at_points_contain_mpmath_and_are_tight(mu):
+    # reference: ref_dk_log_delta_mu (60-digit mpmath.diff of the textbook formula); for
+    # k = 2 also the closed form -q - q^2 + 2 s/(sqrt(pi) D), D = erfcx(z_a) - erfcx(z_b),
+    # q = erfcx(z_b)/D, s = 1/(mu sqrt2), in 50-digit mpmath
+    from flint import arb, ctx
+
+    from symgdp.firstorder import _gauss_l
+
+    for x in (0.0, 0.5, 3.0, 50.0, 100.0):
+        for k in (2, 3, 4):
+            truth = ref_dk_log_delta_mu(x, mu, k)
+            with ctx.workprec(64):
+                ball = _gauss_l(k, arb(x), mu)
+            assert _encloses(ball, truth), (x, mu, k, ball, truth)
+            # tight: within 2^-58 relative, a few units of the 64-bit working precision
+            assert float(ball.rad()) <= 2.0**-58 * abs(float(truth)), (x, mu, k, ball)
+            if k == 2:
+                with mpmath.workdps(50):
+                    e, m, r = mpmath.mpf(x), mpmath.mpf(mu), mpmath.sqrt(2)
+                    za, zb, s = (e / m - m / 2) / r, (e / m + m / 2) / r, 1 / (m * r)
+                    d = mpmath.exp(za**2) * mpmath.erfc(za) - mpmath.exp(zb**2) * mpmath.erfc(zb)
+                    q = mpmath.exp(zb**2) * mpmath.erfc(zb) / d
+                    assert _encloses(ball, -q - q * q + 2 * s / (mpmath.sqrt(mpmath.pi) * d))
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 10.0])
+def test_gauss_derivatives_on_wide_balls_contain_mpmath(mu):
+    # reference: ref_dk_log_delta_mu at points inside the ball (both ends and one inside);
+    # a second algorithm, Arb's power series of log delta_mu (_gauss_log_series), must
+    # never be tighter, and far out (x >= 50) where the derivatives are monotone the
+    # enclosure is the range of the end-point values
+    from flint import arb, ctx
+
+    from symgdp.firstorder import _gauss_l, _gauss_log_series, _series_at
+
+    for x in (0.0, 2.0, 50.0, 99.0):
+        for w in (1e-3, 0.1, 1.0):
+            ball = FirstOrder._ball(x, x + w)
+            for k in (2, 3, 4):
+                with ctx.workprec(64):
+                    enc = _gauss_l(k, ball, mu)
+                    series = _series_at(_gauss_log_series(), ball, k, (arb(mu),), {},
+                                        (arb(x), arb(x + w)))[k] * math.factorial(k)
+                truths = [ref_dk_log_delta_mu(x + w * f, mu, k) for f in (0.0, 0.37, 1.0)]
+                for t in truths:
+                    assert _encloses(enc, t), (x, w, mu, k, enc, t)
+                assert enc.rad() <= series.rad(), (x, w, mu, k, enc, series)
+                if x >= 50 and w <= 0.1 and mu <= 1:
+                    spread = float(max(truths) - min(truths))
+                    assert 2 * float(enc.rad()) <= 1.001 * spread + 1e-15 * abs(float(truths[0]))
+
+
+def test_gauss_derivatives_need_no_symbolic_work(monkeypatch):
+    # reference: ref_dk_log_delta_mu; the derivatives of log delta_mu are plain ball
+    # arithmetic: no SymPy differentiation, no bounded child process
+    from flint import arb
+
+    import symgdp.firstorder as fo
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("symbolic work at run time")
+
+    monkeypatch.setattr(fo, "run_bounded", refuse)
+    monkeypatch.setattr(sympy, "diff", refuse)
+    for k in (2, 3, 4, 5):
+        ball = fo._gauss_l(k, FirstOrder._ball(7.0, 7.25), 1.3)
+        assert _encloses(ball, ref_dk_log_delta_mu(7.1, 1.3, k))
+    assert not fo._gauss_l(2, arb(1.0), 0.0).is_finite()  # mu = 0: no enclosure, no error
+
 # -- the Gaussian mechanism in every spelling ------------------------------------------------
 
 M = sympy.Symbol("m", positive=True)

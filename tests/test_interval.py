@@ -242,3 +242,29 @@ def test_a_float_function_never_enters_a_ball_function():
     assert fn.__globals__.get("lgamma") is math.lgamma
     with pytest.raises(ArbUnsupported):
         interval._check_rigorous(fn)
+
+
+@pytest.mark.parametrize("x, c", [(-5.0, 0.2), (0.3, 0.2), (0.3, 7.0), (20.0, 0.2),
+                                  (117.7, 0.21), (7071.0, 0.007)])
+def test_erfcx_diff_orders_contain_mpmath_and_are_tight(x, c):
+    # reference: 50-digit mpmath derivatives of exp(z^2) erfc(z) at x and x + c (Taylor
+    # coefficients of the textbook function); c a ball that is not a point, as mu/sqrt2
+    # is (its radius run through the recurrence would cost up to 60 bits at x = 117.7)
+    from symgdp.interval import erfcx_diff_orders_arb
+
+    with ctx.workprec(96):
+        cb = arb(c) * (1 + arb(2.0**-80).union(-arb(2.0**-80)))
+        got = erfcx_diff_orders_arb(arb(x), cb, 6)
+        wide = erfcx_diff_orders_arb(arb(x).union(arb(x + 0.01)), cb, 6)
+    with mpmath.workdps(DPS):
+        erfcx = lambda z: mpmath.exp(z * z) * mpmath.erfc(z)  # noqa: E731
+        ta = mpmath.taylor(erfcx, mpmath.mpf(x), 6)
+        tb = mpmath.taylor(erfcx, mpmath.mpf(x) + mpmath.mpf(c), 6)
+        tw = mpmath.taylor(erfcx, mpmath.mpf(x) + mpmath.mpf("0.004"), 6)
+        tx = mpmath.taylor(erfcx, mpmath.mpf(x) + mpmath.mpf("0.004") + mpmath.mpf(c), 6)
+    for n in range(7):
+        truth = (ta[n] - tb[n]) * mpmath.factorial(n)
+        assert encloses(got[n], truth), (n, got[n], truth)
+        # tight: the c ball's own width (2^-80 relative) and a few ulps, at every order
+        assert float(got[n].rad()) <= 2.0**-70 * abs(float(truth)) * (n + 1) * max(x, 1)
+        assert encloses(wide[n], (tw[n] - tx[n]) * mpmath.factorial(n))
