@@ -181,8 +181,10 @@ def render(results: list[tuple[str, dict[str, Any]]], info: dict[str, str],
             "sweep, a calibration or any second profile of the same form.", ""]
     out += [f"ε_h = {EPS_H:g}, tol = {TOL:g}. *Old*: the zeroth-order branch-and-bound "
             f"(float, budget {args.old_budget:,} evaluations; a flat GDPT stops at once with "
-            "ConvergenceError). *New*: the default search (first-order, or the exact "
-            "recognition of δ_μ: 0 evaluations). Evaluations are the profile values "
+            "ConvergenceError). *New*: the default search (first-order; or the exact "
+            "recognition of δ_μ, and for a Gaussian whose μ is written in decimals, which "
+            "is δ_μ only up to the rounding of its literals, the perturbation bound: 0 "
+            "evaluations). Evaluations are the profile values "
             "that steer the search: float64 values, or in the certified columns the "
             "midpoints of the point balls the proofs use anyway (the new search also "
             "evaluates the profile and its derivative on balls: the 'ball evals' column "
