@@ -163,10 +163,10 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
     Remove direction: :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
     :math:`Q = N(0, \sigma^2)`, loss :math:`L(x) = \log(1 - q + qe^{(2x - 1)/(2\sigma^2)})`,
     increasing in :math:`x`, with the closed-form tails
-    :math:`ar P(l) = (1 - q)ar\Phi(x_l/\sigma) + qar\Phi((x_l - 1)/\sigma)`,
-    :math:`ar Q(l) = ar\Phi(x_l/\sigma)`, :math:`x_l = \sigma^2\log((e^l - 1 + q)/q) +
+    :math:`\bar P(l) = (1 - q)\bar\Phi(x_l/\sigma) + q\bar\Phi((x_l - 1)/\sigma)`,
+    :math:`\bar Q(l) = \bar\Phi(x_l/\sigma)`, :math:`x_l = \sigma^2\log((e^l - 1 + q)/q) +
     1/2`.  On the cell :math:`(a, b]` of the grid, with :math:`y = e^{-L}` and the cell's
-    masses :math:`P_c, Q_c = \mathbb E_P[y; 	ext{cell}]`, the mass goes to the two ends
+    masses :math:`P_c, Q_c = \mathbb E_P[y; \text{cell}]`, the mass goes to the two ends
     so that :math:`\mathbb E[y]` is kept: :math:`(Q_c - y_b P_c)/(y_a - y_b)` to
     :math:`a` and :math:`(y_a P_c - Q_c)/(y_a - y_b)` to :math:`b` (the connect-the-dots
     PMF of Doroshenko et al. 2022).  The add direction is the swapped pair: the same

@@ -225,3 +225,16 @@ def test_checker_reports_a_cycle_and_an_upward_import():
     imports = {"low": [("high", "f", 3)], "high": [("low", None, 1)]}
     assert len(layer_violations(imports, layers, {})) == 1
     assert layer_violations(imports, layers, {("low", "f", "high"): "why"}) == []
+
+
+def test_sources_hold_no_control_characters():
+    # a LaTeX docstring written through a non-raw string turns "\alpha" into BEL + "lpha"
+    # ("\beta", "\varepsilon", "\tfrac", "\frac" alike): the rendered maths is garbled
+    root = Path(__file__).resolve().parent.parent
+    bad = []
+    for path in sorted([*root.glob("symgdp/*.py"), *root.glob("benchmarks/*.py"),
+                        *root.glob("examples/*.py"), *root.glob("tests/*.py")]):
+        for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if any(ord(ch) < 32 for ch in line):
+                bad.append(f"{path.relative_to(root)}:{i}")
+    assert not bad, bad

@@ -284,6 +284,36 @@ def test_rescaled_gaussian_with_large_mu_is_refused_fast():
         p.measure(refine=False, identify=False)
 
 
+def test_rescaled_gaussian_far_from_1_is_searched_not_refused():
+    # the same form with kappa = 2 at mu = 30 is nowhere near flat: the search resolves
+    # it, and the bracket holds the truth: G(0) = mu exactly (the profile equals delta_mu
+    # at 0) and the GDPT on a 40-digit grid over the head stays at or below the upper end
+    mu, kappa, eps_h = 30.0, 2.0, 2.0
+    al, be = sympy.Float(kappa / (2**0.5 * mu)), sympy.Float(mu / (2 * 2**0.5))
+    p = Profile(sympy.erfc(al * eps - be) / 2 - sympy.exp(eps) * sympy.erfc(al * eps + be) / 2)
+    m = p.measure(eps_h=eps_h, refine=False, identify=False)
+    with mpmath.workdps(DPS):
+        a, b = mpmath.mpf(al), mpmath.mpf(be)
+
+        def A(x):
+            return mpmath.erfc(a * x - b) / 2 - mpmath.exp(x) * mpmath.erfc(a * x + b) / 2
+
+        def g(x):  # mu_GDP(x, A(x)) by bisection (delta_mu increases in mu)
+            with mpmath.workdps(150):  # A is within 1e-50 of 1 near 0
+                target = +mpmath.log(A(x))
+            lo, hi = mpmath.mpf(16), mpmath.mpf(64)
+            for _ in range(120):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if ref_log_delta(x, mid) < target else (lo, mid)
+            return hi
+
+        at0 = 2 * mpmath.sqrt(2) * b  # A(0) = delta_mu(0) exactly for mu = 2 sqrt2 beta
+        assert abs(g(mpmath.mpf(0)) - at0) < mpmath.mpf("1e-20")
+        grid = [g(mpmath.mpf(k) / 8) for k in range(1, 17)]
+    assert m.lower <= at0 <= m.upper
+    assert max(grid) <= m.upper
+
+
 def test_float_step_ends_refine_and_measure():
     # Float step ends: the refinement's conditions eps < 1.100000000000000088817841970...
     # (the Float 1.1 to 40 digits) beside the naive eps < 1.1 sent SymPy's piecewise_fold
