@@ -10,6 +10,7 @@ and that a sweep resumed from its results file recomputes nothing.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import numpy as np
@@ -28,8 +29,12 @@ def main(argv: list[str] | None = None) -> int:
 
     out = args.out / "sweep_dask.jsonl"
     out.unlink(missing_ok=True)
+    # silence_logs: the workers' own log lines; a worker slow to exit on a busy machine
+    # otherwise logs its failed heartbeat (with a traceback) while the cluster closes.
+    # A failed point still comes back through its future (sweep records the error).
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None) as cluster, Client(cluster) as client:
+                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+            Client(cluster) as client:
         on_dask = sweep(mechanisms.sgd_family, grid, executor=client.get_executor(), out=out,
                         **settings)
     print(f"{len(on_dask)} points on {workers} Dask workers, written to {out}")
