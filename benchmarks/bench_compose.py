@@ -162,8 +162,8 @@ def table_rows() -> list[str]:
         times.append(time.perf_counter() - t0)
     return [tab.to_markdown(), "",
             f"`composition.table(0.2, 50, [1e-1, 1e-2, 1e-3, 1e-4])`, all {len(tab)} rows: "
-            f"{cold:.2f} s on the first call in the process (first import of dp_accounting "
-            f"and one-time preparations included), {warm:.2f} s again, {new:.2f} s for "
+            f"{cold:.2f} s on its first call in this run (after the sections above, which "
+            f"import dp_accounting), {warm:.2f} s again, {new:.2f} s for "
             "new numbers (ε₀ = 0.25; two PLD compositions by FFT and the measurement of "
             "the Laplace PLD's GDP summary are most of it).  With the rows of the "
             f"original comparison only (`rows={base}`): {times[0] * 1e3:.0f} ms "
