@@ -182,8 +182,10 @@ class Bounded:
         rfd, self._rfd = self._rfd, -1
         try:
             while True:
-                left = self._deadline - time.monotonic()
-                if left <= 0 or not select.select([rfd], [], [], left)[0]:
+                # past the deadline, what the child already wrote is still read (a call
+                # started ahead may be collected late, long after it finished)
+                left = max(self._deadline - time.monotonic(), 0.0)
+                if not select.select([rfd], [], [], left)[0]:
                     return ("err", AnalysisTimeout(
                         f"SymPy call {self._name!r} exceeded its time budget of "
                         f"{self._budget:g} s (raise timeout= or "

@@ -147,3 +147,15 @@ def test_started_call_reraises_and_dropped_handle_reaps_its_child():
     del job  # never collected: the child is killed and reaped
     with pytest.raises(ChildProcessError):
         os.waitpid(pid, os.WNOHANG)
+
+
+def test_started_call_collected_late_keeps_its_result():
+    # a child that finished within its budget is not a timeout when collected after it
+    # (reference: SymPy's derivative in this process)
+    x = sympy.Symbol("x")
+    job = _bounded.start_bounded(sympy.diff, sympy.sin(x), x, timeout=0.5)
+    import select
+
+    assert select.select([job._rfd], [], [], 60)[0]  # the child has written its result
+    time.sleep(max(job._deadline - time.monotonic(), 0.0) + 0.1)  # the budget is over
+    assert job.result() == sympy.cos(x)
