@@ -57,6 +57,7 @@ Only the text's own sub-expressions are evaluated here; later symbolic work on t
 from __future__ import annotations
 
 import ast
+import gc
 import math
 import re
 import signal
@@ -65,6 +66,7 @@ import unicodedata
 import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import mpmath
 import scipy.special
@@ -706,6 +708,18 @@ class _OutOfTime(BaseException):
     clauses do not swallow it."""
 
 
+def _in_finaliser(frame: Any) -> bool:
+    """Whether ``frame`` runs (up to a few calls deep) in a gc callback or a ``__del__``."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code in codes or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.Expr:
     """``fn()`` under a wall-clock budget (SIGALRM), where one can be set.
 
@@ -719,8 +733,10 @@ def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.E
         return fn()
     state = {"armed": True}
 
-    def on_alarm(signum: int, frame: object) -> None:
-        if state["armed"]:
+    def on_alarm(signum: int, frame: Any) -> None:
+        # not inside a garbage-collector callback or a finaliser: an exception raised
+        # there is only reported as "ignored" (a warning) and lost; the alarm re-fires
+        if state["armed"] and not _in_finaliser(frame):
             raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, on_alarm)

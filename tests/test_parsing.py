@@ -628,3 +628,32 @@ def test_number_grown_by_exact_arithmetic_is_refused():
             "**(-(226))))))")
     with pytest.raises(ParseError, match="digits"):
         parse_expression(text, timeout=5.0)
+
+
+def test_budget_alarm_is_not_raised_inside_a_gc_callback(monkeypatch):
+    # an alarm landing in a garbage-collector callback (hypothesis installs one) or a
+    # finaliser must not raise there (the exception would be "ignored", a warning, and
+    # lost); it re-fires and stops the build at a safe point
+    import gc
+    import sys
+
+    seen = []
+
+    def callback(phase, info):
+        seen.append(parsing._in_finaliser(sys._getframe()))
+
+    gc.callbacks.append(callback)
+    try:
+        gc.collect()
+    finally:
+        gc.callbacks.remove(callback)
+    assert seen and all(seen)
+    assert not parsing._in_finaliser(sys._getframe())
+
+    class Dropped:
+        def __del__(self):
+            seen.append(parsing._in_finaliser(sys._getframe()))
+
+    seen.clear()
+    Dropped()
+    assert seen == [True]
