@@ -58,6 +58,7 @@ import sympy
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
 from .formatting import json_number
 from .measure import Measurement, measure
+from .parsing import normalise_values
 from .profile import Profile
 
 __all__ = ["CalibrationResult", "calibrate", "mu_target"]
@@ -191,7 +192,7 @@ def _as_profile(profile: Any, values: Mapping[Any, Any] | None) -> Profile:
     if isinstance(profile, Profile):
         if not values:
             return profile
-        return profile.replace(values={**profile.values, **Profile._normalise_values(
+        return profile.replace(values={**profile.values, **normalise_values(
             profile.expr, values)})
     if _is_equation(profile):
         return Profile.from_tradeoff(profile, values)
@@ -584,11 +585,11 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
     if isinstance(equation, str):
         # decimals read as exact rationals ("1.25" is 5/4): the naive noise is then exact
         # and compares at full precision with the refined one
-        from .parsing import parse_equation
+        from .parsing import parse_equation, symbol_table
         from .symbols import eps
 
         equation = parse_equation(equation, rational=True,
-                                  symbols=Profile._symbol_table(eps, values, (sym,)))
+                                  symbols=symbol_table(eps, values, (sym,)))
     # exact rationals of the doubles: the naive noise f(eps, delta) is then exact too, and
     # compares at full precision with the refined one
     cal = refine_calibration(equation, sympy.Rational(target[0]), sympy.Rational(target[1]),

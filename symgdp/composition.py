@@ -56,7 +56,8 @@ from .errors import DomainError, PrecisionError
 from .firstorder import FirstOrder
 from .gaussian import eps_gdp, mu_from_pure_dp
 from .mechanisms import EPS0
-from .profile import Profile, sympify_value
+from .parsing import sympify_value
+from .profile import Profile
 from .symbols import eps as _EPS
 
 __all__ = [

@@ -30,7 +30,8 @@ from typing import Any
 import sympy
 
 from .errors import DomainError, ProfileError
-from .profile import Profile, sympify_value
+from .parsing import sympify_value
+from .profile import Profile
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 from .symbols import mu as _MU

@@ -42,29 +42,11 @@ from ._bounded import run_bounded
 from .errors import AnalysisTimeout, ProfileError, UnboundParameterError
 from .evaluate import Evaluator
 from .implicit import LogDeltaRoot
-from .symbols import ALIASES
+from .parsing import match_symbol, normalise_values, symbol_table, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 
 __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
-
-
-def sympify_value(v: Any) -> sympy.Expr:
-    """Turn a parameter value into a SymPy number (or keep a SymPy expression)."""
-    if isinstance(v, sympy.Basic):
-        if v.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or v.is_finite is False:
-            raise ProfileError(f"a parameter value must be finite, got {v!r}")
-        return v
-    if isinstance(v, bool):
-        raise ProfileError(f"a parameter value must be a number, got {v!r}")
-    if isinstance(v, (int, np.integer)):
-        return sympy.Integer(int(v))
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if not np.isfinite(f):
-            raise ProfileError(f"a parameter value must be finite, got {v!r}")
-        return sympy.Integer(int(f)) if f.is_integer() and abs(f) < 2**53 else sympy.Float(f)
-    raise ProfileError(f"a parameter value must be a number or SymPy expression, got {v!r}")
 
 
 
@@ -95,14 +77,6 @@ def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
 # Entries of a profile's cache that depend only on its expression, values and var (not on
 # its metadata): Profile.replace hands them to a copy that changes metadata only.
 _VALUE_CACHE = ("bound", "evaluator", "validated", "family")
-
-
-def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
-    """The symbol of ``expr`` named like ``sym`` (equations may carry their own symbols)."""
-    if sym in expr.free_symbols:
-        return sym
-    same = [s for s in expr.free_symbols if getattr(s, "name", None) == sym.name]
-    return same[0] if len(same) == 1 else sym
 
 
 class Profile:
@@ -165,7 +139,7 @@ class Profile:
                     f"two different symbols are both called {s.name!r} (assumptions "
                     f"{said(names[s.name])} and {said(s)}); the variable is {var}: rename "
                     "the parameter, or write eps as symgdp.eps (Profile.parse does)")
-        vals = self._normalise_values(e, values or {})
+        vals = normalise_values(e, values or {})
         object.__setattr__(self, "_expr", e)
         object.__setattr__(self, "_values", MappingProxyType(vals))
         object.__setattr__(self, "_var", var)
@@ -174,20 +148,6 @@ class Profile:
         object.__setattr__(self, "_cache", {})
 
     # -- value-object plumbing -------------------------------------------------------------
-    @staticmethod
-    def _normalise_values(expr: sympy.Expr, values: Mapping[Any, Any]) -> dict:
-        by_name = {s.name: s for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
-        out: dict[sympy.Symbol, sympy.Expr] = {}
-        for k, v in values.items():
-            if isinstance(k, sympy.Symbol):
-                sym = k
-            elif isinstance(k, str):
-                sym = by_name.get(k, sympy.Symbol(k))
-            else:
-                raise ProfileError(f"parameter names must be strings or Symbols, got {k!r}")
-            out[sym] = sympify_value(v)
-        return out
-
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("Profile is immutable")
 
@@ -229,6 +189,14 @@ class Profile:
                 if key in self._cache:
                     new._cache[key] = self._cache[key]
         return new
+
+    def derived(self, expr: Any, values: Mapping[Any, Any] | None = None, *,
+                name: str | None = None, **meta: Any) -> Profile:
+        """A new plain :class:`Profile` of the same variable (``values`` default to this
+        profile's), as the symbolic stages build their results: they work on any
+        profile-like object and never import this module."""
+        return Profile(expr, self._values if values is None else values, var=self._var,
+                       name=name, **meta)
 
     # -- public attributes -----------------------------------------------------------------
     @property
@@ -283,20 +251,6 @@ class Profile:
                 f"(pass values={{...}} or, on the command line, --set NAME=VALUE)")
 
     # -- construction from text and from trade-off equations -------------------------------
-    @staticmethod
-    def _symbol_table(var: sympy.Symbol, values: Mapping[Any, Any] | None,
-                      extra: tuple[sympy.Symbol, ...] = ()) -> dict[str, sympy.Symbol]:
-        table: dict[str, sympy.Symbol] = dict(ALIASES)
-        for s in (*extra, *(k for k in (values or {}) if isinstance(k, sympy.Symbol))):
-            table[s.name] = s
-        if var != _EPS:
-            # the user's own epsilon symbol replaces the canonical one under every alias
-            for alias, s in ALIASES.items():
-                if s == _EPS:
-                    table[alias] = var
-        table[var.name] = var
-        return table
-
     @classmethod
     def parse(cls, text: str, values: Mapping[Any, Any] | None = None, *,
               var: sympy.Symbol = _EPS, name: str | None = None, **meta: Any) -> Profile:
@@ -312,7 +266,7 @@ class Profile:
         """
         from .parsing import parse_expression
 
-        expr = parse_expression(text, symbols=cls._symbol_table(var, values))
+        expr = parse_expression(text, symbols=symbol_table(var, values))
         return cls(expr, values, var=var, name=name, source=text, **meta)
 
     @classmethod
@@ -355,12 +309,12 @@ class Profile:
 
             text = equation
             equation = parse_equation(
-                equation, symbols=cls._symbol_table(var, values, (solve_for,)))
+                equation, symbols=symbol_table(var, values, (solve_for,)))
         if not isinstance(equation, sympy.Eq):
             raise ProfileError(f"from_tradeoff needs an equation sigma = f(eps, delta) "
                                f"(sympy.Eq or a string), got {equation!r}")
-        d = _match_symbol(solve_for, equation)
-        v = _match_symbol(var, equation)
+        d = match_symbol(solve_for, equation)
+        v = match_symbol(var, equation)
         if d not in equation.free_symbols:
             raise ProfileError(f"the equation {equation} does not contain {solve_for}")
         if v not in equation.free_symbols:

@@ -74,7 +74,7 @@ from __future__ import annotations
 import functools
 import signal
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
@@ -82,10 +82,14 @@ import sympy
 
 from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout, DomainError, PrecisionError, ProfileError, SymgdpError
-from .profile import LogDeltaRoot, Profile, sympify_value
+from .implicit import LogDeltaRoot
+from .parsing import normalise_values, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 from .symbols import sigma as _SIGMA
+
+if TYPE_CHECKING:
+    from .profile import Profile
 
 __all__ = ["Calibration", "check_profile", "implication_delta", "refine",
            "refine_calibration", "subsample"]
@@ -1269,7 +1273,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
                                                evaluate=False),
                 latex_constants=tuple((shown[s], v) for s, v in consts.items()),
                 refine_method=methods[0])
-    return Profile(expr, profile.values, var=var, name=profile.name, **meta)
+    return profile.derived(expr, name=profile.name, **meta)
 
 
 # -- utility refinement --------------------------------------------------------------------
@@ -1328,14 +1332,14 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
     rationals they store, so ``sigma_naive`` is exact and ``sigma`` (rounded up to ``dps``
     digits) is compared with it at full precision.
     """
-    from .parsing import parse_equation
+    from .parsing import parse_equation, symbol_table
 
     if isinstance(equation, str):
-        table = Profile._symbol_table(var, values, (solve_for, delta_symbol))
+        table = symbol_table(var, values, (solve_for, delta_symbol))
         equation = parse_equation(equation, symbols=table)
     if not isinstance(equation, sympy.Eq):
         raise ProfileError(f"refine_calibration needs an equation, got {equation!r}")
-    from .profile import _match_symbol
+    from .parsing import match_symbol as _match_symbol
 
     s = _match_symbol(solve_for, equation)
     d = _match_symbol(delta_symbol, equation)
@@ -1351,7 +1355,7 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
             raise ProfileError(f"cannot write {equation} as {s} = f(eps, delta): "
                                f"solutions {sols}")
         f = sols[0]
-    vals = Profile._normalise_values(f, values or {})
+    vals = normalise_values(f, values or {})
     # every Float (a decimal in the equation, a float value or target) as the exact
     # rational it stores: the naive noise is then exact, and the refined one is compared
     # with it at full precision instead of against a 15-digit rounding of it
@@ -1460,4 +1464,4 @@ def subsample(profile: Profile, gamma: Any) -> Profile:
     meta = {k: v for k, v in profile.meta.items() if k not in (
         "breakpoint", "breakpoint_delta", "segments", "latex_template", "latex_constants")}
     meta.update(subsampled=g, unsubsampled=profile.expr)
-    return Profile(g * inner, profile.values, var=var, name=profile.name, **meta)
+    return profile.derived(g * inner, name=profile.name, **meta)
