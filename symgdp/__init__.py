@@ -58,7 +58,6 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "parse_equation": ("parsing", "parse_equation"),
     "parse_expression": ("parsing", "parse_expression"),
     "ParseError": ("errors", "ParseError"),
-    "PLDProfile": ("pld", "PLDProfile"),
     "plot": ("plot", None),
     "PrecisionError": ("errors", "PrecisionError"),
     "Profile": ("profile", "Profile"),
@@ -114,7 +113,6 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:
     from .errors import SymgdpWarning
     from .pld import compose
-    from .pld import PLDProfile
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
     from . import composition, conversions, mechanisms, plot, tradeoff
@@ -160,7 +158,6 @@ __all__ = [
     "DomainError",
     "Identification",
     "Measurement",
-    "PLDProfile",
     "ParseError",
     "PrecisionError",
     "Profile",

@@ -610,7 +610,7 @@ def _add_head_options(p: Any) -> None:
 
 
 def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .pld import compose, head_measure
+    from .accounting.compose import compose, head_measure
     from .profile import Profile
 
     values = _parse_values(args.set)
@@ -628,7 +628,7 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
            "delta": args.delta, "eps": json_number(eps),
            "mu_lower": json_number(mu[0]), "mu_upper": json_number(mu[1]),
            "eps_h": json_number(mu[2]), "failure_prob": json_number(mu[3]),
-           "floor": json_number(composed.floor), "margin": json_number(composed.margin),
+           "floor": json_number(composed.source.floor), "margin": json_number(composed.source.margin),
            "discretization": args.discretization, "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
@@ -641,8 +641,8 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
                      f"probability {mu[3]:.3g}")
     else:
         lines.append(f"  mu: unknown ({note})")
-    lines.append(f"  floor (mass at infinity) {composed.floor:.3g}, rounding margin "
-                 f"{composed.margin:.3g}")
+    lines.append(f"  floor (mass at infinity) {composed.source.floor:.3g}, rounding margin "
+                 f"{composed.source.margin:.3g}")
     stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -341,7 +341,7 @@ class _OptimalProfile(Profile):
         kov = self._pieces()
         if kov is None:
             return super().log_delta(eps)
-        from .pld import eps_array
+        from .accounting.curves import eps_array
 
         eps_array(eps)  # refuses NaN and negative eps
         x = np.asarray(eps, dtype=np.float64)
@@ -870,8 +870,8 @@ class CompositionTable(Mapping):
 def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float, tol: float,
               wanted: set[str]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     from . import mechanisms
+    from .accounting.compose import compose
     from .measure import measure
-    from .pld import compose
 
     rows: dict[str, np.ndarray] = {}
     mus: dict[str, float] = {}
@@ -887,7 +887,7 @@ def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float, tol: float,
                     tail_mass_truncation=tm)
         rows["pld_laplace"] = p.eps_for_delta(d)
         if "gdp_summary_laplace" in wanted:
-            end = max(c.end for c in p.meta["curves"])
+            end = p.source.end()
             m = measure(p, eps_h=end, tol=max(tol, 1e-6), refine=False, identify=False)
             mus["gdp_summary_laplace"] = m.upper
             rows["gdp_summary_laplace"] = eps_gdp(m.upper, d)

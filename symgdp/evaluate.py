@@ -49,7 +49,7 @@ from sympy.core.relational import Relational
 from sympy.functions.elementary.piecewise import ExprCondPair
 
 from ._bounded import run_bounded
-from .errors import AnalysisTimeout, PrecisionError, ProfileError
+from .errors import AnalysisTimeout, PrecisionError, ProfileError, UnboundParameterError
 from .implicit import LogDeltaRoot
 from .interval import ArbUnsupported, profile_arb
 
@@ -1085,3 +1085,25 @@ class Evaluator:
             out[rest] = lr
         out = np.minimum(out, 0.0)
         return float(out[0]) if scalar else out.reshape(np.shape(eps))
+
+
+class _Bare:
+    """A bound expression read the way :class:`Evaluator` reads a profile."""
+
+    __slots__ = ("expr", "bound_expr", "var", "values")
+
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol) -> None:
+        self.expr = self.bound_expr = expr
+        self.var = var
+        self.values: dict = {}
+
+    def require_bound(self) -> None:
+        free = self.expr.free_symbols - {self.var}
+        if free:
+            raise UnboundParameterError("numeric work needs values for: "
+                                        + ", ".join(sorted(map(str, free))))
+
+
+def evaluator_of(expr: sympy.Expr, var: sympy.Symbol) -> Evaluator:
+    """An :class:`Evaluator` of a bare expression in ``var`` with no free parameter."""
+    return Evaluator(_Bare(expr, var))

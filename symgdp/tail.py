@@ -55,6 +55,7 @@ import sympy
 
 from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
+from .evaluate import evaluator_of
 
 __all__ = ["Identification", "identify", "tail_limit", "eventual_branch", "NUMERIC_RTOL"]
 
@@ -320,14 +321,12 @@ def _draws(symbols: set, seed_text: str) -> list[dict]:
 
 def _q_values(expr: sympy.Expr, var: sympy.Symbol) -> list[Any] | None:
     """q(eps) = eps^2/(-2 log delta) at the check points (mpmath); None if unresolvable."""
-    from .profile import Profile
-
-    p = Profile(expr, var=var)
+    p = evaluator_of(expr, var)
     for points in _CHECK_POINTS:
         qs = []
         for x in points:
             try:
-                ld = p._mp_log(x)
+                ld = p.mp_log(x)
             except (SymgdpError, ArithmeticError, ValueError, TypeError, OverflowError):
                 break
             if ld >= 0:
@@ -692,6 +691,12 @@ def identify(profile: Any, *, timeout: float | None = None) -> Identification:
         return Identification(None, None, math.nan, "unknown", str(exc))
     if val is None:
         return Identification(None, None, math.nan, "unknown", detail)
+    return identify_limit(val, method=method, detail=detail)
+
+
+def identify_limit(val: sympy.Expr, *, method: str = "symbolic", detail: str = ""
+                   ) -> Identification:
+    """The GDP verdict from a known tail limit ``val`` (e.g. a numeric source's)."""
     if val is sympy.oo:
         return Identification(val, False, math.inf, method, detail)
     is_gdp = True if val.is_finite else None

@@ -41,10 +41,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
     ("firstorder", "measure"),                     # first-order bounds, measurement
-    ("pld",),
+    ("accounting.curves",),                        # a PLD's profile: a numeric source
+    ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
     ("profile",),                                  # the value object and its pipeline
-    ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
-     "rdp", "dpsgd", "calibrate", "sweep"),
+    ("mechanisms", "conversions", "tradeoff", "amplify", "rdp"),
+    ("accounting.compose",),                       # composition through PLDs
+    ("accounting", "pld", "composition", "dpsgd", "calibrate", "sweep"),
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),
