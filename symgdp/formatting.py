@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import re
-from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, ROUND_FLOOR, Decimal, localcontext
 from typing import Any
 
 __all__ = ["json_number", "format_lower", "format_upper", "format_bracket", "format_log_upper",
@@ -254,8 +254,10 @@ class Probability(float):
             return float.__format__(self, spec) if not self.underflows else \
                 format(str(self), f"{fill}{width}")
         digits = 6 if prec is None else int(prec)
+        if abs(self.log) > 1e15:  # beyond decimal's exponents: the power of ten rounded up
+            return format(str(self), f"{fill}{width}")
         with localcontext() as ctx:
-            ctx.prec = 80
+            ctx.prec, ctx.Emin, ctx.Emax = 80, MIN_EMIN, MAX_EMAX
             ctx.rounding = ROUND_CEILING
             d = self._decimal()
             if kind is not None and kind in "fF%":
