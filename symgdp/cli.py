@@ -174,8 +174,10 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser,
         if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", a, flags=re.S):
             where = f"symgdp {command}" if command else "symgdp"
             name = a.split("=", 1)[0]
-            guess = _did_you_mean(name, sorted(o for o in known if o.startswith("--")))
-            return guess or f" ({name!r} is not an option of {where}; see {where} --help)"
+            options = {o[2:]: o for o in known if o.startswith("--")}
+            close = _close_match(name[2:], sorted(options))
+            guess = f"did you mean {options[close]!r}?" if close else f"see {where} --help"
+            return f" ({name!r} is not an option of {where}; {guess})"
         if command == "dpsgd":
             return ""  # dpsgd takes no EXPR
         return (f" (an EXPR that starts with '-' goes after '--': "
@@ -183,12 +185,30 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser,
     return ""
 
 
-def _did_you_mean(word: str, choices: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest of ``choices`` (difflib), else ``""``."""
+def _close_match(word: str, choices: Sequence[str]) -> str | None:
+    """The closest of ``choices`` to a misspelt ``word`` (difflib), else ``None``."""
     import difflib
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def _cli_wording(message: str, argv: Sequence[str]) -> str:
+    """A library message in the command line's words: ``tradeoff=True`` is ``--tradeoff``,
+    ``resume=True`` is ``--resume``, ``certify=True`` is ``--certify`` (``analyze`` only:
+    the other commands certify when they can, or not at all with ``--no-certify``)."""
+    message = re.sub(r"pass (\w+)=True \((--[\w-]+) on the command line\)", r"pass \2",
+                     message)
+    message = re.sub(r"\bpass resume=True\b", "add --resume", message)
+    if argv and argv[0] == "analyze":
+        message = re.sub(r"\b(use|pass) certify=True\b", r"\1 --certify", message)
+    return message
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, else ``""``."""
+    close = _close_match(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
@@ -228,7 +248,10 @@ def _expr_symbols(text: str, tradeoff: bool) -> dict[str, Any]:
     """The parameters of EXPR by name, as the parser makes them (with their assumptions)."""
     from .parsing import parse_equation, parse_expression
 
-    parsed = parse_equation(text) if tradeoff else parse_expression(text)
+    try:
+        parsed = parse_equation(text) if tradeoff else parse_expression(text)
+    except SymgdpError:
+        return {}  # the analysis itself reports what is wrong with EXPR, in its words
     return {s.name: s for s in parsed.free_symbols}
 
 
@@ -613,7 +636,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
     except (UsageError, SymgdpError) as exc:
         if debug:
             raise
-        err.write(f"{_PROG}: error: {_one_line(exc)}\n")
+        err.write(f"{_PROG}: error: {_cli_wording(_one_line(exc), argv)}\n")
         return 2
     except KeyboardInterrupt:
         err.write(f"{_PROG}: interrupted\n")

@@ -319,3 +319,15 @@ def test_a_positive_value_still_runs_and_gives_the_gaussian_mu():
     d = json.loads(out)
     assert d["mu_tail"] == pytest.approx(1 / 1.5, rel=1e-12)
     assert d["mu_lower"] <= d["mu_upper"]
+
+
+def test_library_messages_are_put_in_the_command_lines_words():
+    status, _, err = run(["analyze", "sigma = exp(-eps)"])
+    assert status == 2 and "pass --tradeoff" in err and "tradeoff=True" not in err, err
+    from symgdp.cli import _cli_wording
+
+    assert _cli_wording("f exists; pass resume=True to continue", ["sweep"]) == \
+        "f exists; add --resume to continue"
+    assert _cli_wording("too wide; pass certify=True", ["analyze"]) == "too wide; pass --certify"
+    # calibrate has no --certify: the Python wording stays rather than a wrong option
+    assert "certify=True" in _cli_wording("too wide; pass certify=True", ["calibrate"])
