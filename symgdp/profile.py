@@ -408,7 +408,7 @@ class Profile:
             ...
             symgdp.errors.ProfileError: the profile 1 - exp(-varepsilon) is increasing (decided...
         """
-        from .refine import check_profile
+        from .validate import check_profile
 
         key = "validated"
         if key not in self._cache:

@@ -38,7 +38,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("implicit",),                                 # the implicit root (imports errors only)
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("evaluate",),                                 # numeric evaluation of expressions
-    ("refine", "tail", "asymptotics"),             # symbolic stages
+    ("family",),                                   # symbolic work shared across values
+    ("validate", "refine", "refine_calibration",   # symbolic stages
+     "tail", "asymptotics"),
     ("formatting",),                               # outward-rounded printing of bounds
     ("firstorder", "measure"),                     # first-order bounds, measurement
     ("pld",),
