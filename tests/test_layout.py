@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("parsing",),
     ("implicit",),                                 # the implicit root (imports errors only)
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
+    ("float_trust",),                              # when a float64 value is trusted
     ("evaluate",),                                 # numeric evaluation of expressions
     ("family",),                                   # symbolic work shared across values
     ("validate", "refine", "refine_calibration",   # symbolic stages
