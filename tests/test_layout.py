@@ -36,6 +36,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("_bounded", "symbols", "progress"),            # progress: stdlib only
     ("parsing",),
     ("implicit",),                                 # the implicit root (imports errors only)
+    ("interval_base",),                            # exact balls, three-valued comparisons
+    ("interval_gauss",),                           # erfcx and delta_mu balls
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("float_trust",),                              # when a float64 value is trusted
     ("evaluate",),                                 # numeric evaluation of expressions
