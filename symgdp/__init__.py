@@ -29,7 +29,7 @@ __version__ = "0.1.0"
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
-    "Calibration": ("refine", "Calibration"),
+    "Calibration": ("refine_calibration", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
     "CalibrationResult": ("calibrate", "CalibrationResult"),
     "clip_and_rectify": ("amplify", "clip_and_rectify"),
@@ -63,7 +63,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
     "ProgressEvent": ("progress", "ProgressEvent"),
-    "refine_calibration": ("refine", "refine_calibration"),
+    "refine_calibration": ("refine_calibration", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
     "sweep": ("sweep", "sweep"),
@@ -143,7 +143,7 @@ if TYPE_CHECKING:
     from .parsing import parse_equation, parse_expression
     from .profile import Profile
     from .progress import ProgressEvent
-    from .refine import Calibration, refine_calibration
+    from .refine_calibration import Calibration, refine_calibration
     from .report import Report, report
     from .symbols import delta, eps
     from .tail import Identification

@@ -42,7 +42,7 @@ mechanism this is exact (the analytic Gaussian mechanism, Balle & Wang 2018); fo
 mechanisms it asks for the whole curve :math:`\delta_\mu` and is conservative.  A trade-off
 equation :math:`\sigma = f(\varepsilon, \delta)` with ``target=(eps, delta)`` takes the direct
 route instead: the least noise that gives :math:`(\varepsilon, \delta)` through the partial
-order (:func:`symgdp.refine.refine_calibration`), rounded up.
+order (:func:`symgdp.refine_calibration.refine_calibration`), rounded up.
 """
 
 from __future__ import annotations
@@ -577,7 +577,7 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
                     ) -> tuple[float, Measurement | None, str, tuple[float, float]]:
     import mpmath
 
-    from .refine import refine_calibration
+    from .refine_calibration import refine_calibration
     from .symbols import ALIASES
 
     name = ALIASES[sym_name].name if sym_name in ALIASES else sym_name

@@ -440,7 +440,7 @@ class Profile:
         """
         if self._source is not None:
             return self  # a source is a proved bound on a profile: nothing to check
-        from .refine import check_profile
+        from .validate import check_profile
 
         key = "validated"
         if key not in self._cache:

@@ -21,7 +21,8 @@ from flint import arb, ctx
 
 from symgdp import Profile, eps, mechanisms
 from symgdp.firstorder import FirstOrder, _compiled, _shared_form
-from symgdp.interval import Erfcx, _abstract_constants, _compile_arb, lambdify_arb, profile_arb
+from symgdp.interval import _abstract_constants, _compile_arb, lambdify_arb, profile_arb
+from symgdp.interval_gauss import Erfcx
 from symgdp.measure import measure
 from symgdp.refine import refine
 

@@ -22,7 +22,8 @@ from reference import ref_log_delta, ref_ndtri
 from symgdp import Profile, composition, eps, mechanisms
 from symgdp.errors import PrecisionError, ProfileError, SymgdpWarning
 from symgdp.firstorder import FirstOrder, dlog_delta_mu_arb, erfcx_form
-from symgdp.interval import Erfcx, ErfcxDiff, lambdify_arb
+from symgdp.interval import lambdify_arb
+from symgdp.interval_gauss import Erfcx, ErfcxDiff
 from symgdp.measure import measure
 
 SCALE = int(os.environ.get("SYMGDP_TEST_SCALE", "1"))

@@ -22,7 +22,8 @@ from test_firstorder import DPS, check, ref_sup_g
 from symgdp import Profile, eps, mechanisms
 from symgdp.errors import ProfileError, SymgdpWarning
 from symgdp.firstorder import FirstOrder
-from symgdp.interval import ErfcxDiff, lambdify_arb
+from symgdp.interval import lambdify_arb
+from symgdp.interval_gauss import ErfcxDiff
 from symgdp.measure import measure
 
 

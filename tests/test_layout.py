@@ -36,9 +36,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("_bounded", "symbols", "progress"),            # progress: stdlib only
     ("parsing",),
     ("implicit",),                                 # the implicit root (imports errors only)
+    ("interval_base",),                            # exact balls, three-valued comparisons
+    ("interval_gauss",),                           # erfcx and delta_mu balls
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
+    ("float_trust",),                              # when a float64 value is trusted
     ("evaluate",),                                 # numeric evaluation of expressions
-    ("refine", "tail", "asymptotics"),             # symbolic stages
+    ("family",),                                   # symbolic work shared across values
+    ("validate", "refine", "refine_calibration",   # symbolic stages
+     "tail", "asymptotics"),
     ("formatting",),                               # outward-rounded printing of bounds
     ("firstorder", "measure"),                     # first-order bounds, measurement
     ("accounting.curves",),                        # a PLD's profile: a numeric source
