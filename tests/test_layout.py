@@ -40,7 +40,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("evaluate",),                                 # numeric evaluation of expressions
     ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
-    ("firstorder", "measure"),                     # first-order bounds, measurement
+    # the measurement wing: symbolic preparation, Gaussian derivatives, the result type
+    ("measurement.forms", "measurement.gauss", "measurement.result"),
+    ("measurement.structure", "measurement.series"),  # monotone structure, series test
+    ("measurement.compiled",),                     # compiled ball functions
+    ("measurement.firstorder",),                   # first-order interval tests
+    ("measurement.search",),                       # the searches
+    ("measurement.floats",),                       # finalising: certification, float mode
+    ("measurement.gaussian_profiles",),            # (nearly) Gaussian profiles, no search
+    ("measurement",),
+    ("measure",),                                  # the entry: measure(), gdpt()
     ("pld",),
     ("profile",),                                  # the value object and its pipeline
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
