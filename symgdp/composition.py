@@ -53,8 +53,8 @@ import sympy
 from flint import arb, ctx, fmpq
 
 from .errors import DomainError, PrecisionError
-from .firstorder import FirstOrder
 from .gaussian import eps_gdp, mu_from_pure_dp
+from .measurement.firstorder import FirstOrder
 from .mechanisms import EPS0
 from .parsing import sympify_value
 from .profile import Profile
@@ -631,8 +631,8 @@ def _laplace_piece(eps0: Any) -> _LaplacePiece:
 
 
 def _kov_first_order(kov: _KovPieces) -> FirstOrder:
-    """:class:`~symgdp.firstorder.FirstOrder` for the KOV profile: the ball functions of
-    the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
+    """:class:`~symgdp.measurement.firstorder.FirstOrder` for the KOV profile: the ball
+    functions of the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
     end points of each piece) instead of compiled SymPy derivatives.  Only k eps0
     (rounded up), where delta reaches 0, splits the search; the other levels are not
     needed as cuts (an enclosure across a level is the hull of both sides)."""

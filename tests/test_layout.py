@@ -45,7 +45,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("validate", "refine", "refine_calibration",   # symbolic stages
      "tail", "asymptotics"),
     ("formatting",),                               # outward-rounded printing of bounds
-    ("firstorder", "measure"),                     # first-order bounds, measurement
+    # the measurement wing: symbolic preparation, Gaussian derivatives, the result type
+    ("measurement.forms", "measurement.gauss", "measurement.result"),
+    ("measurement.structure", "measurement.series"),  # monotone structure, series test
+    ("measurement.compiled",),                     # compiled ball functions
+    ("measurement.firstorder",),                   # first-order interval tests
+    ("measurement.search",),                       # the searches
+    ("measurement.floats",),                       # finalising: certification, float mode
+    ("measurement.gaussian_profiles",),            # (nearly) Gaussian profiles, no search
+    ("measurement",),
+    ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
     ("profile",),                                  # the value object and its pipeline
