@@ -58,8 +58,8 @@ import sympy
 from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
 from .formatting import json_number
 from .measure import Measurement, measure
-from .parsing import normalise_values
 from .profile import Profile
+from .symbols import normalise_values
 
 __all__ = ["CalibrationResult", "calibrate", "mu_target"]
 
@@ -585,8 +585,8 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
     if isinstance(equation, str):
         # decimals read as exact rationals ("1.25" is 5/4): the naive noise is then exact
         # and compares at full precision with the refined one
-        from .parsing import parse_equation, symbol_table
-        from .symbols import eps
+        from .parsing import parse_equation
+        from .symbols import eps, symbol_table
 
         equation = parse_equation(equation, rational=True,
                                   symbols=symbol_table(eps, values, (sym,)))

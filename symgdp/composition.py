@@ -56,9 +56,9 @@ from .errors import DomainError, PrecisionError
 from .gaussian import eps_gdp, mu_from_pure_dp
 from .measurement.firstorder import FirstOrder
 from .mechanisms import EPS0
-from .parsing import sympify_value
 from .profile import Profile
 from .symbols import eps as _EPS
+from .symbols import sympify_value
 
 __all__ = [
     "basic",

@@ -30,12 +30,12 @@ from typing import Any
 import sympy
 
 from .errors import DomainError, ProfileError
-from .parsing import sympify_value
 from .profile import Profile
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 from .symbols import mu as _MU
 from .symbols import sigma as _SIGMA
+from .symbols import sympify_value
 
 __all__ = [
     "laplace",

@@ -42,9 +42,9 @@ from ._bounded import run_bounded
 from .errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
 from .evaluate import Evaluator
 from .implicit import LogDeltaRoot
-from .parsing import match_symbol, normalise_values, symbol_table, sympify_value
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
+from .symbols import match_symbol, normalise_values, symbol_table, sympify_value
 
 __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
 

@@ -89,7 +89,7 @@ from .family import (
     _rewrite_piecewise,
 )
 from .implicit import LogDeltaRoot
-from .parsing import sympify_value
+from .symbols import sympify_value
 from .validate import _float_values
 
 if TYPE_CHECKING:

@@ -17,9 +17,9 @@ import sympy
 
 from ._bounded import run_bounded
 from .errors import DomainError, PrecisionError, ProfileError
-from .parsing import normalise_values
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
+from .symbols import normalise_values
 from .symbols import sigma as _SIGMA
 
 __all__ = ["Calibration", "refine_calibration"]
@@ -80,14 +80,15 @@ def refine_calibration(equation: Any, eps: Any, delta: Any,
     rationals they store, so ``sigma_naive`` is exact and ``sigma`` (rounded up to ``dps``
     digits) is compared with it at full precision.
     """
-    from .parsing import parse_equation, symbol_table
+    from .parsing import parse_equation
+    from .symbols import symbol_table
 
     if isinstance(equation, str):
         table = symbol_table(var, values, (solve_for, delta_symbol))
         equation = parse_equation(equation, symbols=table)
     if not isinstance(equation, sympy.Eq):
         raise ProfileError(f"refine_calibration needs an equation, got {equation!r}")
-    from .parsing import match_symbol as _match_symbol
+    from .symbols import match_symbol as _match_symbol
 
     s = _match_symbol(solve_for, equation)
     d = _match_symbol(delta_symbol, equation)
