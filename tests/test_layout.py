@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("parsing",),
     ("implicit",),                                 # the implicit root (imports errors only)
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
-    ("evaluate",),                                 # numeric evaluation of expressions
+    ("evaluate", "notions"),                       # numeric evaluation; other notions'
+                                                   # numeric sources (RDP, zCDP, f-DP)
     ("profile",),                                  # the value object
     ("refine", "tail", "asymptotics"),             # symbolic stages
     ("formatting",),                               # outward-rounded printing of bounds
