@@ -355,12 +355,12 @@ class RdpSource:
 
     Example:
         >>> import sympy
-        >>> s = rdp_source(alpha / (2 * sympy.Symbol("sigma", positive=True) ** 2),
-        ...                values={"sigma": 1})
-        >>> s.kind
-        'RDP'
-        >>> float(s.log_delta(0.0))
-        0.0
+        >>> s = rdp_source(alpha / 2 + sympy.log(alpha) / 10)   # not linear in alpha
+        >>> s.kind, s.tail_limit()
+        ('RDP', 1)
+        >>> from symgdp.gaussian import log_delta_mu
+        >>> bool(s.log_delta(3.0) >= log_delta_mu(3.0, 1.0))  # above the sigma = 1 Gaussian
+        True
     """
 
     kind = "RDP"
@@ -782,17 +782,19 @@ class TradeoffSource:
             _, sq_up, tq_lo, _ = vals[i + 1]
             u = sq_up - c * p                                        # T non-increasing
             if i + 2 < n:                                            # T convex: chord [q, r]
+                # T(a) >= ((r - a) T(q) - (q - a) T(r)) / (r - q) on [p, q]; the bound is
+                # linear in a, so its end points decide.  Written with one division so that
+                # an exactly linear curve gives an exact 0 (eventually-zero profiles)
                 r = pts[i + 2]
                 s_lo_r, _, _, t_up_r = vals[i + 2]
-                lam = (q - p) / (r - q)
-                conv = (sq_up - c * q).max((1 + lam) * sq_up - lam * s_lo_r - c * p)
+                conv = (sq_up - c * q).max(
+                    ((r - p) * sq_up - (q - p) * s_lo_r) / (r - q) - c * p)
                 u = u.min(conv)
             if not self.symmetric:
                 u2 = 1 - p - c * tq_lo
                 if i + 2 < n:
-                    lam = (q - p) / (r - q)
                     conv2 = (1 - q - c * tq_lo).max(
-                        1 - p - c * ((1 + lam) * tq_lo - lam * t_up_r))
+                        1 - p - c * (((r - p) * tq_lo - (q - p) * t_up_r) / (r - q)))
                     u2 = u2.min(conv2)
                 u = u.max(u2)
             ups.append(u.upper())
