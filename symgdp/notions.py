@@ -171,6 +171,16 @@ def _ball(number: sympy.Expr, prec: int = 128) -> arb:
     return b
 
 
+def _float_bounds(b: arb) -> tuple[float, float]:
+    """Floats below and above every point of the ball (equal when it is one float)."""
+    lo, hi = float(b.lower()), float(b.upper())
+    if arb(lo) > b.lower():
+        lo = math.nextafter(lo, -math.inf)
+    if arb(hi) < b.upper():
+        hi = math.nextafter(hi, math.inf)
+    return lo, hi
+
+
 def _fmt(x: Any) -> str:
     return f"{float(x):.6g}"
 
@@ -227,10 +237,9 @@ class LinearRdpSource:
         _require_bound(self._free, f"the {self.kind} statement")
         if self._balls is None:
             r, x = _ball(self.rho), _ball(self.xi)
-            vals = [float(r.lower()), float(r.upper()), float(x.lower()), float(x.upper())]
-            lo = [math.nextafter(vals[0], -math.inf), math.nextafter(vals[2], -math.inf)]
-            hi = [math.nextafter(vals[1], math.inf), math.nextafter(vals[3], math.inf)]
-            self._balls = (max(lo[0], 0.0), hi[0], max(lo[1], 0.0), hi[1])
+            r_lo, r_hi = _float_bounds(r)
+            x_lo, x_hi = _float_bounds(x)
+            self._balls = (max(r_lo, 0.0), r_hi, max(x_lo, 0.0), x_hi)
         return self._balls
 
     def _argmin(self, x: np.ndarray, rho: float, xi: float) -> np.ndarray:
@@ -587,8 +596,7 @@ def rdp_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | None =
         1/4
     """
     var = _symbol(alpha)
-    if isinstance(expr, Mapping) or (
-            isinstance(expr, (list, tuple)) and expr and not isinstance(expr, sympy.Basic)):
+    if isinstance(expr, (Mapping, list, tuple)):
         rows = _rdp_table(expr.items() if isinstance(expr, Mapping) else expr)
         body = r",\ ".join(rf"\hat\varepsilon({sympy.latex(sympy.nsimplify(o))}) = "
                            rf"{sympy.latex(sympy.Float(v, 6))}" for o, v in rows)
@@ -621,11 +629,11 @@ def _check_linear(rho: sympy.Expr, xi: sympy.Expr, what: str) -> None:
         if v.is_extended_real is False:
             raise DomainError(f"{name} of the {what} must be real, got {v}")
         if v.is_negative:
-            raise DomainError(f"{name} of the {what} must be >= 0, got {v}")
+            raise DomainError(f"{name} of the {what} is negative: {v} (it must be >= 0)")
         if v.is_number:
             b = _ball(v)
             if b < 0:
-                raise DomainError(f"{name} of the {what} must be >= 0, got {v}")
+                raise DomainError(f"{name} of the {what} is negative: {v} (it must be >= 0)")
             if not b.is_finite():
                 raise DomainError(f"{name} of the {what} must be finite, got {v}")
 
@@ -646,7 +654,7 @@ def zcdp_source(rho: Any, xi: Any = 0, values: Mapping[Any, Any] | None = None
         >>> zcdp_source(-1)
         Traceback (most recent call last):
         ...
-        symgdp.errors.DomainError: rho of the zCDP statement must be >= 0, got -1
+        symgdp.errors.DomainError: rho of the zCDP statement is negative: -1 (it must be >= 0)
     """
     r0 = _expression(rho, alpha, "rho")
     x0 = _expression(xi, alpha, "xi")
@@ -669,6 +677,9 @@ _PRECS = (64, 128, 256, 512, 1024, 2048)
 def _forms(s: sympy.Expr) -> list[sympy.Expr]:
     """Equal forms of ``s`` that cancel less in some range (erfc(z) = 2 - erfc(-z),
     erf(z) = 1 - erfc(z)); every one is evaluated and the balls are intersected."""
+    # Floats become their exact binary Rationals first: the ball compiler abstracts Float
+    # constants into symbols, and the rebuilt expression would let SymPy turn erfc(-z) back
+    s = s.xreplace({f: sympy.Rational(f) for f in s.atoms(sympy.Float)})
     out = [s]
     # erfc(-z) is built unevaluated: SymPy would turn it straight back into 2 - erfc(z)
     for f in (lambda e: e.replace(
@@ -709,7 +720,7 @@ class TradeoffSource:
     kind = "f-DP"
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
-                 tol: float = 1e-6, max_points: int = 4000, latex: str = "",
+                 tol: float = 1e-6, max_points: int = 1500, latex: str = "",
                  free: list[sympy.Symbol] | None = None) -> None:
         self.expr, self.var, self.symmetric = expr, var, bool(symmetric)
         if not (tol > 0 and math.isfinite(tol)):
