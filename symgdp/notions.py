@@ -223,11 +223,9 @@ class LinearRdpSource:
     """
 
     def __init__(self, rho: sympy.Expr, xi: sympy.Expr, *, kind: str, latex: str,
-                 free: list[sympy.Symbol] | None = None,
-                 symbolic_rho: sympy.Expr | None = None) -> None:
+                 free: list[sympy.Symbol] | None = None) -> None:
         self.kind = kind
         self.rho, self.xi = rho, xi
-        self._symbolic_rho = rho if symbolic_rho is None else symbolic_rho
         self._latex = latex
         self._free = list(free or [])
         self._balls: tuple[float, float, float, float] | None = None
@@ -333,7 +331,7 @@ class LinearRdpSource:
 
     def tail_limit(self) -> sympy.Expr:
         """``2*rho`` (see the module notes), symbolic in unbound parameters."""
-        return 2 * self._symbolic_rho
+        return 2 * self.rho
 
     def closed_form(self, var: sympy.Symbol | None = None) -> sympy.Expr:
         r"""The closed-form upper bound of the module notes at
@@ -377,11 +375,10 @@ class RdpSource:
     def __init__(self, expr: sympy.Expr | None, var: sympy.Symbol, *,
                  table: tuple[tuple[float, float], ...] | None = None,
                  free: list[sympy.Symbol] | None = None, latex: str = "",
-                 original: sympy.Expr | None = None, timeout: float | None = None) -> None:
+                 timeout: float | None = None) -> None:
         self.expr, self.var, self.table = expr, var, table
         self._free = list(free or [])
         self._latex = latex
-        self._original = original if original is not None else expr
         self._timeout = timeout
         self._arb: Callable[[Any], arb] | None = None
         self._float: Callable[[np.ndarray], np.ndarray] | None = None
@@ -489,7 +486,7 @@ class RdpSource:
         if self.table is not None:
             return sympy.oo
         try:
-            lim = run_bounded(sympy.limit, self._original / self.var, self.var, sympy.oo,
+            lim = run_bounded(sympy.limit, self.expr / self.var, self.var, sympy.oo,
                               timeout=resolve_timeout(self._timeout))
         except (AnalysisTimeout, NotImplementedError, ValueError, TypeError, RuntimeError):
             return None
@@ -613,14 +610,10 @@ def rdp_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | None =
             rho = poly.coeff_monomial(var)
             xi = poly.coeff_monomial(1)
             _check_linear(rho, xi, "RDP curve")
-            o_poly = sympy.Poly(original, var) if original.is_polynomial(var) else None
-            t_rho = o_poly.coeff_monomial(var) if o_poly is not None and \
-                o_poly.degree() <= 1 else rho
-            return LinearRdpSource(rho, xi, kind="RDP", latex=latex, free=free,
-                                   symbolic_rho=t_rho)
+            return LinearRdpSource(rho, xi, kind="RDP", latex=latex, free=free)
     if not free:
         _check_rdp_curve(bound, var, timeout)
-    return RdpSource(bound, var, free=free, latex=latex, original=original, timeout=timeout)
+    return RdpSource(bound, var, free=free, latex=latex, timeout=timeout)
 
 
 def _check_linear(rho: sympy.Expr, xi: sympy.Expr, what: str) -> None:
@@ -666,7 +659,7 @@ def zcdp_source(rho: Any, xi: Any = 0, values: Mapping[Any, Any] | None = None
         latex = rf"\rho = {sympy.latex(r0)}"
     else:
         latex = rf"(\xi, \rho) = \left({sympy.latex(x0)}, {sympy.latex(r0)}\right)"
-    return LinearRdpSource(r, x, kind="zCDP", latex=latex, free=free, symbolic_rho=r0)
+    return LinearRdpSource(r, x, kind="zCDP", latex=latex, free=free)
 
 
 # -- trade-off curves -----------------------------------------------------------------------
