@@ -40,7 +40,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("interval_gauss",),                           # erfcx and delta_mu balls
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("float_trust",),                              # when a float64 value is trusted
-    ("evaluate",),                                 # numeric evaluation of expressions
+    ("evaluate", "notions"),                       # numeric evaluation; other notions'
+                                                   # numeric sources (RDP, zCDP, f-DP)
     ("family",),                                   # symbolic work shared across values
     ("validate", "refine", "refine_calibration",   # symbolic stages
      "tail", "asymptotics"),
