@@ -8,7 +8,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import DomainError, SymgdpError
-from ..formatting import format_bracket, format_log_upper, head_caveat, latex_text
+from ..formatting import (
+    Probability,
+    format_bracket,
+    format_log_upper,
+    head_caveat,
+    latex_text,
+)
 
 __all__ = ["Measurement"]
 
@@ -27,8 +33,12 @@ class Measurement:
             (proved by an exact evaluation, not a float underflow).
         mu_tail: :math:`\sqrt{\lim G^2}` from the symbolic identification (``inf`` when not
             GDP, ``nan`` when unknown, 0 when ``covers_tail``).
-        failure_prob: :math:`\delta_{upper}(\varepsilon_h)`, what the tail beyond ``eps_h``
-            can cost (0 when ``covers_tail``); may underflow to 0.0.
+        failure_prob: an upper bound of :math:`\delta(\varepsilon_h)`, the profile at the
+            end of the head, rounded up -- :math:`\delta_{upper}(\varepsilon_h)`, or the
+            profile's own value at ``eps_h`` where that was computed and is smaller -- so
+            :math:`\delta(\varepsilon) \le \delta_{upper}(\varepsilon) +` ``failure_prob``
+            for every :math:`\varepsilon` (0 when ``covers_tail``).  A
+            :class:`~symgdp.formatting.Probability`: never prints as 0 when positive.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (theory §2) was measured.
         method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
@@ -72,6 +82,11 @@ class Measurement:
             raise DomainError(f"tol must be > 0, got {self.tol!r}")
         if self.method not in ("first-order", "branch-and-bound", "staircase"):
             raise DomainError(f"unknown method {self.method!r}")
+        if not isinstance(self.failure_prob, Probability):
+            # one value, printed from its log and rounded up, never as 0.0 when positive
+            object.__setattr__(self, "failure_prob", Probability.from_log(
+                self.log_failure_prob) if self.failure_prob > 0 or
+                self.log_failure_prob > -math.inf else Probability(0.0))
 
     @property
     def width(self) -> float:
@@ -95,16 +110,13 @@ class Measurement:
                            covers_tail=self.covers_tail)
 
     def __repr__(self) -> str:
-        # the caveat first; a failure probability that underflows is shown from its log,
-        # rounded up, never as 0.0
+        # the caveat first; the failure probability prints from its log, rounded up
         parts = [] if self.headline_caveat() is None else \
             [f"caveat={self.headline_caveat()!r}"]
         for f in fields(self):
             if not f.repr:
                 continue
             value = getattr(self, f.name)
-            if f.name == "failure_prob" and value == 0 and self.log_failure_prob > -math.inf:
-                value = f"<= {format_log_upper(self.log_failure_prob)}"
             parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
