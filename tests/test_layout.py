@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
                                                    # numeric sources (RDP, zCDP, f-DP)
     ("family",),                                   # symbolic work shared across values
     ("validate", "refine", "refine_calibration",   # symbolic stages
-     "tail", "asymptotics"),
+     "tail", "tail_rules", "asymptotics"),
     ("formatting",),                               # outward-rounded printing of bounds
     # the measurement wing: symbolic preparation, Gaussian derivatives, the result type
     ("measurement.forms", "measurement.gauss", "measurement.result"),
