@@ -61,6 +61,7 @@ __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "E
 #: the neighbouring relations a result can name
 NEIGHBOURING = ("add_remove", "replace_one")
 _LADDER = (4e-3, 1e-3, 2.5e-4, 6.25e-5)
+_RELATION = {"add_remove": "add/remove neighbours", "replace_one": "replace-one neighbours"}
 
 
 class EpsBracket(NamedTuple):
@@ -124,6 +125,9 @@ class _Atom:
     def kinks(self) -> tuple[float, ...]:
         if self.kind == "subsampled_gaussian":
             return ()
+        own = getattr(self.obj, "meta", {}).get("kinks")
+        if own:
+            return tuple(float(e) for e in own)
         tag = getattr(self.obj, "meta", {}).get("mechanism")
         if (isinstance(tag, tuple) and tag[0] in ("laplace", "pure_dp", "randomized_response")
                 and "subsampled" not in self.obj.meta):
@@ -328,7 +332,7 @@ class Composition(Profile):
         return (f"Composition({self.name}: mu in [{b['mu_floor']:.6f}, {b['mu_upper']:.6f}] "
                 f"on [0, {b['eps_h']:.4g}], failure probability {b['failure_prob']:.3g}, "
                 f"{'certified' if self.certified else 'NOT certified (float64 estimate)'}, "
-                f"{self.neighbouring.replace('_', '/')})")
+                f"{_RELATION[self.neighbouring]})")
 
     __str__ = __repr__
 
@@ -512,6 +516,19 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
         >>> c.mu_floor <= 1.0 <= c.mu_upper <= c.mu_floor + 1e-3, c.certified
         (True, True)
     """
+    if "value_discretization_interval" in kw:  # the float route's name for the grid
+        vdi = kw.pop("value_discretization_interval")
+        if certify:
+            discretization = vdi if discretization is None else discretization
+        else:
+            kw["value_discretization_interval"] = vdi
+    unknown = set(kw) - {"time_budget", "tail_mass_truncation", "tail_delta", "max_eps",
+                         "grid_points"}
+    if unknown:
+        raise DomainError(f"compose() got unknown options {sorted(unknown)}")
+    tm = kw.get("tail_mass_truncation", 0.0)
+    if not (isinstance(tm, (int, float)) and 0 <= tm < 1):
+        raise DomainError(f"tail_mass_truncation must lie in [0, 1), got {tm!r}")
     if neighbouring not in NEIGHBOURING:
         raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
     pairs = _normalise(items, times)
@@ -595,7 +612,9 @@ def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouri
     """dp_accounting's float64 FFT route, labelled not certified."""
     from .compose import compose as float_compose
 
-    disc = 1e-4 if discretization is None else float(discretization)
+    disc = kw.pop("value_discretization_interval", 1e-4 if discretization is None
+                  else discretization)
+    kw.pop("time_budget", None)
     total = None
     labels = []
     for p, k in pairs:
