@@ -12,9 +12,9 @@ lower <= truth <= upper.
 
 from __future__ import annotations
 
-import math
 import io
 import json
+import math
 
 import mpmath
 import numpy as np
@@ -24,7 +24,7 @@ import sympy
 from symgdp import Profile, calibrate, compose, composition
 from symgdp import mechanisms as M
 from symgdp.accounting.certified import Composition, LazyComposition
-from symgdp.errors import DomainError, SymgdpError, UnboundParameterError
+from symgdp.errors import SymgdpError, UnboundParameterError
 
 mpmath.mp.dps = 50
 
@@ -72,7 +72,7 @@ def laplace2_delta(e0: float, eps: float) -> mpmath.mpf:
 def check_profile(c: Composition, truth, xs) -> None:
     up = c(np.asarray(xs))
     lo = c.lower_delta(np.asarray(xs))
-    for x, u, l in zip(xs, up, lo):
+    for x, u, l in zip(xs, up, lo, strict=True):
         t = truth(x)
         assert l <= t * (1 + 1e-12) + 1e-300, (x, l, t)
         assert t <= u * (1 + 1e-12), (x, t, u)
@@ -168,7 +168,7 @@ def test_eps_at_brackets_the_exact_epsilon():
     # reference: eps of sqrt(k) mu-GDP at delta, solved at 50 digits
     c = compose(M.gaussian(0.5), times=4)
     for d in (1e-2, 1e-4):
-        e = mpmath.findroot(lambda x: gdp_delta(x, 1.0) - d, 2.0)
+        e = mpmath.findroot(lambda x, d=d: gdp_delta(x, 1.0) - d, 2.0)
         br = c.eps_at(d)
         assert br.lower <= float(e) <= br.upper <= float(e) + 1e-2
 

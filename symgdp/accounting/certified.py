@@ -558,6 +558,14 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
         ladder = [_aligned(d, kinks) for d in _LADDER]
     result = None
     t0 = time.perf_counter()
+    if len(ladder) > 1:
+        # skip grids whose lower side is predicted too loose: g falls as the square of
+        # the grid (module onestep), so G(disc) ~ G(first) (disc / first)^2
+        g0 = sum(k * a.step(ladder[0], tail).g for a, k in atoms)
+        while (len(ladder) > 1 and math.isfinite(g0)
+               and g0 > 0.25 * target_width):
+            g0 *= (ladder[1] / ladder[0]) ** 2
+            ladder = ladder[1:]
     for i, disc in enumerate(ladder):
         result = _compose_on(atoms, disc, tail, fp, tol, name, neighbouring)
         if i + 1 == len(ladder) or not math.isfinite(result.mu_floor):

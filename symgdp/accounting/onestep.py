@@ -80,7 +80,6 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DomainError
 from .pmf import IntPMF, int_pmf
 
 __all__ = ["StepPMFs", "profile_step", "grid_values"]
@@ -175,7 +174,7 @@ def _extended(pos: np.ndarray, V: np.ndarray, A: np.ndarray, disc: float
     Vn = np.empty(xs.size)
     An = np.empty(xs.size)
     d = flint.arb(disc)
-    for i, (p, v, a) in enumerate(zip(xs, V[1:][::-1], A[1:][::-1])):
+    for i, (p, v, a) in enumerate(zip(xs, V[1:][::-1], A[1:][::-1], strict=True)):
         e = (-(flint.arb(int(p)) * d)).exp()
         Vn[i] = _up(1 - e * (1 - flint.arb(v)))
         An[i] = _down(1 - e * (1 - flint.arb(a)))
@@ -302,7 +301,7 @@ def profile_step(profile: Any, disc: float, bits: int, *, tail: float = 1e-16,
     size = int(kpos[-1]) - lo + 1
     up_int = [0] * size
     low_int = [0] * size
-    for p, m in zip(kpos, masses):
+    for p, m in zip(kpos, masses, strict=True):
         up_int[int(p) - lo] = arb_ceil(m, bits)
         low_int[int(p) - lo] = arb_floor(m, bits)
     upper = int_pmf(disc, lo, up_int, arb_ceil(inf, bits), bits)
