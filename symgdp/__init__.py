@@ -36,6 +36,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ClipAndRectify": ("amplify", "ClipAndRectify"),
     "compose": ("pld", "compose"),
     "compose_gdp": ("gaussian", "compose_gdp"),
+    "from_dp_event": ("events", "from_dp_event"),
     "composition": ("composition", None),
     "ConvergenceError": ("errors", "ConvergenceError"),
     "conversions": ("conversions", None),
@@ -113,6 +114,7 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:
     from .errors import SymgdpWarning
     from .pld import compose
+    from .events import from_dp_event
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
     from . import composition, conversions, mechanisms, plot, tradeoff
@@ -178,6 +180,7 @@ __all__ = [
     "delta_mu",
     "dpsgd",
     "eps",
+    "from_dp_event",
     "eps_gdp",
     "gdpt",
     "log_delta_mu",

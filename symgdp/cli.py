@@ -660,17 +660,21 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
 
 def _add_compose_parser(sub: Any) -> None:
     c = sub.add_parser(
-        "compose", help="compose a privacy profile K times through privacy loss distributions",
-        description="Compose a privacy profile K times (pessimistic privacy loss "
-        "distributions, dp_accounting), report epsilon at delta and the measured GDP "
-        "parameter on the head where the composed profile falls to the failure probability.")
+        "compose", help="compose a privacy profile K times, with a proof",
+        description="Compose a privacy profile K times (certified: connect-the-dots "
+        "loss distributions in ball arithmetic, composed in exact integers), report "
+        "epsilon at delta and the composed mechanism's GDP bracket [mu_floor, mu_upper] on "
+        "the head where the composed profile falls to the failure probability.")
     c.add_argument("expr", metavar="EXPR", help="the profile delta(eps) of one step")
     c.add_argument("--times", type=_positive_int(), required=True, metavar="K",
                    help="number of compositions")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a parameter (repeatable)")
-    c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
-                   help="the PLD's value discretisation interval (default 1e-4)")
+    c.add_argument("--discretization", type=_probability(), default=None, metavar="D",
+                   help="the loss grid (default: adaptive, until the mu bracket is 1e-3 "
+                   "wide)")
+    c.add_argument("--no-certify", action="store_true",
+                   help="dp_accounting's float64 route (estimated margin, no floor)")
     _add_head_options(c)
     c.set_defaults(run=_run_compose)
 
@@ -689,40 +693,49 @@ def _add_head_options(p: Any) -> None:
 
 
 def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .accounting.compose import compose, head_measure
+    from .accounting.certified import compose
     from .profile import Profile
 
     values = _parse_values(args.set)
     _check_domain(_expr_symbols(args.expr, False), values, "--set")
     step = Profile.parse(args.expr, values)
-    composed = compose(step, times=args.times,
-                       value_discretization_interval=args.discretization)
-    eps = float(composed.eps_for_delta(args.delta))
+    composed = compose(step, times=args.times, certify=not args.no_certify,
+                       discretization=args.discretization, failure_prob=args.failure_prob,
+                       tol=args.tol)
+    eps = composed.eps_at(args.delta)
     try:
-        m, fail = head_measure(composed, args.failure_prob, args.tol)
-        mu = (m.lower, m.upper, m.eps_h, fail)
+        mu = (composed.mu_floor, composed.mu_upper, composed.eps_h, composed.failure_prob)
         note = None
     except SymgdpError as exc:
         mu, note = (None, None, None, None), _one_line(exc)
+    floor = mu[0] if mu[0] is not None and math.isfinite(mu[0]) else None
     out = {"command": "compose", "expr": args.expr, "times": args.times,
-           "delta": args.delta, "eps": json_number(eps),
-           "mu_lower": json_number(mu[0]), "mu_upper": json_number(mu[1]),
-           "eps_h": json_number(mu[2]), "failure_prob": json_number(mu[3]),
-           "floor": json_number(composed.source.floor), "margin": json_number(composed.source.margin),
-           "discretization": args.discretization, "note": note}
+           "delta": args.delta, "eps": json_number(eps.upper),
+           "eps_lower": json_number(eps.lower),
+           "mu_floor": json_number(floor), "mu_upper": json_number(mu[1]),
+           "mu_lower": json_number(floor), "eps_h": json_number(mu[2]),
+           "failure_prob": json_number(mu[3]), "certified": composed.certified,
+           "neighbouring": composed.neighbouring,
+           "floor": json_number(composed.source.floor),
+           "margin": json_number(composed.source.margin),
+           "discretization": composed.discretization, "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
-    lines = [f"{args.times}-fold composition of {args.expr} (pessimistic PLD, "
-             f"discretisation {args.discretization:g})",
-             f"  ({eps:.6g}, {args.delta:g})-DP"]
-    if mu[0] is not None:
-        lines.append(f"  mu in [{mu[0]:.6f}, {mu[1]:.6f}] on [0, {mu[2]:.4g}], failure "
-                     f"probability {mu[3]:.3g}")
+    how = ("certified: exact integer composition" if composed.certified else
+           "NOT certified: float64 PLD, estimated rounding margin")
+    lines = [f"{args.times}-fold composition of {args.expr} ({how}, discretisation "
+             f"{composed.discretization:g}, {composed.neighbouring.replace('_', '/')} "
+             "neighbours)",
+             f"  ({eps.upper:.6g}, {args.delta:g})-DP; the smallest such eps is in "
+             f"[{eps.lower:.6g}, {eps.upper:.6g}]"]
+    if mu[1] is not None:
+        lo = f"{floor:.6f}" if floor is not None else "unknown"
+        lines.append(f"  mu in [{lo}, {mu[1]:.6f}] on [0, {mu[2]:.4g}] (the mechanism's "
+                     f"mu: floor and guaranteed upper bound), failure probability "
+                     f"{mu[3]:.3g}")
     else:
         lines.append(f"  mu: unknown ({note})")
-    lines.append(f"  floor (mass at infinity) {composed.source.floor:.3g}, rounding margin "
-                 f"{composed.source.margin:.3g}")
     stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -58,10 +58,13 @@ LAYERS: list[tuple[str, ...]] = [
     ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
+    ("accounting.onestep",),                       # one certified step from profile values
     ("profile",),                                  # the value object and its pipeline
     ("mechanisms", "conversions", "tradeoff", "amplify", "rdp"),
     ("accounting.compose",),                       # composition through PLDs
-    ("accounting", "pld", "composition", "dpsgd", "calibrate", "sweep"),
+    ("dpsgd",),
+    ("accounting.certified",),                     # certified composition of anything
+    ("accounting", "pld", "composition", "events", "calibrate", "sweep"),
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),

@@ -1,4 +1,7 @@
-r"""Composition of mechanisms through their privacy loss distributions (PLDs).
+r"""Composition of mechanisms through dp_accounting's float64 privacy loss distributions.
+
+This is the ``certify=False`` route of :func:`symgdp.compose`; the default, certified
+route is :mod:`symgdp.accounting.certified`.
 
 **Composition** (:func:`compose`): PLDs of every argument, composed with
 ``PrivacyLossDistribution.compose`` / ``self_compose``, and returned as a
