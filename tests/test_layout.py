@@ -40,8 +40,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("interval_gauss",),                           # erfcx and delta_mu balls
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("float_trust",),                              # when a float64 value is trusted
-    ("evaluate", "notions"),                       # numeric evaluation; other notions'
-                                                   # numeric sources (RDP, zCDP, f-DP)
+    ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
+    ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
+    ("notions",),
     ("family",),                                   # symbolic work shared across values
     ("validate", "refine", "refine_calibration",   # symbolic stages
      "tail", "tail_rules", "asymptotics"),
