@@ -994,6 +994,10 @@ def sweep_map(
         mesh = ax.pcolormesh(ux, uy, zm, shading="nearest", cmap="viridis")
     font = _font(fig)
     bar = fig.colorbar(mesh, ax=ax)
+    from matplotlib.ticker import MaxNLocator
+
+    bar.locator = MaxNLocator(6)  # round values, not the (many) filled levels
+    bar.update_ticks()
     bar.set_label(r"$\mu$ (upper bound at the dots)", fontsize=font)
     bar.ax.tick_params(labelsize=font - 1)
     if levels is not None and ux.size >= 2 and uy.size >= 2 and finite.size:
