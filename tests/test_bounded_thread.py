@@ -129,3 +129,29 @@ def test_validation_in_a_thread_still_rejects(no_fork):
     p = Profile(sympy.exp(-(eps**2)) * (1 + eps**40) / 1e70)
     with pytest.raises(ProfileError, match="increasing"):
         in_thread(p.validate)
+
+
+def test_a_sweep_point_in_a_worker_thread_does_not_fork(monkeypatch):
+    # a Dask worker runs sweep points in a thread; after the first point of an expression
+    # (its symbolic preparation, bounded in a child, is cached per expression structure)
+    # a point forks no child.  Reference for the record: the same point in the main thread.
+    from symgdp import mechanisms
+    from symgdp.sweep import _run_point, _tasks
+
+    opts = {"eps_h": 100.0, "tol": 1e-6, "refine": True, "method": "auto", "timeout": None,
+            "identify": False}
+    points = [{"A": 1.0, "B": 1.0, "sigma": s} for s in (0.7, 1.3, 2.9)]
+    tasks, _ = _tasks(mechanisms.sgd_family, points, "measure", opts)
+    first = _run_point(tasks[0])  # main thread: prepares the expression
+    assert first["error"] is None
+    reference = _run_point(tasks[1])
+
+    def forbidden():
+        raise AssertionError("forked in a worker thread")
+
+    monkeypatch.setattr(os, "fork", forbidden)
+    rec = in_thread(_run_point, tasks[1])
+    assert rec["error"] is None
+    assert {k: v for k, v in rec.items() if k != "seconds"} == \
+        {k: v for k, v in reference.items() if k != "seconds"}
+    assert in_thread(_run_point, tasks[2])["error"] is None

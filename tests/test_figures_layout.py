@@ -64,7 +64,7 @@ def boxes(fig):
 def assert_clean_layout(fig, legend=True):
     found, page = boxes(fig)
     assert not legend or any("legend" in name for _, name, _ in found)
-    for kind, name, b in found:
+    for _kind, name, b in found:
         assert (b.x0 >= page.x0 - SLACK and b.y0 >= page.y0 - SLACK
                 and b.x1 <= page.x1 + SLACK and b.y1 <= page.y1 + SLACK), \
             f"{name} sticks out of the figure: {b} not in {page}"
