@@ -794,23 +794,31 @@ def composition(
     return fig
 
 
-def summary(rep: Any, *, eps_max: float | None = None) -> Any:
+def summary(rep: Any, *, eps_max: float | None = None,
+            figsize: tuple[float, float] | None = None) -> Any:
     r"""Two panels for a :class:`~symgdp.report.Report`: the profiles and the GDPT.
 
     The left panel shows the naive and refined profiles with :math:`\delta_\mu` at the
     measured upper bound; the right one the GDPT of the measured profile with its
     staircase bounds, measured bracket and tail limit.  The report's cautions (a head
     bound that is not the mechanism's :math:`\mu`, a mechanism's validity range) are the
-    figure's title.
+    figure's title.  ``figsize`` (inches; default 12 x 5.2) sets the size, e.g.
+    ``(7, 3.8)`` for a double-column page; in a single column (narrower than 4.5 in) the
+    panels are stacked.
     """
-    fig = _figure_class()(figsize=(12.0, 5.2), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    if figsize is None:
+        figsize = (12.0, 5.2)
+    fig = _figure_class()(figsize=tuple(float(v) for v in figsize), layout="constrained")
+    narrow = fig.get_size_inches()[0] < _NARROW
+    left, right = fig.subplots(2, 1) if narrow else fig.subplots(1, 2)
     cautions = tuple(getattr(rep, "cautions", ()))
     if cautions:  # what the report says first, the figure says first
         import textwrap
 
-        fig.suptitle("\n".join(textwrap.wrap("Caution: " + "; ".join(cautions), 150)),
-                     color="firebrick", fontsize=_font(fig))
+        font = _font(fig)
+        chars = max(30, int(fig.get_size_inches()[0] * 72 / (0.6 * font)))
+        fig.suptitle("\n".join(textwrap.wrap("Caution: " + "; ".join(cautions), chars)),
+                     color="firebrick", fontsize=font)
     items = [rep.profile.replace(name="naive profile")]
     if rep.refined is not None:
         items.append(rep.refined.replace(name="refined profile"))

@@ -225,3 +225,19 @@ def test_every_row_has_its_own_style():
     # basic and optimal were both blue circles
     basic, optimal = plot.ROW_STYLES["basic"], plot.ROW_STYLES["optimal"]
     assert basic["color"] != optimal["color"] and basic["marker"] != optimal["marker"]
+
+
+@pytest.fixture(scope="module")
+def head_only_report():
+    """A report with a caution (a head bound that is not the mechanism's mu), as the
+    walk-through draws it."""
+    from symgdp.report import report
+
+    return report(mechanisms.shuffle_sum(100, 1000), eps_h=10.0, tol=1e-3)
+
+
+@pytest.mark.parametrize("size", [(SINGLE, 6.0), (DOUBLE, 4.0)])
+def test_summary(size, head_only_report):
+    fig = plot.summary(head_only_report, eps_max=5.0, figsize=size)
+    assert fig._suptitle is not None  # the caution
+    assert_clean_layout(fig)
