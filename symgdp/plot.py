@@ -107,12 +107,12 @@ def _below_offset(ax: Any, font: float) -> float:
     ticks = 0.0
     if ax.xaxis.get_visible():
         ticks = float(rcParams["xtick.major.size"]) + float(rcParams["xtick.major.pad"])
-        ticks += 1.45 * (font - 1)  # a tick label, superscripts of 10^k included
+        ticks += 1.3 * (font - 1)  # a tick label, superscripts of 10^k included
     label = 0.0
     if ax.get_xlabel():
         lines = ax.get_xlabel().count("\n") + 1
-        label = float(ax.xaxis.labelpad) + 1.45 * (font + 1) * lines
-    return ticks + label + 4.0
+        label = float(ax.xaxis.labelpad) + 1.25 * (font + 1) * lines
+    return ticks + label + 3.0
 
 
 def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None,
