@@ -75,6 +75,7 @@ __all__ = [
     "table",
     "CompositionTable",
     "ROWS",
+    "ROW_LABELS",
     "APPROXIMATE_ROWS",
     "K",
 ]
@@ -765,7 +766,10 @@ def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]
     return _sup_gdpt(_kov_pieces(_check_eps0(eps0), _check_k(k)), tol)
 
 
-_ROW_TEXT = {
+#: human names of the rows of :func:`table` (for tables and figure legends), keyed by row
+#: name; :meth:`CompositionTable.to_markdown`, :meth:`CompositionTable.to_latex` and
+#: :func:`symgdp.plot.composition` use them
+ROW_LABELS = {
     "basic": "basic composition",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan)",
     "rdp": "RDP, Mironov Cor. 1 (as in the GDPT paper)",
@@ -826,7 +830,7 @@ class CompositionTable(Mapping):
         return hash((tuple(self.rows.items()), self.deltas, self.eps0, self.k))
 
     def _label(self, name: str) -> str:
-        text = _ROW_TEXT.get(name, name)
+        text = ROW_LABELS.get(name, name)
         return text + (" [not a guarantee]" if name in self.approximate and
                        "approximate" not in text else "")
 
