@@ -77,7 +77,6 @@ from .measurement.gaussian_profiles import (
     _recognised_gaussian,
 )
 from .measurement.result import Measurement, _mu_tail
-from .measurement.tail_proof import whole_line
 from .measurement.search import (
     _EVALS_PER_SECOND,
     _SQRT_8PI,
@@ -89,6 +88,7 @@ from .measurement.search import (
     _Search,
     _staircase,
 )
+from .measurement.tail_proof import whole_line
 
 __all__ = ["Measurement", "measure", "gdpt", "METHODS"]
 
