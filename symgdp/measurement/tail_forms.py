@@ -326,7 +326,7 @@ class Rules:
         return _const(lo.union(s.exp()))
 
     def const(self, e: sympy.Basic) -> arb:
-        v = lambdify_arb(e, sympy.Dummy())(0)
+        v = _const_ball(e)
         if not v.is_finite():
             raise Unsupported(f"constant {e} not finite")
         return v
@@ -560,6 +560,31 @@ class Rules:
             ll = E.log().log()
             out = _add(out, _merge(_const(ll * q), _mono(_LOGEPS, q)))
         return out
+
+
+_UNARY = {sympy.exp: arb.exp, sympy.log: arb.log, sympy.erfc: arb.erfc, sympy.erf: arb.erf}
+
+
+def _const_ball(e: sympy.Basic) -> arb:
+    """A ball of a constant expression, structurally (compiling it is far slower)."""
+    if e.is_Number or e in (sympy.pi, sympy.E):
+        return to_arb(e)
+    if isinstance(e, sympy.Add):
+        return sum((_const_ball(a) for a in e.args), arb(0))
+    if isinstance(e, sympy.Mul):
+        out = arb(1)
+        for a in e.args:
+            out = out * _const_ball(a)
+        return out
+    if isinstance(e, sympy.Pow):
+        b, n = e.args
+        if n.is_Integer:
+            return _const_ball(b) ** int(n)
+        return _const_ball(b) ** _const_ball(n)
+    f = _UNARY.get(type(e))
+    if f is not None:
+        return f(_const_ball(e.args[0]))
+    return lambdify_arb(e, sympy.Dummy())(0)
 
 
 def log_delta_mu_lower_form(mu: float, E: float) -> Form:

@@ -70,9 +70,11 @@ _LADDER = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 
 
 def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
-         ) -> tuple[bool, arb | None, str]:
+         ) -> tuple[bool | None, arb | None, str]:
     """Prove log delta <= log delta_mu on [E, inf).  Returns (proved, A, why) with A a
-    lower bound of the eps^2 coefficient of -log delta (or None)."""
+    lower bound of the eps^2 coefficient of -log delta (or None); ``proved`` is None when
+    no larger E can help (the leading coefficient of the difference is not positive, or
+    the expression is outside the rules)."""
     with ctx.workprec(_PREC):
         cx = Rules(var, E)
         try:
@@ -88,12 +90,17 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
             if lead <= two:
                 a = -u.c.get(two, arb(0))
             d = _add(log_delta_mu_lower_form(mu, E), _neg(u))
-            _, b = _bracket(d, cx.E)
+            lead, b = _bracket(d, cx.E)
         except Unsupported as exc:
-            return False, None, str(exc)
+            return None, None, str(exc)
         except (ZeroDivisionError, ValueError, TypeError, AttributeError) as exc:
-            return False, None, f"{type(exc).__name__}"
-        return bool(b > 0), a, "" if b > 0 else "the leading terms do not prove it"
+            return None, None, f"{type(exc).__name__}"
+        if b > 0:
+            return True, a, ""
+        if not d.c or not d.c[lead].lower() > 0:
+            return None, a, ("the leading term of log delta_mu - log delta at infinity is "
+                             "not proved positive")
+        return False, a, "the leading terms do not prove it"
 
 
 def _ball_interval(x: float, y: float) -> arb:
@@ -226,8 +233,6 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
     eps_h, mu = float(eps_h), float(mu)
     if not (math.isfinite(mu) and mu > 0):
         return TailProof(False, mu, eps_h, math.nan, 0, 0.0, f"mu = {mu!r}")
-    if ball is None:
-        ball = _ball_of(expr, var)
     start = max(eps_h, 1.0 + 2.0 * mu * mu)  # b_E > sqrt(3) and E > e
     far, coef, why = None, None, ""
     for k in _LADDER:
@@ -239,13 +244,16 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
             far = E
             break
         why = w
+        if ok is None:
+            break
     acoef = float(coef.lower()) if coef is not None and coef.is_finite() else math.nan
     if far is None:
         return TailProof(False, mu, eps_h, math.nan, 0, time.perf_counter() - t0,
                          f"far tail not proved ({why})", acoef)
     if far <= eps_h:
         return TailProof(True, mu, math.inf, far, 0, time.perf_counter() - t0, "", acoef)
-    mid = _Middle(ball, fo, mu, budget, t0 + seconds)
+    mid = _Middle(ball if ball is not None else _ball_of(expr, var), fo, mu, budget,
+                  t0 + seconds)
     with ctx.workprec(_PREC):
         reached = mid.run(eps_h, far)
     ok = reached >= far
@@ -368,7 +376,8 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
                       + (f" ({why})" if why else ""))
         return done()
     try:
-        r = prove_tail(expr, var, m.eps_h, m.upper, fo=fo, seconds=seconds)
+        ball = _LazyBall(p, expr, var)
+        r = prove_tail(expr, var, m.eps_h, m.upper, fo=fo, ball=ball, seconds=seconds)
     except Exception as exc:  # noqa: BLE001 - a failed proof is only a missing extra
         notes.append(f"whole line: not proved ({type(exc).__name__})")
         return done()
@@ -384,7 +393,7 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
         bound = 1.0 / math.sqrt(2.0 * a)
         if bound > m.upper * (1 + 1e-12):
             mu2 = _up(bound * (1 + TAIL_MARGIN))
-            r2 = prove_tail(expr, var, m.eps_h, mu2, fo=fo, seconds=seconds)
+            r2 = prove_tail(expr, var, m.eps_h, mu2, fo=fo, ball=ball, seconds=seconds)
             if r2.proved:
                 far, where = (_far_lower(p, m.eps_h, certifier) if certifier is not None
                               else (0.0, math.nan))
@@ -403,13 +412,33 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     until = r.until
     if not (until > m.eps_h):
         # the far tail failed: push the head bound beyond eps_h a little (clip and rectify)
-        mid = _Middle(_ball_of(expr, var), fo, m.upper, 300,
+        mid = _Middle(ball, fo, m.upper, 300,
                       time.perf_counter() + min(3.0, seconds))
         with ctx.workprec(_PREC):
             until = mid.run(m.eps_h, 10 * m.eps_h)
     notes.append(f"whole line: not proved ({r.reason}); delta <= delta_mu proved on "
                  f"[0, {until:.6g}]")
     return done(proved_until=until)
+
+
+class _LazyBall:
+    """The profile's ball evaluation, compiled on first use (the far-tail part alone
+    needs none): its cached :func:`profile_arb`, else one compiled from ``expr``."""
+
+    def __init__(self, p: Any, expr: sympy.Basic, var: sympy.Symbol) -> None:
+        self.p, self.expr, self.var, self.f = p, expr, var, None
+
+    def __call__(self, x: Any) -> arb:
+        if self.f is None:
+            from ..interval import profile_arb
+
+            try:
+                self.f = profile_arb(self.p)
+            except Exception:  # noqa: BLE001 - fall back to the expression itself
+                self.f = _ball_of(self.expr, self.var)
+            if self.f is None:
+                raise ValueError("no ball evaluation")
+        return self.f(x)
 
 
 def _ball_of(expr: sympy.Basic, var: sympy.Symbol) -> Any:
