@@ -1,5 +1,5 @@
 r"""Forms at infinity: enclosures of a profile's logarithm on :math:`[E, \infty)`, for the
-tail certificate of :mod:`symgdp.measurement.tail_proof` (theory §12).
+tail certificate of :mod:`symgdp.measurement.tail_proof` (theory §14).
 
 A :class:`Form` is a finite sum :math:`\sum_k c_k\,\varepsilon^{p_k}(\log\varepsilon)^{q_k}`
 with ball coefficients; every monomial is :math:`\ge 0` on :math:`[E, \infty)` (``E > 1``),
@@ -589,7 +589,7 @@ def _const_ball(e: sympy.Basic) -> arb:
 
 def log_delta_mu_lower_form(mu: float, E: float) -> Form:
     r"""A form :math:`L_\mu` with :math:`\log\delta_\mu(\varepsilon) \ge L_\mu(\varepsilon)`
-    for every :math:`\varepsilon \ge E` (theory §12):
+    for every :math:`\varepsilon \ge E` (theory §14):
 
     .. math::
 

@@ -1,6 +1,6 @@
 r"""The whole line: proving :math:`\delta(\varepsilon) \le \delta_{\mu}(\varepsilon)` for
 every :math:`\varepsilon \ge \varepsilon_h`, so that a head measurement becomes a
-:math:`\mu`-GDP statement (theory §12).
+:math:`\mu`-GDP statement (theory §14).
 
 The proof has two parts, split at a point :math:`E \ge \varepsilon_h`:
 
@@ -209,7 +209,7 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
                fo: Any = None, ball: Any = None, budget: int = 4000,
                seconds: float = 30.0) -> TailProof:
     r"""Try to prove :math:`\delta(\varepsilon) \le \delta_\mu(\varepsilon)` for every
-    :math:`\varepsilon \ge \varepsilon_h` (theory §12).
+    :math:`\varepsilon \ge \varepsilon_h` (theory §14).
 
     Args:
         expr: the profile's expression with every parameter value in place.
@@ -329,7 +329,7 @@ def _limit_lower(mu_tail: float) -> float:
 
 def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any = None,
                seconds: float = 30.0) -> Any:
-    r"""The measurement ``m`` with its tail proved where it can be (theory §12).
+    r"""The measurement ``m`` with its tail proved where it can be (theory §14).
 
     When :math:`\delta \le \delta_{\text{upper}}` is proved on :math:`[\varepsilon_h,
     \infty)`: ``covers_tail=True``, ``failure_prob = 0``, ``proved_until = inf``.  When
