@@ -356,6 +356,10 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
 
     if not math.isfinite(m.upper):
         return done()
+    if getattr(p, "source", None) is not None:
+        notes.append("whole line: the profile has no closed form (a numeric source): the "
+                     "tail beyond eps_h keeps its failure probability" + _source_why(p.source))
+        return done()
     if not m.certified:
         notes.append("whole line: not attempted in float mode (certify=False); the tail "
                      "keeps its failure probability")
@@ -369,11 +373,9 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
         return done()
     expr = getattr(p, "bound_expr", None)
     var = getattr(p, "var", None)
-    if not isinstance(expr, sympy.Basic) or var is None or getattr(p, "source", None):
-        why = getattr(getattr(p, "source", None), "no_tail_reason", None)
-        notes.append("whole line: the profile has no closed form (a numeric source): the "
-                      "tail beyond eps_h keeps its failure probability"
-                      + (f" ({why})" if why else ""))
+    if not isinstance(expr, sympy.Basic) or var is None:
+        notes.append("whole line: the profile has no closed form: the tail beyond eps_h "
+                     "keeps its failure probability")
         return done()
     try:
         ball = _LazyBall(p, expr, var)
@@ -419,6 +421,20 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     notes.append(f"whole line: not proved ({r.reason}); delta <= delta_mu proved on "
                  f"[0, {until:.6g}]")
     return done(proved_until=until)
+
+
+def _source_why(src: Any) -> str:
+    """Why a numeric source's tail is not proved: its tail limit where it knows one."""
+    try:
+        lim = src.tail_limit() if callable(getattr(src, "tail_limit", None)) else None
+        lim = None if lim is None else float(lim)
+    except Exception:  # noqa: BLE001 - only a remark
+        lim = None
+    if lim is None or not math.isfinite(lim):
+        return ""
+    return (f" (its tail limit is mu^2 = {lim:.6g}, i.e. lim G = {math.sqrt(lim):.6g}: no "
+            "smaller mu holds on the whole line; for DP-SGD with T steps and noise sigma "
+            "it is sqrt(T)/sigma)")
 
 
 class _LazyBall:
