@@ -55,6 +55,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("measurement.search",),                       # the searches
     ("measurement.floats",),                       # finalising: certification, float mode
     ("measurement.gaussian_profiles",),            # (nearly) Gaussian profiles, no search
+    ("measurement.tail_forms",),                   # forms at infinity (tail enclosures)
+    ("measurement.tail_proof",),                   # the whole line: tail certificate
     ("measurement",),
     ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source

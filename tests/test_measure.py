@@ -265,7 +265,11 @@ def test_delta_one_somewhere_gives_infinity() -> None:
 def test_underflow_is_not_an_exact_zero() -> None:
     # exp(-eps^2)/2 underflows float64 long before eps_h = 60 but is never 0 (theory §5)
     p = Profile(E(-(eps**2)) / 2)
-    m = measure(p, 60.0, 1e-6, refine=False)
+    # certified, the whole line is proved by the tail certificate, not by a zero
+    mc = measure(p, 60.0, 1e-6, refine=False, identify=False)
+    assert mc.covers_tail and "proved on [60, inf)" in mc.tail_proof
+    # float mode has no tail proof: the head statement with its failure probability
+    m = measure(p, 60.0, 1e-6, refine=False, certify=False)
     assert not m.covers_tail
     assert m.log_failure_prob == pytest.approx(log_delta_mu(60.0, m.upper), rel=1e-12)
     # the float underflows, the bound does not: a positive Probability that prints from its log

@@ -29,8 +29,10 @@ class Measurement:
             ``upper``-GDP outright when ``covers_tail``.
         eps_h: end of the measured head.
         tol: requested bracket width (``upper - lower <= tol``).
-        covers_tail: the profile is exactly 0 from some :math:`\varepsilon \le` ``eps_h`` on
-            (proved by an exact evaluation, not a float underflow).
+        covers_tail: the bound ``upper`` holds on the whole line: the profile is exactly 0
+            from some :math:`\varepsilon \le` ``eps_h`` on (proved by an exact evaluation,
+            not a float underflow), or :math:`\delta \le \delta_{upper}` is proved on
+            :math:`[\varepsilon_h, \infty)` (the tail certificate, ``tail_proof``).
         mu_tail: :math:`\sqrt{\lim G^2}` from the symbolic identification (``inf`` when not
             GDP, ``nan`` when unknown, 0 when ``covers_tail``).
         failure_prob: an upper bound of :math:`\delta(\varepsilon_h)`, the profile at the
@@ -52,6 +54,13 @@ class Measurement:
         cover: the leaf intervals as rows ``(x, y, U)`` with ``U`` the float upper bound of
             :math:`G` on ``[x, y]`` (for plots; ``None`` for the staircase).
         profile: the profile that was measured (refined or as given).
+        proved_until: :math:`\delta \le \delta_{upper}` is proved on
+            :math:`[0, \text{proved\_until}]`: ``inf`` when ``covers_tail``, at least
+            ``eps_h`` otherwise (beyond it where the tail proof got further; ``nan``: not
+            recorded).
+        tail_proof: how the whole line was proved (empty unless ``covers_tail``).  When the
+            tail is the maximum of :math:`G` the bracket is on the supremum over the whole
+            line (see ``notes``).
     """
 
     lower: float
@@ -72,6 +81,9 @@ class Measurement:
     notes: tuple[str, ...] = ()
     cover: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
+    # -- whole line (symgdp.measurement.tail_proof) --
+    proved_until: float = field(default=math.nan, compare=False)
+    tail_proof: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if math.isnan(self.lower) or math.isnan(self.upper) or self.lower > self.upper:
@@ -123,13 +135,22 @@ class Measurement:
     def __str__(self) -> str:
         how = "certified" if self.certified else "float64"
         lo, up, fp = self._bracket_text()
-        head = (f"sup G on [0, {self.eps_h:g}] in [{lo}, {up}] "
+        head = (f"sup G on {self._span()} in [{lo}, {up}] "
                 f"({self.method}, {how}, {self.evaluations} evaluations)")
         caveat = self.headline_caveat()
         head = head if caveat is None else f"CAUTION: {caveat}.  {head}"
         if self.covers_tail:
-            return head + f"; the profile is 0 beyond eps_h: {up}-GDP"
+            return head + f"; {self._whole_line_reason()}: {up}-GDP"
         return head + f"; head GDP, tail failure probability <= {fp}"
+
+    def _span(self) -> str:
+        """The range of eps the bracket is about: the head, or the whole line when the
+        tail is the maximum of G."""
+        whole = self.tail_proof.startswith("the tail is the maximum")
+        return "[0, inf)" if whole else f"[0, {self.eps_h:g}]"
+
+    def _whole_line_reason(self) -> str:
+        return self.tail_proof or "the profile is 0 beyond eps_h"
 
     def _repr_markdown_(self) -> str:
         return str(self)
@@ -141,10 +162,11 @@ class Measurement:
         # Jupyter renders with MathJax, whose \text takes no nested math: words stay words
         s = "" if caveat is None else \
             rf"$\text{{Caution: {latex_text(caveat, symbols=False)}}}$ "
-        s += (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
+        span = r"[0, \infty)" if self._span() == "[0, inf)" else f"[0, {self.eps_h:g}]"
+        s += (rf"$\sup_{{\varepsilon \in {span}}} G(\varepsilon) \in [{lo}, {up}]"
               rf"\quad ({how})")
         if self.covers_tail:
-            return s + rf",\quad {up}\text{{-GDP}}$"
+            return s + rf",\quad {up}\text{{-GDP (whole line)}}$"
         fp = format_log_upper(self.log_failure_prob, latex=True)
         return s + rf",\quad \delta_{{\mu}}({self.eps_h:g}) \le {fp}$"
 
