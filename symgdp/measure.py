@@ -477,7 +477,8 @@ def measure(
 # -- the whole-line hook (symgdp.measurement.tail_proof), apart from the search ----------
 def _whole_line(m: Measurement, fo: Any = None, mu_exact: Any = None,
                 certifier: Any = None) -> Measurement:
-    """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``); the
-    proof's time budget is the measurement's own time (at least 2 s)."""
+    """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``).  The
+    proof's own test counts bound its work; its wall-clock budget is only a safety net,
+    generous (at least 30 s) so that a loaded machine does not change the answer."""
     return whole_line(m, fo=fo, mu_exact=mu_exact, certifier=certifier,
-                      seconds=max(2.0, float(m.seconds)))
+                      seconds=max(30.0, 4.0 * float(m.seconds)))

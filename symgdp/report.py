@@ -366,7 +366,8 @@ class Report:
         m = self.measurement
         if m is not None:
             lo, up = format_bracket(m.lower, m.upper)
-            rows.append(("mu (head)", f"{lo} <= sup G on [0, {m.eps_h:g}] <= {up}"))
+            rows.append(("mu (whole line)" if m.covers_tail else "mu (head)",
+                         f"{lo} <= sup G on {m._span()} <= {up}"))
             if m.covers_tail:
                 rows.append(("failure prob.", f"0 ({_whole_line_why(m)}: full guarantee)"))
             else:

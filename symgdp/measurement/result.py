@@ -144,10 +144,10 @@ class Measurement:
         return head + f"; head GDP, tail failure probability <= {fp}"
 
     def _span(self) -> str:
-        """The range of eps the bracket is about: the head, or the whole line when the
-        tail is the maximum of G."""
-        whole = self.tail_proof.startswith("the tail is the maximum")
-        return "[0, inf)" if whole else f"[0, {self.eps_h:g}]"
+        """The range of eps the bracket is about: the whole line when the tail is covered
+        (proved below the upper end, or the profile 0 beyond eps_h: the head's bracket is
+        then one on sup G over every eps), else the head."""
+        return "[0, inf)" if self.covers_tail else f"[0, {self.eps_h:g}]"
 
     def _whole_line_reason(self) -> str:
         return self.tail_proof or "the profile is 0 beyond eps_h"

@@ -317,16 +317,6 @@ def _far_lower(p: Any, eps_h: float, certifier: Any) -> tuple[float, float]:
     return best, where
 
 
-def _limit_lower(mu_tail: float) -> float:
-    """sqrt(tail limit) rounded down by a few ulps (0 when unknown)."""
-    if not (math.isfinite(mu_tail) and mu_tail > 0):
-        return 0.0
-    v = mu_tail
-    for _ in range(4):
-        v = math.nextafter(v, 0.0)
-    return v
-
-
 def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any = None,
                seconds: float = 30.0) -> Any:
     r"""The measurement ``m`` with its tail proved where it can be (theory §14).
@@ -399,13 +389,15 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
             if r2.proved:
                 far, where = (_far_lower(p, m.eps_h, certifier) if certifier is not None
                               else (0.0, math.nan))
-                lower = max(m.lower, far, _limit_lower(m.mu_tail))
+                # proved values only: the head's lower end and a certified point value
+                # (the symbolic tail limit is checked, not proved: it is no lower end)
+                lower = max(m.lower, far)
                 lower = min(lower, mu2)
                 notes.append(f"the tail is the maximum: sup G on [0, {m.eps_h:g}] is in "
                              f"[{m.lower!r}, {m.upper!r}], and G tends to a limit above it; "
                              f"the bracket [{lower!r}, {mu2!r}] is on sup G over the whole "
-                             "line (lower end: the head, certified G at eps = "
-                             f"{where:g} and the symbolic tail limit, whichever is largest)")
+                             "line (lower end: the head's or the certified G at eps = "
+                             f"{where:g}, whichever is larger)")
                 return done(lower=lower, upper=mu2, covers_tail=True, failure_prob=0.0,
                             log_failure_prob=-math.inf, proved_until=math.inf,
                             tail_proof=f"the tail is the maximum: delta <= delta_mu with mu "
