@@ -29,6 +29,8 @@ __version__ = "0.1.0"
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
+    "audit": ("audit", "audit"),
+    "AuditResult": ("audit", "AuditResult"),
     "Calibration": ("refine", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
     "CalibrationResult": ("calibrate", "CalibrationResult"),
@@ -64,6 +66,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
     "ProgressEvent": ("progress", "ProgressEvent"),
+    "risk": ("risk", None),
     "refine_calibration": ("refine", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
@@ -117,7 +120,8 @@ if TYPE_CHECKING:
     from .pld import PLDProfile
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
-    from . import composition, conversions, mechanisms, plot, tradeoff
+    from . import composition, conversions, mechanisms, plot, risk, tradeoff
+    from .audit import AuditResult, audit
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
     from .calibrate import CalibrationResult, calibrate
@@ -152,6 +156,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnalysisTimeout",
+    "AuditResult",
     "Calibration",
     "CalibrationResult",
     "ClipAndRectify",
@@ -171,6 +176,7 @@ __all__ = [
     "SymgdpError",
     "SymgdpWarning",
     "UnboundParameterError",
+    "audit",
     "calibrate",
     "clip_and_rectify",
     "compose",
@@ -194,6 +200,7 @@ __all__ = [
     "plot",
     "refine_calibration",
     "report",
+    "risk",
     "sweep",
     "tradeoff",
     "tradeoff_gdp",

@@ -37,7 +37,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("formatting",),                               # outward-rounded printing of bounds
     ("firstorder", "measure"),                     # first-order bounds, measurement
     ("mechanisms", "composition", "conversions", "tradeoff", "amplify",
-     "pld", "rdp", "dpsgd", "calibrate", "sweep"),
+     "pld", "rdp", "dpsgd", "calibrate", "sweep",
+     "risk", "audit", "group"),                     # risk/audit/group: not profile-bound
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),
