@@ -274,3 +274,19 @@ def test_gdp_mu_other_curves_lower_only():
     assert not m.certified and m.upper == math.inf
     assert m.lower <= 0.8 and m == pytest.approx(0.8, rel=1e-9)
     assert T.gdp_mu(T.eps_delta(1.0, 1e-6)).lower == math.inf
+
+
+def test_plot_draws_band_and_bracket_ends():
+    # a band is a shaded region; a bracket with two distinct ends gives two G_mu curves
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from symgdp import plot
+
+    b = T.band(M.laplace(1.0), np.linspace(0.0, 1.0, 51))
+    bracket = T.MuBracket(1.0, 0.9, 1.1, "test")
+    fig = plot.tradeoff(b, mu=bracket)
+    ax = fig.axes[0]
+    assert len(ax.collections) == 1
+    assert len(ax.lines) == 3  # the diagonal and G_0.9, G_1.1
+    ys = sorted(float(line.get_ydata()[len(line.get_ydata()) // 2]) for line in ax.lines[1:])
+    assert ys[0] < ys[1]  # G_1.1(1/2) < G_0.9(1/2)
