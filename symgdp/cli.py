@@ -961,18 +961,18 @@ def _run_risk(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
     bay = risk.bayes_success(x, priors)
     rows = [("advantage (TPR - FPR)", adv.lower, adv.upper)]
     rows += [(f"max TPR at FPR {f:g}", lo, up)
-             for f, lo, up in zip(fprs, tpr.lower, tpr.upper)]
+             for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)]
     rows += [(f"Bayes success, prior {p:g}", lo, up)
-             for p, lo, up in zip(priors, bay.lower, bay.upper)]
+             for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]
     if args.json:
         out = {"command": "risk", "input": what,
                "advantage": [json_number(adv.lower), json_number(adv.upper)],
                "max_tpr": [{"fpr": f, "lower": json_number(float(lo)),
                             "upper": json_number(float(up))}
-                           for f, lo, up in zip(fprs, tpr.lower, tpr.upper)],
+                           for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)],
                "bayes_success": [{"prior": p, "lower": json_number(float(lo)),
                                   "upper": json_number(float(up))}
-                                 for p, lo, up in zip(priors, bay.lower, bay.upper)]}
+                                 for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]}
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
     lines = [f"attack risk of {what} (guaranteed intervals):"]

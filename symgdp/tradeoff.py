@@ -162,9 +162,8 @@ def randomized_response(eps0: float) -> TradeoffCurve:
     """
     c = eps_delta(eps0, 0.0)
     return TradeoffCurve(f"randomized response ({c.params['eps']:g})", c.fn, c.power,
-                         c.kinks, {"eps0": c.params["eps"], "eps": c.params["eps"],
-                                   "delta": 0.0},
-                         piecewise_linear=True, family="eps_delta")
+                         c.kinks, {"eps0": c.params["eps"]}, piecewise_linear=True,
+                         family="eps_delta")
 
 
 def laplace(eps0: float) -> TradeoffCurve:
@@ -367,10 +366,11 @@ def _closed_mu(curve: TradeoffCurve) -> tuple[float, float, str] | None:
             m = float(pr["mu"])
             return m, m, "closed form (G_mu)"
         if fam == "eps_delta":
-            if float(pr["delta"]) > 0:
+            if float(pr.get("delta", 0.0)) > 0:
                 return math.inf, math.inf, "closed form (T(0) < 1: not GDP)"
             # -2 Phi^{-1}(1/(1 + e^eps)) (Dong, Roth & Su 2021, Cor. 2.13 with Prop. 2.12)
-            b = 2 * arb(2).sqrt() * (2 / (1 + arb(pr["eps"]).exp())).erfcinv()
+            e = pr["eps"] if "eps" in pr else pr["eps0"]
+            b = 2 * arb(2).sqrt() * (2 / (1 + arb(e).exp())).erfcinv()
             return max(_fdown(b), 0.0), max(_fup(b), 0.0), "closed form (pure DP)"
         if fam == "laplace":
             # -2 Phi^{-1}(e^{-eps0/2}/2): the curve touches G_mu at alpha = 1/2
@@ -391,7 +391,7 @@ def _kinks_mu(curve: TradeoffCurve) -> tuple[float, float]:
     lo, up = 0.0, 0.0
     t, pw = curve(a), curve.complement(a)
     with ctx.workprec(_PREC):
-        for al, ti, pi in zip(a, np.atleast_1d(t), np.atleast_1d(pw)):
+        for al, ti, pi in zip(a, np.atleast_1d(t), np.atleast_1d(pw), strict=True):
             if ti <= 0.0:
                 return math.inf, math.inf
             if pi <= 0.0:

@@ -59,7 +59,7 @@ def _bayes_brute(pi, curve):
 def test_max_tpr_gdp(mu):
     a = np.array([1e-12, 1e-3, 0.05, 0.3, 0.9])
     r = risk.max_tpr(mu, a)
-    for ai, lo, up in zip(a, r.lower, r.upper):
+    for ai, lo, up in zip(a, r.lower, r.upper, strict=True):
         ref = _power_gauss(mu, ai)
         assert lo <= ref <= up
         assert up - lo < 1e-14
@@ -120,7 +120,7 @@ def test_bayes_success_profile_vectorised():
 
         priors = np.array([0.2, 0.5, 0.75])
         s = risk.bayes_success(M.randomized_response(e0), priors)
-        for pi, lo, up in zip(priors, s.lower, s.upper):
+        for pi, lo, up in zip(priors, s.lower, s.upper, strict=True):
             ref = _bayes_brute(pi, curve)
             assert lo - 1e-12 <= ref <= up + 1e-15
     assert s.lower.shape == (3,)

@@ -259,7 +259,7 @@ def test_gdp_mu_bracket_piecewise_linear(eps0, k):
     with mpmath.workdps(DPS):
         best = max(mpmath.sqrt(2) * (mpmath.erfinv(1 - 2 * mpmath.mpf(r))
                                      + mpmath.erfinv(1 - 2 * mpmath.mpf(al)))
-                   for r, al in zip(ref, a[1:-1]))
+                   for r, al in zip(ref, a[1:-1], strict=True))
     m = T.gdp_mu(T.randomized_response_composition(eps0, k))
     assert m.certified
     assert m.lower - 1e-12 <= float(best) <= m.upper + 1e-12
