@@ -791,8 +791,11 @@ def _sup_concave(x: np.ndarray, alo: np.ndarray, ahi: np.ndarray, al: np.ndarray
     L = np.maximum(c - 1, 0)
     c2 = np.searchsorted(-pre_min, -al, side="right")    # #{i: pre_min_i >= alpha}
     R = np.where(c2 >= n - 1, n - 1, c2 + 1)
-    lower = np.full(al.shape, -np.inf)
-    upper = np.full(al.shape, -np.inf)
+    # the point R always counts (when L > R, possible only with enclosures that are not
+    # concave, the two one-sided facts cover the line between them)
+    axr = al * x[R]
+    lower = _dn(alo[R] - _up(axr))
+    upper = _up(ahi[R] - _dn(axr))
     width = R - L
     top = int(max(width.max(initial=0), 0))
     for d in range(top + 1):
@@ -896,11 +899,13 @@ class _Branch:
         self.ahi = np.concatenate([self.ahi, vals[:, 1]])[order]
 
     def concave(self) -> bool:
-        """False when the enclosures prove a secant slope increase (A not concave)."""
+        """False when the enclosures prove that a secant slope exceeds an earlier one
+        (A not concave)."""
         dx = np.diff(self.x)
         s_lo = _dn(_dn(self.alo[1:] - self.ahi[:-1]) / dx)
         s_hi = _up(_up(self.ahi[1:] - self.alo[:-1]) / dx)
-        return not bool(np.any(s_lo[1:] > s_hi[:-1]))
+        earlier_min = np.minimum.accumulate(s_hi)[:-1]
+        return not bool(np.any(s_lo[1:] > earlier_min))
 
     def outside(self, al: np.ndarray) -> np.ndarray:
         """Upper bound of the supremum beyond the grid (t > t_max, resp. s < s_min)."""

@@ -290,3 +290,23 @@ def test_plot_draws_band_and_bracket_ends():
     assert len(ax.lines) == 3  # the diagonal and G_0.9, G_1.1
     ys = sorted(float(line.get_ydata()[len(line.get_ydata()) // 2]) for line in ax.lines[1:])
     assert ys[0] < ys[1]  # G_1.1(1/2) < G_0.9(1/2)
+
+
+def test_profile_not_convex_in_e_eps_falls_back():
+    # delta = exp(-eps^2) is not convex in t = e^eps (flat at eps = 0): not the exact
+    # profile of any pair.  Reference: the supremum of Prop. 2.12 over a fine eps grid in
+    # mpmath (a lower estimate of f), which the upper band must still dominate.
+    from symgdp.profile import Profile
+
+    p = Profile.parse("exp(-eps^2)")
+    a = np.linspace(0.0, 1.0, 21)
+    b = T.band(p, a)
+    assert b.method == "conjugate, monotone"
+    with mpmath.workdps(30):
+        es = [mpmath.mpf(i) / 400 for i in range(0, 4001)]
+        ds = [mpmath.exp(-e * e) for e in es]
+        for al, up in zip(a, b.upper, strict=True):
+            al = mpmath.mpf(float(al))
+            ref = max(max(0, 1 - d - mpmath.exp(e) * al, mpmath.exp(-e) * (1 - d - al))
+                      for e, d in zip(es, ds, strict=True))
+            assert up >= ref
