@@ -589,15 +589,18 @@ def _pack(scalar: bool, a: np.ndarray, lo: np.ndarray, up: np.ndarray, method: s
     return TradeoffBand(a, lo, up, method, assumption)
 
 
-def _gdp_band(mu: float, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Balls of :math:`G_\mu(\alpha) = \Phi(\sqrt2\,\mathrm{erfc}^{-1}(2\alpha) - \mu)`."""
+def _gdp_band(mu: Any, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Balls of :math:`G_\mu(\alpha) = \Phi(\sqrt2\,\mathrm{erfc}^{-1}(2\alpha) - \mu)`
+    (``mu`` a float, or a finite ``arb`` ball whose every point is a possible value)."""
     from flint import arb, ctx
 
     lo = np.empty(a.shape)
     up = np.empty(a.shape)
     with ctx.workprec(_PREC):
         r2 = arb(2).sqrt()
-        m = arb(mu)
+        m = mu if isinstance(mu, arb) else arb(mu)
+        if isinstance(mu, arb):
+            mu = math.nan  # neither 0 nor inf: the general formula below
         for i, al in enumerate(a.flat):
             if al == 0.0:
                 lo.flat[i] = up.flat[i] = 0.0 if math.isinf(mu) else 1.0
@@ -1050,10 +1053,9 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
         raise DomainError(f"tol must be > 0, got {tol!r}")
     enclose, has_lower = _enclosure(profile_or_mu)
     tag = _tag_checked(profile_or_mu, enclose) if has_lower else None
-    if tag is not None and tag[0] == "gaussian":
-        lo, up = _gdp_band(float(tag[1].mid()), a) if tag[1].is_exact() else (None, None)
-        if lo is not None:
-            return _pack(scalar, a, lo, up, "gdp", _SYMMETRIC)
+    if tag is not None and tag[0] == "gaussian" and tag[1].is_finite() and tag[1] > 0:
+        lo, up = _gdp_band(tag[1], a)
+        return _pack(scalar, a, lo, up, "gdp", _SYMMETRIC)
     if tag is not None and tag[0] != "gaussian":
         lo, up = _closed_form_band(tag[0], tag[1], a)
         return _pack(scalar, a, lo, up, f"closed form ({tag[0]})", _SYMMETRIC)

@@ -310,3 +310,11 @@ def test_profile_not_convex_in_e_eps_falls_back():
             ref = max(max(0, 1 - d - mpmath.exp(e) * al, mpmath.exp(-e) * (1 - d - al))
                       for e, d in zip(es, ds, strict=True))
             assert up >= ref
+
+
+def test_gaussian_tag_with_irrational_mu():
+    # mu = sqrt(2) is a ball, not a float: the band encloses G_mu for every mu in it
+    a = np.linspace(0.0, 1.0, 41)
+    b = T.band(M.gaussian(sympy.sqrt(2)), a)
+    assert b.method == "gdp"
+    _check(b, _gauss_ref(math.sqrt(2), a), width=1e-14)  # reference: mpmath at sqrt(2)
