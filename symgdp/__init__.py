@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
     "audit": ("audit", "audit"),
+    "audit_one_run": ("audit", "audit_one_run"),
     "AuditResult": ("audit", "AuditResult"),
     "Calibration": ("refine", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
@@ -121,7 +122,7 @@ if TYPE_CHECKING:
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
     from . import composition, conversions, mechanisms, plot, risk, tradeoff
-    from .audit import AuditResult, audit
+    from .audit import AuditResult, audit, audit_one_run
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
     from .calibrate import CalibrationResult, calibrate
@@ -177,6 +178,7 @@ __all__ = [
     "SymgdpWarning",
     "UnboundParameterError",
     "audit",
+    "audit_one_run",
     "calibrate",
     "clip_and_rectify",
     "compose",

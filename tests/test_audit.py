@@ -96,3 +96,57 @@ def test_result_fields_and_scalars():
 def test_bad_input(kw, word):
     with pytest.raises(DomainError, match=word):
         _audit(**kw)
+
+
+# -- one-run audit (Steinke, Nasr & Jagielski 2023) ---------------------------------------
+def _one_run(rng, mu, m, k):
+    # m canaries, each in with probability 1/2; the mechanism releases Y_i = mu S_i + N(0, 1),
+    # so adding or removing one canary shifts one coordinate by mu: exactly mu-GDP.
+    s = rng.random(m) < 0.5
+    y = mu * s + rng.standard_normal(m)
+    order = np.argsort(y)
+    guess_in, guess_out = order[-k:], order[:k]
+    v = int(np.sum(s[guess_in]) + np.sum(~s[guess_out]))
+    return dict(m=m, r=2 * k, v=v)
+
+
+@pytest.mark.slow  # ~100 audits of 0.1 s
+def test_one_run_valid_in_repetitions():
+    from symgdp.audit import audit_one_run
+
+    rng = np.random.default_rng(2023)
+    mu, delta, reps, conf = 2.0, 1e-5, 100, 0.95
+    eps = _eps_true(mu, delta)
+    bad_mu = bad_eps = positive = 0
+    for _ in range(reps):
+        r = audit_one_run(**_one_run(rng, mu, 1000, 50), confidence=conf, delta=delta)
+        bad_mu += r.mu_lower > mu
+        bad_eps += r.eps_lower > eps
+        positive += r.mu_lower > 0
+    assert bad_mu <= (1 - conf) * reps and bad_eps <= (1 - conf) * reps
+    assert positive > reps // 2  # the audit finds something
+
+
+def test_one_run_pure_dp_closed_form():
+    # reference: with delta = 0 and all r guesses right, the bound is q^r <= 1 - c with
+    # q = e^eps/(1 + e^eps): eps = log(q/(1 - q)), q = (1 - c)^(1/r); grid step 0.025 below
+    from symgdp.audit import audit_one_run
+
+    r = audit_one_run(m=100, r=10, v=10, confidence=0.95, delta=0.0)
+    q = 0.05 ** 0.1
+    exact = float(np.log(q / (1 - q)))
+    assert exact - 0.025 <= r.eps_lower <= exact
+
+
+@pytest.mark.parametrize("kw,word", [
+    (dict(m=10, r=11, v=1), "v <= r <= m"),
+    (dict(m=10, r=5, v=6), "v <= r <= m"),
+    (dict(m=-1, r=0, v=0), "m"),
+    (dict(m=10, r=5, v=1, confidence=2.0), "confidence"),
+    (dict(m=10, r=5, v=1, delta=1.0), "delta"),
+])
+def test_one_run_bad_input(kw, word):
+    from symgdp.audit import audit_one_run
+
+    with pytest.raises(DomainError, match=word):
+        audit_one_run(**kw)
