@@ -202,8 +202,8 @@ def audit_one_run(*, m: int, r: int, v: int, confidence: float = 0.95,
               \beta = P[\mathrm{Bin}(r, q) \ge v],\quad
               \alpha = \max_{1 \le i \le v} \tfrac1i P[v - i \le \mathrm{Bin}(r, q) < v],
 
-    :math:`q = e^\varepsilon/(1 + e^\varepsilon)` (Steinke, Nasr & Jagielski 2023, Thm 3.1
-    and its p-value).  A :math:`\mu`-GDP mechanism is
+    :math:`q = e^\varepsilon/(1 + e^\varepsilon)` (the p-value of the main result of Steinke,
+    Nasr & Jagielski 2023, with :math:`\alpha` as there).  A :math:`\mu`-GDP mechanism is
     :math:`(\varepsilon, \delta_\mu(\varepsilon))`-DP for every :math:`\varepsilon`, so
     its tail is bounded by the smallest of these over :math:`\varepsilon` (here over a
     grid: a larger, still valid bound).  Every :math:`\mu` (resp. :math:`\varepsilon`)
