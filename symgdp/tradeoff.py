@@ -1029,7 +1029,11 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
       (``meta["mechanism"]``: Gaussian, Laplace, randomized response, pure DP) whose
       profile agrees with the tag use their closed-form curves.
 
-    All values are rounded outward; the upper band never exceeds :math:`1 - \alpha`.
+    All values are rounded outward; the upper band never exceeds :math:`1 - \alpha`.  The
+    conjugate's grid spans :math:`0 \le \varepsilon \le 700` (:math:`e^{\varepsilon}`
+    within float64): a profile that is not negligible there (a Gaussian with
+    :math:`\mu \gtrsim 37` given without its tag) gets a valid but loose band near
+    :math:`\alpha = 0`.
 
     Args:
         profile_or_mu: a profile, or :math:`\mu \ge 0` (``inf`` allowed).
