@@ -46,7 +46,7 @@ from _common import machine, write_section  # benchmarks/ is first on sys.path
 
 from symgdp import Profile, composition, eps, mechanisms
 from symgdp.errors import SymgdpError
-from symgdp.firstorder import FirstOrder
+from symgdp.measurement.firstorder import FirstOrder
 from symgdp.measure import measure
 
 START, END = "<!-- bench_measure:start -->", "<!-- bench_measure:end -->"

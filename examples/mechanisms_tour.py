@@ -118,7 +118,8 @@ def tour(small: bool) -> list[dict[str, Any]]:
     eps_h = 10.0 if small else 50.0
     cap = CAP_SECONDS_SMALL if small else CAP_SECONDS
     # the modules a measurement loads lazily, loaded once here: every child inherits them
-    for name in ("symgdp.measure", "symgdp.firstorder", "symgdp.tail", "symgdp.interval"):
+    for name in ("symgdp.measure", "symgdp.measurement.firstorder", "symgdp.tail",
+                 "symgdp.interval"):
         importlib.import_module(name)
     results = []
     todo = cases(small)

@@ -32,13 +32,14 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "audit": ("audit", "audit"),
     "audit_one_run": ("audit", "audit_one_run"),
     "AuditResult": ("audit", "AuditResult"),
-    "Calibration": ("refine", "Calibration"),
+    "Calibration": ("refine_calibration", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
     "CalibrationResult": ("calibrate", "CalibrationResult"),
     "clip_and_rectify": ("amplify", "clip_and_rectify"),
     "ClipAndRectify": ("amplify", "ClipAndRectify"),
     "compose": ("pld", "compose"),
     "compose_gdp": ("gaussian", "compose_gdp"),
+    "from_dp_event": ("events", "from_dp_event"),
     "composition": ("composition", None),
     "ConvergenceError": ("errors", "ConvergenceError"),
     "conversions": ("conversions", None),
@@ -61,14 +62,13 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "parse_equation": ("parsing", "parse_equation"),
     "parse_expression": ("parsing", "parse_expression"),
     "ParseError": ("errors", "ParseError"),
-    "PLDProfile": ("pld", "PLDProfile"),
     "plot": ("plot", None),
     "PrecisionError": ("errors", "PrecisionError"),
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
     "ProgressEvent": ("progress", "ProgressEvent"),
     "risk": ("risk", None),
-    "refine_calibration": ("refine", "refine_calibration"),
+    "refine_calibration": ("refine_calibration", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
     "sweep": ("sweep", "sweep"),
@@ -118,7 +118,7 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:
     from .errors import SymgdpWarning
     from .pld import compose
-    from .pld import PLDProfile
+    from .events import from_dp_event
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
     from . import composition, conversions, mechanisms, plot, risk, tradeoff
@@ -150,7 +150,7 @@ if TYPE_CHECKING:
     from .parsing import parse_equation, parse_expression
     from .profile import Profile
     from .progress import ProgressEvent
-    from .refine import Calibration, refine_calibration
+    from .refine_calibration import Calibration, refine_calibration
     from .report import Report, report
     from .symbols import delta, eps
     from .tail import Identification
@@ -166,7 +166,6 @@ __all__ = [
     "DomainError",
     "Identification",
     "Measurement",
-    "PLDProfile",
     "ParseError",
     "PrecisionError",
     "Profile",
@@ -189,6 +188,7 @@ __all__ = [
     "delta_mu",
     "dpsgd",
     "eps",
+    "from_dp_event",
     "eps_gdp",
     "gdpt",
     "log_delta_mu",

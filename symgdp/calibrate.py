@@ -42,7 +42,7 @@ mechanism this is exact (the analytic Gaussian mechanism, Balle & Wang 2018); fo
 mechanisms it asks for the whole curve :math:`\delta_\mu` and is conservative.  A trade-off
 equation :math:`\sigma = f(\varepsilon, \delta)` with ``target=(eps, delta)`` takes the direct
 route instead: the least noise that gives :math:`(\varepsilon, \delta)` through the partial
-order (:func:`symgdp.refine.refine_calibration`), rounded up.
+order (:func:`symgdp.refine_calibration.refine_calibration`), rounded up.
 """
 
 from __future__ import annotations
@@ -59,6 +59,7 @@ from .errors import ConvergenceError, DomainError, PrecisionError, ProfileError,
 from .formatting import json_number
 from .measure import Measurement, measure
 from .profile import Profile
+from .symbols import normalise_values
 
 __all__ = ["CalibrationResult", "calibrate", "mu_target"]
 
@@ -188,10 +189,13 @@ def _is_equation(profile: Any) -> bool:
 
 
 def _as_profile(profile: Any, values: Mapping[Any, Any] | None) -> Profile:
+    if hasattr(profile, "bind") and hasattr(profile, "unbound_symbols"):
+        # a lazy composition (symgdp.compose with a free parameter): bound per point
+        return profile if not values else profile.replace(values=dict(values))
     if isinstance(profile, Profile):
         if not values:
             return profile
-        return profile.replace(values={**profile.values, **Profile._normalise_values(
+        return profile.replace(values={**profile.values, **normalise_values(
             profile.expr, values)})
     if _is_equation(profile):
         return Profile.from_tradeoff(profile, values)
@@ -248,7 +252,9 @@ class _Search:
                 f"{self.sym.name}; pass a larger max_measurements or a looser rtol")
         q = self.p.replace(values={**self.p.values, self.sym: v})
         try:
-            m = measure(q, **{**self.kw, **extra})
+            own = getattr(q, "calibration_measurement", None)
+            # a composition measures itself: its floor is the mechanism's lower bound
+            m = own(**self.kw) if own is not None else measure(q, **{**self.kw, **extra})
         except SymgdpError as exc:
             raise type(exc)(f"at {self.sym.name}={v!r}: {exc}") from exc
         if not extra:
@@ -576,7 +582,7 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
                     ) -> tuple[float, Measurement | None, str, tuple[float, float]]:
     import mpmath
 
-    from .refine import refine_calibration
+    from .refine_calibration import refine_calibration
     from .symbols import ALIASES
 
     name = ALIASES[sym_name].name if sym_name in ALIASES else sym_name
@@ -585,10 +591,10 @@ def _tradeoff_route(equation: Any, sym_name: str, target: tuple[float, float],
         # decimals read as exact rationals ("1.25" is 5/4): the naive noise is then exact
         # and compares at full precision with the refined one
         from .parsing import parse_equation
-        from .symbols import eps
+        from .symbols import eps, symbol_table
 
         equation = parse_equation(equation, rational=True,
-                                  symbols=Profile._symbol_table(eps, values, (sym,)))
+                                  symbols=symbol_table(eps, values, (sym,)))
     # exact rationals of the doubles: the naive noise f(eps, delta) is then exact too, and
     # compares at full precision with the refined one
     cal = refine_calibration(equation, sympy.Rational(target[0]), sympy.Rational(target[1]),

@@ -19,6 +19,7 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import re
 import sys
 import warnings
@@ -139,15 +140,31 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
-    """A hint for the first argument starting with '-' that the (sub)command does not
-    know: an expression taken for an option ("-exp(-eps)") goes after '--'; a misspelt
-    option is named as such."""
+def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser,
+               message: str = "") -> str:
+    """A hint for a usage error: "did you mean" for a misspelt command, option or choice;
+    for the first argument starting with '-' that the (sub)command does not know, an
+    expression taken for an option ("-exp(-eps)") goes after '--'.  An option that
+    refused its own value already said why: no hint beyond how to write a value that
+    starts with '-'."""
     sub = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)),
                None)
     command = argv[0] if argv and sub is not None and argv[0] in sub.choices else None
+    choice = re.match(r"argument (\S+): invalid choice: '(.*?)' \(choose from (.*)\)$",
+                      message, flags=re.S)
+    if choice is not None:
+        options = re.findall(r"'([^']*)'", choice.group(3))
+        return _did_you_mean(choice.group(2), options)
+    own = re.match(r"argument (-[^\s:/]+)(?:/\S+)?: (.*)", message, flags=re.S)
+    if own is not None:
+        option = own.group(1)
+        if "expected one argument" in own.group(2):
+            values = [b for a, b in zip(argv, argv[1:], strict=False) if a == option]
+            if values and values[0].startswith("-"):
+                return f" (a value that starts with '-' is written {option}={values[0]})"
+        return ""
     if command is None and argv and not argv[0].startswith("-"):
-        return ""  # an unknown command: argparse's message names the choices
+        return _did_you_mean(argv[0], list(sub.choices) if sub is not None else [])
     known = set(parser._option_string_actions)
     if command is not None:
         known |= set(sub.choices[command]._option_string_actions)
@@ -158,12 +175,42 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser) -> str:
             continue
         if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", a, flags=re.S):
             where = f"symgdp {command}" if command else "symgdp"
-            return f" ({a.split('=', 1)[0]!r} is not an option of {where}; see {where} --help)"
+            name = a.split("=", 1)[0]
+            options = {o[2:]: o for o in known if o.startswith("--")}
+            close = _close_match(name[2:], sorted(options))
+            guess = f"did you mean {options[close]!r}?" if close else f"see {where} --help"
+            return f" ({name!r} is not an option of {where}; {guess})"
         if command == "dpsgd":
             return ""  # dpsgd takes no EXPR
         return (f" (an EXPR that starts with '-' goes after '--': "
                 f"symgdp {command or 'analyze'} [options] -- {a!r})")
     return ""
+
+
+def _close_match(word: str, choices: Sequence[str]) -> str | None:
+    """The closest of ``choices`` to a misspelt ``word`` (difflib), else ``None``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.7)
+    return close[0] if close else None
+
+
+def _cli_wording(message: str, argv: Sequence[str]) -> str:
+    """A library message in the command line's words: ``tradeoff=True`` is ``--tradeoff``,
+    ``resume=True`` is ``--resume``, ``certify=True`` is ``--certify`` (``analyze`` only:
+    the other commands certify when they can, or not at all with ``--no-certify``)."""
+    message = re.sub(r"pass (\w+)=True \((--[\w-]+) on the command line\)", r"pass \2",
+                     message)
+    message = re.sub(r"\bpass resume=True\b", "add --resume", message)
+    if argv and argv[0] == "analyze":
+        message = re.sub(r"\b(use|pass) certify=True\b", r"\1 --certify", message)
+    return message
+
+
+def _did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest of ``choices``, else ``""``."""
+    close = _close_match(word, choices)
+    return f" (did you mean {close!r}?)" if close else ""
 
 
 def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
@@ -197,6 +244,39 @@ def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
             raise UsageError(f"--set {name} is given twice")
         values[key] = value
     return values
+
+
+def _expr_symbols(text: str, tradeoff: bool) -> dict[str, Any]:
+    """The parameters of EXPR by name, as the parser makes them (with their assumptions)."""
+    from .parsing import parse_equation, parse_expression
+
+    try:
+        parsed = parse_equation(text) if tradeoff else parse_expression(text)
+    except SymgdpError:
+        return {}  # the analysis itself reports what is wrong with EXPR, in its words
+    return {s.name: s for s in parsed.free_symbols}
+
+
+def _check_domain(symbols: dict[str, Any], values: dict[str, Any], option: str) -> None:
+    """Every value respects its parameter's assumptions (positive, nonnegative, integer):
+    ``--set sigma=-1.5`` for a positive sigma is bad input naming both, not a run that
+    quietly uses the square of -1.5."""
+    import sympy
+
+    for name, given in values.items():
+        sym = symbols.get(name)
+        if sym is None:
+            continue
+        for value in (given if isinstance(given, (list, tuple)) else [given]):
+            v = sympy.sympify(value)
+            shown = f"{float(v):g}" if v.is_Float else str(v)
+            what = ("positive" if sym.is_positive and not v.is_positive else
+                    "nonnegative" if sym.is_nonnegative and v.is_negative else
+                    "an integer" if sym.is_integer and v.is_integer is False else None)
+            if what is not None:
+                where = f"--set {name}={shown}" if option == "--set" else option
+                raise UsageError(f"{where}: {name} must be {what} (every parameter of EXPR "
+                                 f"is a positive real), got {shown}")
 
 
 class _Progress:
@@ -247,6 +327,7 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     from .report import report
 
     values = _parse_values(args.set)
+    _check_domain(_expr_symbols(args.expr, args.tradeoff), values, "--set")
     if args.plot:
         _check_plot_target(args.plot)
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
@@ -545,7 +626,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
             except SystemExit as exc:  # --help / --version printed their text
                 return int(exc.code or 0)
             except UsageError as exc:
-                raise UsageError(str(exc) + _dash_hint(argv, parser)) from None
+                raise UsageError(str(exc) + _dash_hint(argv, parser, str(exc))) from None
             if args.command is None:
                 raise UsageError("choose a command: " + ", ".join(args.command_names)
                                  + " (see symgdp --help)")
@@ -557,7 +638,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
     except (UsageError, SymgdpError) as exc:
         if debug:
             raise
-        err.write(f"{_PROG}: error: {_one_line(exc)}\n")
+        err.write(f"{_PROG}: error: {_cli_wording(_one_line(exc), argv)}\n")
         return 2
     except KeyboardInterrupt:
         err.write(f"{_PROG}: interrupted\n")
@@ -565,8 +646,6 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
     except BrokenPipeError:
         # The reader (e.g. `head`) has all it wanted; keep the interpreter's final flush quiet.
         if out is sys.stdout:
-            import os
-
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # noqa: BLE001 - the command line must not show a traceback
@@ -583,17 +662,21 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
 
 def _add_compose_parser(sub: Any) -> None:
     c = sub.add_parser(
-        "compose", help="compose a privacy profile K times through privacy loss distributions",
-        description="Compose a privacy profile K times (pessimistic privacy loss "
-        "distributions, dp_accounting), report epsilon at delta and the measured GDP "
-        "parameter on the head where the composed profile falls to the failure probability.")
+        "compose", help="compose a privacy profile K times, with a proof",
+        description="Compose a privacy profile K times (certified: connect-the-dots "
+        "loss distributions in ball arithmetic, composed in exact integers), report "
+        "epsilon at delta and the composed mechanism's GDP bracket [mu_floor, mu_upper] on "
+        "the head where the composed profile falls to the failure probability.")
     c.add_argument("expr", metavar="EXPR", help="the profile delta(eps) of one step")
     c.add_argument("--times", type=_positive_int(), required=True, metavar="K",
                    help="number of compositions")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a parameter (repeatable)")
-    c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
-                   help="the PLD's value discretisation interval (default 1e-4)")
+    c.add_argument("--discretization", type=_probability(), default=None, metavar="D",
+                   help="the loss grid (default: adaptive, until the mu bracket is 1e-3 "
+                   "wide)")
+    c.add_argument("--no-certify", action="store_true",
+                   help="dp_accounting's float64 route (estimated margin, no floor)")
     _add_head_options(c)
     c.set_defaults(run=_run_compose)
 
@@ -612,39 +695,49 @@ def _add_head_options(p: Any) -> None:
 
 
 def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .pld import compose, head_measure
+    from .accounting.certified import compose
     from .profile import Profile
 
     values = _parse_values(args.set)
+    _check_domain(_expr_symbols(args.expr, False), values, "--set")
     step = Profile.parse(args.expr, values)
-    composed = compose(step, times=args.times,
-                       value_discretization_interval=args.discretization)
-    eps = float(composed.eps_for_delta(args.delta))
+    composed = compose(step, times=args.times, certify=not args.no_certify,
+                       discretization=args.discretization, failure_prob=args.failure_prob,
+                       tol=args.tol)
+    eps = composed.eps_at(args.delta)
     try:
-        m, fail = head_measure(composed, args.failure_prob, args.tol)
-        mu = (m.lower, m.upper, m.eps_h, fail)
+        mu = (composed.mu_floor, composed.mu_upper, composed.eps_h, composed.failure_prob)
         note = None
     except SymgdpError as exc:
         mu, note = (None, None, None, None), _one_line(exc)
+    floor = mu[0] if mu[0] is not None and math.isfinite(mu[0]) else None
     out = {"command": "compose", "expr": args.expr, "times": args.times,
-           "delta": args.delta, "eps": json_number(eps),
-           "mu_lower": json_number(mu[0]), "mu_upper": json_number(mu[1]),
-           "eps_h": json_number(mu[2]), "failure_prob": json_number(mu[3]),
-           "floor": json_number(composed.floor), "margin": json_number(composed.margin),
-           "discretization": args.discretization, "note": note}
+           "delta": args.delta, "eps": json_number(eps.upper),
+           "eps_lower": json_number(eps.lower),
+           "mu_floor": json_number(floor), "mu_upper": json_number(mu[1]),
+           "mu_lower": json_number(floor), "eps_h": json_number(mu[2]),
+           "failure_prob": json_number(mu[3]), "certified": composed.certified,
+           "neighbouring": composed.neighbouring,
+           "floor": json_number(composed.source.floor),
+           "margin": json_number(composed.source.margin),
+           "discretization": composed.discretization, "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
-    lines = [f"{args.times}-fold composition of {args.expr} (pessimistic PLD, "
-             f"discretisation {args.discretization:g})",
-             f"  ({eps:.6g}, {args.delta:g})-DP"]
-    if mu[0] is not None:
-        lines.append(f"  mu in [{mu[0]:.6f}, {mu[1]:.6f}] on [0, {mu[2]:.4g}], failure "
-                     f"probability {mu[3]:.3g}")
+    how = ("certified: exact integer composition" if composed.certified else
+           "NOT certified: float64 PLD, estimated rounding margin")
+    lines = [f"{args.times}-fold composition of {args.expr} ({how}, discretisation "
+             f"{composed.discretization:g}, {composed.neighbouring.replace('_', '/')} "
+             "neighbours)",
+             f"  ({eps.upper:.6g}, {args.delta:g})-DP; the smallest such eps is in "
+             f"[{eps.lower:.6g}, {eps.upper:.6g}]"]
+    if mu[1] is not None:
+        lo = f"{floor:.6f}" if floor is not None else "unknown"
+        lines.append(f"  mu in [{lo}, {mu[1]:.6f}] on [0, {mu[2]:.4g}] (the mechanism's "
+                     f"mu: floor and guaranteed upper bound), failure probability "
+                     f"{mu[3]:.3g}")
     else:
         lines.append(f"  mu: unknown ({note})")
-    lines.append(f"  floor (mass at infinity) {composed.floor:.3g}, rounding margin "
-                 f"{composed.margin:.3g}")
     stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -731,9 +824,9 @@ def _add_calibrate_parser(sub: Any) -> None:
                    help="the parameter to calibrate (left unbound by --set)")
     c.add_argument("--target-mu", type=_positive_float(), default=None, metavar="MU",
                    help="the target GDP parameter")
-    c.add_argument("--target-eps", type=float, default=None, metavar="EPS",
+    c.add_argument("--target-eps", type=_positive_float(), default=None, metavar="EPS",
                    help="target (eps, delta)-DP: eps (with --target-delta)")
-    c.add_argument("--target-delta", type=float, default=None, metavar="DELTA",
+    c.add_argument("--target-delta", type=_probability(), default=None, metavar="DELTA",
                    help="target (eps, delta)-DP: delta (with --target-eps)")
     c.add_argument("--bracket", default=None, metavar="LOW,HIGH",
                    help="search between these values of the parameter")
@@ -747,6 +840,8 @@ def _run_calibrate(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -
     from .calibrate import calibrate
 
     values = _parse_values(args.set)
+    symbols = _expr_symbols(args.expr, args.tradeoff)
+    _check_domain(symbols, values, "--set")
     if args.param in values:
         raise UsageError(f"--param {args.param} is also given a value with --set")
     pair = (args.target_eps, args.target_delta)
@@ -760,8 +855,12 @@ def _run_calibrate(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -
             bracket = tuple(float(v) for v in args.bracket.split(","))
         except ValueError:
             raise UsageError(f"--bracket expects LOW,HIGH, got {args.bracket!r}") from None
-        if len(bracket) != 2:
-            raise UsageError(f"--bracket expects LOW,HIGH, got {args.bracket!r}")
+        if len(bracket) != 2 or not all(map(math.isfinite, bracket)):
+            raise UsageError(f"--bracket expects LOW,HIGH (finite numbers), got "
+                             f"{args.bracket!r}")
+        if not bracket[0] < bracket[1]:
+            raise UsageError(f"--bracket {args.bracket}: LOW must be below HIGH")
+        _check_domain(symbols, {args.param: list(bracket)}, f"--bracket {args.bracket}")
     kw = dict(bracket=bracket, integer=args.integer, rtol=args.rtol, eps_h=args.eps_h,
               tol=args.tol, refine=not args.no_refine, timeout=args.timeout,
               certify=False if args.no_certify else None)
@@ -848,15 +947,25 @@ def _run_sweep(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
     if not args.grid:
         raise UsageError("sweep needs at least one --grid NAME=SPEC")
     grid: dict[str, list[Any]] = {}
+    specs: dict[str, str] = {}
     for spec in args.grid:
         name, vals = _grid_values(spec)
         if name in grid or name in values:
             raise UsageError(f"--grid {name} is given twice (or also with --set)")
         grid[name] = vals
+        specs[name] = spec
+    symbols = _expr_symbols(args.expr, args.tradeoff)
+    _check_domain(symbols, values, "--set")
+    for name, vals in grid.items():
+        _check_domain(symbols, {name: vals}, f"--grid {specs[name]}")
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers must be a positive integer, got {args.workers}")
     if args.resume and not args.out:
         raise UsageError("--resume needs --out FILE")
+    if args.out and not args.resume and os.path.exists(args.out) and \
+            os.path.getsize(args.out) > 0:
+        raise UsageError(f"--out {args.out} already exists; add --resume to continue that "
+                         "sweep, or choose another file")
     if args.plot:
         _check_plot_target(args.plot)
         if args.task != "measure":

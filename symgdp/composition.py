@@ -53,11 +53,12 @@ import sympy
 from flint import arb, ctx, fmpq
 
 from .errors import DomainError, PrecisionError
-from .firstorder import FirstOrder
 from .gaussian import eps_gdp, mu_from_pure_dp
+from .measurement.firstorder import FirstOrder
 from .mechanisms import EPS0
-from .profile import Profile, sympify_value
+from .profile import Profile
 from .symbols import eps as _EPS
+from .symbols import sympify_value
 
 __all__ = [
     "basic",
@@ -340,7 +341,7 @@ class _OptimalProfile(Profile):
         kov = self._pieces()
         if kov is None:
             return super().log_delta(eps)
-        from .pld import eps_array
+        from .accounting.curves import eps_array
 
         eps_array(eps)  # refuses NaN and negative eps
         x = np.asarray(eps, dtype=np.float64)
@@ -630,8 +631,8 @@ def _laplace_piece(eps0: Any) -> _LaplacePiece:
 
 
 def _kov_first_order(kov: _KovPieces) -> FirstOrder:
-    """:class:`~symgdp.firstorder.FirstOrder` for the KOV profile: the ball functions of
-    the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
+    """:class:`~symgdp.measurement.firstorder.FirstOrder` for the KOV profile: the ball
+    functions of the profile and its derivatives are those of :class:`_KovPieces` (tight, from the
     end points of each piece) instead of compiled SymPy derivatives.  Only k eps0
     (rounded up), where delta reaches 0, splits the search; the other levels are not
     needed as cuts (an enclosure across a level is the hull of both sides)."""
@@ -772,9 +773,9 @@ _ROW_TEXT = {
     "gdp": "GDP, per-step mu from pure DP",
     "gdp_laplace": "GDP, per-step mu of Laplace",
     "clt": "CLT (Dong, Roth & Su), approximate",
-    "pld": "PLD (dp_accounting), randomized-response steps",
-    "pld_laplace": "PLD (dp_accounting), Laplace steps",
-    "gdp_summary_laplace": "GDP summary of the Laplace PLD",
+    "pld": "PLD (certified), randomized-response steps",
+    "pld_laplace": "PLD (certified), Laplace steps",
+    "gdp_summary_laplace": "GDP summary of the certified Laplace PLD",
     "optimal": "optimal (Kairouz, Oh & Viswanath)",
     "gdp_summary": "GDP summary of the optimal profile",
 }
@@ -868,34 +869,31 @@ class CompositionTable(Mapping):
 
 def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float, tol: float,
               wanted: set[str]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The PLD rows through the certified composition (:func:`symgdp.compose`): upper
+    bounds at every eps, the far tail included, so ``gdp_summary_laplace`` contains the
+    mechanism's mu."""
     from . import mechanisms
-    from .measure import measure
-    from .pld import compose
+    from .accounting.certified import compose
 
     rows: dict[str, np.ndarray] = {}
     mus: dict[str, float] = {}
-    # the whole support while it is small (the composed profile is then exactly 0 beyond
-    # k eps0); past that dp_accounting's 1e-15 tail truncation keeps the FFT affordable
-    tm = 0.0 if kk * e0 / disc <= 2e6 else 1e-15
+    disc_opt = None if disc is None else float(disc)
     if "pld" in wanted:
-        p = compose(mechanisms.randomized_response(e0), times=kk,
-                    value_discretization_interval=disc, tail_mass_truncation=tm)
-        rows["pld"] = p.eps_for_delta(d)
+        p = compose(mechanisms.randomized_response(e0), times=kk, discretization=disc_opt)
+        rows["pld"] = np.array([p.eps_at(x).upper for x in d])
     if wanted & {"pld_laplace", "gdp_summary_laplace"}:
-        p = compose(mechanisms.laplace(e0), times=kk, value_discretization_interval=disc,
-                    tail_mass_truncation=tm)
-        rows["pld_laplace"] = p.eps_for_delta(d)
+        p = compose(mechanisms.laplace(e0), times=kk, discretization=disc_opt)
+        rows["pld_laplace"] = np.array([p.eps_at(x).upper for x in d])
         if "gdp_summary_laplace" in wanted:
-            end = max(c.end for c in p.meta["curves"])
-            m = measure(p, eps_h=end, tol=max(tol, 1e-6), refine=False, identify=False)
-            mus["gdp_summary_laplace"] = m.upper
-            rows["gdp_summary_laplace"] = eps_gdp(m.upper, d)
+            mus["gdp_summary_laplace"] = p.mu_upper
+            mus["gdp_summary_laplace_floor"] = p.mu_floor
+            rows["gdp_summary_laplace"] = eps_gdp(p.mu_upper, d)
     return rows, mus
 
 
 def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8,
           rows: Sequence[str] | None = None,
-          value_discretization_interval: float = 1e-4) -> CompositionTable:
+          value_discretization_interval: float | None = None) -> CompositionTable:
     r"""Comparison of composition theorems for :math:`k`-fold :math:`\varepsilon_0`-DP:
     a :class:`CompositionTable`, row name → tuple of :math:`\varepsilon`, one per
     :math:`\delta`.  This is Table 1 of the GDPT paper (Liu, Sun, Jiang & Kong, NeurIPS
@@ -912,11 +910,13 @@ def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8,
       (:func:`laplace_mu`, upper bound), composed;
     * ``clt``: :math:`\varepsilon` of :func:`clt_mu`-GDP, **approximate** (listed in
       ``.approximate``);
-    * ``pld``, ``pld_laplace``: :math:`\varepsilon` of the pessimistic PLD of :math:`k`
-      randomized-response (resp. Laplace) steps (:func:`symgdp.pld.compose`, discretisation
-      ``value_discretization_interval``);
-    * ``gdp_summary_laplace``: the tightest :math:`\mu` of that Laplace PLD (measured,
-      upper bound), then :math:`\varepsilon` at each :math:`\delta`;
+    * ``pld``, ``pld_laplace``: :math:`\varepsilon` of the certified composition of
+      :math:`k` randomized-response (resp. Laplace) steps (:func:`symgdp.compose`, exact
+      integer arithmetic, an upper bound at every :math:`\varepsilon`; grid
+      ``value_discretization_interval``, adaptive by default);
+    * ``gdp_summary_laplace``: ``mu_upper`` of that certified Laplace composition (the
+      mechanism's :math:`\mu` lies in ``[mu_floor, mu_upper]``, ``mus`` holds both), then
+      :math:`\varepsilon` at each :math:`\delta`;
     * ``optimal``: :func:`optimal_eps`, exact;
     * ``gdp_summary``: the tightest :math:`\mu` of the optimal profile (:func:`optimal_mu`,
       upper bound), then :math:`\varepsilon` at each :math:`\delta`.

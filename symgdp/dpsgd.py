@@ -55,7 +55,7 @@ What is computed, and how each hypothesis is met:
 * the profile of :math:`\nu_T` evaluated as an exact piecewise-affine function of
   :math:`e^\varepsilon` with float64 sums of non-negative terms, masses and losses
   rounded up and the sums inflated by their worst-case relative rounding
-  (:mod:`symgdp.pld`).
+  (:mod:`symgdp.accounting`).
 
 The same construction rounded *down* (each cell's mass on its lower end, masses rounded
 down, tails dropped or moved to smaller losses) gives a lower bound on the true profile,
@@ -157,7 +157,7 @@ def _loss_grid(q: float, sigma: float, disc: float, tail: float) -> tuple[int, i
 def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
                               bits: int) -> tuple[Any, Any, Any]:
     r"""Certified one-step PMFs (remove, add, remove-optimistic) of the
-    Poisson-subsampled Gaussian, as :class:`~symgdp.pld.IntPMF` (in ball arithmetic;
+    Poisson-subsampled Gaussian, as :class:`~symgdp.accounting.pmf.IntPMF` (in ball arithmetic;
     the first two rounded up, the third down).
 
     Remove direction: :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
@@ -178,7 +178,7 @@ def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
     """
     import flint
 
-    from .pld import int_pmf
+    from .accounting.pmf import int_pmf
 
     j0, j1 = _loss_grid(q, sigma, disc, tail)
     old = flint.ctx.prec
@@ -376,17 +376,19 @@ def certified_pld(q: float, sigma: float, steps: int, *,
                   value_discretization_interval: float = 1e-4,
                   failure_prob: float = 1e-10) -> Any:
     r"""The certified pessimistic PLD profile of DP-SGD: a
-    :class:`~symgdp.pld.PLDProfile` that is an upper bound on the true profile at every
+    numeric :class:`~symgdp.profile.Profile` (a PLD source) that is an upper bound on the true profile at every
     :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.dpsgd`), with no rounding
     margin: one step in ball arithmetic, the composition in exact integer arithmetic.
 
     Example:
         >>> p = certified_pld(1.0, 1.0, 4)          # 4-fold 1-GDP is 2-GDP
         >>> from symgdp import delta_mu
-        >>> bool(delta_mu(1.0, 2.0) <= p(1.0) <= delta_mu(1.0, 2.0) + 1e-3), p.margin
+        >>> bool(delta_mu(1.0, 2.0) <= p(1.0) <= delta_mu(1.0, 2.0) + 1e-3), p.source.margin
         (True, 0.0)
     """
-    from .pld import SCALE_BITS, _check_discretization, int_self_compose, profile_from_curves
+    from .accounting.compose import profile_from_curves
+    from .accounting.curves import _check_discretization
+    from .accounting.pmf import SCALE_BITS, int_self_compose
 
     q, sigma, steps = _check(q, sigma, steps)
     disc = _check_discretization(value_discretization_interval)
@@ -402,8 +404,8 @@ def _mu_floor(q: float, sigma: float, steps: int, disc: float, tail: float,
     rounded down and checked at 40 digits: every mu for which DP-SGD is mu-GDP on
     [0, eps_h] is at least this."""
     from . import precise
+    from .accounting.pmf import SCALE_BITS, int_self_compose
     from .gaussian import mu_gdp
-    from .pld import SCALE_BITS, int_self_compose
 
     _, _, opt = _subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
     low = int_self_compose(opt, steps)
@@ -455,7 +457,8 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
         >>> r.failure_prob <= 1e-10
         True
     """
-    from .pld import _pld_module, head_measure
+    from .accounting.compose import head_measure
+    from .accounting.curves import _pld_module
     from .rdp import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
 
     t0 = time.perf_counter()
@@ -495,13 +498,13 @@ def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
         failure_prob=fail, mu_clt=clt, mu_rdp=m_rdp.upper,
         delta=d, eps_pld=eps_pld, eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)),
         discretization=disc, mu_floor=mu_fl,
-        eps_certified=_eps_for_delta(upper, d), pld_floor=pld_profile.floor,
+        eps_certified=_eps_for_delta(upper, d), pld_floor=pld_profile.source.floor,
         measurement=m, profile=upper, seconds=time.perf_counter() - t0)
 
 
 def _eps_for_delta(profile: Any, delta: float) -> float:
     """Smallest eps (to 1e-9, rounded up) where the upper profile is <= delta."""
-    from .pld import first_eps_below
+    from .accounting.curves import first_eps_below
 
     return first_eps_below(profile, math.log(delta), 1e-9)
 

@@ -30,11 +30,12 @@ from typing import Any
 import sympy
 
 from .errors import DomainError, ProfileError
-from .profile import Profile, sympify_value
+from .profile import Profile
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
 from .symbols import mu as _MU
 from .symbols import sigma as _SIGMA
+from .symbols import sympify_value
 
 __all__ = [
     "laplace",
@@ -60,6 +61,10 @@ _C = sympy.Symbol("C", positive=True, real=True)
 _M = sympy.Symbol("m", positive=True, real=True)
 _N = sympy.Symbol("n", positive=True, real=True)
 _EPS_L = sympy.Symbol("varepsilon_L", positive=True, real=True)
+#: the scale b of Laplace noise
+_SCALE = sympy.Symbol("b", positive=True, real=True)
+#: the probability of telling the truth in randomized response
+_P_TRUTH = sympy.Symbol("p", positive=True, real=True)
 
 
 def _phi_cdf(x: sympy.Expr) -> sympy.Expr:
@@ -102,13 +107,47 @@ def _merge(*pairs: tuple[sympy.Expr, dict]) -> tuple[list[sympy.Expr], dict]:
     return exprs, values
 
 
-def laplace(eps0: Any) -> Profile:
-    r"""Exact profile of the Laplace mechanism with :math:`\varepsilon_0 = \Delta/b`.
+def _exactly_one(function: str, **given: Any) -> str:
+    """The name of the one alternative given (not ``None``); DomainError naming them all
+    when none or several are."""
+    named = [k for k, v in given.items() if v is not None]
+    if len(named) != 1:
+        how = "neither" if not named else "both" if len(named) == 2 else ", ".join(named)
+        shown = ", ".join(f"{k}={v!r}" for k, v in given.items())
+        raise DomainError(f"{function}() takes exactly one of {' and '.join(given)}, got "
+                          f"{how} ({shown})")
+    return named[0]
+
+
+def _no_sensitivity_with(function: str, sensitivity: Any, name: str, value: Any,
+                         alternative: str) -> None:
+    if not (isinstance(sensitivity, (int, float)) and not isinstance(sensitivity, bool)
+            and sensitivity == 1):
+        raise DomainError(f"{function}(): sensitivity={sensitivity!r} applies only with "
+                          f"{alternative}=; {name} already includes it (got {name}={value!r})")
+
+
+def laplace(eps0: Any = None, *, b: Any = None, sensitivity: Any = 1) -> Profile:
+    r"""Exact profile of the Laplace mechanism, given :math:`\varepsilon_0` or its noise
+    scale :math:`b` (then :math:`\varepsilon_0 = \Delta/b`).
 
     .. math:: \delta(\varepsilon) = \bigl(1 - e^{(\varepsilon - \varepsilon_0)/2}\bigr)_+
 
     (Balle, Barthe & Gaboardi 2020; theory §9).  It is 0 from
     :math:`\varepsilon_0` on: the mechanism is :math:`\varepsilon_0`-DP.
+
+    Args:
+        eps0: the privacy parameter :math:`\varepsilon_0 \ge 0`.
+        b: the scale :math:`b > 0` of the Laplace noise instead of ``eps0``.
+        sensitivity: the :math:`\ell_1` sensitivity :math:`\Delta > 0` (with ``b`` only).
+
+    Exactly one of ``eps0`` and ``b`` is given.  With ``b`` the profile keeps :math:`b`
+    and :math:`\Delta` as parameters (symbolic steps give formulas in them).
+
+    Raises:
+        DomainError: neither or both of ``eps0`` and ``b``, ``sensitivity`` with
+            ``eps0``, or a value out of range (checked for a symbolic value only where
+            SymPy can decide it).
 
     Example:
         >>> p = laplace(1.0)
@@ -116,12 +155,22 @@ def laplace(eps0: Any) -> Profile:
         Max(0, 1 - exp(varepsilon/2 - varepsilon_0/2))
         >>> round(p(0.0), 12)  # 1 - exp(-1/2)
         0.393469340287
+        >>> round(laplace(b=2, sensitivity=2)(0.0), 12)  # the same eps0 = 2/2
+        0.393469340287
     """
-    (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+    if _exactly_one("laplace", eps0=eps0, b=b) == "eps0":
+        _no_sensitivity_with("laplace", sensitivity, "eps0", eps0, "b")
+        (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+        meta: dict[str, Any] = {}
+    else:
+        (scale, d), vals = _merge(_param(b, _SCALE, "b"),
+                                  _param(sensitivity, SENSITIVITY, "sensitivity"))
+        e0 = d / scale
+        meta = {"eps0": e0.xreplace(vals)}
     expr = sympy.Max(1 - sympy.exp((_EPS - e0) / 2), 0)
     return Profile(expr, vals, name="Laplace",
                    reference="Balle, Barthe & Gaboardi (2020); theory §9",
-                   mechanism=("laplace", e0))
+                   mechanism=("laplace", e0), **meta)
 
 
 def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Profile:
@@ -204,22 +253,47 @@ def pure_dp(eps0: Any) -> Profile:
                    mechanism=("pure_dp", e0))
 
 
-def randomized_response(eps0: Any) -> Profile:
+def _truth_probability(p: Any) -> tuple[sympy.Expr, dict[sympy.Symbol, sympy.Expr]]:
+    """The probability of telling the truth, in [1/2, 1): (expression, bound values)."""
+    expr, vals = _param(p, _P_TRUTH, "p")
+    value = expr.xreplace(vals)
+    half = sympy.Rational(1, 2)
+    if (value - half).is_negative or (value - 1).is_nonnegative:
+        raise DomainError(f"randomized_response(): p, the probability of telling the truth, "
+                          f"must lie in [1/2, 1), got {p!r}")
+    return expr, vals
+
+
+def randomized_response(eps0: Any = None, *, p: Any = None) -> Profile:
     r"""Exact profile of binary randomized response that reports the truth with
     probability :math:`p = e^{\varepsilon_0}/(1 + e^{\varepsilon_0})`.
 
-    It equals the worst-case :math:`\varepsilon_0`-DP profile of :func:`pure_dp`; the
-    returned profile carries ``meta["p"]``.
+    Give :math:`\varepsilon_0 \ge 0` or the probability :math:`p \in [1/2, 1)` of telling
+    the truth (then :math:`\varepsilon_0 = \log(p/(1-p))`), exactly one of them.  It
+    equals the worst-case :math:`\varepsilon_0`-DP profile of :func:`pure_dp`; the
+    returned profile carries ``meta["p"]`` (and ``meta["eps0"]`` when ``p`` is given).
+
+    Raises:
+        DomainError: neither or both of ``eps0`` and ``p``, or a value out of range
+            (checked for a symbolic value only where SymPy can decide it).
 
     Example:
         >>> randomized_response(sympy.log(3)).meta["p"]
         3/4
+        >>> randomized_response(p=sympy.Rational(3, 4)).meta["eps0"]
+        log(3)
     """
-    (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
-    p = sympy.exp(e0) / (1 + sympy.exp(e0))
+    meta: dict[str, Any] = {}
+    if _exactly_one("randomized_response", eps0=eps0, p=p) == "eps0":
+        (e0,), vals = _merge(_param(eps0, EPS0, "eps0", allow_zero=True))
+        truth = sympy.exp(e0) / (1 + sympy.exp(e0))
+    else:
+        truth, vals = _truth_probability(p)
+        e0 = sympy.log(truth / (1 - truth))
+        meta["eps0"] = sympy.simplify(e0.xreplace(vals))
     return Profile(_pure_dp_expr(e0), vals, name="randomized response",
-                   reference="Kairouz, Oh & Viswanath (2015)", p=p.xreplace(vals),
-                   mechanism=("randomized_response", e0))
+                   reference="Kairouz, Oh & Viswanath (2015)", p=truth.xreplace(vals),
+                   mechanism=("randomized_response", e0), **meta)
 
 
 def sgd_family(A: Any, B: Any, sigma: Any) -> Profile:

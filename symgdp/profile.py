@@ -39,32 +39,14 @@ import numpy as np
 import sympy
 
 from ._bounded import run_bounded
-from .errors import AnalysisTimeout, ProfileError, UnboundParameterError
+from .errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
 from .evaluate import Evaluator
 from .implicit import LogDeltaRoot
-from .symbols import ALIASES
 from .symbols import delta as _DELTA
 from .symbols import eps as _EPS
+from .symbols import match_symbol, normalise_values, symbol_table, sympify_value
 
 __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
-
-
-def sympify_value(v: Any) -> sympy.Expr:
-    """Turn a parameter value into a SymPy number (or keep a SymPy expression)."""
-    if isinstance(v, sympy.Basic):
-        if v.has(sympy.oo, -sympy.oo, sympy.zoo, sympy.nan) or v.is_finite is False:
-            raise ProfileError(f"a parameter value must be finite, got {v!r}")
-        return v
-    if isinstance(v, bool):
-        raise ProfileError(f"a parameter value must be a number, got {v!r}")
-    if isinstance(v, (int, np.integer)):
-        return sympy.Integer(int(v))
-    if isinstance(v, (float, np.floating)):
-        f = float(v)
-        if not np.isfinite(f):
-            raise ProfileError(f"a parameter value must be finite, got {v!r}")
-        return sympy.Integer(int(f)) if f.is_integer() and abs(f) < 2**53 else sympy.Float(f)
-    raise ProfileError(f"a parameter value must be a number or SymPy expression, got {v!r}")
 
 
 
@@ -97,14 +79,6 @@ def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
 _VALUE_CACHE = ("bound", "evaluator", "validated", "family")
 
 
-def _match_symbol(sym: sympy.Symbol, expr: sympy.Basic) -> sympy.Symbol:
-    """The symbol of ``expr`` named like ``sym`` (equations may carry their own symbols)."""
-    if sym in expr.free_symbols:
-        return sym
-    same = [s for s in expr.free_symbols if getattr(s, "name", None) == sym.name]
-    return same[0] if len(same) == 1 else sym
-
-
 class Profile:
     r"""A privacy profile :math:`\delta(\varepsilon)` as a SymPy expression.
 
@@ -133,7 +107,7 @@ class Profile:
         -1600.0
     """
 
-    __slots__ = ("_expr", "_values", "_var", "_name", "_meta", "_cache")
+    __slots__ = ("_expr", "_values", "_var", "_name", "_meta", "_cache", "_source")
 
     def __init__(
         self,
@@ -142,6 +116,7 @@ class Profile:
         *,
         var: sympy.Symbol = _EPS,
         name: str | None = None,
+        source: Any = None,
         **meta: Any,
     ) -> None:
         if isinstance(expr, str):
@@ -165,40 +140,31 @@ class Profile:
                     f"two different symbols are both called {s.name!r} (assumptions "
                     f"{said(names[s.name])} and {said(s)}); the variable is {var}: rename "
                     "the parameter, or write eps as symgdp.eps (Profile.parse does)")
-        vals = self._normalise_values(e, values or {})
+        vals = normalise_values(e, values or {})
         object.__setattr__(self, "_expr", e)
         object.__setattr__(self, "_values", MappingProxyType(vals))
         object.__setattr__(self, "_var", var)
         object.__setattr__(self, "_name", name)
         object.__setattr__(self, "_meta", MappingProxyType(dict(meta)))
         object.__setattr__(self, "_cache", {})
+        object.__setattr__(self, "_source", source)
 
     # -- value-object plumbing -------------------------------------------------------------
-    @staticmethod
-    def _normalise_values(expr: sympy.Expr, values: Mapping[Any, Any]) -> dict:
-        by_name = {s.name: s for s in expr.free_symbols if isinstance(s, sympy.Symbol)}
-        out: dict[sympy.Symbol, sympy.Expr] = {}
-        for k, v in values.items():
-            if isinstance(k, sympy.Symbol):
-                sym = k
-            elif isinstance(k, str):
-                sym = by_name.get(k, sympy.Symbol(k))
-            else:
-                raise ProfileError(f"parameter names must be strings or Symbols, got {k!r}")
-            out[sym] = sympify_value(v)
-        return out
-
     def __setattr__(self, key: str, value: Any) -> None:
         raise AttributeError("Profile is immutable")
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Profile):
             return NotImplemented
+        if self._source is not None or other._source is not None:
+            return self is other
         return (self._var == other._var and self.bound_expr == other.bound_expr) or (
             self._expr == other._expr and dict(self._values) == dict(other._values)
             and self._var == other._var)
 
     def __hash__(self) -> int:
+        if self._source is not None:
+            return id(self)
         return hash((self.bound_expr, self._var))
 
     def __repr__(self) -> str:
@@ -219,16 +185,116 @@ class Profile:
         kw = dict(self._meta)
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})
+        same = not {"expr", "values", "var"} & set(changes)
         new = Profile(changes.get("expr", self._expr), changes.get("values", self._values),
                       var=changes.get("var", self._var), name=changes.get("name", self._name),
-                      **kw)
-        if not {"expr", "values", "var"} & set(changes):
+                      source=self._source if same else None, **kw)
+        if same:
             # the same function: what was computed from the expression and its values
             # (compiled evaluation, validation) holds for the copy too
             for key in _VALUE_CACHE:
                 if key in self._cache:
                     new._cache[key] = self._cache[key]
         return new
+
+    def derived(self, expr: Any, values: Mapping[Any, Any] | None = None, *,
+                name: str | None = None, **meta: Any) -> Profile:
+        """A new plain :class:`Profile` of the same variable (``values`` default to this
+        profile's), as the symbolic stages build their results: they work on any
+        profile-like object and never import this module."""
+        return Profile(expr, self._values if values is None else values, var=self._var,
+                       name=name, **meta)
+
+    @classmethod
+    def from_source(cls, source: Any, *, name: str | None = None, var: sympy.Symbol = _EPS,
+                    **meta: Any) -> Profile:
+        r"""A numeric profile whose values come from ``source`` rather than a formula.
+
+        The expression is the opaque :math:`\delta_{\mathrm{kind}}(\varepsilon)`; numeric
+        methods (``__call__``, :meth:`log_delta`, :meth:`measure`, :meth:`gdpt`,
+        :meth:`eps_for_delta`) work, and symbolic ones answer what the source knows.  A
+        source is any object with ``kind`` (a short name), ``log_delta(x)`` (a proved
+        *upper* bound on :math:`\log\delta` at each point of a 1-d float64 array, non-
+        increasing in :math:`\varepsilon`), and optionally ``tail_limit()`` (its symbolic
+        tail limit), ``no_tail()`` (why it has none), ``pld`` (its privacy loss
+        distribution), ``end()`` (an :math:`\varepsilon` beyond which it is constant).
+        The profile built from a privacy loss distribution (:meth:`from_pld`) is one.
+        """
+        expr = sympy.Function(f"delta_{source.kind}")(var)
+        return cls(expr, var=var, name=name or source.kind, source=source, **meta)
+
+    @classmethod
+    def from_rdp(cls, expr: Any, alpha: Any = None, values: Mapping[Any, Any] | None = None,
+                 *, name: str | None = None, timeout: float | None = None) -> Profile:
+        r"""The profile implied by a Rényi-DP curve :math:`\varepsilon(\alpha)` (an
+        expression in ``alpha``, a string, or a table ``{order: value}``), through the tight
+        RDP to :math:`(\varepsilon, \delta)` conversion minimised over the order
+        (:func:`symgdp.notions.rdp_source`): an upper bound on the mechanism's profile.
+
+        Example:
+            >>> import sympy
+            >>> from symgdp.notions import alpha
+            >>> p = Profile.from_rdp(alpha / 2)          # the Gaussian mechanism, sigma = 1
+            >>> p.tail_limit()
+            1
+            >>> from symgdp import delta_mu
+            >>> bool(p(1.0) >= delta_mu(1.0, 1.0))
+            True
+        """
+        from .notions import alpha as _ALPHA
+        from .notions import rdp_source
+
+        src = rdp_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
+                         timeout=timeout)
+        return cls.from_source(src, name=name)
+
+    @classmethod
+    def from_zcdp(cls, rho: Any, xi: Any = 0, values: Mapping[Any, Any] | None = None, *,
+                  name: str | None = None) -> Profile:
+        r"""The profile implied by :math:`(\xi, \rho)`-zCDP, i.e. the RDP curve
+        :math:`\xi + \rho\alpha` (:func:`symgdp.notions.zcdp_source`).
+
+        Example:
+            >>> p = Profile.from_zcdp(0.5)                # the Gaussian mechanism, sigma = 1
+            >>> p.tail_limit()
+            1.00000000000000
+        """
+        from .notions import zcdp_source
+
+        return cls.from_source(zcdp_source(rho, xi, values), name=name)
+
+    @classmethod
+    def from_tradeoff_curve(cls, expr: Any, alpha: Any = None,
+                            values: Mapping[Any, Any] | None = None, *,
+                            name: str | None = None, symmetric: bool = True,
+                            tol: float = 1e-6) -> Profile:
+        r"""The profile of an :math:`f`-DP trade-off curve :math:`T(\alpha)` through its
+        convex conjugate, :math:`\delta(\varepsilon) = \sup_\alpha 1 - T(\alpha) -
+        e^\varepsilon\alpha` (Dong, Roth & Su 2021, Prop. 2.12;
+        :func:`symgdp.notions.tradeoff_source`).  ``symmetric=False`` also takes the
+        inverse curve's conjugate.
+
+        Example:
+            >>> import sympy
+            >>> from symgdp.notions import alpha
+            >>> # G_1(alpha) = Phi(Phi^{-1}(1 - alpha) - 1), written with erfc and erfcinv
+            >>> G1 = sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - 1) / sympy.sqrt(2)) / 2
+            >>> p = Profile.from_tradeoff_curve(G1)
+            >>> from symgdp import delta_mu
+            >>> bool(abs(p(1.0) - delta_mu(1.0, 1.0)) < 1e-5)
+            True
+        """
+        from .notions import alpha as _ALPHA
+        from .notions import tradeoff_source
+
+        src = tradeoff_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
+                              symmetric=symmetric, tol=tol)
+        return cls.from_source(src, name=name)
+
+    @property
+    def source(self) -> Any:
+        """The numeric source of a profile built by :meth:`from_source`, else ``None``."""
+        return self._source
 
     # -- public attributes -----------------------------------------------------------------
     @property
@@ -283,20 +349,6 @@ class Profile:
                 f"(pass values={{...}} or, on the command line, --set NAME=VALUE)")
 
     # -- construction from text and from trade-off equations -------------------------------
-    @staticmethod
-    def _symbol_table(var: sympy.Symbol, values: Mapping[Any, Any] | None,
-                      extra: tuple[sympy.Symbol, ...] = ()) -> dict[str, sympy.Symbol]:
-        table: dict[str, sympy.Symbol] = dict(ALIASES)
-        for s in (*extra, *(k for k in (values or {}) if isinstance(k, sympy.Symbol))):
-            table[s.name] = s
-        if var != _EPS:
-            # the user's own epsilon symbol replaces the canonical one under every alias
-            for alias, s in ALIASES.items():
-                if s == _EPS:
-                    table[alias] = var
-        table[var.name] = var
-        return table
-
     @classmethod
     def parse(cls, text: str, values: Mapping[Any, Any] | None = None, *,
               var: sympy.Symbol = _EPS, name: str | None = None, **meta: Any) -> Profile:
@@ -312,8 +364,8 @@ class Profile:
         """
         from .parsing import parse_expression
 
-        expr = parse_expression(text, symbols=cls._symbol_table(var, values))
-        return cls(expr, values, var=var, name=name, source=text, **meta)
+        expr = parse_expression(text, symbols=symbol_table(var, values))
+        return cls(expr, values, var=var, name=name, text=text, **meta)
 
     @classmethod
     def from_tradeoff(cls, equation: Any, values: Mapping[Any, Any] | None = None, *,
@@ -355,12 +407,12 @@ class Profile:
 
             text = equation
             equation = parse_equation(
-                equation, symbols=cls._symbol_table(var, values, (solve_for,)))
+                equation, symbols=symbol_table(var, values, (solve_for,)))
         if not isinstance(equation, sympy.Eq):
             raise ProfileError(f"from_tradeoff needs an equation sigma = f(eps, delta) "
                                f"(sympy.Eq or a string), got {equation!r}")
-        d = _match_symbol(solve_for, equation)
-        v = _match_symbol(var, equation)
+        d = match_symbol(solve_for, equation)
+        v = match_symbol(var, equation)
         if d not in equation.free_symbols:
             raise ProfileError(f"the equation {equation} does not contain {solve_for}")
         if v not in equation.free_symbols:
@@ -370,7 +422,7 @@ class Profile:
             residual = residual.xreplace({v: var})
         meta: dict[str, Any] = {"tradeoff": equation}
         if text is not None:
-            meta["source"] = text
+            meta["text"] = text
         if method != "numeric":
             sols = None
             why = ""
@@ -454,7 +506,9 @@ class Profile:
             ...
             symgdp.errors.ProfileError: the profile 1 - exp(-varepsilon) is increasing (decided...
         """
-        from .refine import check_profile
+        if self._source is not None:
+            return self  # a source is a proved bound on a profile: nothing to check
+        from .validate import check_profile
 
         key = "validated"
         if key not in self._cache:
@@ -464,12 +518,17 @@ class Profile:
 
     def refine(self, *, timeout: float | None = None, dps: int = 40) -> Profile:
         r"""The partial-order refinement of theory §2 (see :func:`symgdp.refine.refine`)."""
+        if self._source is not None:
+            return self  # numeric: already a profile's bound, refinement cannot lower it
         from .refine import refine
 
         return refine(self, timeout=timeout, dps=dps)
 
     def subsample(self, gamma: Any) -> Profile:
         r"""Poisson subsampling with rate ``gamma`` (theory §7; :func:`symgdp.refine.subsample`)."""
+        if self._source is not None:
+            raise ProfileError(f"a numeric {self._source.kind} profile cannot be subsampled: "
+                               "subsample the mechanism before building it")
         from .refine import subsample
 
         return subsample(self, gamma)
@@ -477,6 +536,8 @@ class Profile:
     def tail_limit(self, *, timeout: float | None = None) -> sympy.Expr:
         r""":math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (theory §5;
         :func:`symgdp.tail.tail_limit`)."""
+        if self._source is not None:
+            return self._source_tail()
         from .tail import tail_limit
 
         self.validate(timeout=timeout)
@@ -484,10 +545,24 @@ class Profile:
 
     def identify(self, *, timeout: float | None = None) -> Any:
         r"""The GDP verdict from the tail (theory §5; :func:`symgdp.tail.identify`)."""
+        if self._source is not None:
+            self._source_tail()  # a source without a symbolic tail has no verdict
+            from .tail import identify_limit
+
+            return identify_limit(self._source_tail(), method="symbolic")
         from .tail import identify
 
         self.validate(timeout=timeout)
         return identify(self, timeout=timeout)
+
+    def _source_tail(self) -> sympy.Expr:
+        own = getattr(self._source, "tail_limit", None)
+        limit = own() if callable(own) else None
+        if limit is None:
+            why = getattr(self._source, "no_tail", None)
+            raise ProfileError(why() if callable(why) else
+                               f"a numeric {self._source.kind} profile has no symbolic tail")
+        return limit
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
                 method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
@@ -505,21 +580,53 @@ class Profile:
 
         return gdpt(self, eps)
 
-    # -- privacy loss distributions (symgdp.pld) ------------------------------------------
+    # -- privacy loss distributions (symgdp.accounting) -----------------------------------
     @classmethod
     def from_pld(cls, pld: Any, *, name: str | None = None) -> Profile:
         r"""The numeric profile of a pessimistic dp_accounting privacy loss distribution
-        (an upper bound, floored by its mass at infinity; :func:`symgdp.pld.from_pld`)."""
-        from .pld import from_pld
+        (an upper bound, floored by its mass at infinity; its ``source`` is a
+        :class:`~symgdp.accounting.curves.PLDSource`).
 
-        return from_pld(pld, name=name)
+        Example:
+            >>> from dp_accounting.pld import privacy_loss_distribution as pld
+            >>> p = Profile.from_pld(pld.from_gaussian_mechanism(1.0).self_compose(4))
+            >>> from symgdp import delta_mu
+            >>> p(1.0) >= delta_mu(1.0, 2.0)   # 4-fold 1-GDP is 2-GDP
+            True
+            >>> p.source.floor < 1e-14   # the mass at infinity: dp_accounting's tail cut
+            True
+        """
+        from .accounting.curves import pld_source
+
+        return cls.from_source(pld_source(pld), name=name or "PLD")
 
     def to_pld(self, value_discretization_interval: float = 1e-4, **kw: Any) -> Any:
         r"""A pessimistic dp_accounting privacy loss distribution dominating this profile
-        (:func:`symgdp.pld.to_pld`)."""
-        from .pld import to_pld
+        (:func:`symgdp.accounting.connect.to_pld`; a profile built from a PLD returns it)."""
+        from .accounting.connect import to_pld
 
         return to_pld(self, value_discretization_interval, **kw)
+
+    def eps_for_delta(self, delta: Any) -> Any:
+        r"""Smallest :math:`\varepsilon \ge 0` with :math:`\delta(\varepsilon) \le \delta`
+        (``inf`` when the profile stays above ``delta``, e.g. below a PLD's floor), by
+        bisection to 1e-12 relative on :meth:`log_delta`, rounded up so that
+        :math:`(\varepsilon, \delta)`-DP holds; vectorised.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> round(mechanisms.laplace(1.0).eps_for_delta(0.1), 6)  # 1 + 2 log(0.9)
+            0.789279
+        """
+        from .accounting.curves import first_eps_below
+
+        scalar = np.ndim(delta) == 0
+        d = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+        bad = ~((d > 0) & (d <= 1))
+        if np.any(bad):
+            raise DomainError(f"delta must lie in (0, 1], got {d[bad][0]!r}")
+        out = np.array([first_eps_below(self, float(np.log(t))) for t in d])
+        return float(out[0]) if scalar else out
 
     # -- numeric evaluation ----------------------------------------------------------------
     # -- numeric evaluation (symgdp.evaluate) ----------------------------------------------
@@ -531,12 +638,22 @@ class Profile:
 
     def __call__(self, eps: Any) -> Any:
         r""":math:`\delta(\varepsilon)` in float64, read as 1 above 1 (vectorised)."""
+        if self._source is not None:
+            y = np.exp(self.log_delta(eps))
+            return float(y) if np.ndim(eps) == 0 else y
         return self._evaluator().delta(eps)
 
     def log_delta(self, eps: Any) -> Any:
         r""":math:`\log\delta(\varepsilon) \le 0` (vectorised), finite wherever
         :math:`\delta > 0` even when :math:`\delta` underflows float64
         (see :mod:`symgdp.evaluate` for when float64 is trusted)."""
+        if self._source is not None:
+            from .accounting.curves import eps_array
+
+            scalar, x = eps_array(eps)
+            out = np.minimum(np.asarray(self._source.log_delta(x.ravel()), dtype=np.float64),
+                             0.0)
+            return float(out[0]) if scalar else out.reshape(np.shape(eps))
         return self._evaluator().log_delta(eps)
 
     def mp(self, eps: Any, *, dps: int = 40) -> mpmath.mpf:
@@ -546,6 +663,9 @@ class Profile:
         to the right, at :math:`\varepsilon + 2^{-p/2}` for a working precision of
         :math:`p` bits (a pole then reads as a huge, i.e. vacuous, value).
         """
+        if self._source is not None:
+            with mpmath.workdps(dps):
+                return mpmath.exp(mpmath.mpf(self.log_delta(float(eps))))
         return self._evaluator().mp(eps, dps=dps)
 
     def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
@@ -554,6 +674,8 @@ class Profile:
 
     def _mp_log(self, e: float) -> float:
         """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in :mod:`symgdp.evaluate`)."""
+        if self._source is not None:
+            return float(self.log_delta(float(e)))
         return self._evaluator().mp_log(e)
 
     # -- display ---------------------------------------------------------------------------

@@ -61,41 +61,46 @@ value is :math:`g(\varepsilon, \varepsilon_0)` for a real :math:`\varepsilon_0 \
 \varepsilon`.  Gains below :math:`10^{-9}` relative on the float grid are not searched for.
 
 Validation and refinement at many parameter values of one expression (a sweep, a
-calibration) share their symbolic work: see ``_Family`` below and the planning page of
-the documentation.
+calibration) share their symbolic work: see :mod:`symgdp.family` and the planning page
+of the documentation.  What counts as a profile is :mod:`symgdp.validate`.
 
-Utility refinement (:func:`refine_calibration`) minimises :math:`f(\varepsilon_0,
-\delta_0)` over the calibration points that imply the target (theory §2); Poisson
-subsampling (:func:`subsample`) is the transform of theory §7.
+Utility refinement (:func:`~symgdp.refine_calibration.refine_calibration`) minimises
+:math:`f(\varepsilon_0, \delta_0)` over the calibration points that imply the target
+(theory §2); Poisson subsampling (:func:`subsample`) is the transform of theory §7.
 """
 
 from __future__ import annotations
 
-import functools
-import signal
-from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mpmath
 import numpy as np
 import sympy
 
 from ._bounded import resolve_timeout, run_bounded
-from .errors import AnalysisTimeout, DomainError, PrecisionError, ProfileError, SymgdpError
-from .profile import LogDeltaRoot, Profile, sympify_value
-from .symbols import delta as _DELTA
-from .symbols import eps as _EPS
-from .symbols import sigma as _SIGMA
+from .errors import AnalysisTimeout, DomainError
+from .family import (
+    _PROOF_PREC,
+    _REWRITE_SECONDS,
+    _Family,
+    _family_point,
+    _Point,
+    _proof_functions,
+    _rewrite_piecewise,
+)
+from .implicit import LogDeltaRoot
+from .symbols import sympify_value
+from .validate import _float_values
 
-__all__ = ["Calibration", "check_profile", "implication_delta", "refine",
-           "refine_calibration", "subsample"]
+if TYPE_CHECKING:
+    from .profile import Profile
+
+__all__ = ["implication_delta", "refine", "subsample"]
 
 # Float grid on which R is scanned.
 _GRID = np.unique(np.concatenate([np.arange(0.0, 60.0, 0.01), np.geomspace(60.0, 700.0, 400)]))
 # Relative gain of the running maximum over R below which no flat piece is searched for.
 _FLAT_RTOL = 1e-9
-# Budget (seconds) for rewriting Max/Min as Piecewise before the derivative is taken.
-_REWRITE_SECONDS = 2.0
 # Float64 error of R on the grid, in ulps of 1/(1 + e^x) (both R and its running maximum).
 _R_ULPS = 32.0
 # Bisection levels and most cells kept per level in the search for maxima of R
@@ -118,21 +123,11 @@ _TIGHT_RTOL = mpmath.mpf("1e-20")
 # starting from the cells of _PROOF_START.  Together they bound what a refinement could
 # gain by 700 * 1e-13 + 1e-11 per switch, below _FLAT_RTOL (relative), the level below
 # which the scan does not search for a flat piece either.
-_PROOF_PREC = 128
 _PROOF_SLOPE = 1e-13
 _PROOF_JUMP = 1e-11
 _PROOF_BUDGET = 3000
 _PROOF_START = np.unique(np.concatenate([np.arange(0.0, 60.0, 2.0),
                                         np.geomspace(60.0, _GRID[-1], 8)]))
-# Grid for the numeric validity check of a profile.
-_CHECK_GRID = np.unique(np.concatenate([np.linspace(0.0, 100.0, 20001),
-                                        np.geomspace(100.0, 1e4, 2000)]))
-# At most this many grid points are re-checked in log space where delta < 1e-12.
-_LOG_CHECK_POINTS = 500
-# Time budget of that log-space re-check (high-precision values can be slow to resolve).
-_LOG_CHECK_SECONDS = 5.0
-# At most this many of the most negative float values are re-checked in high precision.
-_NEG_RECHECK = 8
 
 
 def implication_delta(eps0: Any, delta0: Any, eps: Any) -> sympy.Expr:
@@ -147,247 +142,7 @@ def implication_delta(eps0: Any, delta0: Any, eps: Any) -> sympy.Expr:
     return d0 + (1 - d0) * sympy.Max(sympy.exp(e0) - sympy.exp(e), 0) / (1 + sympy.exp(e0))
 
 
-# -- validation ------------------------------------------------------------------------------
-def _symbolic_verdict(expr: sympy.Expr, var: sympy.Symbol) -> str | None:
-    if expr.is_extended_real is False:
-        return "complex"
-    if expr.is_negative:
-        return "negative"
-    if (expr - 1).is_nonnegative:
-        return "at least 1 for every eps (no guarantee at all)"
-    if var in expr.free_symbols and sympy.diff(expr, var).is_positive:
-        return "increasing"
-    return None
-
-
-def check_profile(profile: Profile, *, timeout: float | None = None) -> None:
-    """Raise :class:`ProfileError` when ``profile`` is not a privacy profile.
-
-    See :meth:`symgdp.profile.Profile.validate`.
-    """
-    expr, var = profile.bound_expr, profile.var
-    why = _undefined_piece(expr, var)
-    if why:
-        raise ProfileError(f"the profile {expr} {why}")
-    found = _family_point(profile)
-    if found is not None and found[0].cannot_reject(found[1]):
-        verdict = None  # proved at these values without a SymPy call
-    else:
-        try:
-            verdict = run_bounded(_symbolic_verdict, expr, var, timeout=timeout)
-        except Exception:  # noqa: BLE001 - undecided symbolically; the grid decides
-            verdict = None
-    if verdict:
-        raise ProfileError(f"the profile {expr} is {verdict} (decided symbolically)")
-    if profile.unbound_symbols:
-        return
-    how = "(found on a dense numeric grid)"
-    x = _CHECK_GRID
-    try:
-        y = profile._eval_numpy(x, "numpy")
-    except ProfileError as exc:
-        raise ProfileError(f"{exc} {how}") from None
-    try:
-        y = _float_values(profile, x, y)
-    except ProfileError as exc:
-        raise ProfileError(f"{exc} {how}") from None
-    nan = np.isnan(y) & (x > 0)
-    if np.any(nan):
-        raise ProfileError(f"the profile {expr} is undefined (NaN) at "
-                           f"eps={float(x[nan][0])!r} {how}")
-    neg = np.flatnonzero(y < -1e-14)
-    if neg.size:
-        # float64 cancellation (the erf form of the Gaussian profile) can show a negative
-        # value where the true one is positive: only a value confirmed in ball arithmetic
-        # or at rising mpmath precision rejects the profile.  The most negative points and
-        # the first one are re-checked; unconfirmed ones are read as float noise.
-        picks = sorted(set(neg[np.argsort(y[neg])[:_NEG_RECHECK]].tolist()) | {int(neg[0])})
-        for i in picks:
-            v = _confirmed_negative(profile, float(x[i]))
-            if v is not None:
-                raise ProfileError(f"the profile {expr} is negative at eps={float(x[i])!r}: "
-                                   f"{v} (found on a dense numeric grid, confirmed in high "
-                                   f"precision)")
-        y = np.where(y < 0, 0.0, y)
-    c = np.where(np.isnan(y), 1.0, np.clip(y, 0.0, 1.0))
-    if np.all(c >= 1.0) and not _below_one_far_out(profile, timeout):
-        raise ProfileError(f"the profile {expr} is at least 1 for every eps in [0, "
-                           f"{x[-1]:g}], at eps = 1e8, 1e16, ..., 1e256 in mpmath and in "
-                           f"its limit as far as SymPy can tell (no guarantee) {how}")
-    up = c[1:] > c[:-1] * (1 + 1e-9) + 1e-12
-    if np.any(up):
-        # as for negative values: a rise seen in float must be confirmed in high precision
-        ups = np.flatnonzero(up)
-        picks = sorted(set(ups[np.argsort(c[ups] - c[ups + 1])[:_NEG_RECHECK]].tolist())
-                       | {int(ups[0])})
-        up = np.zeros_like(up)
-        for i in picks:
-            if _confirmed_rise(profile, float(x[i]), float(x[i + 1])):
-                up[i] = True
-                break
-    if np.any(up):
-        i = int(np.argmax(up))
-        raise ProfileError(f"the profile {expr} is increasing between eps={float(x[i])!r} "
-                           f"and eps={float(x[i + 1])!r} (from {float(c[i])!r} to "
-                           f"{float(c[i + 1])!r}) {how}")
-    # The absolute slack above hides a rise among tiny values (1e-22 -> 1e-13, say):
-    # re-check there in log space, on a subsample of the grid.
-    tiny = np.flatnonzero(c < 1e-12)
-    if tiny.size > 1:
-        xs = x[tiny[:: max(1, tiny.size // _LOG_CHECK_POINTS)]]
-        try:
-            ld = _numeric_bounded(profile.log_delta, xs, seconds=_LOG_CHECK_SECONDS)
-        except (SymgdpError, RuntimeError):
-            return  # the value-space verdict stands; measurement re-checks what it uses
-        fin = np.isfinite(ld[:-1])
-        prev = np.where(fin, ld[:-1], 0.0)
-        rise = fin & (ld[1:] > prev + 1e-9 * np.abs(prev) + 1e-12)
-        if np.any(rise):
-            i = int(np.argmax(rise))
-            raise ProfileError(
-                f"the profile {expr} is increasing between eps={float(xs[i])!r} and "
-                f"eps={float(xs[i + 1])!r} (log delta from {float(ld[i])!r} to "
-                f"{float(ld[i + 1])!r}) {how}")
-
-
-def _numeric_bounded(fn: Any, *args: Any, seconds: float) -> Any:
-    """``fn(*args)``, numeric work, under a wall-clock budget (AnalysisTimeout beyond it).
-
-    In the main thread the budget is an interval timer in this process (the work's
-    compiled functions stay with the profile); elsewhere (a worker thread) the call runs
-    in a bounded child process (symgdp._bounded).
-    """
-    import threading
-
-    from .parsing import _OutOfTime, _with_budget
-
-    if not (hasattr(signal, "setitimer")
-            and threading.current_thread() is threading.main_thread()
-            and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
-        return run_bounded(fn, *args, timeout=seconds)
-    try:
-        return _with_budget(lambda: fn(*args), seconds)
-    except _OutOfTime:
-        # an interrupted assumption query may have left "unknown" in SymPy's cache
-        sympy.core.cache.clear_cache()
-        raise AnalysisTimeout(f"{getattr(fn, '__name__', fn)!r} exceeded its time budget "
-                              f"of {seconds:g} s") from None
-
-
-def _confirmed_below_zero(profile: Profile, ball: Any, point: Any) -> str | None:
-    """A quantity built from the profile, as a string when it is provably (ball
-    arithmetic: ``ball(f)`` with ``f`` the profile's ball function) or stably (two mpmath
-    precisions agreeing: ``point(dps)``) negative, else ``None``."""
-    from flint import ctx
-
-    from .interval import ArbUnsupported, profile_arb
-
-    try:
-        f = profile_arb(profile)
-    except (ArbUnsupported, ProfileError, TypeError, ValueError):
-        f = None
-    if f is not None:
-        for prec in (128, 512, 2048):
-            try:
-                with ctx.workprec(prec):
-                    v = ball(f)
-                    if v < 0:
-                        return v.str(8)
-                    if v >= 0:
-                        return None
-            except (ArbUnsupported, TypeError, ValueError, ZeroDivisionError):
-                break
-    prev = None
-    for dps in (30, 120, 480):
-        try:
-            v = point(dps)
-        except (ZeroDivisionError, ValueError, OverflowError):
-            return None
-        if v >= 0:
-            return None
-        if prev is not None and abs(v - prev) <= abs(v) * mpmath.mpf("1e-10"):
-            return mpmath.nstr(v, 8)
-        prev = v
-    return None
-
-
-def _confirmed_negative(profile: Profile, e: float) -> str | None:
-    """The value at ``e`` as a string when it is confirmed negative, else ``None``."""
-    from flint import arb
-
-    return _confirmed_below_zero(profile, lambda f: f(arb(e)),
-                                 lambda dps: profile.mp(e, dps=dps))
-
-
-def _confirmed_rise(profile: Profile, a: float, b: float) -> bool:
-    """Whether min(delta, 1) is confirmed to rise from ``a`` to ``b``."""
-    from flint import arb
-
-    def point(dps: int) -> Any:
-        va, vb = (min(profile.mp(t, dps=dps), mpmath.mpf(1)) for t in (a, b))
-        return va - vb
-
-    return _confirmed_below_zero(profile, lambda f: f(arb(a)) - f(arb(b)), point) is not None
-
-
-def _undefined_piece(expr: sympy.Expr, var: sympy.Symbol) -> str | None:
-    """Why ``expr`` is undefined somewhere by its structure (zoo/nan, a Piecewise that
-    covers only some eps), or ``None``."""
-    if expr.has(sympy.zoo, sympy.nan, sympy.oo, sympy.S.NegativeInfinity):
-        return "contains an undefined or infinite value (zoo, nan or oo)"
-    for pw in expr.atoms(sympy.Piecewise):
-        if pw.args[-1].cond is sympy.true:
-            continue
-        conds = sympy.Or(*(c for _, c in pw.args))
-        try:
-            covered = run_bounded(sympy.simplify, conds, timeout=5)
-        except Exception:  # noqa: BLE001 - undecided counts as not covered
-            covered = None
-        if covered is not sympy.true:
-            return (f"has a Piecewise without a default piece (expr, True): it is undefined "
-                    f"where {sympy.Not(conds)}")
-    return None
-
-
-def _below_one_far_out(profile: Profile, timeout: float | None) -> bool:
-    """Whether a profile that is vacuous on the grid drops below 1 further out.
-
-    ``K/log(1 + eps)^p`` can stay above 1 up to eps = e^143 and still be a profile.
-    """
-    for k in (8, 16, 32, 64, 128, 256):
-        try:
-            if profile.mp(10.0**k, dps=30) < 1:
-                return True
-        except (ProfileError, ZeroDivisionError, ValueError, OverflowError):
-            continue
-    try:
-        lim = run_bounded(sympy.limit, profile.bound_expr, profile.var, sympy.oo,
-                          timeout=timeout)
-    except Exception:  # noqa: BLE001 - undecided: the grid verdict stands
-        return False
-    return bool(getattr(lim, "is_number", False) and lim.is_real and lim < 1)
-
-
-def _float_values(profile: Profile, x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Replace float64 artefacts (inf * 0 = NaN, overflow) by 30-digit mpmath values."""
-    redo = ~np.isfinite(y) & (x > 0)
-    if np.any(redo):
-        y = y.copy()
-        for i in np.flatnonzero(redo):
-            try:
-                y[i] = float(profile.mp(float(x[i]), dps=30))
-            except (ZeroDivisionError, ValueError, OverflowError) as exc:
-                if isinstance(exc, ProfileError):  # complex: a real property, not an artefact
-                    raise
-                y[i] = np.nan
-    return y
-
-
 # -- refinement ------------------------------------------------------------------------------
-def _rewrite_piecewise(expr: sympy.Expr) -> sympy.Expr:
-    return sympy.piecewise_fold(expr.rewrite(sympy.Piecewise))
-
-
 def _piecewise_form(expr: sympy.Expr, timeout: float | None) -> sympy.Expr:
     """Max/Min/Abs/Heaviside as Piecewise (for a usable derivative), under a short budget:
     SymPy's rewrite can take minutes (nested Min/Max of exponentials); without it the
@@ -408,241 +163,6 @@ def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
     if sol is sympy.S.EmptySet:
         return []
     return None
-
-
-# -- one expression, many parameter values --------------------------------------------------
-# A sweep or a calibration validates and refines the same expression at many parameter
-# values.  The symbolic work (Piecewise form, derivative, exact cancellation of the log
-# slope, the compiled mpmath and ball functions) is done once per expression with its
-# parameters as symbols (a "family") and every value then costs numeric work only.  A
-# family is used only for values that are plain numbers (Integer, Rational, Float)
-# satisfying every assumption of their symbol, so that a symbolic step that relied on
-# an assumption (SymPy may drop a branch of a Piecewise for a positive parameter) holds
-# at the value too; other profiles take the per-value path.  Parameters enter the
-# compiled functions exactly (a Float as the double it stores), as in the certified
-# evaluation (symgdp.interval.profile_arb).
-_FAMILY_CACHE = 32
-# False: every value takes the per-value path (the reference the tests compare with)
-_USE_FAMILIES = True
-_NOT_FAMILY = (LogDeltaRoot, sympy.Sum, sympy.Product, sympy.Integral, sympy.Derivative)
-# Points at which validation looks for the numeric certificates of _Family.cannot_reject.
-_CERT_POINTS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 64.0, 256.0)
-# A value certified below 1 must be below 1 - _CERT_MARGIN: the per-value SymPy call sees
-# the bound expression, whose Float constants SymPy may have rounded (1e-16 relative).
-_CERT_MARGIN = 1e-9
-
-
-@dataclass(frozen=True)
-class _Point:
-    """A family's parameter values, ready for its compiled functions."""
-
-    mp: tuple  # for the mpmath functions (int, or mpf holding the exact value)
-    arb: tuple  # for the ball functions
-
-
-class _Family:
-    """The symbolic work on ``expr`` (parameters ``params`` symbolic), done once.
-
-    Each step is computed on first use and kept, except an answer that depends on the
-    time budget (a rewrite or cancellation that ran out of time): that one is recomputed
-    on the next use, and the caller takes the per-value path meanwhile.
-    """
-
-    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
-                 params: tuple[sympy.Symbol, ...]) -> None:
-        self.expr, self.var, self.params = expr, var, params
-        self._memo: dict[str, Any] = {}
-
-    def naive(self, timeout: float | None) -> tuple | None:
-        """``(pw, dd, delta, ddelta)``: the Piecewise form, its derivative (or ``None``) and
-        their compiled mpmath functions of ``(eps, *params)``; ``None`` when the family
-        cannot serve (the rewrite ran out of time: this once; no mpmath function)."""
-        if "naive" not in self._memo:
-            built = self._build_naive(timeout)
-            if built is None:
-                return None  # out of time: the per-value path, this once
-            self._memo["naive"] = built  # one assignment: threads see all or nothing
-        return self._memo["naive"] or None
-
-    def _build_naive(self, timeout: float | None) -> tuple | None:
-        expr, var, args = self.expr, self.var, (self.var, *self.params)
-        if expr.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
-            try:
-                pw = run_bounded(_rewrite_piecewise, expr,
-                                 timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
-            except AnalysisTimeout:
-                return None
-            except Exception:  # noqa: BLE001 - as _piecewise_form: keep the expression
-                pw = expr
-        else:
-            pw = sympy.piecewise_fold(expr) if expr.has(sympy.Piecewise) else expr
-        try:
-            delta = sympy.lambdify(args, pw, modules="mpmath")
-        except Exception:  # noqa: BLE001 - the per-value path then
-            return ()
-        dd = ddelta = None
-        if not pw.has(sympy.Max, sympy.Min, sympy.Abs, sympy.Heaviside):
-            try:
-                d = sympy.diff(pw, var)
-                if not d.has(sympy.Derivative, sympy.Subs, sympy.DiracDelta):
-                    ddelta, dd = sympy.lambdify(args, d, modules="mpmath"), d
-            except Exception:  # noqa: BLE001 - no usable derivative: search on R alone
-                dd = ddelta = None
-        return (pw, dd, delta, ddelta)
-
-    def proof_functions(self, timeout: float | None) -> tuple | None:
-        """``_proof_functions`` of the family (after :meth:`naive`)."""
-        if "proof" in self._memo:
-            return self._memo["proof"]
-        pw, dd = self._memo["naive"][:2]
-        fns, final = _proof_functions(pw, dd, self.var, self.params, timeout)
-        if final:
-            self._memo["proof"] = fns
-        return fns
-
-    def closed_form_roots(self, values: Any, timeout: float | None) -> tuple | None:
-        """``(roots,)``: candidates for the roots of the stationarity bracket in closed
-        form at these values (``roots`` ``None`` when SymPy finds none), solved once with
-        the parameters symbolic; ``None`` when that solve ran out of time or the
-        expression is not one :func:`refine` solves (Floats, Piecewise, Max/Min).  A
-        substituted root is used only where it matches the located maximum numerically,
-        and the flat piece is built from the profile's own value there, so a root that is
-        not one at these values costs tightness at worst, never validity."""
-        if self.expr.has(sympy.Piecewise, LogDeltaRoot, sympy.Max, sympy.Min) or \
-                self.expr.atoms(sympy.Float):
-            return None
-        if "roots" not in self._memo:
-            e, var = self.expr, self.var
-            dp = sympy.diff(e, var)
-            try:
-                self._memo["roots"] = run_bounded(
-                    _root_candidates, dp + sympy.exp(var) * (1 - e + dp), var,
-                    timeout=timeout)
-            except AnalysisTimeout:
-                return None
-            except Exception:  # noqa: BLE001 - no closed form
-                self._memo["roots"] = None
-        roots = self._memo["roots"]
-        if roots is None:
-            return (None,)
-        vals = {s: values[s] for s in self.params}
-        return ([r.xreplace(vals) for r in roots],)
-
-    def verdict_functions(self) -> tuple | None:
-        """Ball functions of the expression and of its derivative, or ``None``."""
-        if "verdict" not in self._memo:
-            from .interval import ArbUnsupported, lambdify_arb
-
-            try:
-                d = sympy.diff(self.expr, self.var)
-                fns = (lambdify_arb(self.expr, self.var, self.params),
-                       lambdify_arb(d, self.var, self.params))
-            except (ArbUnsupported, TypeError, ValueError, NotImplementedError):
-                fns = None
-            self._memo["verdict"] = fns
-        return self._memo["verdict"]
-
-    def cannot_reject(self, point: _Point) -> bool:
-        r"""Whether the symbolic verdict of :func:`check_profile` is proved empty at these
-        values by ball arithmetic: SymPy calls the profile complex, negative, at least 1
-        or increasing only when that holds at every :math:`\varepsilon > 0`, so one
-        point with a real value, one with a value :math:`\ge 0`, one with a value
-        :math:`< 1` and one with a derivative :math:`\le 0` rule each verdict out (the
-        per-value SymPy call is then skipped)."""
-        fns = self.verdict_functions()
-        if fns is None:
-            return False
-        from flint import ctx
-
-        f, df = fns
-        need = {"real", "nonneg", "below1", "notinc"}
-        with ctx.workprec(_PROOF_PREC):
-            for e in _CERT_POINTS:
-                try:
-                    v = f(e, *point.arb)
-                    if v.is_finite():
-                        need.discard("real")
-                        if bool(v >= 0):
-                            need.discard("nonneg")
-                        if bool(v < 1 - _CERT_MARGIN):
-                            need.discard("below1")
-                    if "notinc" in need:
-                        dv = df(e, *point.arb)
-                        if dv.is_finite() and bool(dv <= 0):
-                            need.discard("notinc")
-                except (ArithmeticError, TypeError, ValueError):
-                    continue
-                if not need:
-                    return True
-        return False
-
-
-@functools.lru_cache(maxsize=_FAMILY_CACHE)
-def _family(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]) -> _Family:
-    return _Family(expr, var, params)
-
-
-def _mp_value(v: sympy.Rational | sympy.Float) -> Any:
-    """A parameter value for the mpmath functions, exact (a Rational to 512 bits)."""
-    if isinstance(v, sympy.Integer):
-        return int(v)
-    if isinstance(v, sympy.Float):
-        with mpmath.workprec(max(53, v._prec)):
-            return mpmath.mpf(v)
-    with mpmath.workprec(512):
-        return mpmath.mpf(int(v.p)) / int(v.q)
-
-
-def _family_point(profile: Profile) -> tuple[_Family, _Point] | None:
-    """The profile's family and its values, or ``None`` (the per-value path)."""
-    if not _USE_FAMILIES:
-        return None
-    cache = profile._cache
-    if "family" not in cache:
-        cache["family"] = _find_family(profile)
-    return cache["family"]
-
-
-def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
-    expr, var = profile.expr, profile.var
-    if (not isinstance(expr, sympy.Expr) or expr.has(*_NOT_FAMILY)
-            or profile.unbound_symbols):
-        return None
-    free = expr.free_symbols
-    params = tuple(sorted((s for s in profile.values if s in free),
-                          key=lambda s: (s.name, sorted(s.assumptions0.items()))))
-    values = [profile.values[s] for s in params]
-    for s, v in zip(params, values):
-        if not isinstance(v, (sympy.Rational, sympy.Float)) or not v.is_finite:
-            return None
-        if any(getattr(v, f"is_{fact}") is not truth
-               for fact, truth in s.assumptions0.items()):
-            return None  # the value breaks an assumption the symbolic work may use
-    from .interval import to_arb
-
-    point = _Point(tuple(_mp_value(v) for v in values), tuple(to_arb(v) for v in values))
-    return _family(expr, var, params), point
-
-
-def _root_candidates(bracket: sympy.Expr, var: sympy.Symbol) -> list | None:
-    """Closed-form candidates for the roots of ``bracket`` on [0, oo) with parameters
-    symbolic: every element of a finite set inside SymPy's answer (which, with symbols,
-    is a union of finite sets intersected with conditions), or ``None``."""
-    sol = sympy.solveset(bracket, var, sympy.Interval(0, sympy.oo))
-
-    def finite(s: sympy.Basic) -> list:
-        if isinstance(s, sympy.FiniteSet):
-            return [r for r in s if r.is_real is not False]
-        if isinstance(s, (sympy.Union, sympy.Intersection)):
-            return [r for a in s.args for r in finite(a)]
-        if isinstance(s, sympy.Complement):
-            return finite(s.args[0])
-        return []
-
-    if sol is sympy.S.EmptySet:
-        return []
-    found = finite(sol)
-    return found or None
 
 
 class _Naive:
@@ -829,69 +349,6 @@ class _Naive:
             else:
                 b = m
         return b
-
-
-def _rational_in_exp(t: sympy.Expr, var: sympy.Symbol) -> bool:
-    """Whether ``t`` is a rational function of exponentials of linear functions of var."""
-    fs = t.atoms(sympy.Function)
-    return all(f.func is sympy.exp and sympy.diff(f.args[0], var, 2) == 0 for f in fs)
-
-
-def _cancelled(ts: list[sympy.Expr]) -> list[sympy.Expr]:
-    # Floats are exact binary numbers: as Rationals the cancellation is exact
-    return [sympy.cancel(t.xreplace({f: sympy.Rational(f) for f in t.atoms(sympy.Float)}))
-            for t in ts]
-
-
-def _log_slope(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol, timeout: float | None
-               ) -> tuple[list[tuple] | None, bool]:
-    r"""``(delta, T, condition)`` per branch of the naive profile, with
-    :math:`T = \tilde\delta'/(1 - \tilde\delta) + 1/(1 + e^{-\varepsilon})`; branches that
-    are rational in exponentials are cancelled exactly, in one time-bounded call (pure DP's
-    :math:`T \equiv 0`, which no ball enclosure could show).  The flag says whether the
-    answer is final (``False`` when the cancellation ran out of time: a larger budget may
-    cancel)."""
-    pairs = [(pw, dd, sympy.true)]
-    if isinstance(pw, sympy.Piecewise):
-        if not (isinstance(dd, sympy.Piecewise) and len(dd.args) == len(pw.args)
-                and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args))):
-            return None, True
-        pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args)]
-    ts = [d / (1 - e) + 1 / (1 + sympy.exp(-var)) for e, d, _c in pairs]
-    todo = [i for i, t in enumerate(ts) if _rational_in_exp(t, var)]
-    final = True
-    if todo:
-        try:
-            done = run_bounded(_cancelled, [ts[i] for i in todo],
-                               timeout=min(resolve_timeout(timeout), _REWRITE_SECONDS))
-        except (AnalysisTimeout, Exception) as exc:  # noqa: BLE001 - keep them as they are
-            final = not isinstance(exc, AnalysisTimeout)
-            done = [ts[i] for i in todo]
-        for i, t in zip(todo, done):
-            ts[i] = t
-    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)], final
-
-
-def _proof_functions(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol,
-                     params: tuple[sympy.Symbol, ...], timeout: float | None
-                     ) -> tuple[tuple | None, bool]:
-    """The ball functions of the no-crossing proof, ``(Ds, Ts, C)`` (per branch: delta,
-    the log-slope ``T``; the branch conditions as 0/1), each taking ``(eps, *params)``,
-    or ``None``; and whether that answer is final (see :func:`_log_slope`)."""
-    from .interval import ArbUnsupported, lambdify_arb
-
-    branches, final = _log_slope(pw, dd, var, timeout)
-    if branches is None:
-        return None, final
-    try:
-        # branch by branch: the hull of two balls has a lower end good to ~1e-9 only
-        Ds = [lambdify_arb(e, var, params) for e, _t, _c in branches]
-        Ts = [lambdify_arb(t, var, params) for _e, t, _c in branches]
-        C = lambdify_arb(sympy.Tuple(*[sympy.Piecewise((1, c), (0, True))
-                                       for _e, _t, c in branches]), var, params)
-    except (ArbUnsupported, TypeError, ValueError):
-        return None, final
-    return (Ds, Ts, C), final
 
 
 def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
@@ -1269,159 +726,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
                                                evaluate=False),
                 latex_constants=tuple((shown[s], v) for s, v in consts.items()),
                 refine_method=methods[0])
-    return Profile(expr, profile.values, var=var, name=profile.name, **meta)
-
-
-# -- utility refinement --------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    r"""Result of :func:`refine_calibration` (theory §2, utility refinement).
-
-    Attributes:
-        sigma: the smallest noise that still gives the target :math:`(\varepsilon,\delta)`
-            through the partial order (a high-precision SymPy Float).
-        eps0: where to calibrate, :math:`\varepsilon_0 \ge \varepsilon`.
-        delta0: where to calibrate, :math:`\delta_0`.
-        sigma_naive: :math:`f(\varepsilon, \delta)` (exact SymPy value).
-    """
-
-    sigma: sympy.Expr
-    eps0: sympy.Expr
-    delta0: sympy.Expr
-    sigma_naive: sympy.Expr
-
-    def __post_init__(self) -> None:
-        # at 50 digits: a SymPy comparison would round the naive value to the precision
-        # of its Floats (15 digits for a decimal in the equation)
-        with mpmath.workdps(50):
-            sigma, naive = (mpmath.mpf(sympy.N(x, 50)) for x in (self.sigma, self.sigma_naive))
-            worse = sigma > naive * (1 + mpmath.mpf("1e-25"))
-        if worse:
-            raise PrecisionError(f"refined sigma {self.sigma} exceeds the naive "
-                                 f"{self.sigma_naive}")
-
-
-def refine_calibration(equation: Any, eps: Any, delta: Any,
-                       values: Any = None, *, solve_for: sympy.Symbol = _SIGMA,
-                       var: sympy.Symbol = _EPS, delta_symbol: sympy.Symbol = _DELTA,
-                       timeout: float | None = None, dps: int = 30) -> Calibration:
-    r"""The least noise that gives :math:`(\varepsilon,\delta)`-DP through the partial order.
-
-    .. math::
-
-        \sigma_{\min} = \inf\{f(\varepsilon_0,\delta_0) : \delta_0 + (1-\delta_0)
-        (e^{\varepsilon_0} - e^{\varepsilon})_+/(1+e^{\varepsilon_0}) \le \delta,\
-        \varepsilon_0 \ge \varepsilon\}.
-
-    The noise :math:`f` must not increase with :math:`\delta_0` (checked at the optimum),
-    so for each :math:`\varepsilon_0` the best :math:`\delta_0` makes the constraint tight.
-    The one-dimensional minimum over :math:`\varepsilon_0` is located on a grid of 4000
-    points and polished by golden-section search in mpmath at ``dps`` digits.
-
-    Example:
-        >>> c = refine_calibration("sigma = -C*log(delta)/eps", sympy.Rational(1, 5),
-        ...                        sympy.exp(-2), {"C": 1})
-        >>> c.sigma_naive, round(float(c.sigma), 4)
-        (10, 8.0857)
-
-    Floats (decimals in the equation, float values and targets) are read as the exact
-    rationals they store, so ``sigma_naive`` is exact and ``sigma`` (rounded up to ``dps``
-    digits) is compared with it at full precision.
-    """
-    from .parsing import parse_equation
-
-    if isinstance(equation, str):
-        table = Profile._symbol_table(var, values, (solve_for, delta_symbol))
-        equation = parse_equation(equation, symbols=table)
-    if not isinstance(equation, sympy.Eq):
-        raise ProfileError(f"refine_calibration needs an equation, got {equation!r}")
-    from .profile import _match_symbol
-
-    s = _match_symbol(solve_for, equation)
-    d = _match_symbol(delta_symbol, equation)
-    v = _match_symbol(var, equation)
-    if equation.lhs == s and s not in equation.rhs.free_symbols:
-        f = equation.rhs
-    elif equation.rhs == s and s not in equation.lhs.free_symbols:
-        f = equation.lhs
-    else:
-        sols = run_bounded(sympy.solve, equation, s, timeout=timeout)
-        sols = [x for x in sols if x.is_positive is not False]
-        if len(sols) != 1:
-            raise ProfileError(f"cannot write {equation} as {s} = f(eps, delta): "
-                               f"solutions {sols}")
-        f = sols[0]
-    vals = Profile._normalise_values(f, values or {})
-    # every Float (a decimal in the equation, a float value or target) as the exact
-    # rational it stores: the naive noise is then exact, and the refined one is compared
-    # with it at full precision instead of against a 15-digit rounding of it
-    f = _exact_floats(f.xreplace(vals))
-    free = f.free_symbols - {v, d}
-    if free:
-        names = ", ".join(sorted(map(str, free)))
-        from .errors import UnboundParameterError
-
-        raise UnboundParameterError(f"refine_calibration needs values for: {names}")
-    e_t, d_t = _exact_floats(sympy.sympify(eps)), _exact_floats(sympy.sympify(delta))
-    if not (e_t.is_number and d_t.is_number) or e_t < 0 or not (0 < d_t < 1):
-        raise DomainError(f"the target must have eps >= 0 and 0 < delta < 1, "
-                          f"got eps={eps!r}, delta={delta!r}")
-    naive = f.xreplace({v: e_t, d: d_t})  # SymPy's automatic evaluation only: no hang
-    f_np = sympy.lambdify((v, d), f, modules=["scipy", "numpy"])
-    f_mp = sympy.lambdify((v, d), f, modules="mpmath")
-    ef, df = float(e_t), float(d_t)
-    e_max = float(np.log((np.exp(ef) + df) / (1 - df)))
-    x = np.linspace(ef, e_max, 4001)[:-1]
-    with np.errstate(all="ignore"):
-        w = (np.exp(x) - np.exp(ef)) / (1 + np.exp(x))
-        F = np.asarray(f_np(x, (df - w) / (1 - w)), dtype=np.float64) * np.ones_like(x)
-    F = np.where(np.isfinite(F), F, np.inf)
-    i = int(np.argmin(F))
-    with mpmath.workdps(dps + 10):
-        em, dm = mpmath.mpf(sympy.N(e_t, dps + 10)), mpmath.mpf(sympy.N(d_t, dps + 10))
-
-        def d0_of(e0: Any) -> Any:
-            w = (mpmath.exp(e0) - mpmath.exp(em)) / (1 + mpmath.exp(e0))
-            return (dm - w) / (1 - w)
-
-        def F_mp(e0: Any) -> Any:
-            val = f_mp(e0, d0_of(e0))
-            return val.real if isinstance(val, mpmath.mpc) else val
-
-        a = mpmath.mpf(x[max(i - 1, 0)]) if i > 0 else em
-        b = mpmath.mpf(x[min(i + 1, len(x) - 1)])
-        g = (mpmath.sqrt(5) - 1) / 2
-        c1, c2 = b - g * (b - a), a + g * (b - a)
-        f1, f2 = F_mp(c1), F_mp(c2)
-        for _ in range(400):
-            if f1 <= f2:
-                b, c2, f2 = c2, c1, f1
-                c1 = b - g * (b - a)
-                f1 = F_mp(c1)
-            else:
-                a, c1, f1 = c1, c2, f2
-                c2 = a + g * (b - a)
-                f2 = F_mp(c2)
-            if b - a < mpmath.eps * 4:
-                break
-        cands = [(F_mp(p), p) for p in (a, b, c1, c2)]
-        best_f, best_e = min(cands)
-        if not best_f < F_mp(em):  # the naive point itself (f(eps, delta)) is the best
-            best_f, best_e = F_mp(em), em
-        best_d = d0_of(best_e)
-        # f must not increase with delta0, else the tight delta0 is not the best choice
-        if F_mp(best_e) > f_mp(best_e, best_d * mpmath.mpf("0.999")):
-            raise ProfileError(f"the noise {f} increases with delta near "
-                               f"eps0={mpmath.nstr(best_e, 8)}; not a trade-off equation")
-        # rounded up to dps digits: any noise above the infimum is valid, below it is not
-        sigma = sympy.Float(best_f * (1 + mpmath.mpf(10) ** (1 - dps)), dps)
-        return Calibration(sigma=sigma, eps0=sympy.Float(best_e, dps),
-                           delta0=sympy.Float(best_d, dps), sigma_naive=naive)
-
-
-def _exact_floats(expr: sympy.Expr) -> sympy.Expr:
-    """``expr`` with every SymPy Float replaced by the rational number it stores."""
-    return expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
+    return profile.derived(expr, name=profile.name, **meta)
 
 
 # -- subsampling -----------------------------------------------------------------------------
@@ -1460,4 +765,4 @@ def subsample(profile: Profile, gamma: Any) -> Profile:
     meta = {k: v for k, v in profile.meta.items() if k not in (
         "breakpoint", "breakpoint_delta", "segments", "latex_template", "latex_constants")}
     meta.update(subsampled=g, unsubsampled=profile.expr)
-    return Profile(g * inner, profile.values, var=var, name=profile.name, **meta)
+    return profile.derived(g * inner, name=profile.name, **meta)

@@ -44,6 +44,7 @@ from .formatting import (
     format_upper,
     head_caveat,
     json_number,
+    latex_names,
     latex_text,
     probability_upper,
 )
@@ -81,7 +82,8 @@ def _text(expr: Any, var: sympy.Symbol = _EPS, *, full: bool = False) -> str:
 
 
 def _tex(expr: Any) -> str:
-    return sympy.latex(_round_floats(sympy.sympify(expr)))
+    e = _round_floats(sympy.sympify(expr))
+    return sympy.latex(e, symbol_names=latex_names(e))
 
 
 def _sci_tex(x: float) -> str:
@@ -234,6 +236,16 @@ class Report:
         return "; ".join(parts)
 
     # -- renderings ---------------------------------------------------------------------------
+    def _mu_tail_tex(self) -> str:
+        r""":math:`\mu_{\text{tail}}` in LaTeX: exact when the square root of the tail limit
+        is a rational number (``0``, ``1/2``), else rounded down with ``\ldots``."""
+        limit = self.tail_limit
+        if isinstance(limit, sympy.Basic) and limit.is_number:
+            root = sympy.sqrt(limit)
+            if root.is_Rational:
+                return sympy.latex(root)
+        return rf"{format_lower(float(self.mu_tail), 8)}\ldots"
+
     def _rows(self) -> list[tuple[str, str]]:
         """(label, LaTeX) pairs shared by the LaTeX and Markdown renderings."""
         var = sympy.latex(self.profile.var)
@@ -241,7 +253,7 @@ class Report:
         if self.equation is not None:
             rows.append(("trade-off equation", _tex(self.equation)))
         if self.profile.values:
-            vals = r",\ ".join(f"{sympy.latex(k)} = {_tex(v)}"
+            vals = r",\ ".join(f"{_tex(k)} = {_tex(v)}"
                                for k, v in sorted(self.profile.values.items(), key=str))
             rows.append(("parameters", vals))
         rows.append(("naive profile", rf"\tilde\delta({var}) = {_tex(self.profile.expr)}"))
@@ -278,7 +290,7 @@ class Report:
                    "unknown": r"\text{unknown}"}[self.verdict]
         if self.is_gdp and self.mu_tail is not None and math.isfinite(self.mu_tail):
             verdict += (rf",\quad \mu_{{\text{{tail}}}} = \lim G = "
-                        rf"{format_lower(self.mu_tail, 8)}\ldots")
+                        rf"{self._mu_tail_tex()}")
         rows.append(("verdict", verdict))
         m = self.measurement
         if m is not None:
@@ -542,7 +554,7 @@ def report(
     values: Mapping[Any, Any] | None = None,
     eps_h: float = 100.0,
     tol: float = 1e-6,
-    certify: bool = False,
+    certify: bool | None = None,
     tradeoff: bool = False,
     refine: bool = True,
     method: str = "auto",
@@ -561,7 +573,10 @@ def report(
         values: parameter values (by name or symbol).
         eps_h: head end point of the measurement.
         tol: requested gap between the measured lower and upper bound.
-        certify: check the measured bounds with interval arithmetic.
+        certify: prove the measured bounds in ball arithmetic: ``None`` (the default, as
+            :func:`~symgdp.measure.measure` and ``symgdp analyze``) does so whenever the
+            profile has a closed form, ``True`` requires it, ``False`` is float64 mode.
+            The report's "method" row says which (``certified`` or ``float64``).
         tradeoff: read a string as a trade-off equation.
         refine: refine the profile (theory §2) before measuring.
         method: measurement method (``"auto"`` or ``"staircase"``).

@@ -125,7 +125,7 @@ IN_PROCESS = [
     (["exp(-eps^2)", "--set", "A=__import__('os')"], "--set"),
     (["exp(-eps^2)", "--tol", "1e-300"], "tol"),
     (["--tradeoff", "sigma = A/eps*sqrt(log(1/delta))"], "--set"),
-    (["A*exp(-eps^2)", "--set", "A=-1"], "negative"),
+    (["A*exp(-eps^2)", "--set", "A=-1"], "A must be positive"),
     (["A*exp(-eps^2)", "--set", "A=2", "--set", "A=3"], "twice"),
     (["exp(-eps^2)", "--eps-h", "0"], "--eps-h"),
     (["exp(-eps^2)", "--eps-h", "-1"], "--eps-h"),

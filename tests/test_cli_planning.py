@@ -80,7 +80,7 @@ def test_sweep_text_out_resume_and_plot(tmp_path):
     (["sweep", LAPLACE, "--grid", "e0=1", "--resume"], "--out"),
     (["sweep", LAPLACE, "--grid", "e0=1", "--out", "/nonexistent-dir/x.jsonl"],
      "cannot write"),
-    (["sweep", "1 - q*eps", "--grid", "q=-1,-2", "--eps-h", "10"], "every point failed"),
+    (["sweep", "1 - q*eps", "--grid", "q=1,2", "--eps-h", "10"], "every point failed"),
 ])
 def test_bad_input_is_one_line_exit_2(args, word):
     status, out, err = run(args)

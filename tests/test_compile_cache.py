@@ -20,9 +20,11 @@ import sympy
 from flint import arb, ctx
 
 from symgdp import Profile, eps, mechanisms
-from symgdp.firstorder import FirstOrder, _compiled, _shared_form
-from symgdp.interval import Erfcx, _abstract_constants, _compile_arb, lambdify_arb, profile_arb
+from symgdp.interval import _abstract_constants, _compile_arb, lambdify_arb, profile_arb
+from symgdp.interval_gauss import Erfcx
 from symgdp.measure import measure
+from symgdp.measurement.compiled import _compiled, _shared_form
+from symgdp.measurement.firstorder import FirstOrder
 from symgdp.refine import refine
 
 DPS = 40

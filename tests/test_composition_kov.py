@@ -28,7 +28,7 @@ from scipy import special
 from symgdp import Profile
 from symgdp import composition as C
 from symgdp.errors import SymgdpError
-from symgdp.evaluate import _zero_condition
+from symgdp.float_trust import _zero_condition
 from symgdp.measure import measure
 
 KS = [1, 2, 10, 50, 200, 1000]

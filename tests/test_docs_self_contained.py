@@ -17,7 +17,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = ["index.md", "getting-started.md", "tutorial.md", "cli.md", "examples.md", "cite.md",
-         "theory.md"]
+         "theory.md", "reading-results.md"]
 # Patterns of references that point outside the repository or to development notes,
 # assembled from parts so that a grep of the project for them does not find this file.
 _SHEET = "sh" + "ared/"

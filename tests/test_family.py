@@ -1,9 +1,9 @@
 """Validation and refinement share their symbolic work across parameter values.
 
 A sweep or a calibration validates and refines one expression at many parameter values;
-symgdp.refine does the symbolic work once per expression with its parameters as symbols
+symgdp.family does the symbolic work once per expression with its parameters as symbols
 (a "family") and per value numeric work only.  These tests compare that path with the
-per-value path (``refine._USE_FAMILIES = False``, the code every value took before) and,
+per-value path (``family._USE_FAMILIES = False``, the code every value took before) and,
 where there is one, with an independent reference: the breakpoint as a 50-digit mpmath
 root of the stationarity bracket, the Laplace mechanism's mu in closed form.
 """
@@ -14,7 +14,9 @@ import mpmath
 import pytest
 import sympy
 
+import symgdp.family as family_mod
 import symgdp.refine as refine_mod
+import symgdp.validate as validate_mod
 from symgdp import Profile, mechanisms, sweep
 from symgdp.errors import ProfileError
 from symgdp.measure import measure
@@ -24,12 +26,12 @@ def _both(make, *, eps_h=30.0):
     """(refined profile, measurement) through the family path and the per-value path."""
     out = []
     for on in (True, False):
-        refine_mod._USE_FAMILIES = on
+        family_mod._USE_FAMILIES = on
         try:
             p = make()
             out.append((p.refine(), measure(p, eps_h=eps_h, identify=False)))
         finally:
-            refine_mod._USE_FAMILIES = True
+            family_mod._USE_FAMILIES = True
     return out
 
 
@@ -110,13 +112,13 @@ def test_subsampled_laplace_family_matches_per_value(eps0):
 def test_invalid_values_rejected_alike(text, values):
     msgs = []
     for on in (True, False):
-        refine_mod._USE_FAMILIES = on
+        family_mod._USE_FAMILIES = on
         try:
             with pytest.raises(ProfileError) as err:
                 Profile.parse(text, values).validate()
             msgs.append(str(err.value))
         finally:
-            refine_mod._USE_FAMILIES = True
+            family_mod._USE_FAMILIES = True
     assert msgs[0] == msgs[1]
 
 
@@ -130,7 +132,8 @@ def test_valid_values_need_no_child_process(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("a bounded call per value")
 
-    monkeypatch.setattr(refine_mod, "run_bounded", refuse)
+    for mod in (family_mod, refine_mod, validate_mod):
+        monkeypatch.setattr(mod, "run_bounded", refuse)
     for make in (lambda v: mechanisms.sgd_family(1.2, 1.0, v),
                  lambda v: mechanisms.laplace(v), lambda v: mechanisms.shuffle_sum(80, v)):
         make(3).refine()
@@ -138,12 +141,12 @@ def test_valid_values_need_no_child_process(monkeypatch):
 
 def test_values_breaking_assumptions_take_the_per_value_path():
     p = Profile.parse("exp(-a*eps)", {"a": -1.5})  # a is a positive symbol
-    assert refine_mod._family_point(p) is None
+    assert family_mod._family_point(p) is None
     q = Profile.parse("exp(-a*eps)", {"a": 1.5})
-    assert refine_mod._family_point(q) is not None
-    assert refine_mod._family.cache_info().maxsize == refine_mod._FAMILY_CACHE
+    assert family_mod._family_point(q) is not None
+    assert family_mod._family.cache_info().maxsize == family_mod._FAMILY_CACHE
     # exact irrational values (sqrt(2)) also take the per-value path
-    assert refine_mod._family_point(Profile.parse("exp(-a*eps)", {"a": sympy.sqrt(2)})) is None
+    assert family_mod._family_point(Profile.parse("exp(-a*eps)", {"a": sympy.sqrt(2)})) is None
 
 
 def test_replace_shares_value_caches_only_for_the_same_function():
@@ -160,11 +163,11 @@ def test_sweep_records_identical_without_families():
     grid = {"A": [0.7, 1.6], "B": [1.0], "sigma": [0.9, 2.5]}
     tables = []
     for on in (True, False):
-        refine_mod._USE_FAMILIES = on
+        family_mod._USE_FAMILIES = on
         try:
             t = sweep(mechanisms.sgd_family, grid, executor="serial", eps_h=30, tol=1e-6)
         finally:
-            refine_mod._USE_FAMILIES = True
+            family_mod._USE_FAMILIES = True
         tables.append([{k: v for k, v in r.items() if k != "seconds"} for r in t])
     assert not any(r["error"] for r in tables[0] + tables[1])
     # Float parameters enter the family's functions exactly, while the per-value path
@@ -186,11 +189,11 @@ def test_closed_form_breakpoint_from_the_family_solve(K):
     want = sympy.log(K + sympy.sqrt(K**2 + K))
     assert not isinstance(r.breakpoint, sympy.Float)
     assert abs(sympy.N(r.breakpoint - want, 50)) < sympy.Float("1e-45")
-    refine_mod._USE_FAMILIES = False
+    family_mod._USE_FAMILIES = False
     try:
         r_val = Profile.parse("K*exp(-eps)", {"K": K}).refine()
     finally:
-        refine_mod._USE_FAMILIES = True
+        family_mod._USE_FAMILIES = True
     assert abs(sympy.N(r_val.breakpoint - r.breakpoint, 50)) < sympy.Float("1e-45")
 
 
@@ -209,8 +212,8 @@ def test_numeric_budget_in_process_and_restored():
     before = signal.getsignal(signal.SIGALRM)
     t0 = time.monotonic()
     with pytest.raises(AnalysisTimeout):
-        refine_mod._numeric_bounded(spin, 1, seconds=0.2)
+        validate_mod._numeric_bounded(spin, 1, seconds=0.2)
     assert time.monotonic() - t0 < 4  # interrupted, not run to the end
     assert signal.getsignal(signal.SIGALRM) == before
     assert signal.getitimer(signal.ITIMER_REAL)[0] == 0
-    assert refine_mod._numeric_bounded(lambda n: n + 1, 1, seconds=5) == 2
+    assert validate_mod._numeric_bounded(lambda n: n + 1, 1, seconds=5) == 2

@@ -21,9 +21,12 @@ from reference import ref_log_delta, ref_ndtri
 
 from symgdp import Profile, composition, eps, mechanisms
 from symgdp.errors import PrecisionError, ProfileError, SymgdpWarning
-from symgdp.firstorder import FirstOrder, dlog_delta_mu_arb, erfcx_form
-from symgdp.interval import Erfcx, ErfcxDiff, lambdify_arb
+from symgdp.interval import lambdify_arb
+from symgdp.interval_gauss import Erfcx, ErfcxDiff
 from symgdp.measure import measure
+from symgdp.measurement.firstorder import FirstOrder
+from symgdp.measurement.forms import erfcx_form
+from symgdp.measurement.gauss import dlog_delta_mu_arb
 
 SCALE = int(os.environ.get("SYMGDP_TEST_SCALE", "1"))
 DPS = 40
@@ -161,7 +164,7 @@ def test_gauss_derivatives_at_points_contain_mpmath_and_are_tight(mu):
     # q = erfcx(z_b)/D, s = 1/(mu sqrt2), in 50-digit mpmath
     from flint import arb, ctx
 
-    from symgdp.firstorder import _gauss_l
+    from symgdp.measurement.gauss import _gauss_l
 
     for x in (0.0, 0.5, 3.0, 50.0, 100.0):
         for k in (2, 3, 4):
@@ -188,7 +191,8 @@ def test_gauss_derivatives_on_wide_balls_contain_mpmath(mu):
     # enclosure is the range of the end-point values
     from flint import arb, ctx
 
-    from symgdp.firstorder import _gauss_l, _gauss_log_series, _series_at
+    from symgdp.measurement.gauss import _gauss_l
+    from symgdp.measurement.series import _gauss_log_series, _series_at
 
     for x in (0.0, 2.0, 50.0, 99.0):
         for w in (1e-3, 0.1, 1.0):
@@ -212,17 +216,18 @@ def test_gauss_derivatives_need_no_symbolic_work(monkeypatch):
     # arithmetic: no SymPy differentiation, no bounded child process
     from flint import arb
 
-    import symgdp.firstorder as fo
+    import symgdp.measurement.compiled as compiled
+    import symgdp.measurement.gauss as gauss
 
     def refuse(*args, **kwargs):
         raise AssertionError("symbolic work at run time")
 
-    monkeypatch.setattr(fo, "run_bounded", refuse)
+    monkeypatch.setattr(compiled, "run_bounded", refuse)
     monkeypatch.setattr(sympy, "diff", refuse)
     for k in (2, 3, 4, 5):
-        ball = fo._gauss_l(k, FirstOrder._ball(7.0, 7.25), 1.3)
+        ball = gauss._gauss_l(k, FirstOrder._ball(7.0, 7.25), 1.3)
         assert _encloses(ball, ref_dk_log_delta_mu(7.1, 1.3, k))
-    assert not fo._gauss_l(2, arb(1.0), 0.0).is_finite()  # mu = 0: no enclosure, no error
+    assert not gauss._gauss_l(2, arb(1.0), 0.0).is_finite()  # mu = 0: no enclosure, no error
 
 # -- the Gaussian mechanism in every spelling ------------------------------------------------
 

@@ -22,17 +22,17 @@ import sympy
 from flint import arb, ctx
 
 from symgdp import Profile, eps
-from symgdp.firstorder import (
+from symgdp.errors import ProfileError
+from symgdp.measure import measure
+from symgdp.measurement.firstorder import FirstOrder
+from symgdp.measurement.forms import _log_rates
+from symgdp.measurement.series import (
     _SERIES_ORDER,
-    FirstOrder,
     _erfcx_taylor,
     _gauss_log_series,
-    _log_rates,
     _log_series,
     _series_at,
 )
-from symgdp.errors import ProfileError
-from symgdp.measure import measure
 
 DPS = 40
 SCALE = int(os.environ.get("SYMGDP_TEST_SCALE", "1"))
@@ -390,7 +390,12 @@ def test_random_intervals_never_proved_below_the_gdpt(name):
 def test_prefetched_series_is_the_series_prepared_on_need():
     # reference: the series function prepared in the foreground (a second derivation of
     # the same expression) gives the same coefficients as the prefetched one
-    from symgdp.firstorder import _LOG_SERIES, _SERIES_JOBS, _profile_series, prefetch_series
+    from symgdp.measurement.series import (
+        _LOG_SERIES,
+        _SERIES_JOBS,
+        _profile_series,
+        prefetch_series,
+    )
 
     p = literal_gaussian(0.7)
     _LOG_SERIES.clear()

@@ -21,9 +21,10 @@ from test_firstorder import DPS, check, ref_sup_g
 
 from symgdp import Profile, eps, mechanisms
 from symgdp.errors import ProfileError, SymgdpWarning
-from symgdp.firstorder import FirstOrder
-from symgdp.interval import ErfcxDiff, lambdify_arb
+from symgdp.interval import lambdify_arb
+from symgdp.interval_gauss import ErfcxDiff
 from symgdp.measure import measure
+from symgdp.measurement.firstorder import FirstOrder
 
 
 def _mp_log_delta(profile: Profile):
@@ -165,7 +166,8 @@ def test_structural_rules_on_single_intervals():
 
 def test_long_first_order_search_warns(monkeypatch):
     # the module, not the function of the same name that symgdp exports
-    monkeypatch.setattr(importlib.import_module("symgdp.measure"), "_WARN_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr(importlib.import_module("symgdp.measurement.search"),
+                        "_WARN_AFTER_SECONDS", 0.0)
     with pytest.warns(SymgdpWarning, match="first-order search has run"):
         measure(mechanisms.laplace(1.0), eps_h=10, tol=1e-6, refine=False,
                 identify=False)

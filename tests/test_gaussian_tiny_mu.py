@@ -18,7 +18,7 @@ import pytest
 
 from symgdp import mechanisms, report
 from symgdp.formatting import format_log_upper
-from symgdp.interval import log_delta_mu_upper
+from symgdp.interval_gauss import log_delta_mu_upper
 
 
 def _true_log_delta(eps: float, mu: float) -> mpmath.mpf:

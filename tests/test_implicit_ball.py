@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from reference import ref_log_delta
 from symgdp.errors import SymgdpError
-from symgdp.firstorder import FirstOrder
 from symgdp.implicit import LogDeltaRoot
-from symgdp.interval import ArbUnsupported, lambdify_arb, profile_arb, to_arb
+from symgdp.interval import lambdify_arb, profile_arb
+from symgdp.interval_base import ArbUnsupported, to_arb
+from symgdp.measurement.firstorder import FirstOrder
 from symgdp.profile import Profile
 from symgdp.symbols import eps
 

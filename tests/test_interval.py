@@ -16,15 +16,9 @@ from flint import arb, ctx
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from symgdp.interval import (
-    ArbUnsupported,
-    delta_mu_arb,
-    lambdify_arb,
-    log_delta_mu_arb,
-    profile_arb,
-    prove,
-    to_arb,
-)
+from symgdp.interval import lambdify_arb, profile_arb
+from symgdp.interval_base import ArbUnsupported, prove, to_arb
+from symgdp.interval_gauss import delta_mu_arb, log_delta_mu_arb
 from symgdp.profile import Profile
 from symgdp.symbols import eps
 
@@ -191,7 +185,7 @@ def test_erfcx_of_huge_arguments_is_enclosed(x):
     # of relative width 1e-20
     from flint import arb
 
-    from symgdp.interval import erfcx_arb
+    from symgdp.interval_gauss import erfcx_arb
 
     with mpmath.workdps(40):
         ref = mpmath.nstr(1 / (mpmath.mpf(x) * mpmath.sqrt(mpmath.pi)), 35)
@@ -204,7 +198,7 @@ def test_erfcx_of_huge_arguments_is_enclosed(x):
 def test_log_delta_mu_of_a_subnormal_mu_is_enclosed():
     # reference: log Phi(-a) = -a^2/2 - log(a sqrt(2 pi)) + O(a^-2) for a = eps/mu - mu/2,
     # and the second term of delta_mu is smaller by far; closed form at 60 digits
-    from symgdp.interval import log_delta_mu_arb, log_delta_mu_upper
+    from symgdp.interval_gauss import log_delta_mu_arb, log_delta_mu_upper
 
     mu = 5e-324
     v = log_delta_mu_arb(100.0, mu, prec=64)
@@ -250,7 +244,7 @@ def test_erfcx_diff_orders_contain_mpmath_and_are_tight(x, c):
     # reference: 50-digit mpmath derivatives of exp(z^2) erfc(z) at x and x + c (Taylor
     # coefficients of the textbook function); c a ball that is not a point, as mu/sqrt2
     # is (its radius run through the recurrence would cost up to 60 bits at x = 117.7)
-    from symgdp.interval import erfcx_diff_orders_arb
+    from symgdp.interval_gauss import erfcx_diff_orders_arb
 
     with ctx.workprec(96):
         cb = arb(c) * (1 + arb(2.0**-80).union(-arb(2.0**-80)))

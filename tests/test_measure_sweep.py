@@ -16,7 +16,7 @@ import zlib
 import numpy as np
 import pytest
 
-from symgdp.measure import _close_blocks, _FirstOrderLeaves
+from symgdp.measurement.search import _close_blocks, _FirstOrderLeaves
 
 
 def log_delta(x: np.ndarray) -> np.ndarray:

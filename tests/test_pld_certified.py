@@ -20,6 +20,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from symgdp import pld as L
+from symgdp.accounting import pmf as K
 from symgdp import precise
 from symgdp.dpsgd import _subsampled_gaussian_pmfs, certified_pld, dpsgd
 from symgdp.errors import DomainError
@@ -80,7 +81,7 @@ def test_kfold_randomized_response_contains_the_truth(eps0, k):
     disc = eps0 / 4
     with mpmath.workdps(60):
         p_hi = mpmath.exp(eps0) / (1 + mpmath.exp(eps0))
-        scale = mpmath.mpf(2) ** L.SCALE_BITS
+        scale = mpmath.mpf(2) ** K.SCALE_BITS
         hi = int(mpmath.ceil(p_hi * scale))
         lo = int(mpmath.ceil((1 - p_hi) * scale))
     one = L.int_pmf(disc, -4, [lo] + [0] * 7 + [hi], 0)
@@ -179,14 +180,14 @@ def test_unsampled_steps_are_exactly_gaussian(sigma, steps):
 def test_certified_pld_has_no_margin_and_a_small_floor():
     # reference: the one-step tail cut (each step moves at most 1e-16 to infinity)
     p = certified_pld(0.01, 1.0, 64, value_discretization_interval=1e-3)
-    assert p.margin == 0.0 and 0 < p.floor <= 64 * 1e-16 * 1.01 + 1e-18
+    assert p.source.margin == 0.0 and 0 < p.source.floor <= 64 * 1e-16 * 1.01 + 1e-18
 
 
 def test_one_step_pmfs_are_valid_measures():
     # reference: total mass 1 (closed form); the pessimistic PMF rounds up, the optimistic
     # one down, so their integer totals bracket 2^bits
-    rem, add, opt = _subsampled_gaussian_pmfs(0.05, 1.0, 1e-3, 1e-16, L.SCALE_BITS)
-    one = 2**L.SCALE_BITS
+    rem, add, opt = _subsampled_gaussian_pmfs(0.05, 1.0, 1e-3, 1e-16, K.SCALE_BITS)
+    one = 2**K.SCALE_BITS
     assert rem.total() + rem.inf >= one and add.total() + add.inf >= one
     assert opt.total() <= one
     # and tightly: the balls' widths (about 2^-50 relative) and one unit per entry

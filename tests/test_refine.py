@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from symgdp.errors import DomainError, UnboundParameterError
 from symgdp.profile import Profile
-from symgdp.refine import Calibration, implication_delta, refine, refine_calibration, subsample
+from symgdp.refine import implication_delta, refine, subsample
+from symgdp.refine_calibration import Calibration, refine_calibration
 from symgdp.symbols import eps
 
 A, B, K, s = sympy.symbols("A B K sigma", positive=True)

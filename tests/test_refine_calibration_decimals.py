@@ -15,7 +15,7 @@ import pytest
 import sympy
 
 from symgdp.errors import SymgdpError
-from symgdp.refine import Calibration, refine_calibration
+from symgdp.refine_calibration import Calibration, refine_calibration
 
 CASES = {
     # classical Gaussian calibration, sigma = sqrt(2 log(1.25/delta))/eps

@@ -1,0 +1,198 @@
+r"""Exact balls of numbers and three-valued comparisons over them (python-flint ``arb``).
+
+The ground floor of the ball arithmetic of :mod:`symgdp.interval` and
+:mod:`symgdp.interval_gauss`: :func:`to_arb` turns a number into an exact (or
+outward-rounded) ball; the comparisons ``_lt``, ``_le``, ... answer True, False or
+``None`` (undecided: the balls overlap the boundary); :func:`prove` runs such a check at
+increasing working precision until it is decided.  Precision is always scoped with
+``flint.ctx.workprec`` (never set globally).
+
+Example:
+    >>> to_arb(0.5) + to_arb(0.25)
+    0.750000000000000
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import sympy
+from flint import arb, ctx, fmpq, fmpz
+
+from .errors import ProfileError
+
+__all__ = ["ArbUnsupported", "PRECISIONS", "prove", "to_arb"]
+
+#: working precisions (bits) tried in turn by :func:`prove`
+PRECISIONS: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)
+
+
+class ArbUnsupported(ProfileError):
+    """The expression uses a function that has no ball-arithmetic counterpart here."""
+
+
+def to_arb(x: Any) -> arb:
+    """An exact ``arb`` for a Python/NumPy float or int, or a SymPy number (outward-rounded
+    when the number is not a binary fraction, e.g. ``Rational(1, 3)``)."""
+    if isinstance(x, arb):
+        return x
+    if isinstance(x, (fmpz, fmpq)):
+        return arb(x)
+    if isinstance(x, sympy.Basic):
+        x = sympy.sympify(x)
+        if isinstance(x, sympy.Float):
+            return _float_arb(x)
+        if isinstance(x, sympy.Integer):
+            return arb(fmpz(int(x)))
+        if isinstance(x, sympy.Rational):
+            return arb(fmpq(int(x.p), int(x.q)))
+        if x is sympy.pi:
+            return arb.pi()
+        if x is sympy.E:
+            return arb.const_e()
+        raise ArbUnsupported(f"cannot convert {x!r} to a ball")
+    if isinstance(x, int):
+        return arb(fmpz(x))
+    return arb(float(x))  # a float64 is a binary fraction: exact
+
+
+def _float_arb(f: sympy.Float) -> arb:
+    sign, man, exp, _bc = f._mpf_
+    if man == 0:
+        if f == 0:
+            return arb(0)
+        return arb("nan") if f != f else arb(float(f))  # +-inf keep their sign
+    value = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
+    return arb(-value if sign else value)
+
+
+# -- three-valued logic over balls -------------------------------------------------------
+# True / False when decided, None when the balls overlap the boundary.
+
+def _tri(definitely: bool, definitely_not: bool) -> bool | None:
+    if definitely:
+        return True
+    if definitely_not:
+        return False
+    return None
+
+
+def _lt(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    return _tri(a < b, a >= b)
+
+
+def _le(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    return _tri(a <= b, a > b)
+
+
+def _gt(a: Any, b: Any) -> bool | None:
+    return _lt(b, a)
+
+
+def _ge(a: Any, b: Any) -> bool | None:
+    return _le(b, a)
+
+
+def _eq(a: Any, b: Any) -> bool | None:
+    a, b = to_arb(a), to_arb(b)
+    if a.is_exact() and b.is_exact() and a == b:
+        return True
+    return _tri(False, not a.overlaps(b))
+
+
+def _ne(a: Any, b: Any) -> bool | None:
+    r = _eq(a, b)
+    return None if r is None else not r
+
+
+def _and(*xs: bool | None) -> bool | None:
+    if any(x is False for x in xs):
+        return False
+    return True if all(x is True for x in xs) else None
+
+
+def _or(*xs: bool | None) -> bool | None:
+    if any(x is True for x in xs):
+        return True
+    return False if all(x is False for x in xs) else None
+
+
+def _not(x: bool | None) -> bool | None:
+    return None if x is None else not x
+
+
+def _piecewise(*pairs: tuple[bool | None, Callable[[], Any]]) -> arb:
+    """Hull of every branch whose condition may hold, up to the first one that surely does."""
+    out: arb | None = None
+    for cond, branch in pairs:
+        if cond is False:
+            continue
+        v = to_arb(branch())
+        out = v if out is None else out.union(v)
+        if cond is True:
+            break
+    if out is None:  # no branch applies: SymPy's Piecewise is undefined here
+        return arb("nan")
+    return out
+
+
+def _max(*xs: Any) -> arb:
+    out = to_arb(xs[0])
+    for x in xs[1:]:
+        out = out.max(to_arb(x))
+    return out
+
+
+def _min(*xs: Any) -> arb:
+    out = to_arb(xs[0])
+    for x in xs[1:]:
+        out = out.min(to_arb(x))
+    return out
+
+
+def _ipow(x: Any, n: int) -> arb:
+    """x**n for an integer n; Arb's own power is NaN on a ball containing 0."""
+    x = to_arb(x)
+    if n < 0:
+        return 1 / _ipow(x, -n)
+    if n == 0:
+        return arb(1)
+    if x > 0 or x < 0:
+        # an even power is >= 0 (the midpoint-radius square of a wide ball is not)
+        return (x**n).nonnegative_part() if n % 2 == 0 else x**n
+    out, base, k = arb(1), x, n
+    while k:
+        if k & 1:
+            out = out * base
+        base = base * base
+        k >>= 1
+    return out.nonnegative_part() if n % 2 == 0 else out
+
+
+def _log(x: Any, base: Any = None) -> arb:
+    v = _monotone(to_arb(x), arb.log)
+
+    return v if base is None else v / to_arb(base).log()
+
+def _monotone(x: arb, f: Callable[[arb], arb]) -> arb:
+    """``f`` (monotone) on the ball ``x``: the hull of its end-point values when the ball
+    is wide (Arb's own enclosure of e.g. erfc on [7, 9] contains 0, losing the sign)."""
+    if not x.is_finite() or x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+        return f(x)
+    return f(arb(x.lower())).union(f(arb(x.upper())))
+
+def prove(check: Callable[[], bool | None],
+          precisions: Sequence[int] = PRECISIONS) -> bool | None:
+    """Run a three-valued ``check`` at increasing precision until it is decided.
+
+    Returns True (proved), False (disproved) or None (undecided at the highest precision).
+    """
+    for p in precisions:
+        with ctx.workprec(p):
+            r = check()
+        if r is not None:
+            return r
+    return None

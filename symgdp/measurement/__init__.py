@@ -1,0 +1,26 @@
+r"""The measurement wing: guaranteed brackets on :math:`\sup_{[0,\varepsilon_h]} G`.
+
+The public entry is :func:`symgdp.measure.measure` (and :func:`symgdp.measure.gdpt`); the
+rooms of the wing, in pipeline order (each imports only the ones listed before it):
+
+* :mod:`~symgdp.measurement.forms` -- symbolic preparation of a profile: exact rewrites
+  (``normalise``, ``erfcx_form``, ``ErfcxDiff`` pairs), the log-expanded derivatives;
+* :mod:`~symgdp.measurement.gauss` -- derivatives of :math:`\log\delta_\mu` of any order
+  from erfcx cumulants, in plain ball arithmetic;
+* :mod:`~symgdp.measurement.result` -- the :class:`~symgdp.measurement.result.Measurement`
+  dataclass (re-exported by :mod:`symgdp.measure`);
+* :mod:`~symgdp.measurement.structure` -- structural monotonicity proofs for Min, Max and
+  Piecewise profiles, branch points and jumps;
+* :mod:`~symgdp.measurement.series` -- the series test: Taylor forms of
+  :math:`\log\delta` of order 12 in Arb's power series;
+* :mod:`~symgdp.measurement.compiled` -- ball functions of a profile and its derivatives,
+  compiled once per expression and shared across parameter values;
+* :mod:`~symgdp.measurement.firstorder` -- :class:`FirstOrder`, the first-order interval
+  tests (monotonicity and :math:`\sup G \le \mu^+` on an interval, proved in balls);
+* :mod:`~symgdp.measurement.search` -- the searches: first-order branch-and-bound with its
+  sweep, the zeroth-order branch-and-bound, the published staircase;
+* :mod:`~symgdp.measurement.floats` -- finalising a bracket: certification in ball
+  arithmetic and the outward rounding of float mode;
+* :mod:`~symgdp.measurement.gaussian_profiles` -- profiles recognised as (nearly) the
+  Gaussian profile, bracketed without a search.
+"""
