@@ -128,7 +128,7 @@ def group_profile(x: Any, k: Any) -> Any:
 
 def _same_gaussian(x: Any, m: Any) -> bool:
     """The profile still is the Gaussian profile of its tag (checked at a few points)."""
-    from .tradeoff import _enclosure, _tag_checked
+    from .bands import _enclosure, _tag_checked
 
     try:
         enclose, has_lower = _enclosure(x)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .errors import DomainError
-from .tradeoff import _PREC, _dn, _enclosure, _fdown, _fup, _mu_value, _up, band
+from .bands import _PREC, _dn, _enclosure, _fdown, _fup, _mu_value, _up, band
 
 __all__ = ["Interval", "max_tpr", "advantage", "bayes_success"]
 
