@@ -566,8 +566,10 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
       (the neighbouring relation symmetric, e.g. replace-one, or the add/remove profile
       taken as the worse of its two directions).  Every :math:`\varepsilon` gives a
       supporting line, so an *upper* bound of :math:`\delta` on a grid gives the lower
-      band (valid for any profile that bounds the mechanism's).  The upper band needs a
-      *lower* bound of :math:`\delta` and a bound between grid points: for an exact
+      band (valid for any profile that bounds the mechanism's).  The upper band is a
+      bound on the curve of the profile *as given*, so it bounds the mechanism's curve
+      only when the profile is exact (not for a converted bound, e.g. from RDP).  It needs
+      a *lower* bound of :math:`\delta` and a bound between grid points: for an exact
       profile, :math:`\delta(\log t)` is convex in :math:`t = e^\varepsilon` (a
       supremum of affine functions of :math:`t`), so each branch is a concave function
       of :math:`t` (resp. :math:`s = e^{-\varepsilon}`) and is bounded between grid

@@ -16,9 +16,12 @@ Su 2021, §2), with trade-off curve :math:`f` (the smallest type II error at typ
   guesses which of the two datasets was used.
 
 For a profile the intervals assume what :func:`~symgdp.tradeoff.band` assumes: the profile
-is that of a symmetric pair (see there); the upper ends hold for any profile that bounds
-the mechanism's, the lower ends need the exact profile.  The neighbouring relation is the
-profile's own.
+is that of a symmetric pair (see there).  The upper ends bound the risk of every mechanism
+whose profile is at most the one given.  The lower ends are lower bounds on the risk only
+when the profile is the mechanism's *exact* profile (e.g. one of
+:mod:`symgdp.mechanisms`); for a profile that is itself an upper bound, such as one
+implied by RDP or zCDP, they describe that bound, not the mechanism.  The neighbouring
+relation is the profile's own.
 
 Example:
     >>> round(float(advantage(1.0).upper), 6)  # 2 Phi(1/2) - 1
