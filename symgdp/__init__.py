@@ -29,6 +29,9 @@ __version__ = "0.1.0"
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
+    "audit": ("audit", "audit"),
+    "audit_one_run": ("audit", "audit_one_run"),
+    "AuditResult": ("audit", "AuditResult"),
     "Calibration": ("refine_calibration", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
     "CalibrationResult": ("calibrate", "CalibrationResult"),
@@ -64,6 +67,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
     "ProgressEvent": ("progress", "ProgressEvent"),
+    "risk": ("risk", None),
     "refine_calibration": ("refine_calibration", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
@@ -117,7 +121,8 @@ if TYPE_CHECKING:
     from .events import from_dp_event
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult
-    from . import composition, conversions, mechanisms, plot, tradeoff
+    from . import composition, conversions, mechanisms, plot, risk, tradeoff
+    from .audit import AuditResult, audit, audit_one_run
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
     from .calibrate import CalibrationResult, calibrate
@@ -152,6 +157,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AnalysisTimeout",
+    "AuditResult",
     "Calibration",
     "CalibrationResult",
     "ClipAndRectify",
@@ -170,6 +176,8 @@ __all__ = [
     "SymgdpError",
     "SymgdpWarning",
     "UnboundParameterError",
+    "audit",
+    "audit_one_run",
     "calibrate",
     "clip_and_rectify",
     "compose",
@@ -194,6 +202,7 @@ __all__ = [
     "plot",
     "refine_calibration",
     "report",
+    "risk",
     "sweep",
     "tradeoff",
     "tradeoff_gdp",

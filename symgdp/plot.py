@@ -299,6 +299,20 @@ def _as_list(x: Any) -> list[float]:
     return [float(v) for v in np.atleast_1d(np.asarray(x, dtype=float))]
 
 
+def _bracket_ends(mu: Any) -> Any:
+    """GDP parameters with each bracket (``.lower``/``.upper``) replaced by its ends."""
+    if mu is None:
+        return None
+    out: list[float] = []
+    for m in (mu if isinstance(mu, (list, tuple)) else [mu]):
+        lo, up = getattr(m, "lower", None), getattr(m, "upper", None)
+        if lo is not None and up is not None and math.isfinite(up):
+            out += [float(lo)] if lo == up else [float(lo), float(up)]
+        else:
+            out += [float(v) for v in np.atleast_1d(np.asarray(m, dtype=float))]
+    return out
+
+
 def _spans_decades(values: np.ndarray, decades: float = 3.0) -> bool:
     v = np.asarray(values, dtype=float)
     v = v[np.isfinite(v) & (v > 0)]
@@ -641,9 +655,12 @@ def tradeoff(
             function they imply, Dong, Roth & Su 2021, Proposition 2.12, with the supremum
             over a dense :math:`\varepsilon` grid, which is conservative), trade-off curves
             :math:`T(\alpha)` such as those of :mod:`symgdp.tradeoff` (any vectorised
-            callable), or ``(alpha, beta)`` pairs.
+            callable), ``(alpha, beta)`` pairs, or guaranteed bands
+            (:class:`~symgdp.tradeoff.TradeoffBand`, drawn as a shaded region).
         mu: GDP parameters whose curves :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)`
-            are drawn dashed for comparison.
+            are drawn dashed for comparison; a bracket (a
+            :class:`~symgdp.tradeoff.MuBracket`, or any object with finite ``lower`` and
+            ``upper``) draws :math:`G_\mu` at both of its ends.
         n: points on the :math:`\alpha` axis.
         labels: legend entries for ``curves``.
         ax: draw into this axes.
@@ -666,7 +683,7 @@ def tradeoff(
         raise DomainError(f"n must be at least 2, got {n!r}")
     alpha = np.linspace(0.0, 1.0, int(n))
     items = _series(curves, pairs=True)
-    mus = _as_list(mu)
+    mus = _as_list(_bracket_ends(mu))
     if labels is not None and len(labels) != len(items):
         raise DomainError(f"got {len(labels)} labels for {len(items)} curves")
     fig, ax = _axes(ax, figsize=(6.6, 4.6))
@@ -679,6 +696,11 @@ def tradeoff(
                 raise DomainError(f"alpha and beta of curve {i + 1} differ in shape: "
                                   f"{a.shape} vs {b.shape}")
             label = labels[i] if labels else f"curve {i + 1}"
+        elif hasattr(c, "lower") and hasattr(c, "upper") and hasattr(c, "alpha"):
+            ax.fill_between(np.atleast_1d(c.alpha), np.atleast_1d(c.lower),
+                            np.atleast_1d(c.upper), color=colors[i], alpha=0.35, lw=1.0,
+                            label=labels[i] if labels else f"band ({c.method})")
+            continue
         elif isinstance(c, Profile):
             a, b = alpha, _profile_tradeoff(c, alpha)
             label = labels[i] if labels else _profile_label(c, i)

@@ -63,7 +63,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
     ("accounting.onestep",),                       # one certified step from profile values
     ("profile",),                                  # the value object and its pipeline
-    ("mechanisms", "conversions", "tradeoff", "amplify", "rdp"),
+    ("bands",),                                    # certified trade-off bands (duck-typed)
+    ("mechanisms", "conversions", "tradeoff", "amplify", "rdp",
+     "risk", "audit", "group"),                     # risk/audit/group: not profile-bound
     ("accounting.compose",),                       # composition through PLDs
     ("dpsgd",),
     ("accounting.certified",),                     # certified composition of anything
