@@ -573,6 +573,39 @@ class Profile:
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 
+    def tradeoff(self, alpha: Any, **kw: Any) -> Any:
+        r"""The trade-off curve :math:`\beta(\alpha)` of the mechanism with certified
+        bands (``.lower``, ``.upper``; :func:`symgdp.bands.band`, Dong, Roth & Su 2021,
+        Prop. 2.12), vectorised over ``alpha``.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> b = mechanisms.gaussian(1.0).tradeoff([0.05, 0.5])
+            >>> bool((b.lower <= b.upper).all()), round(float(b.upper[1]), 6)  # Phi(-1)
+            (True, 0.158655)
+        """
+        from .bands import band
+
+        return band(self, alpha, **kw)
+
+    def group(self, k: int) -> Profile:
+        r"""The profile of groups of ``k`` records (:func:`symgdp.group.group_profile`):
+        a Gaussian mechanism's exactly (:math:`\mu`-GDP gives :math:`k\mu`-GDP), any other
+        profile by the group bound along the chain of ``k`` neighbours.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> g = mechanisms.gaussian(0.5).group(3)
+            >>> round(g(1.0), 12) == round(mechanisms.gaussian(1.5)(1.0), 12)
+            True
+        """
+        if self._source is not None:
+            raise ProfileError(f"group privacy of a numeric {self._source.kind} profile is "
+                               "not available: give the mechanism's profile as a formula")
+        from .group import group_profile
+
+        return group_profile(self, k)
+
     def gdpt(self, eps: Any) -> Any:
         r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
         \delta(\varepsilon))` (theory §4; :func:`symgdp.measure.gdpt`)."""

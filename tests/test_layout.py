@@ -62,10 +62,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
     ("accounting.onestep",),                       # one certified step from profile values
-    ("profile",),                                  # the value object and its pipeline
     ("bands",),                                    # certified trade-off bands (duck-typed)
+    ("group",),                                    # group privacy (duck-typed)
+    ("profile",),                                  # the value object and its pipeline
     ("mechanisms", "conversions", "tradeoff", "amplify", "rdp",
-     "risk", "audit", "group"),                     # risk/audit/group: not profile-bound
+     "risk", "audit"),                             # risk/audit: not profile-bound
     ("accounting.compose",),                       # composition through PLDs
     ("dpsgd",),
     ("accounting.certified",),                     # certified composition of anything
