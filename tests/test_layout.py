@@ -61,7 +61,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
-    ("accounting.onestep",),                       # one certified step from profile values
+    ("accounting.onestep", "accounting.kov"),      # one certified step; the exact KOV pieces
     ("bands",),                                    # certified trade-off bands (duck-typed)
     ("group",),                                    # group privacy (duck-typed)
     ("profile",),                                  # the value object and its pipeline
