@@ -137,6 +137,13 @@ class _Atom:
                 return ()
         return ()
 
+    def asymmetric(self) -> bool:
+        """A profile of a mechanism known to differ between the add and remove directions
+        (a subsampled one): its profile is the maximum of two different directional
+        curves, so the symmetric pair of the lower side (module onestep) can be strictly
+        worse than the mechanism after composition, and there is no lower side."""
+        return "subsampled" in getattr(self.obj, "meta", {})
+
     def step(self, disc: float, tail: float) -> StepPMFs:
         key = (disc, tail)
         if key not in self._steps:
@@ -144,7 +151,8 @@ class _Atom:
                 self._steps[key] = self.obj.step(disc, SCALE_BITS, tail)
             else:
                 self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
-                                                lower=self.kind == "profile")
+                                                lower=self.kind == "profile"
+                                                and not self.asymmetric())
         return self._steps[key]
 
 
@@ -611,8 +619,9 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     notes = [a.note for a, _ in atoms if a.note]
     if low is False or G >= 1.0:
         low = None
-        notes.append("no floor: a step has no proved lower side (a numeric source, or a "
-                     "profile its grid values prove is not convex in e^eps)")
+        notes.append("no floor: a step has no proved lower side (a numeric source, a "
+                     "subsampled (asymmetric) profile, or a profile its grid values prove "
+                     "is not convex in e^eps)")
     info = {"atoms": tuple(atoms), "certified": all(a.certified for a, _ in atoms),
             "neighbouring": neighbouring, "disc": disc, "low": low,
             "G": G * (1 + 1e-9) if G > 0 else 0.0, "failure_prob": fp, "tol": tol,

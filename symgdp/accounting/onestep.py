@@ -65,9 +65,13 @@ the right, above the line through :math:`(y_{i+1}, A_{i+1})` and :math:`(y_{i+2}
 V_{i+2})` extended to the left, above :math:`A_{i+1}` (it is non-increasing) and above
 :math:`1 - y`; the gap is at most the largest difference between the chord and the
 maximum of these lines, taken at their crossings.  **What it lower-bounds:** the
-composition of mechanisms whose profiles *are* the given ones.  For a known mechanism
-(its exact profile) that is the mechanism; for a profile that is only an upper bound (a
-naive or refined bound) it is the worst mechanism that bound allows.  When the grid
+composition of *symmetric* mechanisms whose profiles *are* the given ones (the same
+curve in both directions).  For a known symmetric mechanism (Gaussian, Laplace,
+randomized response, pure DP) that is the mechanism; for a profile that is only an upper
+bound (a naive or refined bound) it is the worst mechanism that bound allows.  For an
+asymmetric mechanism (Poisson subsampling under add/remove: its profile is the maximum
+of two different directional curves) the symmetric pair composes strictly worse than the
+mechanism, so the lower side does not bound the mechanism and is not used for it.  When the grid
 values prove the profile is not convex in :math:`e^\varepsilon` no mechanism has it and
 the lower side is unavailable (``g = inf``).
 """
