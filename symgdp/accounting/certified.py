@@ -264,8 +264,12 @@ class Composition(Profile):
 
     @property
     def mu_floor(self) -> float:
-        """Every mu for which the composed mechanism is mu-GDP on ``[0, eps_h]`` is at least
-        this (``nan`` when no lower side is available)."""
+        """No mu below this follows from the given profiles: the composition of symmetric
+        mechanisms whose profiles are exactly the given ones is not mu-GDP on ``[0, eps_h]``
+        for any smaller mu.  It is a floor of the mechanism's own mu when each profile is
+        the mechanism's exact profile (the known mechanisms); for a profile that is only an
+        upper bound, it bounds what the profile can prove.  ``nan`` when no lower side is
+        available (numeric items, asymmetric profiles such as subsampled ones)."""
         return self._bracket()["mu_floor"]
 
     @property
