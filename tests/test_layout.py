@@ -60,7 +60,9 @@ LAYERS: list[tuple[str, ...]] = [
     ("profile",),                                  # the value object and its pipeline
     ("mechanisms", "conversions", "tradeoff", "amplify", "rdp"),
     ("accounting.compose",),                       # composition through PLDs
+    ("accounting.sgd",),                           # DP-SGD's certified engine and floor
     ("accounting", "pld", "composition", "dpsgd", "calibrate", "sweep"),
+    ("accountant",),                               # opacus-style DP-SGD accountant
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli", "__main__"),
