@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 # a stage's libraries load with the stage.  A new public name goes here and in __all__ (and
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "Accountant": ("accountant", "Accountant"),
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
     "Calibration": ("refine_calibration", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
@@ -44,6 +45,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "DomainError": ("errors", "DomainError"),
     "dpsgd": ("dpsgd", "dpsgd"),
     "DPSGDResult": ("dpsgd", "DPSGDResult"),
+    "dpsgd_sigma": ("dpsgd", "dpsgd_sigma"),
     "eps": ("symbols", "eps"),
     "eps_gdp": ("gaussian", "eps_gdp"),
     "gdpt": ("measure", "gdpt"),
@@ -114,7 +116,8 @@ if TYPE_CHECKING:
     from .errors import SymgdpWarning
     from .pld import compose
     from .dpsgd import dpsgd
-    from .dpsgd import DPSGDResult
+    from .dpsgd import DPSGDResult, dpsgd_sigma
+    from .accountant import Accountant
     from . import composition, conversions, mechanisms, plot, tradeoff
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
@@ -149,6 +152,7 @@ if TYPE_CHECKING:
     from .tail import Identification
 
 __all__ = [
+    "Accountant",
     "AnalysisTimeout",
     "Calibration",
     "CalibrationResult",
@@ -177,6 +181,7 @@ __all__ = [
     "delta",
     "delta_mu",
     "dpsgd",
+    "dpsgd_sigma",
     "eps",
     "eps_gdp",
     "gdpt",

@@ -231,6 +231,10 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
     from .pmf import int_pmf
 
     j0, j1 = _loss_grid(q, sigma, disc, tail, relation)
+    if j1 - j0 > 4_000_000:
+        raise DomainError(f"sigma={sigma!r} is too small for the discretisation {disc:g}: "
+                          f"one step would need {j1 - j0} grid points (use a coarser "
+                          "value_discretization_interval)")
     old = flint.ctx.prec
     # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
     # precision, this only keeps them tight (relative width near 2^-50)
