@@ -90,8 +90,13 @@ from typing import Any
 
 import numpy as np
 
-from .accounting.sgd import (check_neighbouring, check_phase, check_schedule, lower_profile,
-                             one_step_pmfs, one_step_tail)
+from .accounting.sgd import (
+    check_neighbouring,
+    check_phase,
+    check_schedule,
+    lower_profile,
+    one_step_pmfs,
+)
 from .errors import DomainError
 from .gaussian import eps_gdp
 

@@ -4,7 +4,7 @@ References (named at each test): the closed form of the unsampled case (q = 1 is
 Gaussian mechanism: sqrt(sum T_i / sigma_i^2)-GDP for add/remove, twice that for
 replace-one, whose sensitivity is 2); the exact one- and two-step profiles of the
 subsampled Gaussian in 30-40 digit mpmath (the loss inverted by mpmath's root finder,
-two steps by numerical integration over the first step); dp_accounting's optimistic and
+two steps by 25-digit numerical integration over the first step); dp_accounting's optimistic and
 pessimistic PLDs (float64) for the replace-one relation; independent dpsgd calls.
 """
 
@@ -24,7 +24,7 @@ from symgdp.gaussian import mu_gdp
 FAST = dict(value_discretization_interval=1e-3, tol=1e-3)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(q, sigma, steps, neighbouring="add_remove"):
     return dpsgd(q, sigma, steps, neighbouring=neighbouring, **FAST)
 
@@ -123,12 +123,12 @@ def test_one_step_profile_against_mpmath(rel):
 
 @pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
 def test_two_step_profile_against_quadrature(rel):
-    # reference: the exact two-step profile by 30-digit numerical integration
+    # reference: the exact two-step profile by 25-digit numerical integration
     q, s = 0.3, 1.2
     r = dpsgd(schedule=[(q, s, 1), (q, s, 1)], neighbouring=rel, **FAST)
-    xs = np.array([0.05, 0.4, 1.2])
+    xs = np.array([0.05, 1.2])
     up, lo = r.profile(xs), r.delta_lower(xs)
-    with mpmath.workdps(30):
+    with mpmath.workdps(25):
         ex = [float(_delta2(x, q, s, rel)) for x in xs]
     for u, e, low in zip(up, ex, lo, strict=True):
         assert low <= e <= u

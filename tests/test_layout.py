@@ -65,6 +65,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("accountant",),                               # opacus-style DP-SGD accountant
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
+    ("cli_dpsgd",),                                # the dpsgd subcommand
     ("cli", "__main__"),
 ]
 
