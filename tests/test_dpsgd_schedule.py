@@ -253,3 +253,43 @@ def test_floor_at_ten_thousand_steps_is_close():
     # reference: the floor theorem; within 0.01 of the certified upper end by default
     r = dpsgd(0.01, 1.0, 10_000)
     assert r.mu_floor <= r.mu_upper <= r.mu_floor + 0.01
+
+
+def _delta1_add(e, q, s):
+    """Exact one-step add-direction profile (pair (Q, P)): Q[L < -e] - e^e P[L < -e]."""
+    q, s, e = mpmath.mpf(q), mpmath.mpf(s), mpmath.mpf(e)
+    if q < 1 and -e <= mpmath.log(1 - q):
+        return mpmath.mpf(0)  # no remove loss lies below -e
+    x = mpmath.findroot(lambda t: _loss(t, q, s, "add_remove") + e, (-60, 60),
+                        solver="illinois", tol=mpmath.mpf(10) ** (-mpmath.mp.dps + 4),
+                        verify=False)
+    qc = 1 - _tail(x, 0, s)
+    pc = (1 - q) * (1 - _tail(x, 0, s)) + q * (1 - _tail(x, 1, s))
+    return qc - mpmath.exp(e) * pc
+
+
+def test_add_direction_read_from_the_remove_composition():
+    # reference: the exact add-direction profile (one step at 40 digits; two steps by
+    # 25-digit integration over the first step, x ~ Q = N(0, s^2), loss -L(x)); and the
+    # add direction composed itself by the same engine
+    from symgdp.accounting.sgd import compose_schedule
+
+    q, s = 0.3, 1.0
+    xs = np.array([0.0, 0.3, 0.8])
+    for steps in (1, 2):
+        derived = compose_schedule([(q, s, steps)], 1e-3, 1e-10)
+        direct = compose_schedule([(q, s, steps)], 1e-3, 1e-10, derive_add=False)
+        assert derived.add_error is not None and len(derived.pmfs) == 1
+        up = derived.curves()[1].delta(xs)
+        ref = direct.curves()[1].delta(xs)
+        with mpmath.workdps(40 if steps == 1 else 25):
+            if steps == 1:
+                ex = [float(_delta1_add(x, q, s)) for x in xs]
+            else:
+                ex = [float(mpmath.quad(
+                    lambda t, x=x: mpmath.npdf(t, 0, s)
+                    * _delta1_add(x + _loss(t, q, s, "add_remove"), q, s),
+                    [-12 * s, 0, 1, 12 * s])) for x in xs]
+        for u, r, e in zip(up, ref, ex, strict=True):
+            assert e <= u <= e + 2e-3 * e + 1e-12
+            assert abs(u - r) <= 1e-6 * r + 1e-12

@@ -62,6 +62,27 @@ function with values in :math:`[0, 1]` by at most :math:`\sum \tau_i`), cutting 
 (each moved mass, later convolved with measures of total at most 2, changes it by at
 most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
 
+**Theorem (the add direction from the remove composition).**  For add/remove the add
+pair is :math:`(Q, P)`; its profile after :math:`T` steps is
+:math:`\delta_{add}(\varepsilon) = \mathbb E_{P^T}[(\prod_i y_i - e^\varepsilon)_+]`,
+:math:`y_i = e^{-L_i}` (change of measure: the loss of :math:`(Q, P)` is :math:`-L`
+and :math:`dQ = y\,dP`).  Let :math:`\nu` be the composed remove measure and
+:math:`E_y` an upper bound on the :math:`e^{-l}`-weighted mass that its construction
+moved to larger losses (one-step tails: the :math:`Q`-mass outside the grid; tail cuts:
+:math:`\sum m_l e^{-l}` at the origins :math:`l`, propagated through later convolutions
+by the factors' :math:`\sum_l \nu(l)e^{-l}`).  Then
+
+.. math::
+    \delta_{add}(\varepsilon) \le \sum_l \nu(l)\,(e^{-l} - e^\varepsilon)_+ + E_y
+    = \sum_{l'} \nu(-l')e^{l'}(1 - e^{\varepsilon - l'})_+ + E_y .
+
+*Proof.*  :math:`(\prod y_i - e^\varepsilon)_+` is convex and non-decreasing in each
+:math:`y_i` and non-negative: the connect-the-dots spread (which keeps
+:math:`\mathbb E[y]` per cell) and rounding masses up do not decrease its expectation;
+moving mass :math:`m` from :math:`y` to a smaller :math:`y'` decreases it by at most
+:math:`m\,y` times the expectation of :math:`\prod` over the other factors, which is what
+:math:`E_y` adds back. :math:`\square`  So one composition serves both directions.
+
 The variance term makes the floor's loss about :math:`\sqrt{T}\Delta` in
 :math:`\varepsilon` instead of the :math:`T\Delta/2` of rounding every loss down, and the
 floor comes from the same composition as the upper bound (no second composition).
@@ -199,12 +220,16 @@ def _loss_grid(q: float, sigma: float, disc: float, tail: float,
 class StepPMFs:
     """The certified one-step PMFs of one phase: ``directions`` (remove and add for
     add/remove, one for replace-one; rounded up), ``moved`` (per direction: float upper
-    bound on the mass each step moves from outside the grid) and ``optimistic`` (remove
-    direction, every loss and mass rounded down: a lower-bound measure)."""
+    bound on the mass each step moves from outside the grid), ``optimistic`` (remove
+    direction, every loss and mass rounded down: a lower-bound measure), and for the add
+    direction derived from the remove one (:func:`compose_schedule`) ``ey`` and
+    ``qmoved``."""
 
     directions: tuple[Any, ...]
     moved: tuple[float, ...]
     optimistic: Any
+    ey: float = math.inf      # upper bound on sum_l nu_remove(l) e^{-l}
+    qmoved: float = math.inf  # upper bound on the Q-mass the remove PMF's tails moved
 
 
 @functools.lru_cache(maxsize=16)
@@ -305,6 +330,7 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         r_int = [_arb_ceil(v, bits) for v in rem]
         r_inf = _arb_ceil(rem_inf, bits)
         moved = [_arb_up(below + rem_inf)]
+        qmoved = _arb_up((one - abar[0]) + abar[-1])
         if not rep:
             add[n - 1] += abar[-1]       # add losses <= -(j1 disc)
             add_inf = one - abar[0]      # add losses > -(j0 disc)
@@ -319,17 +345,31 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
     if not rep:
         dirs.append(int_pmf(disc, -j1, a_int[::-1], a_inf, bits))
     optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False)
-    return StepPMFs(tuple(dirs), tuple(moved), optimistic)
+    return StepPMFs(tuple(dirs), tuple(moved), optimistic, _ey_upper(dirs[0]), qmoved)
+
+
+def _ey_upper(pmf: Any) -> float:
+    """An upper bound on sum_l nu(l) e^{-l} over the finite losses of an IntPMF (float64
+    terms of non-negative values, inflated by their worst-case relative rounding)."""
+    c = np.asarray([int(v) for v in pmf.poly.coeffs()], dtype=np.float64)
+    if c.size == 0:
+        return 0.0
+    e = np.exp(-(pmf.lower + np.arange(c.size, dtype=np.float64)) * pmf.disc)
+    return math.ldexp(float(np.sum(c * e)), -pmf.bits) * (1.0 + 4.0 * (c.size + 16) * _U)
 
 
 # -- composition over a schedule, with the bookkeeping of the floor --------------------------
 class _Tracked:
-    """An IntPMF with an upper bound on the mass its tail cuts moved (float)."""
+    r"""An IntPMF with float upper bounds on: the mass its tail cuts moved (``cut``), its
+    :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted mass moved to
+    larger losses since the exact law (``erry``; it bounds how much the add direction
+    read from this measure can miss, see :func:`compose_schedule`)."""
 
-    __slots__ = ("pmf", "cut")
+    __slots__ = ("pmf", "cut", "ey", "erry")
 
-    def __init__(self, pmf: Any, cut: float = 0.0) -> None:
-        self.pmf, self.cut = pmf, float(cut)
+    def __init__(self, pmf: Any, cut: float = 0.0, ey: float = math.inf,
+                 erry: float = math.inf) -> None:
+        self.pmf, self.cut, self.ey, self.erry = pmf, float(cut), float(ey), float(erry)
 
 
 _TILTS = (0.0, 1 / 32, 1 / 8, 1 / 2)
@@ -386,7 +426,22 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
         a.cut + b.cut
     out = IntPMF(x.disc, bits, lower2, _shift(p2, bits, True), int(_shift(inf2, bits, True)),
                  approx, True)
-    return _Tracked(out, cut)
+    ey, erry = math.inf, math.inf
+    if math.isfinite(a.ey) and math.isfinite(b.ey):
+        disc = x.disc
+        # rounding up adds less than one unit per entry, each weighted at most e^{-l_min}
+        ey = (a.ey * b.ey + math.ldexp(float(out.size + 1), -bits)
+              * math.exp(-lower2 * disc)) * (1 + 16 * _U)
+        wl = 0.0
+        if cl > 0:  # the left cut: its e^{-l}-weighted mass, exactly summed in floats
+            c = np.asarray([int(v) for v in poly.truncate(cl).coeffs()], dtype=np.float64)
+            e = np.exp(-(lower + np.arange(c.size, dtype=np.float64)) * disc)
+            wl = math.ldexp(float(np.sum(c * e)), -2 * bits) * (1 + 4 * (c.size + 16) * _U)
+        # the right cut went to +infinity from losses above the last kept one
+        wr = (math.ldexp(float(inf2 - inf), -2 * bits)
+              * math.exp(-(lower2 + out.size) * disc) * (1 + 16 * _U))
+        erry = (a.erry * b.ey + b.erry * a.ey + wl + wr) * (1 + 16 * _U)
+    return _Tracked(out, cut, ey, erry)
 
 
 def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
@@ -417,35 +472,72 @@ class ComposedSGD:
     steps: int
     disc: float
     neighbouring: str
+    add_error: float | None = None  # set when the add direction is read from remove
 
     def curves(self) -> list[Any]:
-        return [p.curve() for p in self.pmfs]
+        out = [p.curve() for p in self.pmfs]
+        if self.add_error is not None:
+            out.append(_add_curve(self.pmfs[0], self.add_error))
+        return out
+
+
+def _add_curve(rem: Any, err: float) -> Any:
+    r"""The add direction's upper curve read from the composed remove measure
+    :math:`\nu`: mass :math:`\nu(l)e^{-l}` at loss :math:`-l`, plus ``err`` everywhere
+    (carried as the curve's mass at infinity)."""
+    from .curves import _Curve
+
+    p = rem.upper_probs()
+    n = p.size
+    losses = (rem.lower + np.arange(n, dtype=np.float64)) * rem.disc
+    q = p * np.exp(-losses) * (1 + 16 * _U)
+    return _Curve(-(rem.lower + n - 1), rem.disc, q[::-1].copy(), float(err))
 
 
 def compose_schedule(schedule: Any, disc: float, failure_prob: float,
                      neighbouring: str = "add_remove", bits: int = 80,
-                     tail: float = 1e-19) -> ComposedSGD:
-    """Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
-    convolved in order, for each direction of the relation."""
+                     tail: float = 1e-19, derive_add: bool = True) -> ComposedSGD:
+    r"""Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
+    convolved in order, for each direction of the relation.
+
+    With ``derive_add`` (add/remove only) the add direction is not composed but read from
+    the composed remove measure :math:`\nu` (the add-direction theorem in the module
+    notes), which halves the work; when the error term of that reading exceeds a
+    hundredth of ``failure_prob`` (a remove measure whose left tail, weighted by
+    :math:`e^{-l}`, is heavy, as for :math:`q = 1`), the add direction is composed
+    itself."""
     phases = check_schedule(schedule)
     rel = check_neighbouring(neighbouring)
     total = sum(p[2] for p in phases)
     tau = one_step_tail(failure_prob, total)
     steps = [one_step_pmfs(q, s, disc, tau, bits, rel) for q, s, _ in phases]
+    derive = derive_add and rel == "add_remove"
     ndir = len(steps[0].directions)
     pmfs, moved, cut = [], [], []
+    add_error = None
     for k in range(ndir):
+        if k and add_error is not None:
+            if add_error <= 1e-2 * failure_prob:
+                break
+            add_error = None  # too large to be useful: compose the add direction itself
+            derive = False
         acc: _Tracked | None = None
         mv = 0.0
         for (_, _, t), st in zip(phases, steps, strict=True):
-            part = _power(_Tracked(st.directions[k]), t, tail)
+            leaf = (_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
+                    else _Tracked(st.directions[k]))
+            part = _power(leaf, t, tail)
             mv += t * st.moved[k]
             acc = part if acc is None else _compose2(acc, part, tail)
         assert acc is not None
         pmfs.append(acc.pmf)
         moved.append(mv * (1 + 1e-12))
         cut.append(acc.cut)
-    return ComposedSGD(tuple(pmfs), tuple(moved), tuple(cut), total, disc, rel)
+        if derive:
+            if not math.isfinite(acc.erry):
+                raise DomainError("the add direction's error bound overflowed")
+            add_error = acc.erry
+    return ComposedSGD(tuple(pmfs), tuple(moved), tuple(cut), total, disc, rel, add_error)
 
 
 # -- the floor -----------------------------------------------------------------------------
