@@ -234,7 +234,7 @@ class StepPMFs:
 
 @functools.lru_cache(maxsize=16)
 def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
-                  relation: str = "add_remove") -> StepPMFs:
+                  relation: str = "add_remove", full: bool = True) -> StepPMFs:
     r"""Certified one-step PMFs of the Poisson-subsampled Gaussian (ball arithmetic).
 
     With :math:`x_l` the point where the loss is :math:`l`, the tails
@@ -249,11 +249,67 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
     :math:`(Q_c - y_b P_c)/(y_a - y_b)` to :math:`a` and :math:`(y_a P_c - Q_c)/(y_a -
     y_b)` to :math:`b` (connect the dots, Doroshenko et al. 2022).  The add direction is
     the swapped pair (the same cells, :math:`P, Q` exchanged, the loss negated).  Mass
-    below the grid moves to its first point, mass above it to :math:`+\infty`.
+    below the grid moves to its first point, mass above it to :math:`+\infty`.  With
+    ``full`` false only the remove (replace-one) direction is built (no add direction, no
+    optimistic PMF).
     """
     import flint
 
     from .pmf import int_pmf
+
+    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation)
+    rep = relation == "replace_one"
+    old = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        arb = flint.arb
+        one, d = arb(1), arb(disc)
+        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
+        want_add = full and not rep
+        n = j1 - j0 + 1
+        rem = [arb(0)] * n
+        add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
+        iy = [one / e for e in ey]
+        for i in range(n - 1):
+            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
+            ya, yb = iy[i], iy[i + 1]
+            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
+            rem[i] += (qc - yb * pc) * inv
+            rem[i + 1] += (ya * pc - qc) * inv
+            if want_add:
+                inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
+                add[i] += (ey[i + 1] * qc - pc) * inv2
+                add[i + 1] += (pc - ey[i] * qc) * inv2
+        below = one - pbar[0]            # mass with loss <= first point, moved onto it
+        rem[0] += below
+        rem_inf = pbar[-1]               # mass with loss > last point
+        r_int = [_arb_ceil(v, bits) for v in rem]
+        r_inf = _arb_ceil(rem_inf, bits)
+        moved = [_arb_up(below + rem_inf)]
+        qmoved = _arb_up((one - abar[0]) + abar[-1])
+        if want_add:
+            add[n - 1] += abar[-1]       # add losses <= -(j1 disc)
+            add_inf = one - abar[0]      # add losses > -(j0 disc)
+            a_int = [_arb_ceil(v, bits) for v in add]
+            a_inf = _arb_ceil(add_inf, bits)
+            moved.append(_arb_up(abar[-1] + add_inf))
+        if full:  # every cell's P-mass on its lower end, the right tail on the last point
+            opt = [pbar[i] - pbar[i + 1] for i in range(n - 1)] + [rem_inf]
+            o_int = [_arb_floor(v, bits) for v in opt]
+    finally:
+        flint.ctx.prec = old
+    dirs = [int_pmf(disc, j0, r_int, r_inf, bits)]
+    if want_add:
+        dirs.append(int_pmf(disc, -j1, a_int[::-1], a_inf, bits))
+    optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False) if full else None
+    return StepPMFs(tuple(dirs), tuple(moved), optimistic, _ey_upper(dirs[0]), qmoved)
+
+
+@functools.lru_cache(maxsize=16)
+def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
+           ) -> tuple[int, int, int, list[Any], list[Any], list[Any]]:
+    """(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls."""
+    import flint
 
     j0, j1 = _loss_grid(q, sigma, disc, tail, relation)
     if j1 - j0 > 4_000_000:
@@ -263,7 +319,8 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
     old = flint.ctx.prec
     # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
     # precision, this only keeps them tight (relative width near 2^-50)
-    flint.ctx.prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    flint.ctx.prec = prec
     try:
         arb = flint.arb
         qa, one = arb(q), arb(1)
@@ -271,7 +328,6 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         s2, rt = s * s, s * arb(2).sqrt()
         half, d = arb(0.5), arb(disc)
         irt = one / rt
-        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
         rep = relation == "replace_one"
         if rep:
             k2 = (-one / (2 * s2)).exp() * qa  # q e^{-1/(2 sigma^2)}
@@ -308,44 +364,9 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
             b = (xs - irt).erfc() * half
             pbar.append((one - qa) * a + qa * b)
             abar.append(a)
-        n = j1 - j0 + 1
-        rem = [arb(0)] * n
-        add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
-        opt = [arb(0)] * n
-        iy = [one / e for e in ey]
-        for i in range(n - 1):
-            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
-            opt[i] = pc
-            ya, yb = iy[i], iy[i + 1]
-            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
-            rem[i] += (qc - yb * pc) * inv
-            rem[i + 1] += (ya * pc - qc) * inv
-            if not rep:
-                inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
-                add[i] += (ey[i + 1] * qc - pc) * inv2
-                add[i + 1] += (pc - ey[i] * qc) * inv2
-        below = one - pbar[0]            # mass with loss <= first point, moved onto it
-        rem[0] += below
-        rem_inf = pbar[-1]               # mass with loss > last point
-        r_int = [_arb_ceil(v, bits) for v in rem]
-        r_inf = _arb_ceil(rem_inf, bits)
-        moved = [_arb_up(below + rem_inf)]
-        qmoved = _arb_up((one - abar[0]) + abar[-1])
-        if not rep:
-            add[n - 1] += abar[-1]       # add losses <= -(j1 disc)
-            add_inf = one - abar[0]      # add losses > -(j0 disc)
-            a_int = [_arb_ceil(v, bits) for v in add]
-            a_inf = _arb_ceil(add_inf, bits)
-            moved.append(_arb_up(abar[-1] + add_inf))
-        opt[n - 1] = rem_inf
-        o_int = [_arb_floor(v, bits) for v in opt]
     finally:
         flint.ctx.prec = old
-    dirs = [int_pmf(disc, j0, r_int, r_inf, bits)]
-    if not rep:
-        dirs.append(int_pmf(disc, -j1, a_int[::-1], a_inf, bits))
-    optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False)
-    return StepPMFs(tuple(dirs), tuple(moved), optimistic, _ey_upper(dirs[0]), qmoved)
+    return j0, j1, prec, pbar, abar, ey
 
 
 def _ey_upper(pmf: Any) -> float:
@@ -510,9 +531,9 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
     rel = check_neighbouring(neighbouring)
     total = sum(p[2] for p in phases)
     tau = one_step_tail(failure_prob, total)
-    steps = [one_step_pmfs(q, s, disc, tau, bits, rel) for q, s, _ in phases]
     derive = derive_add and rel == "add_remove"
-    ndir = len(steps[0].directions)
+    steps = [one_step_pmfs(q, s, disc, tau, bits, rel, not derive) for q, s, _ in phases]
+    ndir = 2 if rel == "add_remove" else 1
     pmfs, moved, cut = [], [], []
     add_error = None
     for k in range(ndir):
@@ -521,6 +542,7 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
                 break
             add_error = None  # too large to be useful: compose the add direction itself
             derive = False
+            steps = [one_step_pmfs(q, s, disc, tau, bits, rel) for q, s, _ in phases]
         acc: _Tracked | None = None
         mv = 0.0
         for (_, _, t), st in zip(phases, steps, strict=True):
