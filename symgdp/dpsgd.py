@@ -650,36 +650,51 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         return v
 
     cd = max(float(coarse_discretization), float(value_discretization_interval))
-    # coarse stage: a bracket, then bisection while the coarse grid decides
-    s = guess
-    while hi is None:
-        record(s, run(s, cd, 1e-3))
-        s *= 1.6
-    s = hi[0] / 1.6
-    while lo is None:
-        record(s, run(s, cd, 1e-3))
-        s /= 1.6
-    while hi[0] / lo[0] > 1 + 8 * rr:
-        mid = math.sqrt(lo[0] * hi[0])
-        if record(mid, run(mid, cd, 1e-3)) == 0:
-            break
-    # fine stage: guided by the local slope of log score against log sigma
     fine = float(value_discretization_interval)
+
+    def slope_of(points: list[tuple[float, float]]) -> float:
+        """d log score / d log sigma from the two latest distinct points (-1.5 else)."""
+        for i in range(len(points) - 1, 0, -1):
+            (x1, y1), (x2, y2) = points[i], points[i - 1]
+            if abs(x1 - x2) > 1e-9:
+                sl = (y1 - y2) / (x1 - x2)
+                return sl if sl < -1e-3 else -1.5
+        return -1.5
+
+    def predict(points: list[tuple[float, float]], slope: float) -> float:
+        x, y = points[-1]
+        return math.exp(x + (math.log(goal) - y) / slope)
+
+    # coarse stage: secant steps in log sigma on the coarse certified bound
+    s = guess
+    for _ in range(8):
+        record(s, run(s, cd, 1e-3))
+        nxt = predict(pts, slope_of(pts))
+        nxt = min(max(nxt, s / 4), s * 4)
+        if abs(math.log(nxt / s)) < 2e-3:
+            break
+        s = nxt
+    coarse_slope = slope_of(pts)
+    while hi is None:  # proofs on both sides, still on the coarse grid
+        s = (s if lo is None else lo[0]) * 1.1
+        record(s, run(s, cd, 1e-3))
+    while lo is None:
+        s = hi[0] / 1.1
+        record(s, run(s, cd, 1e-3))
+    # fine stage: predicted from the fine bound with the coarse slope; then the proof that
+    # a sigma just below misses
     first, unsure = True, 0
     while lo[0] < hi[0] * (1 - rr) and unsure < 2:
-        if first:
-            cand, first = math.sqrt(lo[0] * hi[0]), False
+        if first:  # the coarse bound is a little above the fine one: start just below
+            cand, first = predict(pts, coarse_slope) * (1 - rr / 2), False
         else:
-            (x1, y1), (x2, y2) = pts[-1], pts[-2]
-            slope = (y1 - y2) / (x1 - x2) if x1 != x2 else -1.0
-            slope = slope if slope < -1e-3 else -1.0
-            star = math.exp(x1 + (math.log(goal) - y1) / slope)
+            star = predict(pts, coarse_slope)
             if hi[1].discretization == fine and hi[0] <= star * (1 + rr / 2):
                 cand = hi[0] * (1 - rr)       # try to prove the miss right below
             else:
                 cand = star * (1 + rr / 4)    # try to prove a meet right above
-            if not (lo[0] < cand < hi[0]):
-                cand = math.sqrt(lo[0] * hi[0])
+        if not (lo[0] < cand < hi[0]):
+            cand = max(hi[0] * (1 - rr), math.sqrt(lo[0] * hi[0]))
         unsure = unsure + 1 if record(cand, run(cand, fine, tol)) == 0 else 0
     if hi[1].discretization != fine:  # the value's bound on the requested grid
         record(hi[0], run(hi[0], fine, tol))
