@@ -643,7 +643,8 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         v = verdict(r)
         if score(r) > 0 and math.isfinite(score(r)):
             pts.append((math.log(s), math.log(score(r))))
-        if v > 0 and (hi is None or s < hi[0]):
+        if v > 0 and (hi is None or s < hi[0] or (
+                s == hi[0] and r.discretization < hi[1].discretization)):
             hi = (s, r)
         if v < 0 and (lo is None or s > lo[0]):
             lo = (s, r)

@@ -393,7 +393,7 @@ class _Tracked:
         self.pmf, self.cut, self.ey, self.erry = pmf, float(cut), float(ey), float(erry)
 
 
-_TILTS = (0.0, 1 / 32, 1 / 8, 1 / 2)
+_TILTS = (0.0, 1 / 8, 1 / 2)
 _NOISE = 1e-14
 
 
