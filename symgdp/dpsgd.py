@@ -6,7 +6,7 @@ Its GDP parameter is usually quoted from the central limit theorem of Bu, Dong, 
 Su (2020), :math:`\mu_{CLT} = q\sqrt{T(e^{1/\sigma^2} - 1)}`, an *approximation* that can
 be below every valid :math:`\mu` (for :math:`q = 0.01, \sigma = 1, T = 1000` it is
 0.4145 while every :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on the head
-:math:`[0, 3.29]` below is at least 0.524, ``mu_floor``).
+:math:`[0, 3.29]` below is at least 0.5275, ``mu_floor``).
 
 :func:`dpsgd` returns a guaranteed bracket instead, ``[mu_floor, mu_upper]``, which
 contains the mechanism's own :math:`\mu` on the head (the smallest :math:`\mu` for which
@@ -46,7 +46,9 @@ gives :math:`\omega^{*T}`.  Every function :math:`g(s) = \mathbb E[f(s + S)]`,
 to larger :math:`s`, and convolution preserves this order (if :math:`\mu \preceq \mu'`
 and :math:`\nu \preceq \nu'` for this cone then :math:`\mu * \nu \preceq \mu' * \nu'`).
 :math:`\square`  The same holds for the add direction (the swapped pair), and DP-SGD's
-profile is the maximum of the two.
+profile is the maximum of the two; for add/remove the add direction is read from the
+remove composition (the add-direction theorem in :mod:`symgdp.accounting.sgd`), and a
+schedule composes its phases' measures by the same convolutions.
 
 What is computed, and how each hypothesis is met:
 
