@@ -293,3 +293,19 @@ def test_add_direction_read_from_the_remove_composition():
         for u, r, e in zip(up, ref, ex, strict=True):
             assert e <= u <= e + 2e-3 * e + 1e-12
             assert abs(u - r) <= 1e-6 * r + 1e-12
+
+
+@pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
+def test_coarse_floor_below_a_fine_upper_profile(rel):
+    # reference: the certified upper profile on a ten times finer grid (a second, independent
+    # bound on the same true profile); the floor on a coarse grid, where its shift and the
+    # Bernstein term are large, must stay below it everywhere
+    sched = [(0.05, 1.0, 150), (0.1, 1.5, 50)]
+    coarse = dpsgd(schedule=sched, neighbouring=rel, value_discretization_interval=5e-3,
+                   tol=1e-3)
+    fine = dpsgd(schedule=sched, neighbouring=rel, value_discretization_interval=5e-4,
+                 tol=1e-3)
+    xs = np.linspace(0.0, 1.2 * fine.eps_h, 40)
+    assert np.all(coarse.delta_lower(xs) <= fine.profile(xs))
+    assert np.all(fine.delta_lower(xs) <= coarse.profile(xs))
+    assert coarse.mu_floor <= fine.mu_upper and fine.mu_floor <= coarse.mu_upper
