@@ -111,7 +111,7 @@ def laplace_rows() -> list[str]:
     from symgdp import compose, mechanisms
 
     t0 = time.perf_counter()
-    p = compose(mechanisms.laplace(0.2), times=50)
+    p = compose(mechanisms.laplace(0.2), times=50, certify=False)  # dp_accounting's route
     sec = time.perf_counter() - t0
     rows = ["| δ | ε, ours (PLD profile) | ε, dp_accounting | difference |",
             "|---|---|---|---|"]

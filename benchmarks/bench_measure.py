@@ -28,6 +28,14 @@ Usage::
     python benchmarks/bench_measure.py            # full run
     python benchmarks/bench_measure.py --quick    # a few profiles only
     python benchmarks/bench_measure.py --only RR  # some rows, printed only
+    python benchmarks/bench_measure.py --whole-line [--only X]  # the whole-line column only
+
+*Whole line*: for each profile, whether the certified measurement (tol 1e-6) proved
+:math:`\delta \le \delta_{upper}` on the whole line (``covers_tail``; ``0`` when the
+profile is exactly 0 beyond ε_h, ``proof`` when by the tail certificate, ``tail max`` when
+the tail is the maximum of G) and the extra time of that proof: the same certified
+measurement with the whole-line hook switched off is timed beside it (both after one
+warm-up run, so compiles are not counted).
 """
 
 from __future__ import annotations
@@ -226,6 +234,37 @@ def render(results: list[tuple[str, dict[str, Any]]], info: dict[str, str],
     return "\n".join(out)
 
 
+def whole_line_rows(quick: bool, only: str) -> str:
+    """The whole-line column: proved or not, and the extra time of the proof."""
+    import importlib
+
+    measure_mod = importlib.import_module("symgdp.measure")
+
+    hook = measure_mod._whole_line
+    out = ["| profile | whole line | extra s | certified s without | extra % |",
+           "|---|---|---|---|---|"]
+    for label, p in profiles(quick):
+        if only and only not in label:
+            continue
+        run(p, tol=TOL, certify=True)  # warm-up: compiles and caches
+        m, t_with, err = run(p, tol=TOL, certify=True)
+        measure_mod._whole_line = lambda m, *a, **k: m
+        try:
+            _, t_without, _ = run(p, tol=TOL, certify=True)
+        finally:
+            measure_mod._whole_line = hook
+        if m is None:
+            out.append(f"| {label} | {err} | — | {t_without:.3f} | — |")
+            continue
+        how = ("no" if not m.covers_tail else "tail max" if "maximum" in m.tail_proof
+               else "0" if not m.tail_proof or "is 0" in m.tail_proof else "proof")
+        extra = t_with - t_without
+        out.append(f"| {label} | {how} | {extra:.3f} | {t_without:.3f} | "
+                   f"{100 * extra / t_without:.0f}% |")
+        print(out[-1], flush=True)
+    return "\n".join(out)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few profiles only")
@@ -236,7 +275,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-write", action="store_true", help="print only")
     ap.add_argument("--only", default="",
                     help="only the profiles whose label contains this text (print only)")
+    ap.add_argument("--whole-line", action="store_true",
+                    help="only the whole-line column (proved or not, extra time)")
     args = ap.parse_args(argv)
+    if args.whole_line:
+        print(whole_line_rows(args.quick, args.only))
+        return
     info = machine({"NumPy": np.__version__, "SciPy": scipy.__version__,
                     "SymPy": sympy.__version__, "mpmath": mpmath.__version__,
                     "python-flint": flint.__version__})

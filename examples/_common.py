@@ -37,9 +37,11 @@ def parse_args(doc: str, argv: list[str] | None, out: Path) -> argparse.Namespac
 
 def save_figure(fig: Any, args: argparse.Namespace, name: str) -> Path:
     """Save ``fig`` as ``name.png`` in ``args.out`` (100 dpi with ``--small``, else 200
-    dpi, plus ``name.pdf``); return the PNG's path."""
+    dpi) and as the vector figure ``name.pdf`` (fonts embedded as TrueType, ready for a
+    paper: :func:`symgdp.plot.save`); return the PNG's path."""
+    from symgdp import plot
+
     path = args.out / f"{name}.png"
-    fig.savefig(path, dpi=100 if args.small else 200)
-    if not args.small:
-        fig.savefig(args.out / f"{name}.pdf")
+    plot.save(fig, path, dpi=100 if args.small else 200)
+    plot.save(fig, args.out / f"{name}.pdf")
     return path

@@ -22,17 +22,10 @@ import _common
 import numpy as np
 
 from symgdp import composition
-from symgdp.gaussian import mu_from_pure_dp
 
-LABELS = {
-    "basic": "Basic composition",
-    "advanced": "Advanced composition",
-    "gdp": r"GDP, per-step $\mu$ of pure DP",
-    "gdp_laplace": r"GDP, per-step $\mu$ of Laplace",
-    "optimal": "Optimal (KOV), exact",
-    "gdp_summary": "GDP summary of the optimal profile",
-    "optimal_at_levels": "Optimal read at KOV loss levels",
-}
+#: the table's human row names (symgdp.composition.ROW_LABELS), and this script's extra row
+LABELS = {**composition.ROW_LABELS,
+          "optimal_at_levels": "optimal read at KOV loss levels (overstates the exact row)"}
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -60,11 +53,14 @@ def main(argv: list[str] | None = None) -> int:
     seconds = time.perf_counter() - t0
     rows = {name: list(values) for name, values in table.items()}
     rows["optimal_at_levels"] = [at_levels(args.eps0, args.k, d) for d in deltas]
-    mus = {
-        "gdp": math.sqrt(args.k) * mu_from_pure_dp(args.eps0),
-        "gdp_laplace": math.sqrt(args.k) * composition.laplace_mu(args.eps0, tol=tol)[1],
-        "gdp_summary": composition.optimal_mu(args.eps0, args.k, tol=tol)[1],
-    }
+    # the mu behind each GDP (and CLT) row, as the table computed it
+    mus = dict(table.mus)
+
+    def label_of(name: str) -> str:
+        text = LABELS.get(name, name)
+        if name in table.approximate and "approximate" not in text:
+            text += " [not a guarantee]"
+        return text
 
     head = [f"{args.k}-fold {args.eps0:g}-DP"] + [f"δ = {d:g}" for d in deltas]
     md = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
@@ -73,9 +69,9 @@ def main(argv: list[str] | None = None) -> int:
            + " & ".join(rf"$\delta = 10^{{{round(math.log10(d))}}}$" for d in deltas)
            + r" \\", r"\hline"]
     for name, values in rows.items():
-        label = LABELS.get(name, name) + (f" (μ = {mus[name]:.6f})" if name in mus else "")
+        label = label_of(name) + (f" (μ = {mus[name]:.6f})" if name in mus else "")
         md.append(f"| {label} | " + " | ".join(f"{v:.4f}" for v in values) + " |")
-        tex_label = LABELS.get(name, name).replace("_", r"\_") + (
+        tex_label = label_of(name).replace("&", r"\&").replace("_", r"\_") + (
             f" ($\\mu = {mus[name]:.6f}$)" if name in mus else "")
         tex.append(f"{tex_label} & " + " & ".join(f"{v:.4f}" for v in values) + r" \\")
     tex += [r"\hline", r"\end{tabular}"]

@@ -32,14 +32,17 @@ def main(argv: list[str] | None = None) -> int:
     panels = [(mechanisms.laplace(LAPLACE_EPS0), 3.0),
               (mechanisms.sgd_family(**SGD), 5.0),
               (mechanisms.shuffle_sum(**SHUFFLE), 10.0)]
-    fig = Figure(figsize=(15, 4.3), layout="constrained")
-    axes = fig.subplots(1, 3)
+    # double-column width (7 in): the panels one above the other, each with its legend
+    # to its right
+    fig = Figure(figsize=(7.0, 7.5), layout="constrained")
+    axes = fig.subplots(3, 1)
     print(f"{'mechanism':>12}  {'lower':>10}  {'upper':>10}  lim G     covers tail")
     for ax, (naive, eps_max) in zip(axes, panels, strict=True):
         refined = naive.refine()
         m = naive.measure(eps_h=eps_h, tol=tol)
         plot.gdpt(refined.replace(name=f"{naive.name} (refined)"), measurements=m,
-                  eps_max=eps_max, staircase=steps, n=n, ax=ax, title=naive.name)
+                  eps_max=eps_max, staircase=steps, n=n, ax=ax, title=naive.name,
+                  legend="outside")
         lower, upper = format_bracket(m.lower, m.upper)
         print(f"{naive.name:>12}  {lower:>10}  {upper:>10}  {m.mu_tail:<8.6g}  {m.covers_tail}")
     path = save_figure(fig, args, "gdpt")

@@ -39,8 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(__doc__, argv, Path(__file__).resolve().parent / "out")
     # --small: one calibration, a coarse grid and tolerances; the map adds ``more_a``
     # to A_VALUES
-    n_sigma, more_a, tol, rtol, workers = ((2, [1.5], 1e-3, 5e-2, 2) if args.small
-                                           else (6, [0.5, 1.5, 2.5], 1e-6, 1e-6, None))
+    n_sigma, more_a, tol, rtol, workers = ((4, [1.5], 1e-3, 5e-2, 2) if args.small
+                                           else (16, [0.5, 1.5, 2.5], 1e-6, 1e-6, None))
     to_calibrate = A_VALUES[:1] if args.small else A_VALUES
 
     out = args.out / "planning.jsonl"
@@ -59,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         for c in calibrations:
             print(c.result())
 
-    fig = Figure(figsize=(12, 4.4), layout="constrained")
+    # double-column width (7 in); the map is drawn over the swept range only
+    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
     left, right = fig.subplots(1, 2)
     plot.sweep(table, "sigma", by="A", target_mu=TARGET_MU, ax=left,
                title=r"$\mu$ of the SGD family")

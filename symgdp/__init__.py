@@ -30,6 +30,9 @@ __version__ = "0.1.0"
 _LAZY: dict[str, tuple[str, str | None]] = {
     "Accountant": ("accountant", "Accountant"),
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
+    "audit": ("audit", "audit"),
+    "audit_one_run": ("audit", "audit_one_run"),
+    "AuditResult": ("audit", "AuditResult"),
     "Calibration": ("refine_calibration", "Calibration"),
     "calibrate": ("calibrate", "calibrate"),
     "CalibrationResult": ("calibrate", "CalibrationResult"),
@@ -37,6 +40,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ClipAndRectify": ("amplify", "ClipAndRectify"),
     "compose": ("pld", "compose"),
     "compose_gdp": ("gaussian", "compose_gdp"),
+    "from_dp_event": ("events", "from_dp_event"),
     "composition": ("composition", None),
     "ConvergenceError": ("errors", "ConvergenceError"),
     "conversions": ("conversions", None),
@@ -65,6 +69,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
     "ProgressEvent": ("progress", "ProgressEvent"),
+    "risk": ("risk", None),
     "refine_calibration": ("refine_calibration", "refine_calibration"),
     "Report": ("report", "Report"),
     "report": ("report", "report"),
@@ -115,10 +120,12 @@ sys.modules[__name__].__class__ = _Package
 if TYPE_CHECKING:
     from .errors import SymgdpWarning
     from .pld import compose
+    from .events import from_dp_event
     from .dpsgd import dpsgd
     from .dpsgd import DPSGDResult, dpsgd_sigma
     from .accountant import Accountant
-    from . import composition, conversions, mechanisms, plot, tradeoff
+    from . import composition, conversions, mechanisms, plot, risk, tradeoff
+    from .audit import AuditResult, audit, audit_one_run
     from . import precise as mp
     from .amplify import ClipAndRectify, clip_and_rectify
     from .calibrate import CalibrationResult, calibrate
@@ -154,6 +161,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Accountant",
     "AnalysisTimeout",
+    "AuditResult",
     "Calibration",
     "CalibrationResult",
     "ClipAndRectify",
@@ -172,6 +180,8 @@ __all__ = [
     "SymgdpError",
     "SymgdpWarning",
     "UnboundParameterError",
+    "audit",
+    "audit_one_run",
     "calibrate",
     "clip_and_rectify",
     "compose",
@@ -183,6 +193,7 @@ __all__ = [
     "dpsgd",
     "dpsgd_sigma",
     "eps",
+    "from_dp_event",
     "eps_gdp",
     "gdpt",
     "log_delta_mu",
@@ -196,6 +207,7 @@ __all__ = [
     "plot",
     "refine_calibration",
     "report",
+    "risk",
     "sweep",
     "tradeoff",
     "tradeoff_gdp",

@@ -29,6 +29,13 @@ The default budget :data:`DEFAULT_TIMEOUT` (seconds) may be changed by the user;
 public symbolic entry point (``tail_limit``, ``identify``, ``refine``, ``from_tradeoff``)
 also takes ``timeout=``.
 
+Numeric work off the main thread (a Dask worker runs its tasks in a thread pool) need not
+fork: :func:`run_in_thread` bounds a call in-process by raising an exception in the
+calling thread when its budget expires (``PyThreadState_SetAsyncExc``, the thread
+counterpart of the SIGALRM budget that :mod:`symgdp.parsing` sets in the main thread).
+A fork there is expensive: a Dask worker's process is large and multi-threaded, and each
+fork cost about 90 ms of a 60 ms sweep point (1,000-point sweep, 2-worker ``LocalCluster``).
+
 Example:
     >>> import sympy
     >>> from symgdp._bounded import run_bounded
@@ -56,7 +63,7 @@ from typing import Any
 from .errors import AnalysisTimeout
 
 __all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "Bounded", "resolve_timeout", "run_bounded",
-           "start_bounded"]
+           "run_in_thread", "start_bounded"]
 
 #: Default time budget in seconds for one bounded SymPy call; users may change it.
 DEFAULT_TIMEOUT: float = 10.0
@@ -243,3 +250,123 @@ def _reap(pid: int, kill: bool) -> int | None:
         return os.waitpid(pid, 0)[1]
     except (ChildProcessError, ProcessLookupError):  # pragma: no cover - already reaped
         return None
+
+
+# -- in-process budget for a thread other than the main one ----------------------------------
+class _ThreadOutOfTime(BaseException):
+    """Raised in a thread whose in-process budget expired (:func:`run_in_thread`); a
+    BaseException so that ``except Exception`` clauses of the bounded code let it through."""
+
+
+_ARMED: set[int] = set()  # threads with a running in-process budget (not nested)
+_ARMED_LOCK = threading.Lock()
+# after its budget, the exception is posted again every this many seconds until it is
+# raised at a safe point (not in a finaliser, where it would be reported and lost)
+_REFIRE = 0.05
+
+
+def _async_raise(tid: int, exc: type[BaseException] | None) -> int:
+    import ctypes
+
+    return ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid),
+                                                      ctypes.py_object(exc) if exc else None)
+
+
+def _in_finaliser(frame: Any) -> bool:
+    """Whether ``frame`` runs (up to a few calls deep) in a gc callback or a ``__del__``."""
+    import gc
+
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    for _ in range(8):
+        if frame is None:
+            return False
+        if frame.f_code in codes or frame.f_code.co_name == "__del__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _thread_budget_available() -> bool:
+    return (threading.current_thread() is not threading.main_thread()
+            and sys.implementation.name == "cpython"
+            and threading.get_ident() not in _ARMED)
+
+
+def run_in_thread(fn: Callable[..., Any], *args: Any, timeout: float | None = None) -> Any:
+    r"""``fn(*args)`` in this process under a wall-clock budget, from a thread other than
+    the main one; elsewhere (the main thread, a budget already running in this thread, an
+    interpreter other than CPython) the call runs in a forked child (:func:`run_bounded`).
+
+    When the budget expires a watchdog raises an exception in the calling thread; it is
+    delivered at the next Python bytecode, so this bounds Python-level work (SymPy,
+    mpmath, loops over NumPy calls), not one long-running C call: use it for work that is
+    known to return from C quickly (vectorised evaluation of a profile, say), and
+    :func:`run_bounded` for open-ended symbolic calls.  The exception is never raised
+    inside a finaliser or a gc callback (it would be lost there); it is posted again
+    every 50 ms until it lands at a safe point.  An interrupted SymPy call may leave its
+    cache inconsistent, so the cache is cleared after a timeout.
+
+    Raises:
+        AnalysisTimeout: the budget expired.
+
+    Example:
+        >>> import threading
+        >>> out = []
+        >>> t = threading.Thread(target=lambda: out.append(run_in_thread(sum, [1, 2],
+        ...                                                               timeout=5)))
+        >>> t.start(); t.join(); out
+        [3]
+    """
+    seconds = resolve_timeout(timeout)
+    if not _thread_budget_available():
+        return run_bounded(fn, *args, timeout=seconds)
+    tid = threading.get_ident()
+    lock = threading.Lock()
+    state = {"armed": True}
+    stop = threading.Event()
+
+    def watchdog() -> None:
+        if stop.wait(seconds):
+            return
+        while True:
+            with lock:
+                if not state["armed"]:
+                    return
+                frame = sys._current_frames().get(tid)
+                if not _in_finaliser(frame):
+                    _async_raise(tid, _ThreadOutOfTime)
+            if stop.wait(_REFIRE):
+                return
+
+    with _ARMED_LOCK:
+        _ARMED.add(tid)
+    dog = threading.Thread(target=watchdog, name="symgdp-budget", daemon=True)
+    timed_out = False
+    try:
+        try:
+            dog.start()
+            return fn(*args)
+        except _ThreadOutOfTime:
+            timed_out = True
+        finally:
+            # Disarm: no exception is posted after this, and one posted but not yet raised
+            # is withdrawn; one raised while this runs is caught and the disarm repeated.
+            while True:
+                try:
+                    with lock:
+                        state["armed"] = False
+                        _async_raise(tid, None)
+                    stop.set()
+                    break
+                except _ThreadOutOfTime:
+                    timed_out = True
+                    continue
+    finally:
+        with _ARMED_LOCK:
+            _ARMED.discard(tid)
+    if timed_out:  # only reached when the budget interrupted the call
+        cache = sys.modules.get("sympy.core.cache")
+        if cache is not None:
+            cache.clear_cache()
+        raise AnalysisTimeout(f"{getattr(fn, '__name__', fn)!r} exceeded its time budget of "
+                              f"{seconds:g} s")

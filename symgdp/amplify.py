@@ -14,6 +14,11 @@ The result is :math:`\varepsilon_h`-DP (Laplace mechanism of sensitivity
 :math:`y_+ - y_-`), so its profile is 0 beyond :math:`\varepsilon_h`, and by
 post-processing its profile stays below :math:`\delta_A \le \delta_\mu` on the head:
 it is :math:`\mu`-GDP.  The :math:`\mu` used is the measurement's guaranteed ``upper``.
+
+Where the tail proof of the measurement got beyond the head (``proved_until``
+:math:`= \varepsilon_c > \varepsilon_h`: :math:`\delta_A \le \delta_\mu` on
+:math:`[0, \varepsilon_c]`), the same argument holds with :math:`\varepsilon_c` in place of
+:math:`\varepsilon_h`: less noise, :math:`b = (y_+ - y_-)/\varepsilon_c`.
 """
 
 from __future__ import annotations
@@ -60,7 +65,8 @@ def _scale_up(y_low: float, y_high: float, eps_h: float) -> float:
     return b if Fraction(b) >= exact else math.nextafter(b, math.inf)
 
 
-def clip_and_rectify(measurement: Any, y_low: float, y_high: float) -> ClipAndRectify:
+def clip_and_rectify(measurement: Any, y_low: float, y_high: float, *,
+                     proved_until: float | None = None) -> ClipAndRectify:
     r"""Laplace scale that makes an :math:`(\varepsilon_h, \mu)`-head-GDP mechanism
     :math:`\mu`-GDP after clipping its output to ``[y_low, y_high]`` (theory §7).
 
@@ -68,6 +74,10 @@ def clip_and_rectify(measurement: Any, y_low: float, y_high: float) -> ClipAndRe
         measurement: a :class:`~symgdp.measure.Measurement` (``upper`` and ``eps_h`` used).
         y_low: lower clipping bound.
         y_high: upper clipping bound, ``> y_low``.
+        proved_until: the end :math:`\varepsilon_c` of the range on which
+            :math:`\delta_A \le \delta_\mu` is proved; default the measurement's own
+            ``proved_until`` when it is finite and beyond ``eps_h``, else ``eps_h``.  The
+            rectified mechanism is then :math:`\varepsilon_c`-DP (less noise).
 
     Raises:
         DomainError: a non-finite or empty clipping range, a non-finite ``upper`` (no head
@@ -87,19 +97,32 @@ def clip_and_rectify(measurement: Any, y_low: float, y_high: float) -> ClipAndRe
         raise DomainError(f"y_high must exceed y_low, got [{y_low!r}, {y_high!r}]")
     mu = float(measurement.upper)
     eps_h = float(measurement.eps_h)
-    if not math.isfinite(mu):
-        raise DomainError(f"the measurement's upper bound is {mu!r}: no head GDP to keep")
     if not (math.isfinite(eps_h) and eps_h > 0):
         raise DomainError(f"eps_h must be finite and > 0, got {eps_h!r}")
-    scale = _scale_up(y_low, y_high, eps_h)
+    if proved_until is None:
+        proved_until = getattr(measurement, "proved_until", math.nan)
+        if not (isinstance(proved_until, (int, float)) and math.isfinite(proved_until)):
+            proved_until = eps_h
+    proved_until = float(proved_until)
+    if not (math.isfinite(proved_until) and proved_until >= eps_h):
+        raise DomainError(f"proved_until must be finite and >= eps_h = {eps_h!r}, got "
+                          f"{proved_until!r}")
+    own = getattr(measurement, "proved_until", math.nan)
+    if proved_until > eps_h and not (isinstance(own, (int, float)) and own >= proved_until):
+        raise DomainError(f"proved_until={proved_until!r} is beyond what the measurement "
+                          f"proved ({own!r})")
+    if not math.isfinite(mu):
+        raise DomainError(f"the measurement's upper bound is {mu!r}: no head GDP to keep")
+    eps_c = proved_until
+    scale = _scale_up(y_low, y_high, eps_c)
     certified = bool(getattr(measurement, "certified", False))
-    extra = (" (the profile is already 0 beyond eps_h: the mechanism is "
+    extra = (" (the bound already holds on the whole line: the mechanism is "
              f"{mu:.10g}-GDP without rectification)"
              if getattr(measurement, "covers_tail", False) else "")
     statement = (
         f"Clipping the output to [{y_low:g}, {y_high:g}] and adding Laplace noise of scale "
-        f"b = {scale:.10g} gives an {eps_h:g}-DP mechanism that keeps the head bound on "
-        f"[0, {eps_h:g}], hence a {mu:.10g}-GDP mechanism"
+        f"b = {scale:.10g} gives an {eps_c:g}-DP mechanism that keeps the bound "
+        f"delta <= delta_mu on [0, {eps_c:g}], hence a {mu:.10g}-GDP mechanism"
         f"{' (certified)' if certified else ''}{extra}.")
-    return ClipAndRectify(scale=scale, mu=mu, eps_h=eps_h, y_low=y_low, y_high=y_high,
+    return ClipAndRectify(scale=scale, mu=mu, eps_h=eps_c, y_low=y_low, y_high=y_high,
                           certified=certified, statement=statement)

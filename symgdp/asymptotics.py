@@ -57,6 +57,11 @@ TARGET: Key = (Fraction(-6), 0)
 _ZERO: Key = (Fraction(0), 0)
 _LOG: Key = (Fraction(0), 1)
 _MAX_TERMS = 200
+#: Keys from here up stand for a quantity that grows faster than every power of eps
+#: (``exp(eps)``, ``exp(eps**2)``): ``+-1`` times a monomial of order :data:`HUGE` or
+#: more.  Only its sign and its dominance over every power are known, so every operation
+#: that would compare, cancel or transform two such quantities raises :class:`Unsupported`.
+HUGE: Key = (Fraction(10**9), 0)
 
 
 class Unsupported(Exception):
@@ -69,6 +74,17 @@ class NotPositive(Exception):
 
 def _add_keys(a: Key, b: Key) -> Key:
     return (a[0] + b[0], a[1] + b[1])
+
+
+def _huge(s: Series) -> bool:
+    """True when ``s`` holds a term that grows faster than every power (see HUGE)."""
+    return any(k >= HUGE for k in s.terms)
+
+
+def _no_huge(*series: Series) -> None:
+    for s in series:
+        if _huge(s):
+            raise Unsupported("an exponentially large quantity in a comparison or transform")
 
 
 def _sign(c: sympy.Expr) -> int | None:
@@ -159,6 +175,8 @@ class Series:
         return None
 
     def __add__(self, other: Series) -> Series:
+        if _huge(self) and _huge(other):
+            raise Unsupported("two exponentially large quantities added")
         t = dict(self.terms)
         for k, c in other.terms.items():
             t[k] = t.get(k, 0) + c
@@ -174,6 +192,12 @@ class Series:
         return self._norm({k: v * c for k, v in self.terms.items()}, self.floor)
 
     def __mul__(self, other: Series) -> Series:
+        if _huge(self) or _huge(other):
+            small = other if _huge(self) else self
+            # an exponentially large factor times an exponentially small one (no terms),
+            # or times another exponentially large one: the product is not known
+            if _huge(small) or not small.terms:
+                raise Unsupported("exponentially large times exponentially small or large")
         floor = max(_add_keys(self.lead_key(), other.floor) if other.floor != EXACT else EXACT,
                     _add_keys(other.lead_key(), self.floor) if self.floor != EXACT else EXACT)
         t: dict[Key, sympy.Expr] = {}
@@ -195,6 +219,7 @@ class Series:
 
     def _split(self) -> tuple[Key, sympy.Expr, Series]:
         """self = c m_L (1 + X) with X = o(1); the sign of c must be decided."""
+        _no_huge(self)
         ld = self.leading()
         if ld is None:
             raise Unsupported("no leading term (cancellation beyond the expansion)")
@@ -227,6 +252,7 @@ class Series:
         """self**n for a numeric exponent n (self eventually positive unless n is an
         integer)."""
         n = sympy.sympify(n)
+        _no_huge(self)
         if n.is_Integer and n >= 0:
             out = Series.const(1)
             for _ in range(int(n)):
@@ -409,6 +435,10 @@ def _exp_value(f: Series) -> Series:
             raise Unsupported(f"exp of a term whose sign {ld[1]} depends on the parameters")
         if sg < 0:
             return Series({}, EXACT)
+        if ld[0] > _LOG:
+            # exp of a quantity growing faster than log(eps): larger than every power.
+            # Its log (e.g. log delta = -exp(eps)) then decays faster than every power.
+            return Series({HUGE: sympy.Integer(1)}, EXACT)
         raise Unsupported("exponentially large value")
     return f.exp()
 

@@ -189,6 +189,9 @@ def _is_equation(profile: Any) -> bool:
 
 
 def _as_profile(profile: Any, values: Mapping[Any, Any] | None) -> Profile:
+    if hasattr(profile, "bind") and hasattr(profile, "unbound_symbols"):
+        # a lazy composition (symgdp.compose with a free parameter): bound per point
+        return profile if not values else profile.replace(values=dict(values))
     if isinstance(profile, Profile):
         if not values:
             return profile
@@ -249,7 +252,9 @@ class _Search:
                 f"{self.sym.name}; pass a larger max_measurements or a looser rtol")
         q = self.p.replace(values={**self.p.values, self.sym: v})
         try:
-            m = measure(q, **{**self.kw, **extra})
+            own = getattr(q, "calibration_measurement", None)
+            # a composition measures itself: its floor is the mechanism's lower bound
+            m = own(**self.kw) if own is not None else measure(q, **{**self.kw, **extra})
         except SymgdpError as exc:
             raise type(exc)(f"at {self.sym.name}={v!r}: {exc}") from exc
         if not extra:

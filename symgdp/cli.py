@@ -134,6 +134,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_convert_parser(sub)
     _add_calibrate_parser(sub)
     _add_sweep_parser(sub)
+    _add_risk_parser(sub)
+    _add_audit_parser(sub)
     parser.set_defaults(command_names=tuple(sub.choices))
     return parser
 
@@ -660,17 +662,21 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
 
 def _add_compose_parser(sub: Any) -> None:
     c = sub.add_parser(
-        "compose", help="compose a privacy profile K times through privacy loss distributions",
-        description="Compose a privacy profile K times (pessimistic privacy loss "
-        "distributions, dp_accounting), report epsilon at delta and the measured GDP "
-        "parameter on the head where the composed profile falls to the failure probability.")
+        "compose", help="compose a privacy profile K times, with a proof",
+        description="Compose a privacy profile K times (certified: connect-the-dots "
+        "loss distributions in ball arithmetic, composed in exact integers), report "
+        "epsilon at delta and the composed mechanism's GDP bracket [mu_floor, mu_upper] on "
+        "the head where the composed profile falls to the failure probability.")
     c.add_argument("expr", metavar="EXPR", help="the profile delta(eps) of one step")
     c.add_argument("--times", type=_positive_int(), required=True, metavar="K",
                    help="number of compositions")
     c.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="bind a parameter (repeatable)")
-    c.add_argument("--discretization", type=_probability(), default=1e-4, metavar="D",
-                   help="the PLD's value discretisation interval (default 1e-4)")
+    c.add_argument("--discretization", type=_probability(), default=None, metavar="D",
+                   help="the loss grid (default: adaptive, until the mu bracket is 1e-3 "
+                   "wide)")
+    c.add_argument("--no-certify", action="store_true",
+                   help="dp_accounting's float64 route (estimated margin, no floor)")
     _add_head_options(c)
     c.set_defaults(run=_run_compose)
 
@@ -689,40 +695,49 @@ def _add_head_options(p: Any) -> None:
 
 
 def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .accounting.compose import compose, head_measure
+    from .accounting.certified import compose
     from .profile import Profile
 
     values = _parse_values(args.set)
     _check_domain(_expr_symbols(args.expr, False), values, "--set")
     step = Profile.parse(args.expr, values)
-    composed = compose(step, times=args.times,
-                       value_discretization_interval=args.discretization)
-    eps = float(composed.eps_for_delta(args.delta))
+    composed = compose(step, times=args.times, certify=not args.no_certify,
+                       discretization=args.discretization, failure_prob=args.failure_prob,
+                       tol=args.tol)
+    eps = composed.eps_at(args.delta)
     try:
-        m, fail = head_measure(composed, args.failure_prob, args.tol)
-        mu = (m.lower, m.upper, m.eps_h, fail)
+        mu = (composed.mu_floor, composed.mu_upper, composed.eps_h, composed.failure_prob)
         note = None
     except SymgdpError as exc:
         mu, note = (None, None, None, None), _one_line(exc)
+    floor = mu[0] if mu[0] is not None and math.isfinite(mu[0]) else None
     out = {"command": "compose", "expr": args.expr, "times": args.times,
-           "delta": args.delta, "eps": json_number(eps),
-           "mu_lower": json_number(mu[0]), "mu_upper": json_number(mu[1]),
-           "eps_h": json_number(mu[2]), "failure_prob": json_number(mu[3]),
-           "floor": json_number(composed.source.floor), "margin": json_number(composed.source.margin),
-           "discretization": args.discretization, "note": note}
+           "delta": args.delta, "eps": json_number(eps.upper),
+           "eps_lower": json_number(eps.lower),
+           "mu_floor": json_number(floor), "mu_upper": json_number(mu[1]),
+           "mu_lower": json_number(floor), "eps_h": json_number(mu[2]),
+           "failure_prob": json_number(mu[3]), "certified": composed.certified,
+           "neighbouring": composed.neighbouring,
+           "floor": json_number(composed.source.floor),
+           "margin": json_number(composed.source.margin),
+           "discretization": composed.discretization, "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
-    lines = [f"{args.times}-fold composition of {args.expr} (pessimistic PLD, "
-             f"discretisation {args.discretization:g})",
-             f"  ({eps:.6g}, {args.delta:g})-DP"]
-    if mu[0] is not None:
-        lines.append(f"  mu in [{mu[0]:.6f}, {mu[1]:.6f}] on [0, {mu[2]:.4g}], failure "
-                     f"probability {mu[3]:.3g}")
+    how = ("certified: exact integer composition" if composed.certified else
+           "NOT certified: float64 PLD, estimated rounding margin")
+    lines = [f"{args.times}-fold composition of {args.expr} ({how}, discretisation "
+             f"{composed.discretization:g}, {composed.neighbouring.replace('_', '/')} "
+             "neighbours)",
+             f"  ({eps.upper:.6g}, {args.delta:g})-DP; the smallest such eps is in "
+             f"[{eps.lower:.6g}, {eps.upper:.6g}]"]
+    if mu[1] is not None:
+        lo = f"{floor:.6f}" if floor is not None else "unknown"
+        lines.append(f"  mu in [{lo}, {mu[1]:.6f}] on [0, {mu[2]:.4g}] (the mechanism's "
+                     f"mu: floor and guaranteed upper bound), failure probability "
+                     f"{mu[3]:.3g}")
     else:
         lines.append(f"  mu: unknown ({note})")
-    lines.append(f"  floor (mass at infinity) {composed.source.floor:.3g}, rounding margin "
-                 f"{composed.source.margin:.3g}")
     stdout.write("\n".join(lines) + "\n")
     return 0
 
@@ -954,4 +969,137 @@ def _run_sweep(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
     if failed:
         stderr.write(f"{_PROG}: warning: {len(failed)} of {len(table)} points failed "
                      f"(see their error field); the first: {failed[0]['error']}\n")
+    return 0
+
+
+# -- risk and audit -------------------------------------------------------------------------
+def _float_list(option: str, text: str, lo: float, hi: float) -> list[float]:
+    out = []
+    for item in (t.strip() for t in text.split(",")):
+        try:
+            v = float(item)
+        except ValueError:
+            raise UsageError(f"{option} {text!r}: {item!r} is not a number") from None
+        if not lo <= v <= hi:
+            raise UsageError(f"{option} {text!r}: {item} must lie in [{lo:g}, {hi:g}]")
+        out.append(v)
+    return out
+
+
+def _add_risk_parser(sub: Any) -> None:
+    r = sub.add_parser(
+        "risk", help="guaranteed attack risk of a profile or of mu-GDP",
+        description="Bounds on what an attacker can do against a mechanism given by a\n"
+        "privacy profile EXPR (or --mu): the largest true-positive rate at each --fpr,\n"
+        "the largest advantage TPR - FPR, and the Bayes success for each --prior.\n"
+        "Intervals are guaranteed (outward rounded).",
+        epilog="examples:\n  symgdp risk --mu 1 --fpr 0.01,0.1 --prior 0.5\n"
+        "  symgdp risk 'exp(-eps)' --fpr 0.001",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    r.add_argument("expr", nargs="?", metavar="EXPR", help="the profile delta(eps)")
+    r.add_argument("--mu", type=_checked(float, lambda v: v >= 0, "must be >= 0"),
+                   metavar="MU", help="a GDP parameter instead of a profile")
+    r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="bind a parameter (repeatable)")
+    r.add_argument("--fpr", default="0.001,0.01,0.1", metavar="LIST",
+                   help="false-positive rates (default 0.001,0.01,0.1)")
+    r.add_argument("--prior", default="0.5", metavar="LIST",
+                   help="prior probabilities of the member dataset (default 0.5)")
+    r.add_argument("--json", action="store_true", help="print one JSON object")
+    r.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+    r.set_defaults(run=_run_risk)
+
+
+def _run_risk(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from . import risk
+
+    if (args.expr is None) == (args.mu is None):
+        raise UsageError("give exactly one of EXPR and --mu")
+    fprs = _float_list("--fpr", args.fpr, 0.0, 1.0)
+    priors = _float_list("--prior", args.prior, 0.0, 1.0)
+    if args.mu is not None:
+        x: Any = args.mu
+        what = f"{args.mu:g}-GDP"
+    else:
+        from .profile import Profile
+
+        x = Profile.parse(args.expr, _parse_values(args.set))
+        x.require_bound()
+        what = f"delta(eps) = {args.expr}"
+    adv = risk.advantage(x)
+    tpr = risk.max_tpr(x, fprs)
+    bay = risk.bayes_success(x, priors)
+    rows = [("advantage (TPR - FPR)", adv.lower, adv.upper)]
+    rows += [(f"max TPR at FPR {f:g}", lo, up)
+             for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)]
+    rows += [(f"Bayes success, prior {p:g}", lo, up)
+             for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]
+    if args.json:
+        out = {"command": "risk", "input": what,
+               "advantage": [json_number(adv.lower), json_number(adv.upper)],
+               "max_tpr": [{"fpr": f, "lower": json_number(float(lo)),
+                            "upper": json_number(float(up))}
+                           for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)],
+               "bayes_success": [{"prior": p, "lower": json_number(float(lo)),
+                                  "upper": json_number(float(up))}
+                                 for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]}
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [f"attack risk of {what} (guaranteed intervals):"]
+    lines += [f"  {name:<32} [{float(lo):.6g}, {float(up):.6g}]" for name, lo, up in rows]
+    stdout.write("\n".join(lines) + "\n")
+    return 0
+
+
+def _add_audit_parser(sub: Any) -> None:
+    a = sub.add_parser(
+        "audit", help="lower bounds on mu (and eps) from an attack's confusion counts",
+        description="Clopper-Pearson lower bounds on the GDP mu (and on eps at --delta) of a\n"
+        "mechanism from the counts of a membership attack run independently on two\n"
+        "neighbouring datasets; comma lists give several thresholds (union bound).",
+        epilog="example:\n  symgdp audit --tp 900 --fn 100 --fp 100 --tn 900 --delta 1e-5",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, what in (("tp", "true positives"), ("fn", "false negatives"),
+                       ("fp", "false positives"), ("tn", "true negatives")):
+        a.add_argument(f"--{name}", required=True, metavar="LIST",
+                       help=f"{what}, one per threshold")
+    a.add_argument("--confidence", type=_probability(), default=0.95, metavar="C",
+                   help="confidence level in (0, 1) (default 0.95)")
+    a.add_argument("--delta", type=_checked(float, lambda v: 0 <= v < 1,
+                                            "must lie in [0, 1)"),
+                   metavar="D", help="also bound eps at this delta")
+    a.add_argument("--json", action="store_true", help="print one JSON object")
+    a.add_argument("--debug", action="store_true",
+                   help="show the traceback of an internal error")
+    a.set_defaults(run=_run_audit)
+
+
+def _run_audit(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
+    from .audit import audit
+
+    counts = {}
+    for name in ("tp", "fn", "fp", "tn"):
+        items = []
+        for item in (t.strip() for t in getattr(args, name).split(",")):
+            if not re.fullmatch(r"\d+", item):
+                raise UsageError(f"--{name} {getattr(args, name)!r}: {item!r} is not a "
+                                 "non-negative whole number")
+            items.append(int(item))
+        counts[name] = items
+    r = audit(**counts, confidence=args.confidence, delta=args.delta)
+    if args.json:
+        out = {"command": "audit", "mu_lower": json_number(r.mu_lower),
+               "eps_lower": json_number(r.eps_lower), "delta": r.delta,
+               "confidence": r.confidence, "best_threshold": r.best,
+               "tpr_lower": [json_number(v) for v in r.tpr_lower],
+               "fpr_upper": [json_number(v) for v in r.fpr_upper]}
+        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+        return 0
+    lines = [f"audit at confidence {r.confidence:g} ({len(r.tpr_lower)} threshold(s)):",
+             f"  mu >= {r.mu_lower:.6f} (threshold {r.best}: TPR >= "
+             f"{r.tpr_lower[r.best]:.6f}, FPR <= {r.fpr_upper[r.best]:.6f})"]
+    if r.eps_lower is not None:
+        lines.append(f"  eps >= {r.eps_lower:.6f} at delta = {r.delta:g}")
+    stdout.write("\n".join(lines) + "\n")
     return 0

@@ -75,6 +75,7 @@ __all__ = [
     "table",
     "CompositionTable",
     "ROWS",
+    "ROW_LABELS",
     "APPROXIMATE_ROWS",
     "K",
 ]
@@ -765,7 +766,10 @@ def optimal_mu(eps0: float, k: int, *, tol: float = 1e-8) -> tuple[float, float]
     return _sup_gdpt(_kov_pieces(_check_eps0(eps0), _check_k(k)), tol)
 
 
-_ROW_TEXT = {
+#: human names of the rows of :func:`table` (for tables and figure legends), keyed by row
+#: name; :meth:`CompositionTable.to_markdown`, :meth:`CompositionTable.to_latex` and
+#: :func:`symgdp.plot.composition` use them
+ROW_LABELS = {
     "basic": "basic composition",
     "advanced": "advanced composition (Dwork, Rothblum & Vadhan)",
     "rdp": "RDP, Mironov Cor. 1 (as in the GDPT paper)",
@@ -773,9 +777,9 @@ _ROW_TEXT = {
     "gdp": "GDP, per-step mu from pure DP",
     "gdp_laplace": "GDP, per-step mu of Laplace",
     "clt": "CLT (Dong, Roth & Su), approximate",
-    "pld": "PLD (dp_accounting), randomized-response steps",
-    "pld_laplace": "PLD (dp_accounting), Laplace steps",
-    "gdp_summary_laplace": "GDP summary of the Laplace PLD",
+    "pld": "PLD (certified), randomized-response steps",
+    "pld_laplace": "PLD (certified), Laplace steps",
+    "gdp_summary_laplace": "GDP summary of the certified Laplace PLD",
     "optimal": "optimal (Kairouz, Oh & Viswanath)",
     "gdp_summary": "GDP summary of the optimal profile",
 }
@@ -826,7 +830,7 @@ class CompositionTable(Mapping):
         return hash((tuple(self.rows.items()), self.deltas, self.eps0, self.k))
 
     def _label(self, name: str) -> str:
-        text = _ROW_TEXT.get(name, name)
+        text = ROW_LABELS.get(name, name)
         return text + (" [not a guarantee]" if name in self.approximate and
                        "approximate" not in text else "")
 
@@ -869,34 +873,31 @@ class CompositionTable(Mapping):
 
 def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float, tol: float,
               wanted: set[str]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The PLD rows through the certified composition (:func:`symgdp.compose`): upper
+    bounds at every eps, the far tail included, so ``gdp_summary_laplace`` contains the
+    mechanism's mu."""
     from . import mechanisms
-    from .accounting.compose import compose
-    from .measure import measure
+    from .accounting.certified import compose
 
     rows: dict[str, np.ndarray] = {}
     mus: dict[str, float] = {}
-    # the whole support while it is small (the composed profile is then exactly 0 beyond
-    # k eps0); past that dp_accounting's 1e-15 tail truncation keeps the FFT affordable
-    tm = 0.0 if kk * e0 / disc <= 2e6 else 1e-15
+    disc_opt = None if disc is None else float(disc)
     if "pld" in wanted:
-        p = compose(mechanisms.randomized_response(e0), times=kk,
-                    value_discretization_interval=disc, tail_mass_truncation=tm)
-        rows["pld"] = p.eps_for_delta(d)
+        p = compose(mechanisms.randomized_response(e0), times=kk, discretization=disc_opt)
+        rows["pld"] = np.array([p.eps_at(x).upper for x in d])
     if wanted & {"pld_laplace", "gdp_summary_laplace"}:
-        p = compose(mechanisms.laplace(e0), times=kk, value_discretization_interval=disc,
-                    tail_mass_truncation=tm)
-        rows["pld_laplace"] = p.eps_for_delta(d)
+        p = compose(mechanisms.laplace(e0), times=kk, discretization=disc_opt)
+        rows["pld_laplace"] = np.array([p.eps_at(x).upper for x in d])
         if "gdp_summary_laplace" in wanted:
-            end = p.source.end()
-            m = measure(p, eps_h=end, tol=max(tol, 1e-6), refine=False, identify=False)
-            mus["gdp_summary_laplace"] = m.upper
-            rows["gdp_summary_laplace"] = eps_gdp(m.upper, d)
+            mus["gdp_summary_laplace"] = p.mu_upper
+            mus["gdp_summary_laplace_floor"] = p.mu_floor
+            rows["gdp_summary_laplace"] = eps_gdp(p.mu_upper, d)
     return rows, mus
 
 
 def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8,
           rows: Sequence[str] | None = None,
-          value_discretization_interval: float = 1e-4) -> CompositionTable:
+          value_discretization_interval: float | None = None) -> CompositionTable:
     r"""Comparison of composition theorems for :math:`k`-fold :math:`\varepsilon_0`-DP:
     a :class:`CompositionTable`, row name → tuple of :math:`\varepsilon`, one per
     :math:`\delta`.  This is Table 1 of the GDPT paper (Liu, Sun, Jiang & Kong, NeurIPS
@@ -913,11 +914,13 @@ def table(eps0: float, k: int, deltas: Sequence[float], *, tol: float = 1e-8,
       (:func:`laplace_mu`, upper bound), composed;
     * ``clt``: :math:`\varepsilon` of :func:`clt_mu`-GDP, **approximate** (listed in
       ``.approximate``);
-    * ``pld``, ``pld_laplace``: :math:`\varepsilon` of the pessimistic PLD of :math:`k`
-      randomized-response (resp. Laplace) steps (:func:`symgdp.pld.compose`, discretisation
-      ``value_discretization_interval``);
-    * ``gdp_summary_laplace``: the tightest :math:`\mu` of that Laplace PLD (measured,
-      upper bound), then :math:`\varepsilon` at each :math:`\delta`;
+    * ``pld``, ``pld_laplace``: :math:`\varepsilon` of the certified composition of
+      :math:`k` randomized-response (resp. Laplace) steps (:func:`symgdp.compose`, exact
+      integer arithmetic, an upper bound at every :math:`\varepsilon`; grid
+      ``value_discretization_interval``, adaptive by default);
+    * ``gdp_summary_laplace``: ``mu_upper`` of that certified Laplace composition (the
+      mechanism's :math:`\mu` lies in ``[mu_floor, mu_upper]``, ``mus`` holds both), then
+      :math:`\varepsilon` at each :math:`\delta`;
     * ``optimal``: :func:`optimal_eps`, exact;
     * ``gdp_summary``: the tightest :math:`\mu` of the optimal profile (:func:`optimal_mu`,
       upper bound), then :math:`\varepsilon` at each :math:`\delta`.

@@ -118,6 +118,8 @@ _NAMESPACE: dict[str, Any] = {
     "sqrt": lambda x: to_arb(x).sqrt(),
     "erf": lambda x: _monotone(to_arb(x), arb.erf),
     "erfc": lambda x: _monotone(to_arb(x), arb.erfc),
+    "erfinv": lambda x: _monotone(to_arb(x), arb.erfinv),
+    "erfcinv": lambda x: _monotone(to_arb(x), arb.erfcinv),
     "abs": lambda x: abs(to_arb(x)),
     "Abs": lambda x: abs(to_arb(x)),
     "sin": lambda x: to_arb(x).sin(),
@@ -153,7 +155,7 @@ _NAMESPACE: dict[str, Any] = {
 }
 
 _FUNCTIONS = {
-    sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.Abs, sympy.sin, sympy.cos,
+    sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.erfinv, sympy.erfcinv, sympy.Abs, sympy.sin, sympy.cos,
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
     sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, ErfcxDiff, _expm1,
 
@@ -245,6 +247,12 @@ class _ArbPrinter(LambdaPrinter):
 
     def _print_DiracDelta(self, expr: Any) -> str:
         return "DiracDelta(" + ", ".join(self._print(a) for a in expr.args) + ")"
+
+    def _print_erfinv(self, expr: Any) -> str:
+        return f"erfinv({self._print(expr.args[0])})"
+
+    def _print_erfcinv(self, expr: Any) -> str:
+        return f"erfcinv({self._print(expr.args[0])})"
 
     def _print_Erfcx(self, expr: Any) -> str:
         n = int(expr.args[1]) if len(expr.args) > 1 else 0

@@ -88,6 +88,7 @@ from .measurement.search import (
     _Search,
     _staircase,
 )
+from .measurement.tail_proof import whole_line
 
 __all__ = ["Measurement", "measure", "gdpt", "METHODS"]
 
@@ -378,14 +379,16 @@ def measure(
         if mu_exact is not None:
             # delta_mu is a privacy profile and tight: validation and refinement (which
             # returns it unchanged) are not needed
-            return _gaussian_measurement(profile, profile, mu_exact, eps_h, tol,
-                                         bool(refine), notes, identify, timeout, t0)
+            return _whole_line(_gaussian_measurement(
+                profile, profile, mu_exact, eps_h, tol, bool(refine), notes, identify,
+                timeout, t0), mu_exact=mu_exact)
         # the bracket of a rounded delta_mu holds for the function as it is (no
         # monotonicity needed): no validation when it is measured unrefined
         near = None if refine else _near_gaussian_bracket(profile, eps_h, tol, timeout)
         if near is not None:
-            return _near_gaussian_measurement(profile, profile, near, eps_h, tol, False,
-                                              notes, identify, timeout, t0, certify)
+            return _whole_line(_near_gaussian_measurement(
+                profile, profile, near, eps_h, tol, False, notes, identify, timeout, t0,
+                certify))
     if hasattr(profile, "validate"):
         # a quick symbolic / grid check first; the search then proves monotonicity on
         # every interval it visits (first-order method)
@@ -396,15 +399,17 @@ def measure(
     if how == "first-order" and refined:
         mu_exact = _recognised_gaussian(p, timeout)
         if mu_exact is not None:
-            return _gaussian_measurement(profile, p, mu_exact, eps_h, tol, refined, notes,
-                                         identify, timeout, t0)
+            return _whole_line(_gaussian_measurement(
+                profile, p, mu_exact, eps_h, tol, refined, notes, identify, timeout, t0),
+                mu_exact=mu_exact)
     if how == "first-order":
         # unrefined, a bracket that fits was taken before validation; here the check
         # may refuse a hopeless search (after validation, so a non-profile is named so)
         near = _near_gaussian_bracket(p, eps_h, tol, timeout, refuse=True)
         if near is not None:
-            return _near_gaussian_measurement(profile, p, near, eps_h, tol, refined, notes,
-                                              identify, timeout, t0, certify)
+            return _whole_line(_near_gaussian_measurement(
+                profile, p, near, eps_h, tol, refined, notes, identify, timeout, t0,
+                certify))
     fo = None
     if how == "first-order" or certify is None:
         if how == "first-order":
@@ -460,9 +465,20 @@ def measure(
     if certify and fp > 0:
         # lfp is an upper end; keep the float above the true value too
         fp = math.nextafter(max(fp, float(delta_mu(eps_h, upper))), math.inf)
-    return Measurement(
+    m = Measurement(
         lower=lower, upper=upper, eps_h=eps_h, tol=tol, covers_tail=covers_tail,
         mu_tail=mu_tail, failure_prob=fp, log_failure_prob=lfp, refined=refined,
         method=how, certified=bool(certify), evaluations=evaluations, argmax=s.argmax,
         seconds=time.perf_counter() - t0, certify_evaluations=cert_evals,
         notes=tuple(notes), cover=cover, profile=p)
+    return _whole_line(m, fo=fo, certifier=certifier)
+
+
+# -- the whole-line hook (symgdp.measurement.tail_proof), apart from the search ----------
+def _whole_line(m: Measurement, fo: Any = None, mu_exact: Any = None,
+                certifier: Any = None) -> Measurement:
+    """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``).  The
+    proof's own test counts bound its work; its wall-clock budget is only a safety net,
+    generous (at least 30 s) so that a loaded machine does not change the answer."""
+    return whole_line(m, fo=fo, mu_exact=mu_exact, certifier=certifier,
+                      seconds=max(30.0, 4.0 * float(m.seconds)))

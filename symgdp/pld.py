@@ -7,7 +7,9 @@ mathematics of each step is set out):
   (:mod:`symgdp.accounting.connect`);
 * :func:`from_pld` -- the numeric profile of a PLD, an upper bound floored by its mass at
   infinity (:meth:`symgdp.profile.Profile.from_pld`, :mod:`symgdp.accounting.curves`);
-* :func:`compose` -- composition through PLDs (:mod:`symgdp.accounting.compose`);
+* :func:`compose` -- certified composition of any profiles, with the mechanism-level bracket
+  ``[mu_floor, mu_upper]`` (:mod:`symgdp.accounting.certified`; ``certify=False`` for
+  dp_accounting's float64 route, :mod:`symgdp.accounting.compose`);
 * :func:`head_measure` -- the measurement of a numeric profile on the head where it is
   above a failure probability;
 * :class:`IntPMF`, :func:`int_pmf`, :func:`int_compose`, :func:`int_self_compose` --
@@ -18,12 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from .accounting.compose import compose, head_measure
+from .accounting.certified import Composition, EpsBracket, LazyComposition, compose
+from .accounting.compose import head_measure
 from .accounting.connect import DEFAULT_DISCRETIZATION, to_pld
 from .accounting.pmf import IntPMF, int_compose, int_pmf, int_self_compose
 from .profile import Profile
 
-__all__ = ["to_pld", "from_pld", "compose", "head_measure", "DEFAULT_DISCRETIZATION",
+__all__ = ["to_pld", "from_pld", "compose", "Composition", "LazyComposition", "EpsBracket",
+           "head_measure", "DEFAULT_DISCRETIZATION",
            "IntPMF", "int_pmf", "int_compose", "int_self_compose"]
 
 

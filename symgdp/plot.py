@@ -32,24 +32,40 @@ from .gaussian import delta_mu, mu_gdp, tradeoff_gdp
 from .profile import Profile
 from .formatting import format_bracket
 
-__all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary"]
+__all__ = ["profiles", "gdpt", "tradeoff", "composition", "summary", "save", "PALETTE",
+           "ROW_STYLES"]
 
 _FIGSIZE = (7.8, 4.2)
 _FONT = 11
-# Row names of symgdp.composition.table, in the order and wording of theory §8.
-_ROW_LABELS = {
-    "basic": "basic",
-    "advanced": "advanced (Dwork–Rothblum–Vadhan)",
-    "gdp": r"GDP, per-step $\mu$ from pure DP",
-    "gdp_laplace": r"GDP, per-step $\mu$ of Laplace",
-    "optimal": "optimal (Kairouz–Oh–Viswanath)",
-    "gdp_summary": r"GDP summary of the optimal profile",
-    "rdp": "RDP (Mironov, Cor. 1)",
-    "rdp_tight": "RDP of pure DP, improved conversion",
-    "clt": "CLT approximation (not a bound)",
-    "pld": "PLD (connect-the-dots)",
+#: colour-blind-safe palette (Okabe & Ito, "Color universal design", 2008), in the order
+#: the series of a figure take it; yellow is left out (unreadable on white)
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+           "#7F7F7F")
+_BLUE, _VERMILLION, _GREEN, _PURPLE, _ORANGE, _SKY, _BLACK, _GREY = PALETTE
+#: the fixed style of every row of :func:`symgdp.composition.table` in :func:`composition`:
+#: colour, marker and line style, so that the rows stay apart also in grey print and for
+#: colour-blind readers (no two rows share colour and marker); related rows share a
+#: colour (a GDP summary and the bound it summarises), the approximate CLT row is dotted
+ROW_STYLES: dict[str, dict[str, Any]] = {
+    "basic": {"color": _GREY, "marker": "o", "ls": ":"},
+    "advanced": {"color": _BLACK, "marker": "s", "ls": ":"},
+    "rdp": {"color": _PURPLE, "marker": "v", "ls": "--"},
+    "rdp_tight": {"color": _PURPLE, "marker": "^", "ls": "-"},
+    "gdp": {"color": _SKY, "marker": "<", "ls": "--"},
+    "gdp_laplace": {"color": _SKY, "marker": ">", "ls": "-."},
+    "clt": {"color": _ORANGE, "marker": "x", "ls": ":"},
+    "pld": {"color": _GREEN, "marker": "D", "ls": "-."},
+    "pld_laplace": {"color": _BLUE, "marker": "d", "ls": "-"},
+    "gdp_summary_laplace": {"color": _BLUE, "marker": "P", "ls": "--"},
+    "optimal": {"color": _VERMILLION, "marker": "*", "ls": "-"},
+    "gdp_summary": {"color": _VERMILLION, "marker": "X", "ls": "--"},
 }
-_LEGEND_PLACES = ("auto", "outside", "below", "inside", "none")
+# styles of rows not in ROW_STYLES (a user's own rows), taken in turn
+_EXTRA_MARKERS = ("h", "p", "8", "1", "2", "3", "4", "+")
+_EXTRA_LINES = ("-", "--", "-.", ":")
+_LEGEND_PLACES = ("auto", "outside", "below", "inside", "figure", "none")
+# a figure narrower than this (inches) is a single-column figure: smaller fonts, legend below
+_NARROW = 4.5
 
 
 # -- matplotlib plumbing ---------------------------------------------------------------------
@@ -68,28 +84,91 @@ def _axes(ax: Any, figsize: tuple[float, float] = _FIGSIZE) -> tuple[Any, Any]:
     return fig, fig.add_subplot()
 
 
+def _font(fig: Any) -> float:
+    """Base font size (points) for a figure of this width: 8 pt in a single column
+    (3.3 in), 9 pt up to a double column (7 in), 11 pt for wider (screen) figures."""
+    w = float(fig.get_size_inches()[0])
+    return 8.0 if w < _NARROW else (9.0 if w <= 8.0 else float(_FONT))
+
+
+def _wrap(label: str, width: int) -> str:
+    """A long plain-text legend label broken into lines (mathtext is left whole)."""
+    if "$" in label or len(label) <= width or "\n" in label:
+        return label
+    import textwrap
+
+    return "\n".join(textwrap.wrap(label, width))
+
+
+def _below_offset(ax: Any, font: float) -> float:
+    """Points from the bottom of ``ax`` to below its tick labels and x label."""
+    from matplotlib import rcParams
+
+    ticks = 0.0
+    if ax.xaxis.get_visible():
+        ticks = float(rcParams["xtick.major.size"]) + float(rcParams["xtick.major.pad"])
+        ticks += 1.3 * (font - 1)  # a tick label, superscripts of 10^k included
+    label = 0.0
+    if ax.get_xlabel():
+        lines = ax.get_xlabel().count("\n") + 1
+        label = float(ax.xaxis.labelpad) + 1.25 * (font + 1) * lines
+    return ticks + label + 3.0
+
+
 def _finish(ax: Any, xlabel: str, ylabel: str, title: str | None,
             legend: str = "auto") -> None:
-    ax.set_xlabel(xlabel, fontsize=_FONT + 1)
-    ax.set_ylabel(ylabel, fontsize=_FONT + 1)
-    ax.tick_params(labelsize=_FONT - 1)
+    fig = ax.figure
+    font = _font(fig)
+    ax.set_xlabel(xlabel, fontsize=font + 1)
+    ax.set_ylabel(ylabel, fontsize=font + 1)
+    ax.tick_params(labelsize=font - 1)
     ax.grid(True, which="major", alpha=0.3)
     if title:
-        ax.set_title(title, fontsize=_FONT + 1)
-    if not ax.get_legend_handles_labels()[0] or legend == "none":
+        ax.set_title(title, fontsize=font + 1)
+    if legend == "figure":
+        _figure_legend(fig, font)
         return
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles or legend == "none":
+        return
+    narrow = float(fig.get_size_inches()[0]) < _NARROW
+    labels = [_wrap(t, 44 if narrow else 60) for t in labels]
     # outside the axes so that no entry hides data; constrained layout makes room for it:
-    # to the right of a lone axes, below each panel of a figure with several
+    # to the right of a lone axes, below each panel of a figure with several (and of a
+    # single-column figure), under the x label and its tick labels
     if legend == "auto":
-        legend = "below" if len(ax.figure.axes) > 1 else "outside"
+        legend = "below" if len(fig.axes) > 1 or narrow else "outside"
     if legend == "outside":
-        ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper left",
+        ax.legend(handles, labels, fontsize=font - 1, frameon=False, loc="upper left",
                   bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     elif legend == "below":
-        ax.legend(fontsize=_FONT - 2, frameon=False, loc="upper center",
-                  bbox_to_anchor=(0.5, -0.16), borderaxespad=0.0, ncols=1)
+        from matplotlib.transforms import ScaledTranslation
+
+        down = ScaledTranslation(0.0, -_below_offset(ax, font) / 72.0, fig.dpi_scale_trans)
+        ax.legend(handles, labels, fontsize=font - 1, frameon=False, loc="upper center",
+                  bbox_to_anchor=(0.5, 0.0), bbox_transform=ax.transAxes + down,
+                  borderaxespad=0.0, ncols=1)
     else:
-        ax.legend(fontsize=_FONT - 2, frameon=False)
+        ax.legend(handles, labels, fontsize=font - 1, frameon=False)
+
+
+def _figure_legend(fig: Any, font: float) -> None:
+    """One legend for every axes of ``fig`` (entries with the same label once), outside
+    all of them: to the right of a wide figure, below a single-column one.  Redrawn on
+    every call, so that a figure drawn panel by panel ends with all entries."""
+    for old in list(fig.legends):
+        old.remove()
+    seen: dict[str, Any] = {}
+    for a in fig.axes:
+        for h, t in zip(*a.get_legend_handles_labels(), strict=True):
+            seen.setdefault(t, h)
+    if not seen:
+        return
+    narrow = float(fig.get_size_inches()[0]) < _NARROW
+    labels = [_wrap(t, 44 if narrow else 34) for t in seen]
+    fig.legend(list(seen.values()), labels, fontsize=font - 1, frameon=False,
+               loc="outside lower center" if narrow else "outside right upper",
+               ncols=1)
 
 
 def _check_legend(legend: str) -> str:
@@ -99,18 +178,54 @@ def _check_legend(legend: str) -> str:
 
 
 def _colors(ax: Any, n: int) -> list[Any]:
-    """``n`` colours of the property cycle, skipping those already drawn in ``ax``.
+    """``n`` colours of :data:`PALETTE`, skipping those already drawn in ``ax``.
 
     Every series gets its own colour, also when several calls draw into the same axes.
     """
-    from matplotlib import rcParams
     from matplotlib.colors import to_hex
 
-    cycle = rcParams["axes.prop_cycle"].by_key().get("color") or ["C0"]
     used = {to_hex(ln.get_color()) for ln in ax.get_lines()}
-    free = [c for c in cycle if to_hex(c) not in used]
-    pool = free + [c for c in cycle if c not in free]
+    free = [c for c in PALETTE if to_hex(c) not in used]
+    pool = free + [c for c in PALETTE if c not in free]
     return [pool[i % len(pool)] for i in range(n)]
+
+
+def _row_style(name: str, i: int) -> dict[str, Any]:
+    """The fixed style of a composition row; rows without one get a style of their own."""
+    if name in ROW_STYLES:
+        return dict(ROW_STYLES[name])
+    return {"color": PALETTE[i % len(PALETTE)], "marker": _EXTRA_MARKERS[i % len(
+        _EXTRA_MARKERS)], "ls": _EXTRA_LINES[(i // len(_EXTRA_MARKERS)) % len(_EXTRA_LINES)]}
+
+
+def _row_label(name: str) -> str:
+    """A composition row's human name (symgdp.composition.ROW_LABELS), "mu" as mathtext."""
+    import re
+
+    from .composition import ROW_LABELS
+
+    return re.sub(r"\bmu\b", r"$\\mu$", ROW_LABELS.get(name, name))
+
+
+def save(fig: Any, path: Any, **kwargs: Any) -> None:
+    r"""Save ``fig`` (``fig.savefig(path, **kwargs)``) with the fonts embedded as TrueType
+    (``pdf.fonttype`` and ``ps.fonttype`` 42, as publishers ask) and text kept as text in
+    SVG: a ``.pdf`` path gives a vector figure for a paper.
+
+    Example:
+        >>> import tempfile
+        >>> from pathlib import Path
+        >>> fig = tradeoff(mu=[1.0], n=20)
+        >>> with tempfile.TemporaryDirectory() as d:
+        ...     save(fig, Path(d) / "f.pdf")
+        ...     pdf = (Path(d) / "f.pdf").read_bytes()
+        >>> b"/Type3" in pdf, b"/FontFile2" in pdf
+        (False, True)
+    """
+    from matplotlib import rc_context
+
+    with rc_context({"pdf.fonttype": 42, "ps.fonttype": 42, "svg.fonttype": "none"}):
+        fig.savefig(path, **kwargs)
 
 
 def _series(args: tuple[Any, ...], *, pairs: bool = False) -> list[Any]:
@@ -182,6 +297,20 @@ def _as_list(x: Any) -> list[float]:
     if x is None:
         return []
     return [float(v) for v in np.atleast_1d(np.asarray(x, dtype=float))]
+
+
+def _bracket_ends(mu: Any) -> Any:
+    """GDP parameters with each bracket (``.lower``/``.upper``) replaced by its ends."""
+    if mu is None:
+        return None
+    out: list[float] = []
+    for m in (mu if isinstance(mu, (list, tuple)) else [mu]):
+        lo, up = getattr(m, "lower", None), getattr(m, "upper", None)
+        if lo is not None and up is not None and math.isfinite(up):
+            out += [float(lo)] if lo == up else [float(lo), float(up)]
+        else:
+            out += [float(v) for v in np.atleast_1d(np.asarray(m, dtype=float))]
+    return out
 
 
 def _spans_decades(values: np.ndarray, decades: float = 3.0) -> bool:
@@ -526,9 +655,12 @@ def tradeoff(
             function they imply, Dong, Roth & Su 2021, Proposition 2.12, with the supremum
             over a dense :math:`\varepsilon` grid, which is conservative), trade-off curves
             :math:`T(\alpha)` such as those of :mod:`symgdp.tradeoff` (any vectorised
-            callable), or ``(alpha, beta)`` pairs.
+            callable), ``(alpha, beta)`` pairs, or guaranteed bands
+            (:class:`~symgdp.tradeoff.TradeoffBand`, drawn as a shaded region).
         mu: GDP parameters whose curves :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha)-\mu)`
-            are drawn dashed for comparison.
+            are drawn dashed for comparison; a bracket (a
+            :class:`~symgdp.tradeoff.MuBracket`, or any object with finite ``lower`` and
+            ``upper``) draws :math:`G_\mu` at both of its ends.
         n: points on the :math:`\alpha` axis.
         labels: legend entries for ``curves``.
         ax: draw into this axes.
@@ -551,7 +683,7 @@ def tradeoff(
         raise DomainError(f"n must be at least 2, got {n!r}")
     alpha = np.linspace(0.0, 1.0, int(n))
     items = _series(curves, pairs=True)
-    mus = _as_list(mu)
+    mus = _as_list(_bracket_ends(mu))
     if labels is not None and len(labels) != len(items):
         raise DomainError(f"got {len(labels)} labels for {len(items)} curves")
     fig, ax = _axes(ax, figsize=(6.6, 4.6))
@@ -564,6 +696,11 @@ def tradeoff(
                 raise DomainError(f"alpha and beta of curve {i + 1} differ in shape: "
                                   f"{a.shape} vs {b.shape}")
             label = labels[i] if labels else f"curve {i + 1}"
+        elif hasattr(c, "lower") and hasattr(c, "upper") and hasattr(c, "alpha"):
+            ax.fill_between(np.atleast_1d(c.alpha), np.atleast_1d(c.lower),
+                            np.atleast_1d(c.upper), color=colors[i], alpha=0.35, lw=1.0,
+                            label=labels[i] if labels else f"band ({c.method})")
+            continue
         elif isinstance(c, Profile):
             a, b = alpha, _profile_tradeoff(c, alpha)
             label = labels[i] if labels else _profile_label(c, i)
@@ -603,21 +740,24 @@ def composition(
     Args:
         table: the table of :func:`symgdp.composition.table` as it is (its ``deltas`` are
             the abscissae), or any mapping from row name to values (one
-            :math:`\varepsilon` per abscissa), then with ``deltas=`` or ``x``.  Known rows
-            (``basic``, ``advanced``, ``gdp``, ``gdp_laplace``, ``optimal``,
-            ``gdp_summary``, ``rdp``, ``rdp_tight``, ``clt``, ``pld``) get descriptive
-            labels.
+            :math:`\varepsilon` per abscissa), then with ``deltas=`` or ``x``.  The rows
+            of :data:`symgdp.composition.ROWS` are drawn with their human names
+            (:data:`symgdp.composition.ROW_LABELS`) and fixed styles (:data:`ROW_STYLES`:
+            colour-blind-safe colours, markers and line styles, the same in every
+            figure); other rows get styles of their own.
         x: the abscissae (the numbers of steps :math:`k`, or the :math:`\delta` values).
         deltas: the :math:`\delta` values of a plain mapping (same as ``x``).
         xlabel: label of the abscissa (use ``"$k$"`` for a plot against the step count).
-        rows: the rows to draw, in order (default: all).
+        rows: the rows to draw, in order (default: all), e.g.
+            ``rows=["basic", "advanced", "optimal", "gdp_summary"]``.
         labels: overrides of row labels.
         logx, logy: logarithmic axes; by default when the data span more than two decades.
         ax: draw into this axes.
         title: optional title.
         legend: where the legend goes, never on the data by default: ``"auto"`` (right of
             a lone axes, below each panel of a figure with several), ``"outside"``,
-            ``"below"``, ``"inside"`` or ``"none"``.
+            ``"below"``, ``"inside"``, ``"figure"`` (one legend for all panels of the
+            figure, outside them: panels that show the same rows) or ``"none"``.
 
     Entries that are ``None`` or NaN (not computed) are left out of their row, and the
     legend says so; an infinite :math:`\varepsilon` (no guarantee at that :math:`\delta`)
@@ -647,23 +787,24 @@ def composition(
         if r not in available:
             raise DomainError(f"the table has no row {r!r}; rows are {sorted(available)}")
     fig, ax = _axes(ax)
-    colors = _colors(ax, len(names))
     everything = []
-    styles = ["-o", "-s", "-^", "-v", "-D", "-P", "-X", "-*", "-<", "->"]
     infinite_at: list[tuple[np.ndarray, Any]] = []
-    for i, r in enumerate(names):
+    extra = 0
+    for r in names:
         ys = np.array([math.nan if v is None else float(v) for v in table[r]], dtype=float)
         if ys.shape != xs.shape:
             raise DomainError(f"row {r!r} has {ys.size} values for {xs.size} abscissae")
-        label = (labels or {}).get(r, _ROW_LABELS.get(r, r))
+        label = (labels or {}).get(r, _row_label(r))
         if np.isnan(ys).any():
             label += " (not computed everywhere)" if np.isfinite(ys).any() \
                 else " (not computed)"
+        style = _row_style(r, extra)
+        extra += r not in ROW_STYLES
         if np.isposinf(ys).any():
-            infinite_at.append((xs[np.isposinf(ys)], colors[i]))
+            infinite_at.append((xs[np.isposinf(ys)], style["color"]))
         ys = np.where(np.isfinite(ys), ys, np.nan)
         everything.append(ys)
-        ax.plot(xs, ys, styles[i % len(styles)], color=colors[i], lw=1.6, ms=4, label=label)
+        ax.plot(xs, ys, lw=1.4, ms=4.5, label=label, **style)
     if logx if logx is not None else _spans_decades(xs, 2.0):
         ax.set_xscale("log")
     if logy if logy is not None else _spans_decades(np.concatenate(everything), 2.0):
@@ -675,23 +816,31 @@ def composition(
     return fig
 
 
-def summary(rep: Any, *, eps_max: float | None = None) -> Any:
+def summary(rep: Any, *, eps_max: float | None = None,
+            figsize: tuple[float, float] | None = None) -> Any:
     r"""Two panels for a :class:`~symgdp.report.Report`: the profiles and the GDPT.
 
     The left panel shows the naive and refined profiles with :math:`\delta_\mu` at the
     measured upper bound; the right one the GDPT of the measured profile with its
     staircase bounds, measured bracket and tail limit.  The report's cautions (a head
     bound that is not the mechanism's :math:`\mu`, a mechanism's validity range) are the
-    figure's title.
+    figure's title.  ``figsize`` (inches; default 12 x 5.2) sets the size, e.g.
+    ``(7, 3.8)`` for a double-column page; in a single column (narrower than 4.5 in) the
+    panels are stacked.
     """
-    fig = _figure_class()(figsize=(12.0, 5.2), layout="constrained")
-    left, right = fig.subplots(1, 2)
+    if figsize is None:
+        figsize = (12.0, 5.2)
+    fig = _figure_class()(figsize=tuple(float(v) for v in figsize), layout="constrained")
+    narrow = fig.get_size_inches()[0] < _NARROW
+    left, right = fig.subplots(2, 1) if narrow else fig.subplots(1, 2)
     cautions = tuple(getattr(rep, "cautions", ()))
     if cautions:  # what the report says first, the figure says first
         import textwrap
 
-        fig.suptitle("\n".join(textwrap.wrap("Caution: " + "; ".join(cautions), 150)),
-                     color="firebrick", fontsize=_FONT)
+        font = _font(fig)
+        chars = max(30, int(fig.get_size_inches()[0] * 72 / (0.6 * font)))
+        fig.suptitle("\n".join(textwrap.wrap("Caution: " + "; ".join(cautions), chars)),
+                     color="firebrick", fontsize=font)
     items = [rep.profile.replace(name="naive profile")]
     if rep.refined is not None:
         items.append(rep.refined.replace(name="refined profile"))
@@ -798,7 +947,7 @@ def sweep(
     for i, (label, sel) in enumerate(groups):
         order = np.argsort(xs[sel], kind="stable")
         gx, gl, gu = xs[sel][order], lo[sel][order], up[sel][order]
-        color = f"C{i % 10}"
+        color = PALETTE[i % len(PALETTE)]
         ax.fill_between(gx, gl, gu, color=color, alpha=0.25, lw=0)
         ax.plot(gx, gu, "-", color=color, lw=1.6, label=label)
     if target_mu is not None:
@@ -831,14 +980,18 @@ def sweep_map(
         levels: :math:`\mu` values to draw as labelled contour lines (e.g. ``[0.5, 1]``).
         title: optional title.
 
-    Cells of failed points are left blank.
+    The colours are filled contours of the upper bounds, interpolated linearly between
+    the swept points (drawn as dots): a guarantee holds at the dots, the colour between
+    them is a guide for the eye.  The axes span the swept ranges exactly (no cell
+    reaches past the grid, so a positive parameter stays positive).  Failed points are
+    gaps.  A parameter with a single value is drawn as one row (or column) of cells.
 
     Example:
         >>> recs = [{"point": {"A": a, "sigma": s}, "mu_lower": a / s - 1e-6,
         ...          "mu_upper": a / s, "error": None} for a in (1.0, 2.0) for s in (1.0, 2.0)]
         >>> fig = sweep_map(recs, "A", "sigma", levels=[1.0])
-        >>> fig.axes[0].get_xlabel()
-        '$A$'
+        >>> fig.axes[0].get_xlabel(), [float(v) for v in fig.axes[0].get_ylim()]
+        ('$A$', [1.0, 2.0])
     """
     records = list(records)
     if not records:
@@ -848,7 +1001,7 @@ def sweep_map(
     ux, uy = np.unique(xs), np.unique(ys)
     z = np.full((uy.size, ux.size), np.nan)
     filled = np.zeros_like(z, dtype=bool)
-    for xv, yv, u in zip(xs, ys, up):
+    for xv, yv, u in zip(xs, ys, up, strict=True):
         i, j = np.searchsorted(uy, yv), np.searchsorted(ux, xv)
         if filled[i, j]:
             raise DomainError(f"several records at {x}={xv:g}, {y}={yv:g}: plot a slice of "
@@ -856,15 +1009,34 @@ def sweep_map(
         filled[i, j] = True
         z[i, j] = u if np.isfinite(u) else np.nan
     fig, ax = _axes(ax, figsize=(6.4, 4.8))
-    mesh = ax.pcolormesh(ux, uy, np.ma.masked_invalid(z), shading="nearest", cmap="viridis")
-    fig.colorbar(mesh, ax=ax, label=r"$\mu$ (upper bound)")
-    if levels is not None and ux.size >= 2 and uy.size >= 2 and np.isfinite(z).any():
-        cs = ax.contour(ux, uy, np.ma.masked_invalid(z), levels=sorted(float(v) for v in levels),
-                        colors="white", linewidths=1.2)
-        ax.clabel(cs, fmt=lambda v: rf"$\mu={v:g}$", fontsize=_FONT - 2)
-    if _spans_decades(ux, 2.0):
+    zm = np.ma.masked_invalid(z)
+    finite = z[np.isfinite(z)]
+    logx, logy = _spans_decades(ux, 2.0), _spans_decades(uy, 2.0)
+    if ux.size >= 2 and uy.size >= 2 and finite.size:
+        lo, hi = float(finite.min()), float(finite.max())
+        fill = np.linspace(lo, hi if hi > lo else lo + 1e-12, 33)
+        mesh = ax.contourf(ux, uy, zm, levels=fill, cmap="viridis", extend="neither")
+        ax.plot(*np.meshgrid(ux, uy), ls="none", marker=".", ms=2.5, color="white",
+                alpha=0.8)
+        ax.set_xlim(float(ux[0]), float(ux[-1]))
+        ax.set_ylim(float(uy[0]), float(uy[-1]))
+    else:
+        mesh = ax.pcolormesh(ux, uy, zm, shading="nearest", cmap="viridis")
+    font = _font(fig)
+    bar = fig.colorbar(mesh, ax=ax)
+    from matplotlib.ticker import MaxNLocator
+
+    bar.locator = MaxNLocator(6)  # round values, not the (many) filled levels
+    bar.update_ticks()
+    bar.set_label(r"$\mu$ (upper bound at the dots)", fontsize=font)
+    bar.ax.tick_params(labelsize=font - 1)
+    if levels is not None and ux.size >= 2 and uy.size >= 2 and finite.size:
+        wanted = sorted(float(v) for v in levels)
+        cs = ax.contour(ux, uy, zm, levels=wanted, colors="white", linewidths=1.2)
+        ax.clabel(cs, fmt=lambda v: rf"$\mu={v:g}$", fontsize=font - 1)
+    if logx:
         ax.set_xscale("log")
-    if _spans_decades(uy, 2.0):
+    if logy:
         ax.set_yscale("log")
     _finish(ax, _sweep_label(x), _sweep_label(y), title)
     ax.grid(False)

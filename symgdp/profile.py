@@ -223,6 +223,74 @@ class Profile:
         expr = sympy.Function(f"delta_{source.kind}")(var)
         return cls(expr, var=var, name=name or source.kind, source=source, **meta)
 
+    @classmethod
+    def from_rdp(cls, expr: Any, alpha: Any = None, values: Mapping[Any, Any] | None = None,
+                 *, name: str | None = None, timeout: float | None = None) -> Profile:
+        r"""The profile implied by a Rényi-DP curve :math:`\varepsilon(\alpha)` (an
+        expression in ``alpha``, a string, or a table ``{order: value}``), through the tight
+        RDP to :math:`(\varepsilon, \delta)` conversion minimised over the order
+        (:func:`symgdp.notions.rdp_source`): an upper bound on the mechanism's profile.
+
+        Example:
+            >>> import sympy
+            >>> from symgdp.notions import alpha
+            >>> p = Profile.from_rdp(alpha / 2)          # the Gaussian mechanism, sigma = 1
+            >>> p.tail_limit()
+            1
+            >>> from symgdp import delta_mu
+            >>> bool(p(1.0) >= delta_mu(1.0, 1.0))
+            True
+        """
+        from .notions import alpha as _ALPHA
+        from .notions import rdp_source
+
+        src = rdp_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
+                         timeout=timeout)
+        return cls.from_source(src, name=name)
+
+    @classmethod
+    def from_zcdp(cls, rho: Any, xi: Any = 0, values: Mapping[Any, Any] | None = None, *,
+                  name: str | None = None) -> Profile:
+        r"""The profile implied by :math:`(\xi, \rho)`-zCDP, i.e. the RDP curve
+        :math:`\xi + \rho\alpha` (:func:`symgdp.notions.zcdp_source`).
+
+        Example:
+            >>> p = Profile.from_zcdp(0.5)                # the Gaussian mechanism, sigma = 1
+            >>> p.tail_limit()
+            1.00000000000000
+        """
+        from .notions import zcdp_source
+
+        return cls.from_source(zcdp_source(rho, xi, values), name=name)
+
+    @classmethod
+    def from_tradeoff_curve(cls, expr: Any, alpha: Any = None,
+                            values: Mapping[Any, Any] | None = None, *,
+                            name: str | None = None, symmetric: bool = True,
+                            tol: float = 1e-6) -> Profile:
+        r"""The profile of an :math:`f`-DP trade-off curve :math:`T(\alpha)` through its
+        convex conjugate, :math:`\delta(\varepsilon) = \sup_\alpha 1 - T(\alpha) -
+        e^\varepsilon\alpha` (Dong, Roth & Su 2021, Prop. 2.12;
+        :func:`symgdp.notions.tradeoff_source`).  ``symmetric=False`` also takes the
+        inverse curve's conjugate.
+
+        Example:
+            >>> import sympy
+            >>> from symgdp.notions import alpha
+            >>> # G_1(alpha) = Phi(Phi^{-1}(1 - alpha) - 1), written with erfc and erfcinv
+            >>> G1 = sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - 1) / sympy.sqrt(2)) / 2
+            >>> p = Profile.from_tradeoff_curve(G1)
+            >>> from symgdp import delta_mu
+            >>> bool(abs(p(1.0) - delta_mu(1.0, 1.0)) < 1e-5)
+            True
+        """
+        from .notions import alpha as _ALPHA
+        from .notions import tradeoff_source
+
+        src = tradeoff_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
+                              symmetric=symmetric, tol=tol)
+        return cls.from_source(src, name=name)
+
     @property
     def source(self) -> Any:
         """The numeric source of a profile built by :meth:`from_source`, else ``None``."""
@@ -505,6 +573,39 @@ class Profile:
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 
+    def tradeoff(self, alpha: Any, **kw: Any) -> Any:
+        r"""The trade-off curve :math:`\beta(\alpha)` of the mechanism with certified
+        bands (``.lower``, ``.upper``; :func:`symgdp.bands.band`, Dong, Roth & Su 2021,
+        Prop. 2.12), vectorised over ``alpha``.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> b = mechanisms.gaussian(1.0).tradeoff([0.05, 0.5])
+            >>> bool((b.lower <= b.upper).all()), round(float(b.upper[1]), 6)  # Phi(-1)
+            (True, 0.158655)
+        """
+        from .bands import band
+
+        return band(self, alpha, **kw)
+
+    def group(self, k: int) -> Profile:
+        r"""The profile of groups of ``k`` records (:func:`symgdp.group.group_profile`):
+        a Gaussian mechanism's exactly (:math:`\mu`-GDP gives :math:`k\mu`-GDP), any other
+        profile by the group bound along the chain of ``k`` neighbours.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> g = mechanisms.gaussian(0.5).group(3)
+            >>> round(g(1.0), 12) == round(mechanisms.gaussian(1.5)(1.0), 12)
+            True
+        """
+        if self._source is not None:
+            raise ProfileError(f"group privacy of a numeric {self._source.kind} profile is "
+                               "not available: give the mechanism's profile as a formula")
+        from .group import group_profile
+
+        return group_profile(self, k)
+
     def gdpt(self, eps: Any) -> Any:
         r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
         \delta(\varepsilon))` (theory §4; :func:`symgdp.measure.gdpt`)."""
@@ -525,8 +626,8 @@ class Profile:
             >>> from symgdp import delta_mu
             >>> p(1.0) >= delta_mu(1.0, 2.0)   # 4-fold 1-GDP is 2-GDP
             True
-            >>> p.source.floor
-            0.0
+            >>> p.source.floor < 1e-14   # the mass at infinity: dp_accounting's tail cut
+            True
         """
         from .accounting.curves import pld_source
 

@@ -106,6 +106,11 @@ def _one_line(exc: BaseException) -> str:
 # -- the report -------------------------------------------------------------------------------
 
 
+
+def _whole_line_why(m: Any) -> str:
+    """Why a measurement's bound holds on the whole line (``covers_tail``)."""
+    return getattr(m, "tail_proof", "") or "the profile is 0 beyond some eps <= eps_h"
+
 @dataclass(frozen=True, slots=True)
 class Report:
     r"""Every derived step of an analysis (see :func:`report`).
@@ -204,8 +209,8 @@ class Report:
                 parts.append(f"no GDP guarantee on [0, {m.eps_h:g}]: the profile reaches 1"
                              + ("" if m.refined else " (refinement usually removes that)"))
             elif m.covers_tail:
-                parts.append(f"mu-GDP with mu = {up} (the profile is 0 beyond some eps <= "
-                             f"eps_h = {m.eps_h:g}, so the head bound is the full guarantee)")
+                parts.append(f"mu-GDP with mu = {up} ({_whole_line_why(m)}, so the bound "
+                             "is the full guarantee)")
                 floor = float(m.lower)
             else:
                 parts.append(f"({m.eps_h:g}, {up})-head GDP, sup of G on [0, {m.eps_h:g}] "
@@ -299,9 +304,10 @@ class Report:
             rows.append(("measured head",
                          rf"{lo} \le \sup_{{0 \le {var} \le {m.eps_h:g}}} G({var}) \le {up_tex}"))
             if m.covers_tail and math.isfinite(m.upper):
-                rows.append(("guarantee",
-                             rf"\mu\text{{-GDP with }} \mu = {up_tex}"
-                             r"\ (\text{profile} = 0 \text{ beyond } \varepsilon_h)"))
+                why = (r"\ (\text{profile} = 0 \text{ beyond } \varepsilon_h)"
+                       if not getattr(m, "tail_proof", "") else
+                       r"\ (\delta \le \delta_\mu \text{ proved on the whole line})")
+                rows.append(("guarantee", rf"\mu\text{{-GDP with }} \mu = {up_tex}" + why))
             else:
                 rows.append(("failure probability",
                              rf"\delta_{{{up_tex}}}({m.eps_h:g}) \le "
@@ -360,10 +366,10 @@ class Report:
         m = self.measurement
         if m is not None:
             lo, up = format_bracket(m.lower, m.upper)
-            rows.append(("mu (head)", f"{lo} <= sup G on [0, {m.eps_h:g}] <= {up}"))
+            rows.append(("mu (whole line)" if m.covers_tail else "mu (head)",
+                         f"{lo} <= sup G on {m._span()} <= {up}"))
             if m.covers_tail:
-                rows.append(("failure prob.", "0 (the profile is 0 beyond some eps <= eps_h: "
-                             "full guarantee)"))
+                rows.append(("failure prob.", f"0 ({_whole_line_why(m)}: full guarantee)"))
             else:
                 rows.append(("failure prob.", f"<= {format_log_upper(m.log_failure_prob)} "
                              f"(delta_mu at eps_h = {m.eps_h:g}, mu = the upper bound)"))
@@ -420,6 +426,8 @@ class Report:
             "eps_h": num_or_none("eps_h"),
             "tol": num_or_none("tol"),
             "covers_tail": None if m is None else bool(m.covers_tail),
+            "proved_until": None if m is None
+            else json_number(getattr(m, "proved_until", math.nan)),
             # an upper bound: never rounded down, never 0.0 when positive
             "failure_prob": None if m is None else probability_upper(m.log_failure_prob),
             "log_failure_prob": num_or_none("log_failure_prob"),

@@ -56,6 +56,17 @@ import sympy
 from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
 from .evaluate import evaluator_of
+from .tail_rules import (
+    _asymptotic_limit,
+    _Budget,
+    _eventual,
+    _eventual_sign,
+    _limit_at_infinity,
+    _rate_of_lead,
+    _rules_lead,
+    _structural_limit,
+    eventual_branch,
+)
 
 __all__ = ["Identification", "identify", "tail_limit", "eventual_branch", "NUMERIC_RTOL"]
 
@@ -90,233 +101,200 @@ class Identification:
                              f"got {self.method!r}")
 
 
-class _Budget:
-    """A wall-clock deadline shared by the bounded SymPy calls of one analysis."""
-
-    def __init__(self, timeout: float | None) -> None:
-        self.total = resolve_timeout(timeout)
-        self.end = time.monotonic() + self.total
-        self.timed_out = False
-
-    def call(self, fn: Any, *args: Any) -> Any:
-        left = self.end - time.monotonic()
-        if left <= 0:
-            self.timed_out = True
-            raise AnalysisTimeout(f"the tail analysis exceeded its budget of {self.total:g} s")
-        try:
-            return run_bounded(fn, *args, timeout=left)
-        except AnalysisTimeout:
-            self.timed_out = True
-            raise
-
-
-def _bad(value: Any) -> bool:
-    """True when a SymPy limit result is not a usable answer."""
-    if value is None or not isinstance(value, sympy.Basic):
-        return True
-    return bool(value.has(sympy.Limit, sympy.AccumBounds, sympy.nan, sympy.zoo)
-                or value is sympy.nan)
-
-
-def _limit_at_infinity(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> Any:
-    try:
-        val = budget.call(sympy.limit, expr, var, sympy.oo)
-    except AnalysisTimeout:
-        return None
-    except Exception:  # noqa: BLE001 - SymPy raises many kinds on unsupported input
-        return None
-    if _bad(val) or var in val.free_symbols:
-        return None
-    return val
-
-
-def _eventual_sign(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> int | None:
-    """+1 / -1 when ``expr`` is eventually positive / negative as var -> oo, else None."""
-    expr = sympy.sympify(expr)
-    if var not in expr.free_symbols:
-        if expr.is_positive:
-            return 1
-        if expr.is_negative:
-            return -1
-        return 0 if expr.is_zero else None
-    if expr.is_polynomial(var):
-        poly = sympy.Poly(expr, var)
-        return _eventual_sign(poly.LC(), var, budget)
-    val = _limit_at_infinity(expr, var, budget)
-    if val is None:
-        return None
-    if val is sympy.oo:
-        return 1
-    if val is sympy.S.NegativeInfinity:
-        return -1
-    if val.is_positive:
-        return 1
-    if val.is_negative:
-        return -1
-    return None
-
-
-def _eventually_true(cond: Any, var: sympy.Symbol, budget: _Budget) -> bool | None:
-    if cond is sympy.true or cond is True:
-        return True
-    if cond is sympy.false or cond is False:
-        return False
-    if isinstance(cond, sympy.And):
-        vals = [_eventually_true(c, var, budget) for c in cond.args]
-        if any(v is False for v in vals):
-            return False
-        return True if all(v is True for v in vals) else None
-    if isinstance(cond, sympy.Or):
-        vals = [_eventually_true(c, var, budget) for c in cond.args]
-        if any(v is True for v in vals):
-            return True
-        return False if all(v is False for v in vals) else None
-    if isinstance(cond, sympy.Not):
-        v = _eventually_true(cond.args[0], var, budget)
-        return None if v is None else not v
-    if isinstance(cond, sympy.Rel):
-        s = _eventual_sign(cond.lhs - cond.rhs, var, budget)
-        if s is None or s == 0:
-            return None
-        if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
-            return s > 0
-        if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
-            return s < 0
-        if isinstance(cond, sympy.Eq):
-            return False
-        if isinstance(cond, sympy.Ne):
-            return True
-    return None
-
-
-def _eventual(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> sympy.Expr | None:
-    if var not in expr.free_symbols:
-        return expr
-    if isinstance(expr, sympy.Piecewise):
-        for e, c in expr.args:
-            holds = _eventually_true(c, var, budget)
-            if holds is True:
-                return _eventual(e, var, budget)
-            if holds is None:
-                return None
-        return None
-    if isinstance(expr, (sympy.Max, sympy.Min)):
-        args = [_eventual(a, var, budget) for a in expr.args]
-        if any(a is None for a in args):
-            return None
-        best = args[0]
-        for a in args[1:]:
-            s = _eventual_sign(a - best, var, budget)
-            if s is None and a.is_positive and best.is_positive:
-                # both vanish (difference -> 0): compare by their ratio instead
-                s = _eventual_sign(a / best - 1, var, budget)
-            if s is None or s == 0:
-                return None
-            if (s > 0) == isinstance(expr, sympy.Max):
-                best = a
-        return best
-    if not expr.args:
-        return expr
-    args = [_eventual(a, var, budget) for a in expr.args]
-    if any(a is None for a in args):
-        return None
-    return expr.func(*args)
-
-
-def eventual_branch(expr: sympy.Expr, var: sympy.Symbol, *,
-                    timeout: float | None = None) -> sympy.Expr | None:
-    r"""The expression that ``expr`` equals for all large ``var``, or ``None`` if undecided.
-
-    ``Max``, ``Min`` and ``Piecewise`` are replaced by the branch that holds as
-    :math:`\varepsilon \to \infty`.
-
-    Example:
-        >>> import sympy
-        >>> from symgdp import eps
-        >>> eventual_branch(sympy.Max(1 - sympy.exp(eps / 2 - 1), 0), eps)
-        0
-    """
-    return _eventual(sympy.sympify(expr), var, _Budget(timeout))
-
-
-# -- the symbolic route: dominant-term asymptotics ------------------------------------------
-def _negated(c: sympy.Expr) -> sympy.Expr:
-    """-c with -Max(-b, -d) written as Min(b, d) (and vice versa)."""
-    if isinstance(c, sympy.Max):
-        return sympy.Min(*[_negated(a) for a in c.args])
-    if isinstance(c, sympy.Min):
-        return sympy.Max(*[_negated(a) for a in c.args])
-    return -c
-
-
-def _asymptotic_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
-    """(limit or None, detail) from the expansion of log delta (:mod:`symgdp.asymptotics`).
-
-    Runs in a bounded child process; everything it decides holds for every admissible
-    value of the free parameters (undecidable signs give ``None``).
-    """
-    from fractions import Fraction
-
-    from .asymptotics import NotPositive, Unsupported, log_series, prepare
-
-    two: tuple[Fraction, int] = (Fraction(2), 0)
-    if expr.atoms(sympy.Float):
-        # decimals as the rationals they spell (as SymPy's limit does): 1.5 -> 3/2, so a
-        # limit like A^2/(2 sigma^2) comes out exact; the numeric check uses the Floats
-        expr = sympy.nsimplify(expr, rational=True)
-    try:
-        series = log_series(prepare(expr, var), var)
-    except NotPositive as exc:
-        return None, f"the tail branch looks eventually negative ({exc})"
-    except Unsupported as exc:
-        return None, f"no asymptotic rule: {exc}"
-    except (RecursionError, TypeError, ValueError, ArithmeticError) as exc:
-        return None, f"no asymptotic rule: {type(exc).__name__}"
-    lead = series.leading()
-    if lead is None:
-        if series.floor < two:
-            return sympy.oo, "log delta = o(eps^2)"
-        return None, "the expansion of log delta has no leading term"
-    key, coef = lead
-    shown = f"log delta ~ ({coef}) * eps^{key[0]}" + (f" log(eps)^{key[1]}" if key[1] else "")
-    from .asymptotics import _sign
-
-    if key < two:
-        return sympy.oo, f"{shown}: slower than eps^2 (or vacuous)"
-    sg = _sign(coef)
-    if sg is None:
-        return None, f"{shown}: the sign of the leading coefficient depends on the parameters"
-    if sg > 0:
-        return sympy.oo, f"{shown}: the profile grows (vacuous)"
-    if key > two:
-        return sympy.S.Zero, f"{shown}: faster than eps^2"
-    lim = 1 / (2 * _negated(coef))
-    return lim, shown
-
-
 # -- numeric cross-check of a symbolic answer -------------------------------------------------
 _CHECK_POINTS = ((1e6, 1e16, 1e40), (1e4, 1e8, 1e16), (1e3, 1e4, 1e5))
-_CHECK_DRAWS = 3
-_CHECK_SECONDS = 5.0  # per parameter draw: the check must not eat the whole budget
+_CHECK_SECONDS = 5.0  # the check of a limit without parameters
+# The parameter check (theory §5): every ordering of the parameters over these values,
+# ties, a common scale and extremes.
+_GRID = (sympy.Rational(3, 10), sympy.Integer(1), sympy.Integer(3), sympy.Integer(10))
+_GRID_INT = (sympy.Integer(1), sympy.Integer(2), sympy.Integer(3), sympy.Integer(10))
+_EXTREMES = (sympy.Rational(1, 1000), sympy.Integer(1000))
+_EXTREMES_INT = (sympy.Integer(1), sympy.Integer(100))
+_SCALES = (sympy.Rational(1, 100), sympy.Integer(100))
+_MAX_ORDERINGS = 48
+#: Seconds the parameter check may take at least, even when the budget is spent (and per
+#: point for the numeric fallback of a point).
+_CHECK_MIN_SECONDS = 5.0
+_POINT_SECONDS = 2.0
 
 
-def _draws(symbols: set, seed_text: str) -> list[dict]:
-    """Random admissible parameter values (log-uniform in [1/4, 4]; integers 1..5)."""
+def _parameter_points(params: set) -> list[dict]:
+    r"""Parameter values covering every ordering of the parameters: all injective
+    assignments of :math:`\{0.3, 1, 3, 10\}` (integers: 1, 2, 3, 10), every pair tied,
+    the orderings scaled by 1/100 and 100, each parameter at 1/1000 and 1000 with the
+    others at 1, and all at once at the extremes.  A parameter declared negative gets the
+    negated values; one of unknown sign also gets -1 and 0."""
+    import itertools
     import random
 
-    if not symbols:
+    syms = sorted(params, key=str)
+    if not syms:
         return [{}]
-    rng = random.Random(seed_text)
-    out = []
-    for _ in range(_CHECK_DRAWS):
-        d = {}
-        for s in sorted(symbols, key=str):
-            if s.is_integer:
-                d[s] = sympy.Integer(rng.randint(1, 5))
-            else:
-                d[s] = sympy.Rational(round(4 ** rng.uniform(-1, 1), 6)).limit_denominator(10**6)
-        out.append(d)
+    n = len(syms)
+
+    def val(s: sympy.Symbol, v: sympy.Expr, integer_v: sympy.Expr) -> sympy.Expr:
+        x = integer_v if s.is_integer else v
+        return -x if s.is_negative else x
+
+    def grid(i: int) -> tuple:
+        return _GRID_INT if syms[i].is_integer else _GRID
+
+    pts: list[dict] = []
+    base = list(range(len(_GRID)))
+    if n <= len(_GRID):
+        orders = list(itertools.permutations(base, n))
+    else:
+        rng = random.Random(n)
+        orders = [tuple(rng.choice(base) for _ in range(n)) for _ in range(_MAX_ORDERINGS)]
+    for o in orders:
+        pts.append({s: val(s, grid(i)[o[i]], _GRID_INT[o[i]]) for i, s in enumerate(syms)})
+    for i, j in itertools.combinations(range(n), 2):
+        for tie in (1, 2):
+            others = iter([k for k in (0, 3, 1, 2) if k != tie] * n)
+            d = {}
+            for m, s in enumerate(syms):
+                k = tie if m in (i, j) else next(others)
+                d[s] = val(s, grid(m)[k], _GRID_INT[k])
+            pts.append(d)
+    for f in _SCALES:
+        for o in (tuple(range(min(n, 4))), tuple(reversed(range(min(n, 4))))):
+            pts.append({s: val(s, grid(m)[o[m % len(o)]] * f, _GRID_INT[o[m % len(o)]])
+                        for m, s in enumerate(syms)})
+    for s in syms:
+        for k in (0, 1):
+            d = {t: val(t, sympy.Integer(1), sympy.Integer(1)) for t in syms}
+            d[s] = val(s, _EXTREMES[k], _EXTREMES_INT[k])
+            pts.append(d)
+    for k in (0, 1):
+        pts.append({s: val(s, _EXTREMES[k], _EXTREMES_INT[k]) for s in syms})
+    for s in syms:
+        if s.is_positive or s.is_negative:
+            continue
+        for v in (sympy.Integer(-1), sympy.S.Zero):
+            if (v == 0 and s.is_nonzero) or (v < 0 and s.is_nonnegative):
+                continue
+            d = {t: val(t, sympy.Integer(3), sympy.Integer(3)) for t in syms}
+            d[s] = v
+            pts.append(d)
+    out, seen = [], set()
+    for d in pts:
+        key = tuple(d[s] for s in syms)
+        if key not in seen:
+            seen.add(key)
+            out.append(d)
     return out
+
+
+def _bound_truth(expr: sympy.Expr, var: sympy.Symbol, left: float) -> tuple[str, Any]:
+    """The tail limit of ``expr`` with every parameter bound, by the exact rules:
+    ("limit", value), ("inadmissible", why) when the profile is eventually negative there,
+    or ("none", why)."""
+    from .asymptotics import NotPositive, Unsupported
+
+    try:
+        e = expr
+        if e.has(sympy.nan, sympy.zoo):
+            return "inadmissible", "undefined"
+        try:
+            if e.has(sympy.Piecewise):
+                raise Unsupported("Piecewise")
+            key, coef, shown = _rules_lead(e, var)
+        except (NotPositive, Unsupported):
+            if not e.has(sympy.Piecewise, sympy.Max, sympy.Min):
+                raise
+            # the branch that holds far out (an eventually-0 Laplace profile, ...)
+            e = _eventual(e, var, _Budget(max(left, 0.5)))
+            if e is None:
+                return "none", "branch undecided"
+            if e.is_zero:
+                return "limit", sympy.S.Zero
+            key, coef, shown = _rules_lead(e, var)
+    except NotPositive as exc:
+        return "inadmissible", f"eventually negative ({exc})"
+    except (Unsupported, SymgdpError) as exc:
+        return "none", str(exc)
+    except Exception as exc:  # noqa: BLE001 - any failure of the rules is "no answer"
+        return "none", type(exc).__name__
+    if key is None:
+        return "none", shown
+    rate = _rate_of_lead(key, coef)
+    if rate is None:
+        return "none", shown
+    if rate is sympy.oo:
+        return "limit", sympy.S.Zero
+    if not rate.is_positive:
+        return "limit", sympy.oo
+    return "limit", 1 / rate
+
+
+def _bound_truths(expr: sympy.Expr, var: sympy.Symbol, points: list[dict],
+                  end: float) -> list[tuple[str, Any]]:
+    """:func:`_bound_truth` at every point (one bounded child runs them all)."""
+    return [_bound_truth(expr.xreplace(d), var, end - time.monotonic()) for d in points]
+
+
+def _same_value(formula: Any, truth: sympy.Expr) -> bool | None:
+    """Whether the formula's value at a point equals the exact bound limit (30 digits)."""
+    if formula is sympy.oo or truth is sympy.oo:
+        return formula is truth
+    try:
+        f, t = sympy.N(formula, 30), sympy.N(truth, 30)
+    except (TypeError, ValueError, ArithmeticError):
+        return False
+    if not (f.is_Number and t.is_Number) or f.has(sympy.nan) or not f.is_finite:
+        return False
+    if t == 0:
+        return f == 0
+    return bool(abs(f - t) <= sympy.Float("1e-20", 30) * abs(t))
+
+
+def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
+                     budget: _Budget) -> tuple[bool | None, str]:
+    """(True agree / False disagree / None inconclusive, detail): the formula ``lim`` at
+    every point of :func:`_parameter_points` against the limit of the profile with the
+    values substituted first (exact rules; a 60-digit q(eps) far out where they fail)."""
+    params = (expr.free_symbols | lim.free_symbols) - {var}
+    points = _parameter_points(params)
+    allowance = max(budget.end - time.monotonic(), _CHECK_MIN_SECONDS)
+    end = time.monotonic() + allowance
+    try:
+        truths = run_bounded(_bound_truths, expr, var, points, end, timeout=allowance)
+    except (AnalysisTimeout, SymgdpError, RuntimeError, MemoryError):
+        return None, f"parameter check ran out of its {allowance:.3g} s"
+    agreed = inadmissible = 0
+    for d, (kind, truth) in zip(points, truths, strict=True):
+        where = ", ".join(f"{k}={v}" for k, v in d.items())
+        li = lim.xreplace(d)
+        if kind == "inadmissible":
+            inadmissible += 1
+            continue
+        if kind == "limit":
+            ok = _same_value(li, truth)
+            if not ok:
+                return False, (f"parameter check failed at {where}: the limit with these "
+                               f"values is {truth}, the formula gives {li}")
+            agreed += 1
+            continue
+        left = end - time.monotonic()
+        if left <= 0:
+            return None, f"parameter check ran out of its {allowance:.3g} s"
+        try:
+            qs = run_bounded(_q_values, expr.xreplace(d), var,
+                             timeout=min(_POINT_SECONDS, left))
+        except Exception:  # noqa: BLE001 - an unresolvable point is inconclusive
+            qs = None
+        if qs is None:
+            return None, f"parameter check inconclusive at {where} ({truth})"
+        if not _agrees(qs, li):
+            shown = ", ".join(mpmath.nstr(q, 8) for q in qs)
+            return False, (f"parameter check failed at {where}: q(eps) far out is {shown}, "
+                           f"the formula gives {li}")
+        agreed += 1
+    if not agreed:
+        return None, "parameter check inconclusive: no admissible point"
+    return True, (f"checked against the bound-value limit at {agreed} parameter points "
+                  f"(every ordering, ties, extremes)"
+                  f"{f'; {inadmissible} inadmissible' if inadmissible else ''}")
 
 
 def _q_values(expr: sympy.Expr, var: sympy.Symbol) -> list[Any] | None:
@@ -355,37 +333,26 @@ def _agrees(qs: list[Any], lim: sympy.Expr) -> bool:
     return err_far <= 1e-2 * val and err_far <= err_mid * (1 + 1e-9) + 1e-12 * val
 
 
-def _numeric_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
-                   budget: _Budget) -> tuple[bool | None, str]:
-    """(True agree / False disagree / None inconclusive, detail) at random parameters."""
-    params = (expr.free_symbols | lim.free_symbols) - {var}
-    results = []
-    for d in _draws(params, str(expr)):
-        e, li = expr.xreplace(d), lim.xreplace(d)
-        if budget.end - time.monotonic() <= 0:
-            results.append(None)
-            continue
-        try:
-            qs = run_bounded(_q_values, e, var,
-                             timeout=max(min(_CHECK_SECONDS, budget.end - time.monotonic()),
-                                         1e-3))
-        except (AnalysisTimeout, SymgdpError, RuntimeError):
-            qs = None
-        if qs is None:
-            results.append(None)
-            continue
-        ok = _agrees(qs, li)
-        where = ", ".join(f"{k}={v}" for k, v in d.items())
-        if not ok:
-            shown = ", ".join(mpmath.nstr(q, 8) for q in qs)
-            return False, (f"numeric check failed{' at ' + where if where else ''}: "
-                           f"q(eps) far out is {shown}, limit {li}")
-        results.append(True)
-    if all(r is True for r in results):
-        n = len(results)
-        return True, (f"checked numerically far out (eps up to 1e40)"
-                      f"{f' for {n} random parameter values' if params else ''}")
-    return None, "numeric check inconclusive"
+def _check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
+           budget: _Budget) -> tuple[bool | None, str]:
+    """(True agree / False disagree / None inconclusive, detail) for a symbolic limit:
+    the parameter check when there are free parameters, else q(eps) far out."""
+    if (expr.free_symbols | lim.free_symbols) - {var}:
+        return _parameter_check(expr, var, lim, budget)
+    try:
+        qs = run_bounded(_q_values, expr, var,
+                         timeout=max(min(_CHECK_SECONDS, budget.end - time.monotonic()), 1e-3))
+    except Exception:  # noqa: BLE001 - an unresolvable check is inconclusive
+        qs = None
+    if qs is None:
+        return None, "numeric check inconclusive"
+    if not _agrees(qs, lim):
+        shown = ", ".join(mpmath.nstr(q, 8) for q in qs)
+        return False, f"numeric check failed: q(eps) far out is {shown}, limit {lim}"
+    return True, "checked numerically far out (eps up to 1e40)"
+
+
+_numeric_check = _check  # the earlier name of the check
 
 
 # -- the numeric route ---------------------------------------------------------------------
@@ -566,12 +533,10 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
     if tail_expr is not None:
         if tail_expr.is_zero:
             return sympy.S.Zero, "symbolic", "the profile is eventually 0", False
-        s = _eventual_sign(tail_expr, var, budget)
-        if s is not None and s < 0:
-            raise ProfileError(f"the profile is eventually negative: {tail_expr} "
-                               f"(decided symbolically)")
         notes = []
-        # 1. dominant-term asymptotics (exact rules, valid for every parameter value)
+        parametric = bool(tail_expr.free_symbols - {var})
+        # 1. dominant-term asymptotics (exact rules); with parameters a candidate that the
+        #    parameter check must confirm
         try:
             val, why = budget.call(_asymptotic_limit, tail_expr, var)
         except AnalysisTimeout:
@@ -579,14 +544,39 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
         except Exception as exc:  # noqa: BLE001 - a failure of the rules is "no answer"
             val, why = None, f"the asymptotic analysis failed ({type(exc).__name__})"
         if val is not None:
-            ok, check = _numeric_check(tail_expr, var, val, budget)
-            if ok is not False:
+            ok, check = _check(tail_expr, var, val, budget)
+            if ok is True or (ok is None and not parametric):
                 return val, "symbolic", f"asymptotics of the tail branch {tail_expr}: {why}; " \
                     f"{check}", False
-            notes.append(f"asymptotic result {val} rejected: {check}")
+            notes.append(f"asymptotic result {val} {'rejected' if ok is False else 'unconfirmed'}"
+                         f": {check}")
         else:
             notes.append(why)
-        # 2. SymPy's limit, trusted only when a numeric check agrees
+        # the rules found no answer: is the tail branch negative?  (When they do find
+        # one, log delta was expanded, so the branch is positive.)
+        s = _eventual_sign(tail_expr, var, budget)
+        if s is not None and s < 0:
+            raise ProfileError(f"the profile is eventually negative: {tail_expr} "
+                               f"(decided symbolically)")
+        # 2. the structure: sums/Max of parts decay like the slowest part, products add
+        #    rates (a Max/Min over the parameters where their order is not known)
+        if parametric:
+            try:
+                val, why = budget.call(_structural_limit, tail_expr, var)
+            except AnalysisTimeout:
+                val, why = None, "the structural analysis ran out of time"
+            except Exception as exc:  # noqa: BLE001
+                val, why = None, f"the structural analysis failed ({type(exc).__name__})"
+            if val is not None:
+                ok, check = _check(tail_expr, var, val, budget)
+                if ok is True:
+                    return val, "symbolic", f"structure of the tail branch {tail_expr}: " \
+                        f"{why}; {check}", False
+                notes.append(f"structural result {val} "
+                             f"{'rejected' if ok is False else 'unconfirmed'}: {check}")
+            else:
+                notes.append(why)
+        # 3. SymPy's limit, trusted only when a check agrees
         try:
             ratio = var ** 2 / (-2 * sympy.expand_log(sympy.log(tail_expr), force=True))
         except Exception:  # noqa: BLE001
@@ -595,7 +585,7 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
         if val is not None:
             if val is sympy.S.NegativeInfinity or val.is_negative:
                 val = sympy.oo  # log(delta) > 0 eventually: vacuous (read as 1)
-            ok, check = _numeric_check(tail_expr, var, val, budget)
+            ok, check = _check(tail_expr, var, val, budget)
             if ok is True:
                 return val, "symbolic", f"SymPy limit of the tail branch {tail_expr}; {check}", \
                     False

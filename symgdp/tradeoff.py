@@ -32,6 +32,9 @@ Two bridges to profiles:
 * :func:`gdp_mu` — the smallest :math:`\mu` with :math:`T \ge G_\mu`, i.e.
   :math:`\sup_{\alpha}\,[\Phi^{-1}(1 - T(\alpha)) - \Phi^{-1}(\alpha)]`.
 
+The certified band of any profile or :math:`\mu`, :func:`band`, lives in
+:mod:`symgdp.bands` and is re-exported here.
+
 Each curve also carries its complement :math:`1 - T(\alpha)` (the power of the test)
 computed directly, because :math:`\Phi^{-1}(1 - T)` near :math:`\alpha = 0` would
 otherwise be lost to rounding in :math:`1 - T`.
@@ -47,6 +50,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from .bands import _PREC, TradeoffBand, _alpha, _dn, _fdown, _fup, band
 from .errors import DomainError
 from .gaussian import tradeoff_gdp
 
@@ -59,6 +63,9 @@ __all__ = [
     "randomized_response_composition",
     "profile_delta",
     "gdp_mu",
+    "MuBracket",
+    "TradeoffBand",
+    "band",
 ]
 
 _Fn = Callable[[np.ndarray], np.ndarray]
@@ -78,6 +85,8 @@ class TradeoffCurve:
         params: the parameters the curve was built from.
         piecewise_linear: True when the curve is linear between its kinks (then the
             suprema of :func:`profile_delta` sit exactly at kinks).
+        family: the closed-form family of a curve built here (``"gaussian"``,
+            ``"laplace"``, ``"eps_delta"``; empty otherwise), used by :func:`gdp_mu`.
     """
 
     name: str
@@ -86,6 +95,7 @@ class TradeoffCurve:
     kinks: tuple[float, ...] = ()
     params: Mapping[str, Any] = field(default_factory=dict)
     piecewise_linear: bool = False
+    family: str = ""
 
     def __post_init__(self) -> None:
         if any(not (0.0 <= a <= 1.0) for a in self.kinks):
@@ -102,15 +112,6 @@ class TradeoffCurve:
         scalar, a = _alpha(alpha)
         out = np.clip(np.asarray(self.power(a), dtype=np.float64), 0.0, 1.0)
         return float(out) if scalar else out
-
-
-def _alpha(alpha: Any) -> tuple[bool, np.ndarray]:
-    scalar = np.ndim(alpha) == 0
-    a = np.asarray(alpha, dtype=np.float64)
-    bad = ~((a >= 0) & (a <= 1))
-    if np.any(bad):
-        raise DomainError(f"alpha must lie in [0, 1], got {a[bad].flat[0]!r}")
-    return scalar, a
 
 
 def _check(name: str, v: Any, *, positive: bool = False) -> float:
@@ -144,7 +145,7 @@ def eps_delta(eps: float, delta: float = 0.0) -> TradeoffCurve:
 
     kinks = ((1.0 - d) / (1.0 + ee), 1.0 - d)
     return TradeoffCurve(f"f_({e:g},{d:g})", fn, power, kinks, {"eps": e, "delta": d},
-                         piecewise_linear=True)
+                         piecewise_linear=True, family="eps_delta")
 
 
 def randomized_response(eps0: float) -> TradeoffCurve:
@@ -156,7 +157,8 @@ def randomized_response(eps0: float) -> TradeoffCurve:
     """
     c = eps_delta(eps0, 0.0)
     return TradeoffCurve(f"randomized response ({c.params['eps']:g})", c.fn, c.power,
-                         c.kinks, {"eps0": c.params["eps"]}, piecewise_linear=True)
+                         c.kinks, {"eps0": c.params["eps"]}, piecewise_linear=True,
+                         family="eps_delta")
 
 
 def laplace(eps0: float) -> TradeoffCurve:
@@ -180,7 +182,8 @@ def laplace(eps0: float) -> TradeoffCurve:
             mid = 1.0 - em / (4.0 * a)
         return np.where(a < a1, a / em, np.where(a <= 0.5, mid, 1.0 - em * (1.0 - a)))
 
-    return TradeoffCurve(f"Laplace ({e:g})", fn, power, (a1, 0.5), {"eps0": e})
+    return TradeoffCurve(f"Laplace ({e:g})", fn, power, (a1, 0.5), {"eps0": e},
+                         family="laplace")
 
 
 def gaussian(mu: float) -> TradeoffCurve:
@@ -196,7 +199,8 @@ def gaussian(mu: float) -> TradeoffCurve:
         with np.errstate(divide="ignore"):
             return special.ndtr(special.ndtri(a) + m)
 
-    return TradeoffCurve(f"G_{m:g}", lambda a: tradeoff_gdp(a, m), power, (), {"mu": m})
+    return TradeoffCurve(f"G_{m:g}", lambda a: tradeoff_gdp(a, m), power, (), {"mu": m},
+                         family="gaussian")
 
 
 def randomized_response_composition(eps0: float, k: int) -> TradeoffCurve:
@@ -309,23 +313,143 @@ def profile_delta(curve: TradeoffCurve, eps: Any, *, n: int = 2001) -> Any:
     return float(out[0]) if scalar else out
 
 
-def gdp_mu(curve: TradeoffCurve, *, n: int = 4001) -> float:
-    r"""The smallest :math:`\mu` with :math:`T \ge G_\mu`:
-    :math:`\sup_{0<\alpha<1}\,[\Phi^{-1}(1 - T(\alpha)) - \Phi^{-1}(\alpha)]`.
+class MuBracket(float):
+    r"""The GDP parameter of a trade-off curve as a bracket ``lower <= mu <= upper``.
+
+    It is also a float (the best estimate, the value :func:`gdp_mu` returned before it
+    returned brackets), so arithmetic and comparisons on it keep working; a guarantee
+    reads ``.lower`` and ``.upper``.  ``certified`` is False when only the lower end is
+    proved (``upper = inf``).
+    """
+
+    __slots__ = ("lower", "upper", "certified", "method")
+
+    def __new__(cls, value: float, lower: float, upper: float, method: str) -> MuBracket:
+        out = super().__new__(cls, value)
+        object.__setattr__(out, "lower", lower)
+        object.__setattr__(out, "upper", upper)
+        object.__setattr__(out, "certified", math.isfinite(upper) or lower == math.inf)
+        object.__setattr__(out, "method", method)
+        return out
+
+    def __setattr__(self, key: str, value: Any) -> None:
+        raise AttributeError(f"MuBracket is immutable (cannot set {key!r})")
+
+    def __repr__(self) -> str:
+        return f"MuBracket({float(self)!r}, lower={self.lower!r}, upper={self.upper!r})"
+
+    @property
+    def width(self) -> float:
+        """``upper - lower``."""
+        return self.upper - self.lower
+
+
+def _probit_gap_ball(power: float, al: float) -> Any:
+    r"""Ball of :math:`\Phi^{-1}(p) - \Phi^{-1}(\alpha)` with
+    :math:`\Phi^{-1}(x) = -\sqrt2\,\mathrm{erfc}^{-1}(2x)`."""
+    from flint import arb
+
+    return arb(2).sqrt() * ((2 * arb(al)).erfcinv() - (2 * arb(power)).erfcinv())
+
+
+def _closed_mu(curve: TradeoffCurve) -> tuple[float, float, str] | None:
+    from flint import arb, ctx
+
+    fam, pr = curve.family, curve.params
+    with ctx.workprec(_PREC):
+        if fam == "gaussian":
+            m = float(pr["mu"])
+            return m, m, "closed form (G_mu)"
+        if fam == "eps_delta":
+            if float(pr.get("delta", 0.0)) > 0:
+                return math.inf, math.inf, "closed form (T(0) < 1: not GDP)"
+            # -2 Phi^{-1}(1/(1 + e^eps)) (Dong, Roth & Su 2021, Cor. 2.13 with Prop. 2.12)
+            e = pr["eps"] if "eps" in pr else pr["eps0"]
+            b = 2 * arb(2).sqrt() * (2 / (1 + arb(e).exp())).erfcinv()
+            return max(_fdown(b), 0.0), max(_fup(b), 0.0), "closed form (pure DP)"
+        if fam == "laplace":
+            # -2 Phi^{-1}(e^{-eps0/2}/2): the curve touches G_mu at alpha = 1/2
+            b = 2 * arb(2).sqrt() * (-arb(pr["eps0"]) / 2).exp().erfcinv()
+            return max(_fdown(b), 0.0), max(_fup(b), 0.0), "closed form (Laplace)"
+    return None
+
+
+def _kinks_mu(curve: TradeoffCurve) -> tuple[float, float]:
+    r"""Exact for a piecewise-linear curve: :math:`G_\mu` is convex, so it lies below a
+    linear piece of :math:`T` as soon as it lies below it at both ends; the smallest
+    :math:`\mu` is the largest :math:`\Phi^{-1}(1 - T(a)) - \Phi^{-1}(a)` over the kinks
+    :math:`0 < a < 1`, evaluated here in balls from the curve's stored values."""
+    from flint import arb, ctx
+
+    a = np.unique(np.asarray(curve.kinks, dtype=np.float64))
+    a = a[(a > 0) & (a < 1)]
+    lo, up = 0.0, 0.0
+    t, pw = curve(a), curve.complement(a)
+    with ctx.workprec(_PREC):
+        for al, ti, pi in zip(a, np.atleast_1d(t), np.atleast_1d(pw), strict=True):
+            if ti <= 0.0:
+                return math.inf, math.inf
+            if pi <= 0.0:
+                continue  # T = 1 there: no constraint
+            # Phi^{-1}(1 - T) from the small one of T and 1 - T, as gdp_mu always did:
+            # Phi^{-1}(1 - T) = sqrt2 erfcinv(2T) and Phi^{-1}(a) = -sqrt2 erfcinv(2a)
+            if pi < 0.5:
+                b = _probit_gap_ball(float(pi), float(al))
+            else:
+                b = arb(2).sqrt() * ((2 * arb(float(ti))).erfcinv()
+                                     + (2 * arb(float(al))).erfcinv())
+            lo, up = max(lo, _fdown(b)), max(up, _fup(b))
+    return lo, up
+
+
+def gdp_mu(curve: TradeoffCurve, *, n: int = 4001) -> MuBracket:
+    r"""The smallest :math:`\mu` with :math:`T \ge G_\mu`,
+    :math:`\sup_{0<\alpha<1}\,[\Phi^{-1}(1 - T(\alpha)) - \Phi^{-1}(\alpha)]`, as a
+    :class:`MuBracket` (a float with ``.lower`` and ``.upper``).
 
     ``inf`` when :math:`T(0) < 1` or :math:`T` reaches 0 before :math:`\alpha = 1` (such a
-    curve, e.g. :math:`f_{\varepsilon,\delta}` with :math:`\delta > 0`, is not GDP).  The
-    supremum is searched over the kinks and a probit-spaced grid, then refined locally;
-    every evaluated point is a lower bound, so the result is a lower bound that is exact
-    whenever the supremum sits at a kink or inside a refined bracket.  Guaranteed bounds
-    come from the profile route (:func:`symgdp.composition.optimal_mu`, ``measure``).
+    curve, e.g. :math:`f_{\varepsilon,\delta}` with :math:`\delta > 0`, is not GDP).
+
+    The bracket is proved (Arb balls, rounded outward):
+
+    * for :func:`gaussian`, :func:`eps_delta`/:func:`randomized_response` and
+      :func:`laplace`, from the closed forms :math:`\mu`,
+      :math:`-2\Phi^{-1}(1/(1 + e^{\varepsilon}))` and
+      :math:`-2\Phi^{-1}(e^{-\varepsilon_0/2}/2)`;
+    * for a piecewise-linear curve (:func:`randomized_response_composition`), exactly:
+      :math:`G_\mu` is convex, so it is below a linear piece of :math:`T` once it is below
+      both ends, and the supremum is the largest value at the kinks (evaluated from the
+      curve's stored float64 values, which are then taken as the curve).
+
+    For any other curve only the lower end is proved (the best value on a probit-spaced
+    grid of ``n`` points, refined locally, rounded down); ``upper`` is ``inf``: values of
+    a curve alone cannot bound its behaviour as :math:`\alpha \to 0`, which decides GDP.
+    The float value is the best estimate (the midpoint of a proved bracket).
 
     Example:
-        >>> round(gdp_mu(randomized_response(0.2)), 12)  # -2 Phi^{-1}(1/(1 + e^0.2))
-        0.250483905069
+        >>> m = gdp_mu(randomized_response(0.2))  # -2 Phi^{-1}(1/(1 + e^0.2))
+        >>> round(m, 12), m.width < 1e-15
+        (0.250483905069, True)
     """
     if curve.complement(0.0) > 0.0:
-        return math.inf
+        return MuBracket(math.inf, math.inf, math.inf, "T(0) < 1: not GDP")
+    closed = _closed_mu(curve)
+    if closed is not None:
+        lo, up, method = closed
+        return MuBracket(up if up == lo else (lo + up) / 2, lo, up, method)
+    if curve.piecewise_linear and curve.kinks:
+        lo, up = _kinks_mu(curve)
+        mid = up if up == lo else (lo + up) / 2
+        return MuBracket(mid, lo, up, "kinks of a piecewise-linear curve")
+    est = _grid_mu(curve, n)
+    if math.isinf(est):
+        return MuBracket(est, est, est, "T reaches 0 before alpha = 1: not GDP")
+    lo = max(float(_dn(est)) - 1e-12 * (1.0 + est), 0.0)
+    return MuBracket(est, lo, math.inf, "grid (lower end only)")
+
+
+def _grid_mu(curve: TradeoffCurve, n: int) -> float:
+    """The former gdp_mu: the best value over a probit-spaced grid, refined locally."""
     a = _candidates(curve, n)
     a = a[(a > 0) & (a < 1)]
 

@@ -141,17 +141,19 @@ def _numeric_bounded(fn: Any, *args: Any, seconds: float) -> Any:
     """``fn(*args)``, numeric work, under a wall-clock budget (AnalysisTimeout beyond it).
 
     In the main thread the budget is an interval timer in this process (the work's
-    compiled functions stay with the profile); elsewhere (a worker thread) the call runs
-    in a bounded child process (symgdp._bounded).
+    compiled functions stay with the profile); in a worker thread (Dask's) it is a watchdog
+    that raises in that thread, also in-process (symgdp._bounded.run_in_thread: a fork
+    there cost more than the sweep point itself); otherwise a bounded child process.
     """
     import threading
 
+    from ._bounded import run_in_thread
     from .parsing import _OutOfTime, _with_budget
 
     if not (hasattr(signal, "setitimer")
             and threading.current_thread() is threading.main_thread()
             and signal.getitimer(signal.ITIMER_REAL)[0] == 0):
-        return run_bounded(fn, *args, timeout=seconds)
+        return run_in_thread(fn, *args, timeout=seconds)
     try:
         return _with_budget(lambda: fn(*args), seconds)
     except _OutOfTime:

@@ -47,7 +47,20 @@ def cli_text(*argv: str) -> str:
 
 @pytest.fixture(scope="module")
 def head_only():
-    return report(HEAD_ONLY, eps_h=3.0, tol=1e-4)
+    # float mode: no whole-line proof (certified, the tail is proved to be the maximum:
+    # test_certified_tail_maximum_is_a_whole_line_statement), so the head's caution stands
+    return report(HEAD_ONLY, eps_h=3.0, tol=1e-4, certify=False)
+
+
+def test_certified_tail_maximum_is_a_whole_line_statement():
+    # sup G over the whole line is lim G = sqrt(1/2) (closed form of the tail limit; G
+    # rises to it), and the certified measurement proves delta <= delta_upper beyond eps_h
+    r = report(HEAD_ONLY, eps_h=3.0, tol=1e-4)
+    m = r.measurement
+    assert m.covers_tail and m.failure_prob == 0 and m.lower <= MU_TAIL <= m.upper
+    assert m.upper - MU_TAIL < 1e-9 and r.cautions == ()
+    assert "sup G on [0, inf)" in str(m) and "sup G on [0, inf)" in r.to_text()
+    assert r.statement.startswith("mu-GDP with mu = ")
 
 
 def test_head_only_maximum_is_said_first_in_the_report(head_only):
@@ -87,9 +100,9 @@ def test_head_only_maximum_in_the_measurement(head_only):
 
 def test_head_only_maximum_on_the_command_line():
     expected = f"mu >= {format_lower(MU_TAIL, 4)} from the tail"
-    assert cli_text(HEAD_ONLY, "--eps-h", "3", "--tol", "1e-4").startswith(
+    assert cli_text(HEAD_ONLY, "--eps-h", "3", "--tol", "1e-4", "--no-certify").startswith(
         f"CAUTION          {expected}")
-    d = cli_json(HEAD_ONLY, "--eps-h", "3", "--tol", "1e-4")
+    d = cli_json(HEAD_ONLY, "--eps-h", "3", "--tol", "1e-4", "--no-certify")
     assert list(d)[0] == "cautions" and d["cautions"][0].startswith(expected)
 
 
@@ -127,19 +140,21 @@ def test_validity_caveat_reaches_any_meta_caveat():
 
 
 def test_tiny_failure_probability_is_never_zero():
-    r = report("2*exp(-eps**2)", eps_h=100.0, tol=1e-3)
+    # float mode: no whole-line proof (certified, this tail is proved: failure_prob 0)
+    r = report("2*exp(-eps**2)", eps_h=100.0, tol=1e-3, certify=False)
     m = r.measurement
     ref = ref_log_delta(100, m.upper)  # independent 40-digit log delta_upper(eps_h)
-    assert ref < -745 and m.failure_prob == 0.0  # the float underflows ...
+    # the float underflows, the bound does not: a positive Probability ...
+    assert ref < -745 and 0.0 < m.failure_prob <= 5e-324
     fp = r.to_dict()["failure_prob"]
     assert isinstance(fp, str)  # ... the JSON keeps an outward-rounded decimal
     with mpmath.workdps(40):
         assert mpmath.log(mpmath.mpf(fp)) >= ref
         assert mpmath.log(mpmath.mpf(fp)) - ref < math.log(1.1)  # and a tight one
     assert f"<= {fp}" in r.to_text()
-    assert f"failure_prob='<= {fp}'" in repr(m)
+    assert f"failure_prob={fp}" in repr(m)  # printed from its log, rounded up
     assert "failure_prob=0.0" not in repr(m)
-    d = cli_json("2*exp(-eps**2)", "--eps-h", "100", "--tol", "1e-3")
+    d = cli_json("2*exp(-eps**2)", "--eps-h", "100", "--tol", "1e-3", "--no-certify")
     assert d["failure_prob"] == fp
 
 

@@ -40,10 +40,12 @@ LAYERS: list[tuple[str, ...]] = [
     ("interval_gauss",),                           # erfcx and delta_mu balls
     ("precise", "gaussian", "interval"),           # the GDP family and its backends
     ("float_trust",),                              # when a float64 value is trusted
-    ("evaluate",),                                 # numeric evaluation of expressions
+    ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
+    ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
+    ("notions",),
     ("family",),                                   # symbolic work shared across values
     ("validate", "refine", "refine_calibration",   # symbolic stages
-     "tail", "asymptotics"),
+     "tail", "tail_rules", "asymptotics"),
     ("formatting",),                               # outward-rounded printing of bounds
     # the measurement wing: symbolic preparation, Gaussian derivatives, the result type
     ("measurement.forms", "measurement.gauss", "measurement.result"),
@@ -53,15 +55,23 @@ LAYERS: list[tuple[str, ...]] = [
     ("measurement.search",),                       # the searches
     ("measurement.floats",),                       # finalising: certification, float mode
     ("measurement.gaussian_profiles",),            # (nearly) Gaussian profiles, no search
+    ("measurement.tail_forms",),                   # forms at infinity (tail enclosures)
+    ("measurement.tail_proof",),                   # the whole line: tail certificate
     ("measurement",),
     ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
+    ("accounting.onestep",),                       # one certified step from profile values
+    ("bands",),                                    # certified trade-off bands (duck-typed)
+    ("group",),                                    # group privacy (duck-typed)
     ("profile",),                                  # the value object and its pipeline
-    ("mechanisms", "conversions", "tradeoff", "amplify", "rdp"),
+    ("mechanisms", "conversions", "tradeoff", "amplify", "rdp",
+     "risk", "audit"),                             # risk/audit: not profile-bound
     ("accounting.compose",),                       # composition through PLDs
     ("accounting.sgd",),                           # DP-SGD's certified engine and floor
-    ("accounting", "pld", "composition", "dpsgd", "calibrate", "sweep"),
+    ("dpsgd",),
+    ("accounting.certified",),                     # certified composition of anything
+    ("accounting", "pld", "composition", "events", "calibrate", "sweep"),
     ("accountant",),                               # opacus-style DP-SGD accountant
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names

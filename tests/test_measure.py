@@ -265,10 +265,15 @@ def test_delta_one_somewhere_gives_infinity() -> None:
 def test_underflow_is_not_an_exact_zero() -> None:
     # exp(-eps^2)/2 underflows float64 long before eps_h = 60 but is never 0 (theory §5)
     p = Profile(E(-(eps**2)) / 2)
-    m = measure(p, 60.0, 1e-6, refine=False)
+    # certified, the whole line is proved by the tail certificate, not by a zero
+    mc = measure(p, 60.0, 1e-6, refine=False, identify=False)
+    assert mc.covers_tail and "proved on [60, inf)" in mc.tail_proof
+    # float mode has no tail proof: the head statement with its failure probability
+    m = measure(p, 60.0, 1e-6, refine=False, certify=False)
     assert not m.covers_tail
     assert m.log_failure_prob == pytest.approx(log_delta_mu(60.0, m.upper), rel=1e-12)
-    assert m.log_failure_prob < -745 and m.failure_prob == 0.0  # underflowed float only
+    # the float underflows, the bound does not: a positive Probability that prints from its log
+    assert m.log_failure_prob < -745 and 0.0 < m.failure_prob <= 5e-324
     # mu_tail comes from the symbolic identification: lim eps^2/(-2 log delta) = 1/2
     assert m.mu_tail == pytest.approx(math.sqrt(0.5), rel=1e-12)
     assert m.lower <= g_ref(p, m.argmax) + 1e-9

@@ -380,7 +380,8 @@ def test_composition_rows_scales_and_labels():
     fig = plot.composition(table, deltas)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "linear"
-    assert legend_texts(ax) == ["basic", "optimal (Kairouz–Oh–Viswanath)"]
+    # the human names of symgdp.composition.ROW_LABELS
+    assert legend_texts(ax) == ["basic composition", "optimal (Kairouz, Oh & Viswanath)"]
     np.testing.assert_array_equal(ax.lines[1].get_ydata(), table["optimal"])
     fig = plot.composition(table, [10, 20, 30], xlabel="$k$", rows=["optimal"])
     assert fig.axes[0].get_xscale() == "linear" and len(fig.axes[0].lines) == 1
@@ -416,8 +417,10 @@ def test_composition_takes_a_table_object_as_is():
     ax = fig.axes[0]
     np.testing.assert_array_equal(ax.lines[0].get_xdata(), [1e-1, 1e-2])
     texts = legend_texts(ax)
-    assert texts[:2] == ["basic", "RDP (Mironov, Cor. 1)"]
-    assert texts[2] == "PLD (connect-the-dots) (not computed everywhere)"
+    assert texts[:2] == ["basic composition", "RDP, Mironov Cor. 1 (as in the GDPT paper)"]
+    # (long labels are broken into lines)
+    assert " ".join(texts[2].split()) == ("PLD (certified), randomized-response steps "
+                                          "(not computed everywhere)")
     # infinite epsilon: an arrow at the top edge over its delta, not a silent gap
     (arrow,) = [ln for ln in ax.lines if ln.get_marker() == "^" and ln.get_linestyle() == "None"]
     assert arrow.get_xdata().tolist() == [1e-1]

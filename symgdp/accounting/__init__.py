@@ -8,9 +8,14 @@ Rooms, in pipeline order:
   arithmetic;
 * :mod:`~symgdp.accounting.connect` -- from a profile to a pessimistic PLD (known
   mechanisms exactly, any other profile by connect-the-dots);
-* :mod:`~symgdp.accounting.compose` -- composition of profiles and mechanisms through
-  their PLDs, and the head measurement of a numeric profile.
+* :mod:`~symgdp.accounting.onestep` -- one certified step from a profile's values in
+  ball arithmetic (pessimistic connect-the-dots rounded up; the same rounded down with a
+  proved reveal probability for the lower side);
+* :mod:`~symgdp.accounting.compose` -- dp_accounting's float64 composition of profiles and
+  mechanisms through their PLDs, and the head measurement of a numeric profile;
+* :mod:`~symgdp.accounting.certified` -- the certified composition of anything, with the
+  composed mechanism's bracket ``[mu_floor, mu_upper]`` (:func:`symgdp.compose`).
 
 The user-facing entry points stay at the top of the package: :func:`symgdp.compose`,
-:mod:`symgdp.pld`, :func:`symgdp.dpsgd`.
+:func:`symgdp.from_dp_event`, :mod:`symgdp.pld`, :func:`symgdp.dpsgd`.
 """

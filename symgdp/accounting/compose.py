@@ -1,4 +1,7 @@
-r"""Composition of mechanisms through their privacy loss distributions (PLDs).
+r"""Composition of mechanisms through dp_accounting's float64 privacy loss distributions.
+
+This is the ``certify=False`` route of :func:`symgdp.compose`; the default, certified
+route is :mod:`symgdp.accounting.certified`.
 
 **Composition** (:func:`compose`): PLDs of every argument, composed with
 ``PrivacyLossDistribution.compose`` / ``self_compose``, and returned as a
@@ -11,10 +14,12 @@ version 0.6.0).  This route carries the *estimated* FFT margin above.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 from ..errors import DomainError
+from ..formatting import Probability
 from ..profile import Profile
 from .connect import DEFAULT_DISCRETIZATION, to_pld
 from .curves import _check_discretization, curves_source, first_eps_below
@@ -42,10 +47,10 @@ def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[
     r"""Measure a numeric profile on :math:`[0, \varepsilon_h]`, with
     :math:`\varepsilon_h` where the profile falls to ``failure_prob``.
 
-    Returns the :class:`~symgdp.measure.Measurement` and the failure probability, the
-    profile's value at :math:`\varepsilon_h` (it bounds the profile at every larger
-    :math:`\varepsilon`).  :class:`~symgdp.errors.DomainError` when the profile never
-    falls that low (its floor is above ``failure_prob``).
+    Returns the :class:`~symgdp.measure.Measurement` and its failure probability (the same
+    value, ``m.failure_prob``): an upper bound of the profile at :math:`\varepsilon_h`,
+    rounded up, which bounds the profile at every larger :math:`\varepsilon`.
+    :class:`~symgdp.errors.DomainError` when the profile never falls that low (its floor is above ``failure_prob``).
 
     Example:
         >>> from symgdp import mechanisms
@@ -64,7 +69,13 @@ def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[
                           f"failure_prob={fp:g}")
     eps_h = _head_end(profile, fp)
     m = measure(profile, eps_h=eps_h, tol=tol, refine=False, identify=False)
-    return m, min(math.exp(float(profile.log_delta(eps_h))), fp)
+    # one failure probability: the profile's own value at eps_h (an upper bound of the
+    # mechanism's, rounded up) where it is below the measurement's delta_upper(eps_h)
+    own = float(profile.log_delta(eps_h))
+    own += 4e-16 * (abs(own) + 1.0)
+    lp = min(m.log_failure_prob, own, math.log(fp))
+    m = dataclasses.replace(m, log_failure_prob=lp, failure_prob=Probability.from_log(lp))
+    return m, m.failure_prob
 
 
 # -- composition ---------------------------------------------------------------------------

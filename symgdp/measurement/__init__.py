@@ -22,5 +22,8 @@ rooms of the wing, in pipeline order (each imports only the ones listed before i
 * :mod:`~symgdp.measurement.floats` -- finalising a bracket: certification in ball
   arithmetic and the outward rounding of float mode;
 * :mod:`~symgdp.measurement.gaussian_profiles` -- profiles recognised as (nearly) the
-  Gaussian profile, bracketed without a search.
+  Gaussian profile, bracketed without a search;
+* :mod:`~symgdp.measurement.tail_proof` -- the whole line: :math:`\delta \le
+  \delta_{\mu}` proved on :math:`[\varepsilon_h, \infty)` (forms at infinity, interval
+  subdivision), which makes a head bound a :math:`\mu`-GDP statement.
 """

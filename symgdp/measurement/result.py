@@ -8,7 +8,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..errors import DomainError, SymgdpError
-from ..formatting import format_bracket, format_log_upper, head_caveat, latex_text
+from ..formatting import (
+    Probability,
+    format_bracket,
+    format_log_upper,
+    head_caveat,
+    latex_text,
+)
 
 __all__ = ["Measurement"]
 
@@ -23,12 +29,18 @@ class Measurement:
             ``upper``-GDP outright when ``covers_tail``.
         eps_h: end of the measured head.
         tol: requested bracket width (``upper - lower <= tol``).
-        covers_tail: the profile is exactly 0 from some :math:`\varepsilon \le` ``eps_h`` on
-            (proved by an exact evaluation, not a float underflow).
+        covers_tail: the bound ``upper`` holds on the whole line: the profile is exactly 0
+            from some :math:`\varepsilon \le` ``eps_h`` on (proved by an exact evaluation,
+            not a float underflow), or :math:`\delta \le \delta_{upper}` is proved on
+            :math:`[\varepsilon_h, \infty)` (the tail certificate, ``tail_proof``).
         mu_tail: :math:`\sqrt{\lim G^2}` from the symbolic identification (``inf`` when not
             GDP, ``nan`` when unknown, 0 when ``covers_tail``).
-        failure_prob: :math:`\delta_{upper}(\varepsilon_h)`, what the tail beyond ``eps_h``
-            can cost (0 when ``covers_tail``); may underflow to 0.0.
+        failure_prob: an upper bound of :math:`\delta(\varepsilon_h)`, the profile at the
+            end of the head, rounded up -- :math:`\delta_{upper}(\varepsilon_h)`, or the
+            profile's own value at ``eps_h`` where that was computed and is smaller -- so
+            :math:`\delta(\varepsilon) \le \delta_{upper}(\varepsilon) +` ``failure_prob``
+            for every :math:`\varepsilon` (0 when ``covers_tail``).  A
+            :class:`~symgdp.formatting.Probability`: never prints as 0 when positive.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (theory §2) was measured.
         method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
@@ -42,6 +54,13 @@ class Measurement:
         cover: the leaf intervals as rows ``(x, y, U)`` with ``U`` the float upper bound of
             :math:`G` on ``[x, y]`` (for plots; ``None`` for the staircase).
         profile: the profile that was measured (refined or as given).
+        proved_until: :math:`\delta \le \delta_{upper}` is proved on
+            :math:`[0, \text{proved\_until}]`: ``inf`` when ``covers_tail``, at least
+            ``eps_h`` otherwise (beyond it where the tail proof got further; ``nan``: not
+            recorded).
+        tail_proof: how the whole line was proved (empty unless ``covers_tail``).  When the
+            tail is the maximum of :math:`G` the bracket is on the supremum over the whole
+            line (see ``notes``).
     """
 
     lower: float
@@ -62,6 +81,9 @@ class Measurement:
     notes: tuple[str, ...] = ()
     cover: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
+    # -- whole line (symgdp.measurement.tail_proof) --
+    proved_until: float = field(default=math.nan, compare=False)
+    tail_proof: str = field(default="", compare=False)
 
     def __post_init__(self) -> None:
         if math.isnan(self.lower) or math.isnan(self.upper) or self.lower > self.upper:
@@ -72,6 +94,11 @@ class Measurement:
             raise DomainError(f"tol must be > 0, got {self.tol!r}")
         if self.method not in ("first-order", "branch-and-bound", "staircase"):
             raise DomainError(f"unknown method {self.method!r}")
+        if not isinstance(self.failure_prob, Probability):
+            # one value, printed from its log and rounded up, never as 0.0 when positive
+            object.__setattr__(self, "failure_prob", Probability.from_log(
+                self.log_failure_prob) if self.failure_prob > 0 or
+                self.log_failure_prob > -math.inf else Probability(0.0))
 
     @property
     def width(self) -> float:
@@ -95,29 +122,35 @@ class Measurement:
                            covers_tail=self.covers_tail)
 
     def __repr__(self) -> str:
-        # the caveat first; a failure probability that underflows is shown from its log,
-        # rounded up, never as 0.0
+        # the caveat first; the failure probability prints from its log, rounded up
         parts = [] if self.headline_caveat() is None else \
             [f"caveat={self.headline_caveat()!r}"]
         for f in fields(self):
             if not f.repr:
                 continue
             value = getattr(self, f.name)
-            if f.name == "failure_prob" and value == 0 and self.log_failure_prob > -math.inf:
-                value = f"<= {format_log_upper(self.log_failure_prob)}"
             parts.append(f"{f.name}={value!r}")
         return f"{type(self).__name__}({', '.join(parts)})"
 
     def __str__(self) -> str:
         how = "certified" if self.certified else "float64"
         lo, up, fp = self._bracket_text()
-        head = (f"sup G on [0, {self.eps_h:g}] in [{lo}, {up}] "
+        head = (f"sup G on {self._span()} in [{lo}, {up}] "
                 f"({self.method}, {how}, {self.evaluations} evaluations)")
         caveat = self.headline_caveat()
         head = head if caveat is None else f"CAUTION: {caveat}.  {head}"
         if self.covers_tail:
-            return head + f"; the profile is 0 beyond eps_h: {up}-GDP"
+            return head + f"; {self._whole_line_reason()}: {up}-GDP"
         return head + f"; head GDP, tail failure probability <= {fp}"
+
+    def _span(self) -> str:
+        """The range of eps the bracket is about: the whole line when the tail is covered
+        (proved below the upper end, or the profile 0 beyond eps_h: the head's bracket is
+        then one on sup G over every eps), else the head."""
+        return "[0, inf)" if self.covers_tail else f"[0, {self.eps_h:g}]"
+
+    def _whole_line_reason(self) -> str:
+        return self.tail_proof or "the profile is 0 beyond eps_h"
 
     def _repr_markdown_(self) -> str:
         return str(self)
@@ -129,10 +162,11 @@ class Measurement:
         # Jupyter renders with MathJax, whose \text takes no nested math: words stay words
         s = "" if caveat is None else \
             rf"$\text{{Caution: {latex_text(caveat, symbols=False)}}}$ "
-        s += (rf"$\sup_{{\varepsilon \in [0, {self.eps_h:g}]}} G(\varepsilon) \in [{lo}, {up}]"
+        span = r"[0, \infty)" if self._span() == "[0, inf)" else f"[0, {self.eps_h:g}]"
+        s += (rf"$\sup_{{\varepsilon \in {span}}} G(\varepsilon) \in [{lo}, {up}]"
               rf"\quad ({how})")
         if self.covers_tail:
-            return s + rf",\quad {up}\text{{-GDP}}$"
+            return s + rf",\quad {up}\text{{-GDP (whole line)}}$"
         fp = format_log_upper(self.log_failure_prob, latex=True)
         return s + rf",\quad \delta_{{\mu}}({self.eps_h:g}) \le {fp}$"
 

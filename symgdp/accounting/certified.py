@@ -1,0 +1,649 @@
+r"""Certified composition of any profiles and mechanisms, with a mechanism-level bracket.
+
+:func:`compose` composes profiles (symbolic, refined, implicit, the Kairouz-Oh-Viswanath
+profile, subsampled, numeric PLD-backed ones), known mechanisms and earlier compositions,
+each any number of times, and returns a :class:`Composition`: a numeric
+:class:`~symgdp.profile.Profile` (an upper bound on the composed profile at every
+:math:`\varepsilon`, the far tail included) that also carries
+
+* ``mu_upper``: the composed mechanism is ``mu_upper``-GDP on the head :math:`[0,
+  \varepsilon_h]`, :math:`\varepsilon_h` where the upper profile falls to the failure
+  probability (and :math:`(\varepsilon, \text{failure\_prob})`-DP beyond);
+* ``mu_floor``: every :math:`\mu` for which the composed mechanism is :math:`\mu`-GDP on
+  that head is at least this (a proved lower bound on its sup-GDPT there);
+* ``eps_at(delta)``: the smallest :math:`\varepsilon` with :math:`(\varepsilon,
+  \delta)`-DP, bracketed (lower, upper);
+* ``certified``, ``neighbouring`` (``"add_remove"``: every profile here states both
+  directions of the add/remove relation) and ``failure_prob``.
+
+**Theorem.**  Each step :math:`i` (taken :math:`k_i` times) gives, on a common grid
+:math:`\Delta\mathbb Z`, an integer measure :math:`\nu_i` rounded up and one rounded down
+(:mod:`symgdp.accounting.onestep` for profiles, :mod:`symgdp.dpsgd` for the
+Poisson-subsampled Gaussian); their exact integer convolutions
+(:mod:`symgdp.accounting.pmf`) give an upper bound on the composed profile (Blackwell
+domination of each step, then the cone order of the integer rounding) and, after
+subtracting :math:`G = 1 - \prod_i (1 - g_i)^{k_i}`, a lower bound on the composition of
+mechanisms whose profiles are the given ones.  No FFT is involved, so there is no
+rounding margin: the bound holds at every :math:`\varepsilon`.  ``mu_upper`` is then the
+upper end of :func:`symgdp.measure.measure` on the head, ``mu_floor`` the largest
+:math:`\mu_{GDP}(\varepsilon, \text{lower bound})` over a grid of the head, checked at 40
+digits (a :math:`\mu`-GDP mechanism has :math:`\delta_\mu \ge \delta` everywhere).
+
+**Adaptive grid.**  Unless ``discretization`` is given, the grid is refined (a ladder of
+:math:`\Delta`, aligned so that pure-DP and Laplace steps' loss jumps fall on it) until
+``mu_upper - mu_floor <= target_width`` or the next grid would exceed ``max_support``
+points of the composed support.
+
+With ``certify=False`` the composition is dp_accounting's float64 FFT route
+(:func:`symgdp.accounting.compose.compose`), labelled ``certified=False``; its rounding
+margin is an estimate and it has no floor.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, NamedTuple
+
+import numpy as np
+import sympy
+
+from ..errors import DomainError, UnboundParameterError
+from ..profile import Profile
+from .compose import head_measure
+from .curves import curves_source, first_eps_below
+from .onestep import StepPMFs, profile_step
+from .pmf import SCALE_BITS, int_compose, int_self_compose
+
+__all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "EpsBracket",
+           "NEIGHBOURING"]
+
+#: the neighbouring relations a result can name
+NEIGHBOURING = ("add_remove", "replace_one")
+_LADDER = (4e-3, 1e-3, 2.5e-4, 6.25e-5)
+_RELATION = {"add_remove": "add/remove neighbours", "replace_one": "replace-one neighbours"}
+
+
+class EpsBracket(NamedTuple):
+    r"""The smallest :math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP lies in
+    ``[lower, upper]``; ``upper`` is itself a guarantee."""
+
+    lower: float
+    upper: float
+
+
+class SubsampledGaussian:
+    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier
+    ``sigma``, sensitivity 1, add/remove): one step with its exact directional loss
+    distributions (:func:`symgdp.dpsgd._subsampled_gaussian_pmfs`), asymmetric."""
+
+    def __init__(self, q: float, sigma: float) -> None:
+        q, sigma = float(q), float(sigma)
+        if not (0 < q <= 1):
+            raise DomainError(f"the sampling rate must lie in (0, 1], got {q!r}")
+        if not (math.isfinite(sigma) and sigma > 0):
+            raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
+        self.q, self.sigma = q, sigma
+        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g})"
+
+    def __repr__(self) -> str:
+        return self.name
+
+    def step(self, disc: float, bits: int, tail: float) -> StepPMFs:
+        from ..dpsgd import _subsampled_gaussian_pmfs
+
+        rem, add, opt = _subsampled_gaussian_pmfs(self.q, self.sigma, disc, tail, bits)
+        return StepPMFs(rem, add, opt, 0.0, symmetric=False)
+
+    def kinks(self) -> tuple[float, ...]:
+        return ()
+
+
+def _check_count(count: Any, item: Any) -> int:
+    ok = (isinstance(count, (int, np.integer)) and not isinstance(count, bool)) or (
+        isinstance(count, (float, np.floating)) and float(count).is_integer())
+    if not ok or int(count) < 1:
+        raise DomainError(f"a count must be a positive integer, got {count!r} for "
+                          f"{_label(item)}")
+    return int(count)
+
+
+def _label(item: Any) -> str:
+    n = getattr(item, "name", None)
+    return str(n) if n else type(item).__name__
+
+
+# -- items -----------------------------------------------------------------------------------
+class _Atom:
+    """One kind of step: a bound profile, a numeric source or a SubsampledGaussian."""
+
+    def __init__(self, obj: Any, kind: str, certified: bool, note: str = "") -> None:
+        self.obj, self.kind, self.certified, self.note = obj, kind, certified, note
+        self.name = _label(obj)
+        self._steps: dict[tuple[float, float], StepPMFs] = {}
+
+    def kinks(self) -> tuple[float, ...]:
+        if self.kind == "subsampled_gaussian":
+            return ()
+        own = getattr(self.obj, "meta", {}).get("kinks")
+        if own:
+            return tuple(float(e) for e in own)
+        tag = getattr(self.obj, "meta", {}).get("mechanism")
+        if (isinstance(tag, tuple) and tag[0] in ("laplace", "pure_dp", "randomized_response")
+                and "subsampled" not in self.obj.meta):
+            try:
+                return (float(sympy.sympify(tag[1]).xreplace(dict(self.obj.values))),)
+            except (TypeError, ValueError):
+                return ()
+        return ()
+
+    def step(self, disc: float, tail: float) -> StepPMFs:
+        key = (disc, tail)
+        if key not in self._steps:
+            if self.kind == "subsampled_gaussian":
+                self._steps[key] = self.obj.step(disc, SCALE_BITS, tail)
+            else:
+                self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
+                                                lower=self.kind == "profile")
+        return self._steps[key]
+
+
+def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
+    if isinstance(item, Composition):
+        for a, k in item.atoms:
+            out.append((a, k * count))
+        return
+    if isinstance(item, SubsampledGaussian):
+        out.append((_Atom(item, "subsampled_gaussian", True), count))
+        return
+    if hasattr(item, "_pmf_remove") and hasattr(item, "self_compose"):
+        item = Profile.from_pld(item)
+    if not isinstance(item, Profile):
+        raise DomainError(f"cannot compose an object of type {type(item).__name__} "
+                          f"({item!r}): expected a Profile, a mechanism, a (profile, count) "
+                          "pair, a composition or a dp_accounting PLD")
+    src = item.source
+    if src is not None:
+        proved = bool(getattr(src, "certified", False)) or (
+            src.kind == "PLD" and getattr(src, "margin", 1.0) == 0.0)
+        out.append((_Atom(item, "numeric", proved,
+                          "" if proved else f"{_label(item)}: a float64 PLD (estimated "
+                          "rounding margin, not proved)"), count))
+        return
+    if not isinstance(item.meta.get("mechanism"), tuple):
+        item.validate()  # the mechanisms' own profiles are valid by construction
+    from ..interval import ArbUnsupported, profile_arb
+
+    try:
+        profile_arb(item)
+        out.append((_Atom(item, "profile", True), count))
+    except ArbUnsupported as exc:
+        out.append((_Atom(item, "numeric", False,
+                          f"{_label(item)}: no ball arithmetic ({exc}); float64 values"),
+                    count))
+
+
+def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
+    if not items:
+        raise DomainError("compose() needs at least one profile or mechanism")
+    t = 1 if times is None else _check_count(times, "times")
+    pairs = []
+    for it in items:
+        if isinstance(it, tuple):
+            if len(it) != 2:
+                raise DomainError(f"a composed item is a profile or a (profile, count) "
+                                  f"pair, got a tuple of length {len(it)}: {it!r}")
+            pairs.append((it[0], _check_count(it[1], it[0]) * t))
+        else:
+            pairs.append((it, t))
+    return pairs
+
+
+def _unbound(item: Any) -> set[sympy.Symbol]:
+    if isinstance(item, LazyComposition):
+        return item.unbound_symbols
+    if isinstance(item, Profile) and item.source is None:
+        return item.unbound_symbols
+    return set()
+
+
+# -- the result ------------------------------------------------------------------------------
+class Composition(Profile):
+    r"""A composed profile (an upper bound at every :math:`\varepsilon`) with the
+    composed mechanism's GDP bracket ``[mu_floor, mu_upper]`` (see :mod:`this module
+    <symgdp.accounting.certified>`).  It is a :class:`~symgdp.profile.Profile`:
+    ``p(eps)``, ``p.measure()``, ``p.eps_for_delta(delta)`` work as for any profile."""
+
+    __slots__ = ("_info",)
+
+    @property
+    def atoms(self) -> tuple[tuple[_Atom, int], ...]:
+        return self._info["atoms"]
+
+    @property
+    def certified(self) -> bool:
+        """Both ends of the bracket are proved (no float64 estimate anywhere)."""
+        return bool(self._info["certified"])
+
+    @property
+    def neighbouring(self) -> str:
+        """The neighbouring relation of the composed mechanism (``"add_remove"``)."""
+        return self._info["neighbouring"]
+
+    @property
+    def discretization(self) -> float:
+        return float(self._info["disc"])
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return tuple(self._info["notes"])
+
+    def _bracket(self) -> dict[str, Any]:
+        c = self._cache
+        if "bracket" not in c:
+            c["bracket"] = _measure_bracket(self)
+        return c["bracket"]
+
+    @property
+    def mu_upper(self) -> float:
+        """The composed mechanism is ``mu_upper``-GDP on ``[0, eps_h]``."""
+        return self._bracket()["mu_upper"]
+
+    @property
+    def mu_lower(self) -> float:
+        """Lower end of the measured bracket of the *upper profile* (not of the mechanism)."""
+        return self._bracket()["mu_lower"]
+
+    @property
+    def mu_floor(self) -> float:
+        """Every mu for which the composed mechanism is mu-GDP on ``[0, eps_h]`` is at least
+        this (``nan`` when no lower side is available)."""
+        return self._bracket()["mu_floor"]
+
+    @property
+    def eps_h(self) -> float:
+        return self._bracket()["eps_h"]
+
+    @property
+    def failure_prob(self) -> float:
+        """The upper profile's value at ``eps_h``: the composition is
+        (eps, failure_prob)-DP for every eps >= eps_h."""
+        return self._bracket()["failure_prob"]
+
+    @property
+    def measurement(self) -> Any:
+        return self._bracket()["measurement"]
+
+    @property
+    def width(self) -> float:
+        return self.mu_upper - self.mu_floor
+
+    def lower_delta(self, eps: Any) -> Any:
+        r"""A proved lower bound on the composed mechanisms' :math:`\delta(\varepsilon)`
+        (0 where none is available)."""
+        x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+        low = self._info.get("low")
+        if low is None:
+            out = np.zeros(x.shape)
+        else:
+            out = np.maximum(low.lower_delta(x) - self._info["G"], 0.0)
+        return float(out[0]) if np.ndim(eps) == 0 else out
+
+    def eps_at(self, delta: float) -> EpsBracket:
+        r"""The smallest :math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP, as a
+        bracket ``(lower, upper)``; ``upper`` is guaranteed (rounded up)."""
+        d = float(delta)
+        if not (0 < d <= 1):
+            raise DomainError(f"delta must lie in (0, 1], got {delta!r}")
+        up = first_eps_below(self, math.log(d), 1e-12)
+        lo = 0.0
+        if self._info.get("low") is not None and self.lower_delta(0.0) > d:
+            a, b = 0.0, max(up, 1e-12)
+            if self.lower_delta(b) > d:
+                return EpsBracket(b, up)
+            while b - a > 1e-12 * max(1.0, b):
+                m = 0.5 * (a + b)
+                if self.lower_delta(m) > d:
+                    a = m
+                else:
+                    b = m
+            lo = a
+        return EpsBracket(lo, up)
+
+    def calibration_measurement(self, **kw: Any) -> Any:
+        """The head measurement with the mechanism's floor as its lower end (what
+        :func:`symgdp.calibrate` needs to decide safe / proven unsafe)."""
+        import dataclasses
+
+        m = self.measurement
+        floor = self.mu_floor
+        lower = min(floor, m.upper) if math.isfinite(floor) else 0.0
+        return dataclasses.replace(m, lower=lower, certified=self.certified)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "mu_floor": self.mu_floor, "mu_upper": self.mu_upper,
+                "eps_h": self.eps_h, "failure_prob": self.failure_prob,
+                "certified": self.certified, "neighbouring": self.neighbouring,
+                "discretization": self.discretization, "floor": self.source.floor,
+                "notes": list(self.notes)}
+
+    def __repr__(self) -> str:
+        b = self._bracket()
+        return (f"Composition({self.name}: mu in [{b['mu_floor']:.6f}, {b['mu_upper']:.6f}] "
+                f"on [0, {b['eps_h']:.4g}], failure probability {b['failure_prob']:.3g}, "
+                f"{'certified' if self.certified else 'NOT certified (float64 estimate)'}, "
+                f"{_RELATION[self.neighbouring]})")
+
+    __str__ = __repr__
+
+
+def _new(curves: list[Any], name: str, info: dict[str, Any]) -> Composition:
+    p = Composition.from_source(curves_source(curves, discretization=info["disc"]),
+                                name=name)
+    object.__setattr__(p, "_info", info)
+    return p
+
+
+def _measure_bracket(p: Composition) -> dict[str, Any]:
+    info = p._info
+    fp = info["failure_prob"]
+    m, fail = head_measure(p, fp, info["tol"])
+    floor = _floor(p, m.eps_h) if info.get("low") is not None else math.nan
+    return {"mu_upper": m.upper, "mu_lower": m.lower, "mu_floor": floor,
+            "eps_h": m.eps_h, "failure_prob": fail, "measurement": m}
+
+
+def _floor(p: Composition, eps_h: float) -> float:
+    """Largest proved mu_gdp(eps, lower delta(eps)) over a grid of [0, eps_h], refined
+    around its best point, rounded down and checked at 40 digits."""
+    from .. import precise
+    from ..gaussian import mu_gdp
+
+    def best(xs: np.ndarray) -> tuple[float, float, float]:
+        d = p.lower_delta(xs)
+        ok = d > 0
+        if not np.any(ok):
+            return 0.0, 0.0, 0.0
+        mus = np.asarray(mu_gdp(xs[ok], d[ok]), dtype=np.float64)
+        i = int(np.nanargmax(mus))
+        return float(mus[i]), float(xs[ok][i]), float(d[ok][i])
+
+    xs = np.linspace(0.0, eps_h, 161)
+    m, e, dl = best(xs)
+    if m <= 0:
+        return 0.0
+    step = eps_h / 160
+    m2, e2, d2 = best(np.linspace(max(e - step, 0.0), min(e + step, eps_h), 41))
+    if m2 > m:
+        m, e, dl = m2, e2, d2
+    for shrink in (1e-12, 1e-9, 1e-6, 1e-3):
+        cand = m * (1.0 - shrink)
+        # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta(e) forces every valid
+        # mu above cand
+        if precise.delta_mu(e, cand) <= dl:
+            return cand
+    return 0.0
+
+
+# -- the lazy composition of profiles with free parameters ---------------------------------
+class LazyComposition:
+    r"""A composition whose items still have unbound parameters: symbolic until every
+    parameter has a value.  ``replace(values={...})`` (or :meth:`bind`) binds them and
+    composes (a :class:`Composition` once nothing is left unbound), which is how
+    :func:`symgdp.calibrate` searches a parameter through a composition."""
+
+    def __init__(self, pairs: list[tuple[Any, int]], options: dict[str, Any],
+                 values: dict[sympy.Symbol, Any] | None = None) -> None:
+        self.pairs = pairs
+        self.options = options
+        self._values = dict(values or {})
+
+    @property
+    def name(self) -> str:
+        return " ∘ ".join(f"({_label(p)})^{k}" if k > 1 else _label(p) for p, k in self.pairs)
+
+    @property
+    def free_symbols(self) -> set[sympy.Symbol]:
+        out: set[sympy.Symbol] = set()
+        for p, _ in self.pairs:
+            out |= set(getattr(p, "free_symbols", set()))
+        return out
+
+    @property
+    def unbound_symbols(self) -> set[sympy.Symbol]:
+        out: set[sympy.Symbol] = set()
+        for p, _ in self.pairs:
+            out |= _unbound(p)
+        return out - set(self._values)
+
+    @property
+    def values(self) -> dict[sympy.Symbol, Any]:
+        return dict(self._values)
+
+    @property
+    def expr(self) -> sympy.Expr:
+        return sympy.Function("delta_composition")(sympy.Symbol("varepsilon"))
+
+    def require_bound(self) -> None:
+        missing = self.unbound_symbols
+        if missing:
+            names = ", ".join(sorted(str(s) for s in missing))
+            raise UnboundParameterError(f"this composition needs values for: {names} "
+                                        "(bind them with .bind({...}) or calibrate one)")
+
+    def replace(self, values: dict[Any, Any] | None = None, **_: Any) -> Any:
+        vals = {**self._values, **dict(values or {})}
+        pairs = []
+        for p, k in self.pairs:
+            mine = {s: v for s, v in vals.items() if s in getattr(p, "free_symbols", set())}
+            if isinstance(p, LazyComposition):
+                p = p.replace(values=mine)
+            elif isinstance(p, Profile) and p.source is None and mine:
+                p = _rebind(p, mine)
+            pairs.append((p, k))
+        lazy = LazyComposition(pairs, self.options, vals)
+        if lazy.unbound_symbols:
+            return lazy
+        return compose(*pairs, **self.options)
+
+    def bind(self, values: dict[Any, Any]) -> Any:
+        return self.replace(values=values)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("measure", "log_delta", "eps_for_delta", "mu_upper", "mu_floor",
+                    "eps_at", "gdpt"):
+            self.require_bound()
+        raise AttributeError(name)
+
+    def __call__(self, eps: Any) -> Any:
+        self.require_bound()
+
+    def __repr__(self) -> str:
+        names = ", ".join(sorted(str(s) for s in self.unbound_symbols))
+        return f"LazyComposition({self.name}; unbound: {names})"
+
+
+def _rebind(p: Profile, values: dict[Any, Any]) -> Profile:
+    naive = p.meta.get("naive")
+    if p.meta.get("segments") and isinstance(naive, Profile):
+        return naive.replace(values={**naive.values, **values}).refine()
+    return p.replace(values={**p.values, **values})
+
+
+# -- compose ---------------------------------------------------------------------------------
+def _aligned(disc: float, kinks: list[float]) -> float:
+    """``disc`` shrunk so that the largest kink is a multiple of it (others if they are
+    commensurate)."""
+    if not kinks:
+        return disc
+    e = max(kinks)
+    m = max(1, int(math.ceil(e / disc - 1e-9)))
+    return e / m
+
+
+def compose(*items: Any, times: Any = None, certify: bool = True,
+            discretization: float | None = None, target_width: float = 1e-3,
+            failure_prob: float = 1e-10, tol: float = 1e-4, max_support: int = 4_000_000,
+            neighbouring: str = "add_remove", **kw: Any) -> Any:
+    r"""The composition of profiles and mechanisms, certified by default.
+
+    ``compose(a, b, c)`` composes the three; ``compose(a, times=k)`` is the
+    :math:`k`-fold composition; ``compose((a, 10), (b, 20))`` mixes counts;
+    ``compose(a, b, times=k)`` repeats the pair :math:`k` times.  Items: any
+    :class:`~symgdp.profile.Profile` (symbolic, refined, implicit, KOV, subsampled,
+    numeric), a mechanism, a :class:`SubsampledGaussian`, an earlier
+    :class:`Composition`, a dp_accounting PLD.
+
+    Args:
+        certify: ``True`` (default) for the proved route of this module; ``False`` for
+            dp_accounting's float64 route (``certified=False`` on the result).
+        discretization: the grid :math:`\Delta` (default: adaptive).
+        target_width: adaptive grids stop refining once ``mu_upper - mu_floor`` is below.
+        failure_prob: where the measured head ends.
+        tol: the width of the head measurement of ``mu_upper``.
+        max_support: the adaptive grid stops before the composed support would exceed
+            this many points.
+        time_budget: (keyword) seconds after which the adaptive grid stops refining;
+            default none, so that the result does not depend on the machine's load.
+        neighbouring: the relation the given profiles state (``"add_remove"``; a
+            profile stated for replace-one composes the same way and is labelled so).
+
+    Returns:
+        A :class:`Composition` (a :class:`~symgdp.profile.Profile`), or a
+        :class:`LazyComposition` while a parameter is unbound.
+
+    Example:
+        >>> from symgdp import mechanisms
+        >>> c = compose(mechanisms.gaussian(0.5), times=4)      # exactly 1-GDP
+        >>> c.mu_floor <= 1.0 <= c.mu_upper <= c.mu_floor + 1e-3, c.certified
+        (True, True)
+    """
+    if "value_discretization_interval" in kw:  # the float route's name for the grid
+        vdi = kw.pop("value_discretization_interval")
+        if certify:
+            discretization = vdi if discretization is None else discretization
+        else:
+            kw["value_discretization_interval"] = vdi
+    unknown = set(kw) - {"time_budget", "tail_mass_truncation", "tail_delta", "max_eps",
+                         "grid_points"}
+    if unknown:
+        raise DomainError(f"compose() got unknown options {sorted(unknown)}")
+    tm = kw.get("tail_mass_truncation", 0.0)
+    if not (isinstance(tm, (int, float)) and 0 <= tm < 1):
+        raise DomainError(f"tail_mass_truncation must lie in [0, 1), got {tm!r}")
+    if neighbouring not in NEIGHBOURING:
+        raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+    pairs = _normalise(items, times)
+    options = dict(certify=certify, discretization=discretization,
+                   target_width=target_width, failure_prob=failure_prob, tol=tol,
+                   max_support=max_support, neighbouring=neighbouring, **kw)
+    if any(_unbound(p) for p, _ in pairs):
+        return LazyComposition(pairs, options)
+    fp = float(failure_prob)
+    if not (0 < fp < 1):
+        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
+    if not certify:
+        return _float_route(pairs, fp, tol, neighbouring, discretization, kw)
+    atoms: list[tuple[_Atom, int]] = []
+    for p, k in pairs:
+        _atoms_of(p, k, atoms)
+    total = sum(k for _, k in atoms)
+    tail = min(max(1e-3 * fp / total, 1e-30), 1e-16)
+    kinks = [e for a, _ in atoms for e in a.kinks()]
+    names = [f"({a.name})^{k}" if k > 1 else a.name for a, k in atoms]
+    name = " ∘ ".join(names)
+    if discretization is not None:
+        ladder = [float(discretization)]
+        if not (math.isfinite(ladder[0]) and 0 < ladder[0] <= 1):
+            raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
+    else:
+        ladder = [_aligned(d, kinks) for d in _LADDER]
+    result = None
+    t0 = time.perf_counter()
+    if len(ladder) > 1:
+        # skip grids whose lower side is predicted too loose: g falls as the square of
+        # the grid (module onestep), so G(disc) ~ G(first) (disc / first)^2
+        g0 = sum(k * a.step(ladder[0], tail).g for a, k in atoms)
+        while (len(ladder) > 1 and math.isfinite(g0)
+               and g0 > 0.25 * target_width):
+            g0 *= (ladder[1] / ladder[0]) ** 2
+            ladder = ladder[1:]
+    for i, disc in enumerate(ladder):
+        result = _compose_on(atoms, disc, tail, fp, tol, name, neighbouring)
+        if i + 1 == len(ladder) or not math.isfinite(result.mu_floor):
+            break
+        if result.mu_upper - result.mu_floor <= target_width:
+            break
+        # the next grid: support grows by ladder ratio; stop before max_support
+        nxt = sum(k * (a.step(disc, tail).remove.size) for a, k in atoms)
+        if nxt * disc / ladder[i + 1] > max_support:
+            break
+        # a wall-clock budget only when asked for: by default the result (and so every
+        # test and example) does not depend on the machine's load, max_support bounds it
+        budget = kw.get("time_budget")
+        if budget is not None and time.perf_counter() - t0 > float(budget):
+            break
+    assert result is not None
+    return result
+
+
+def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: float,
+                tol: float, name: str, neighbouring: str) -> Composition:
+    steps = [(a.step(disc, tail), k) for a, k in atoms]
+    sym = all(s.symmetric for s, _ in steps)
+    rem = add = low = None
+    log1m_g = 0.0
+    for s, k in steps:
+        r = int_self_compose(s.remove, k)
+        rem = r if rem is None else int_compose(rem, r)
+        if not sym:
+            a = int_self_compose(s.add, k)
+            add = a if add is None else int_compose(add, a)
+        if s.low is not None and low is not False:
+            lw = int_self_compose(s.low, k)
+            low = lw if low is None else int_compose(low, lw)
+            log1m_g += k * math.log1p(-min(s.g, 1.0)) if s.g < 1 else -math.inf
+        else:
+            low = False
+    assert rem is not None
+    curves = [rem.curve()] + ([] if sym else [add.curve()])
+    G = -math.expm1(log1m_g) if math.isfinite(log1m_g) else 1.0
+    notes = [a.note for a, _ in atoms if a.note]
+    if low is False or G >= 1.0:
+        low = None
+        notes.append("no floor: a step has no proved lower side (a numeric source, or a "
+                     "profile its grid values prove is not convex in e^eps)")
+    info = {"atoms": tuple(atoms), "certified": all(a.certified for a, _ in atoms),
+            "neighbouring": neighbouring, "disc": disc, "low": low,
+            "G": G * (1 + 1e-9) if G > 0 else 0.0, "failure_prob": fp, "tol": tol,
+            "notes": notes}
+    return _new(curves, name, info)
+
+
+def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouring: str,
+                 discretization: float | None, kw: dict[str, Any]) -> Composition:
+    """dp_accounting's float64 FFT route, labelled not certified."""
+    from .compose import compose as float_compose
+
+    disc = kw.pop("value_discretization_interval", 1e-4 if discretization is None
+                  else discretization)
+    kw.pop("time_budget", None)
+    total = None
+    labels = []
+    for p, k in pairs:
+        if isinstance(p, (Composition, SubsampledGaussian)):
+            raise DomainError(f"certify=False composes profiles and PLDs only, got {p!r}")
+        one = float_compose(p, times=k, value_discretization_interval=disc, **kw)
+        labels.append(one.name)
+        total = one if total is None else float_compose(total, one,
+                                                        value_discretization_interval=disc,
+                                                        **kw)
+    assert total is not None
+    info = {"atoms": (), "certified": False, "neighbouring": neighbouring, "disc": disc,
+            "low": None, "G": 0.0, "failure_prob": fp, "tol": tol,
+            "notes": ["float64 FFT route (dp_accounting): rounding margin estimated, "
+                      "not proved; no floor"]}
+    src = total.source
+    p = Composition.from_source(src, name=" ∘ ".join(labels))
+    object.__setattr__(p, "_info", info)
+    return p

@@ -1,0 +1,334 @@
+r"""One step of a certified composition: a profile's values -> integer PMFs on a grid.
+
+Only the profile :math:`\delta(\varepsilon)` of a step is known here (a SymPy profile
+evaluated in ball arithmetic by :func:`symgdp.interval.profile_arb`, or a proved upper
+bound from a numeric source), not its privacy loss distribution.  The *neighbouring
+relation* is add/remove and the profile is assumed to cover both directions: for every
+neighbouring pair :math:`(P, Q)` of the step, :math:`H_{e^x}(P\|Q) \le \delta(x)` and
+:math:`H_{e^x}(Q\|P) \le \delta(x)` for :math:`x \ge 0`, with :math:`H_\gamma(P\|Q) =
+\sup_S P(S) - \gamma Q(S)` (this is what a privacy profile of a mechanism states).
+
+**The extended profile.**  For :math:`x > 0`, :math:`H_{e^{-x}}(P\|Q) = 1 - e^{-x} +
+e^{-x}H_{e^x}(Q\|P)` (integrate :math:`(P - \gamma Q)_+ = P - \gamma Q + (\gamma Q -
+P)_+`), so :math:`\bar\delta(-x) = 1 - e^{-x} + e^{-x}\delta(x)` bounds both directions at
+negative :math:`\varepsilon` too.  As a function of :math:`y = e^\varepsilon \in (0,
+\infty)`, :math:`H_y(P\|Q) = \sup_S P(S) - yQ(S)` is convex, non-increasing, at most 1,
+and tends to :math:`P(L > -\infty) \le 1` as :math:`y \to 0`.
+
+**Upper side (pessimistic connect-the-dots, Doroshenko, Ghazi, Kamath, Kumar &
+Manurangsi, PETS 2022).**  Let :math:`y_0 < \dots < y_m` be points :math:`e^{j\Delta}`
+(multiples :math:`j` of the grid :math:`\Delta`, both signs) and :math:`V_i \ge
+\bar\delta(\log y_i)` upper values (the upper ends of balls, rounded up to float64).  Let
+:math:`I` be the piecewise-linear function through :math:`(0, 1)`, the points
+:math:`(y_i, V_i)`, and constant :math:`V_m` beyond :math:`y_m`.  *Claim:* if :math:`I`
+is convex, :math:`I \ge H_y(P\|Q)` for every :math:`y > 0` and both directions.  Indeed a
+chord of a convex function lies above it; on :math:`(0, y_0]` the chord starts at
+:math:`(0, 1)` and :math:`H \le 1`; beyond :math:`y_m`, :math:`H` is non-increasing.  Any
+subset of the points keeps the claim (a chord over a dropped point is still a chord), so
+points are dropped until the remaining ones are *proved* (in balls) to be in convex
+position; which ones are dropped affects tightness only.  :math:`I` is the profile
+:math:`\sum_l \nu(l)(1 - y e^{-l})_+ + \nu(\infty)` of the measure with masses
+:math:`\nu(\log y_i) = y_i(s_i - s_{i-1})`, differences of the slopes :math:`s_i` of
+:math:`I` (:math:`s_{-1} = V_0 - 1)/y_0`, :math:`s_m = 0`), and :math:`\nu(\infty) =
+V_m`: non-negative by convexity, total mass :math:`I(0) = 1`, and :math:`\mathbb
+E_\nu[e^{-L}] = -s_{-1} \le 1` because :math:`V_0 \ge \bar\delta(\log y_0) \ge 1 - y_0`.
+So :math:`\nu` is the privacy-loss distribution of a genuine pair :math:`(P', Q')` (with
+:math:`Q'` the rest of its mass at loss :math:`-\infty`) whose hockey-stick curve
+dominates that of every neighbouring pair of the step at every :math:`\gamma > 0`.  By
+Blackwell's theorem (Blackwell 1953; Dong, Roth & Su 2022, Thm 2.10) each such pair is a
+post-processing of :math:`(P', Q')`, and so is any composition of such pairs a
+post-processing of the composition of the dominating pairs: the composed profile is at
+most :math:`\sum_l \nu_T(l)(1 - e^{\varepsilon - l})_+ + \nu_T(\infty)` with
+:math:`\nu_T` the convolution of the steps' :math:`\nu`.  **Rounding direction:** each
+mass is rounded *up* to an integer multiple of :math:`2^{-b}` (the upper end of its ball);
+the profile integrates the non-negative, non-decreasing function :math:`(1 -
+e^{\varepsilon - l})_+` of the loss, so entrywise increases (and moves to larger losses)
+only raise it, and convolution preserves this order (:mod:`symgdp.accounting.pmf`).  For
+an *exact* profile the interpolant's PMF is exactly the connect-the-dots split of the true
+loss distribution (each cell's mass split between its ends keeping
+:math:`\mathbb E[e^{-L}]`), as for the subsampled Gaussian in :mod:`symgdp.dpsgd`.
+
+**Lower side.**  The same pair :math:`(P', Q')` is *almost* dominated by the step: let
+:math:`g \ge \sup_y (I(y) - \delta^\star(y))/(1 - \delta^\star(y))`, where
+:math:`\delta^\star` is the (convex) hockey-stick curve of a pair whose profile is *exactly*
+the given :math:`\delta` in both directions.  Then :math:`I \le (1 - g)\delta^\star + g`,
+the curve of the pair that with probability :math:`g` reveals itself (a mutually singular
+component, curve 1) and otherwise is :math:`\delta^\star`; by Blackwell again the
+:math:`T`-fold composition satisfies :math:`\delta_{\nu_T} \le \delta^\star_T + G`,
+:math:`G = 1 - \prod_i (1 - g_i)`, i.e. :math:`\delta^\star_T \ge \delta_{\nu_T} - G`.
+:math:`\delta_{\nu_T}` is bounded below by the same masses rounded *down*, composed
+rounding down (:func:`~symgdp.accounting.pmf.int_compose` with ``up=False``).  The chord
+gap is bounded from the grid values alone, with upper ends :math:`V` and lower ends
+:math:`A` of the balls: on the cell :math:`[y_i, y_{i+1}]` a convex :math:`\delta^\star`
+lies above the line through :math:`(y_{i-1}, V_{i-1})` and :math:`(y_i, A_i)` extended to
+the right, above the line through :math:`(y_{i+1}, A_{i+1})` and :math:`(y_{i+2},
+V_{i+2})` extended to the left, above :math:`A_{i+1}` (it is non-increasing) and above
+:math:`1 - y`; the gap is at most the largest difference between the chord and the
+maximum of these lines, taken at their crossings.  **What it lower-bounds:** the
+composition of mechanisms whose profiles *are* the given ones.  For a known mechanism
+(its exact profile) that is the mechanism; for a profile that is only an upper bound (a
+naive or refined bound) it is the worst mechanism that bound allows.  When the grid
+values prove the profile is not convex in :math:`e^\varepsilon` no mechanism has it and
+the lower side is unavailable (``g = inf``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .pmf import IntPMF, int_pmf
+
+__all__ = ["StepPMFs", "profile_step", "grid_values"]
+
+# absolute slack on float64 gap computations (values are in [0, 1])
+_GAP_SLACK = 1e-14
+
+
+@dataclass(frozen=True)
+class StepPMFs:
+    """Integer PMFs of one step: ``remove``/``add`` (upper, rounded up; ``add`` is
+    ``remove`` for a symmetric step), ``low`` (lower, rounded down, remove direction) and
+    ``g`` (the lower side's reveal probability, see the module notes; ``inf`` when
+    there is no lower side)."""
+
+    remove: IntPMF
+    add: IntPMF
+    low: IntPMF | None
+    g: float
+    symmetric: bool = True
+
+
+def _up(v: Any) -> float:
+    """A float64 >= the upper end of the ball v (clipped to [0, 1])."""
+    f = float(v.upper()) if hasattr(v, "upper") else float(v)
+    return min(max(float(np.nextafter(f, np.inf)), 0.0), 1.0)
+
+
+def _down(v: Any) -> float:
+    f = float(v.lower()) if hasattr(v, "lower") else float(v)
+    return min(max(float(np.nextafter(f, -np.inf)), 0.0), 1.0)
+
+
+def grid_values(profile: Any, disc: float, tail: float, max_points: int
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Positions ``pos`` (multiples of ``disc``, from 0 to where the upper profile falls
+    below ``tail``), upper values ``V`` and lower values ``A`` of the profile there
+    (``A`` is all zeros for a numeric source: it has no lower values)."""
+    lg = math.log(tail)
+    end = 1.0
+    while end < 1e4 and float(profile.log_delta(end)) > lg:
+        end *= 2.0
+    lo, hi = 0.0, end
+    if float(profile.log_delta(0.0)) > lg:
+        while hi - lo > max(1e-3 * hi, disc):
+            mid = 0.5 * (lo + hi)
+            if float(profile.log_delta(mid)) > lg:
+                lo = mid
+            else:
+                hi = mid
+    n_end = max(int(math.ceil(hi / disc)), 1)
+    # every grid point where the profile carries the most loss mass (near 0), then a
+    # stride that fits the rest into the budget (any subset of the grid is valid)
+    half = max(max_points // 2, 2)
+    if n_end <= max_points:
+        pos = np.arange(0, n_end + 1, dtype=np.int64)
+    else:
+        stride = max(1, int(math.ceil((n_end - half) / half)))
+        pos = np.concatenate([np.arange(0, half, dtype=np.int64),
+                              np.arange(half, n_end + stride, stride, dtype=np.int64)])
+    source = getattr(profile, "source", None)
+    if source is not None:
+        x = pos * disc
+        with np.errstate(over="ignore"):
+            up = np.exp(np.asarray(profile.log_delta(x), dtype=np.float64))
+        up = np.minimum(np.nextafter(up, np.inf) * (1 + 1e-12), 1.0)
+        return pos, np.minimum.accumulate(up), np.zeros_like(up)
+    import flint
+
+    from ..interval import profile_arb
+
+    f = profile_arb(profile)
+    d = flint.arb(disc)
+    V = np.empty(pos.size)
+    A = np.empty(pos.size)
+    for i, p in enumerate(pos):
+        v = f(flint.arb(int(p)) * d)
+        V[i], A[i] = _up(v), _down(v)
+    # a profile is non-increasing: delta_j <= V_i (i <= j) and delta_j >= A_i (i >= j)
+    V = np.minimum.accumulate(V)
+    A = np.maximum.accumulate(A[::-1])[::-1]
+    return pos, V, A
+
+
+def _extended(pos: np.ndarray, V: np.ndarray, A: np.ndarray, disc: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Grid on both signs with upper/lower values of the extended profile,
+    delta(-x) = 1 - e^{-x}(1 - delta(x)), the upper (lower) end rounded outward."""
+    import flint
+
+    xs = pos[1:][::-1]
+    Vn = np.empty(xs.size)
+    An = np.empty(xs.size)
+    d = flint.arb(disc)
+    for i, (p, v, a) in enumerate(zip(xs, V[1:][::-1], A[1:][::-1], strict=True)):
+        e = (-(flint.arb(int(p)) * d)).exp()
+        Vn[i] = _up(1 - e * (1 - flint.arb(v)))
+        An[i] = _down(1 - e * (1 - flint.arb(a)))
+    return (np.concatenate([-xs, pos]), np.concatenate([Vn, V]),
+            np.concatenate([An, A]))
+
+
+def _hull(y: np.ndarray, v: np.ndarray) -> list[int]:
+    """Indices of the lower convex hull of (0, 1) and the points (y, v), (0, 1) excluded
+    (float64: only a first choice, the masses are then checked in balls)."""
+    hull: list[int] = [-1]
+    yy = np.concatenate([[0.0], y])
+    vv = np.concatenate([[1.0], v])
+    for i in range(y.size):
+        while len(hull) >= 2:
+            a, b = hull[-2] + 1, hull[-1] + 1
+            c = i + 1
+            if (vv[b] - vv[a]) * (yy[c] - yy[a]) >= (vv[c] - vv[a]) * (yy[b] - yy[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(i)
+    return hull[1:]
+
+
+def _masses(ipos: np.ndarray, vals: np.ndarray, disc: float) -> tuple[list[Any], Any]:
+    """Ball masses y_i (s_i - s_{i-1}) of the interpolant through (0, 1) and the points,
+    and its mass at infinity (the last value)."""
+    import flint
+
+    arb = flint.arb
+    d = arb(disc)
+    y = [(arb(int(p)) * d).exp() for p in ipos]
+    v = [arb(float(x)) for x in vals]
+    n = len(y)
+    slopes = [(v[0] - 1) / y[0]]
+    for i in range(n - 1):
+        h = y[i] * (arb(int(ipos[i + 1] - ipos[i])) * d).expm1()
+        slopes.append((v[i + 1] - v[i]) / h)
+    slopes.append(arb(0))
+    masses = [y[i] * (slopes[i + 1] - slopes[i]) for i in range(n)]
+    return masses, v[-1]
+
+
+def _convex_masses(ipos: np.ndarray, vals: np.ndarray, disc: float
+                   ) -> tuple[np.ndarray, np.ndarray, list[Any], Any]:
+    """Drop points until every mass is proved non-negative (any subset is valid)."""
+    import flint
+
+    old = flint.ctx.prec
+    flint.ctx.prec = 128
+    try:
+        while True:
+            masses, inf = _masses(ipos, vals, disc)
+            bad = [i for i, m in enumerate(masses) if not m >= 0 and i < len(masses) - 1]
+            if not bad:
+                return ipos, vals, masses, inf
+            keep = np.ones(ipos.size, dtype=bool)
+            keep[bad[::2]] = False  # never two neighbours at once
+            ipos, vals = ipos[keep], vals[keep]
+    finally:
+        flint.ctx.prec = old
+
+
+def _gap(y: np.ndarray, V: np.ndarray, A: np.ndarray, keep: np.ndarray) -> float:
+    """Upper bound on sup (I - delta*)/(1 - delta*) (module notes, lower side); inf when
+    the grid values contradict convexity."""
+    yk, Vk = y[keep], V[keep]
+    n = yk.size
+    worst = 0.0
+    # left of the first point: chord from (0, 1) minus (1 - y), largest at y_0
+    worst = max(worst, (Vk[0] - 1.0 + yk[0] + _GAP_SLACK) / max(1.0 - Vk[0], 1e-300))
+    # beyond the last: I = V_m, delta* >= 0
+    worst = max(worst, (Vk[-1] + _GAP_SLACK) / max(1.0 - Vk[-1], 1e-300))
+    idx = np.flatnonzero(keep)
+    for i in range(n - 1):
+        a, b = idx[i], idx[i + 1]
+        ya, yb, va, vb = y[a], y[b], V[a], V[b]
+        lines = [(0.0, A[b]), (-1.0, 1.0)]  # (slope, intercept)
+        if a >= 1:  # through (y[a-1], V[a-1]) and (y[a], A[a]), to the right
+            s = (A[a] - V[a - 1]) / (y[a] - y[a - 1])
+            lines.append((s, A[a] - s * y[a]))
+        if b + 1 < y.size:  # through (y[b], A[b]) and (y[b+1], V[b+1]), to the left
+            s = (V[b + 1] - A[b]) / (y[b + 1] - y[b])
+            lines.append((s, A[b] - s * y[b]))
+        cand = [ya, yb]
+        for j in range(len(lines)):
+            for k in range(j + 1, len(lines)):
+                (s1, c1), (s2, c2) = lines[j], lines[k]
+                if s1 != s2:
+                    t = (c2 - c1) / (s1 - s2)
+                    if ya < t < yb:
+                        cand.append(t)
+        cs = (vb - va) / (yb - ya)
+        gmax = -math.inf
+        for t in cand:
+            chord = va + cs * (t - ya)
+            low = max(s * t + c for s, c in lines)
+            gmax = max(gmax, chord - low)
+        if gmax < -1e-9:
+            return math.inf  # a lower bound above an upper one: not convex
+        worst = max(worst, (max(gmax, 0.0) + _GAP_SLACK) / max(1.0 - va, 1e-300))
+    return float(worst * (1.0 + 1e-9))
+
+
+def profile_step(profile: Any, disc: float, bits: int, *, tail: float = 1e-16,
+                 max_points: int = 8001, lower: bool = True) -> StepPMFs:
+    r"""The integer PMFs of one step of a profile on the grid :math:`\Delta\mathbb Z`
+    (module notes): the pessimistic connect-the-dots measure rounded up, the same rounded
+    down with its reveal probability :math:`g` for the lower side.
+
+    Example:
+        >>> from symgdp import mechanisms
+        >>> s = profile_step(mechanisms.laplace(0.5), 0.05, 80)
+        >>> s.remove.total() + s.remove.inf >= 1 << 80, s.g < 1e-3
+        (True, True)
+    """
+    pos, V, A = grid_values(profile, disc, tail, max_points)
+    ipos, Ve, Ae = _extended(pos, V, A, disc)
+    y = np.exp(ipos * disc)
+    h = _hull(y, Ve)
+    kpos, kval, masses, inf = _convex_masses(ipos[h], Ve[h], disc)
+    lo = int(kpos[0])
+    size = int(kpos[-1]) - lo + 1
+    up_int = [0] * size
+    low_int = [0] * size
+    for p, m in zip(kpos, masses, strict=True):
+        up_int[int(p) - lo] = arb_ceil(m, bits)
+        low_int[int(p) - lo] = arb_floor(m, bits)
+    upper = int_pmf(disc, lo, up_int, arb_ceil(inf, bits), bits)
+    if not lower or not np.any(Ae > 0):
+        return StepPMFs(upper, upper, None, math.inf)
+    keep = np.isin(ipos, kpos)
+    # a lower value above the interpolant proves the profile is not convex in e^eps: no
+    # mechanism has it, and there is no lower side
+    interp = np.interp(y, np.concatenate([[0.0], y[keep]]), np.concatenate([[1.0], Ve[keep]]))
+    g = math.inf if np.any(Ae > interp * (1 + 1e-12) + 1e-15) else _gap(y, Ve, Ae, keep)
+    low = int_pmf(disc, lo, low_int, arb_floor(inf, bits), bits, up=False)
+    return StepPMFs(upper, upper, low, g)
+
+
+def arb_ceil(x: Any, bits: int) -> int:
+    """ceil(max(upper end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.upper().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else -((-m) >> -e)
+
+
+def arb_floor(x: Any, bits: int) -> int:
+    """floor(max(lower end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.lower().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else m >> -e

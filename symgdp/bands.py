@@ -1,0 +1,621 @@
+r"""Certified bands on a trade-off curve: :func:`band` (re-exported as
+:func:`symgdp.tradeoff.band`).
+
+Given a GDP parameter :math:`\mu` or a privacy profile, :func:`band` returns guaranteed
+bounds ``lower <= f(alpha) <= upper`` on the trade-off curve :math:`f` (Dong, Roth & Su
+2021): :math:`G_\mu` in Arb balls, the closed-form curves of tagged mechanisms, or the
+conjugate of Prop. 2.12 bracketed between the points of an adaptively refined grid.
+Profiles are duck-typed (this module does not import :mod:`symgdp.profile`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .errors import DomainError
+
+__all__ = ["TradeoffBand", "band"]
+
+
+def _alpha(alpha: Any) -> tuple[bool, np.ndarray]:
+    scalar = np.ndim(alpha) == 0
+    a = np.asarray(alpha, dtype=np.float64)
+    bad = ~((a >= 0) & (a <= 1))
+    if np.any(bad):
+        raise DomainError(f"alpha must lie in [0, 1], got {a[bad].flat[0]!r}")
+    return scalar, a
+
+
+# Everything below is certified: values come from Arb balls (python-flint) or from a
+# profile's own upper/lower bounds, and every float64 step is rounded outward by an explicit
+# relative margin (_DN/_UP: 1e-15 relative, about 9 units in the last place, more than the
+# few roundings of each step) plus the smallest subnormal.
+
+_REL = 1e-15
+_TINY = 5e-324
+_PREC = 96  # working precision (bits) of the ball evaluations
+
+
+def _dn(v: Any) -> Any:
+    return v - np.abs(v) * _REL - _TINY
+
+
+def _up(v: Any) -> Any:
+    return v + np.abs(v) * _REL + _TINY
+
+
+def _fdown(b: Any) -> float:
+    """The largest float64 <= every point of the ball ``b`` (``-inf`` if unbounded)."""
+    from flint import arb
+
+    if not b.is_finite():
+        return -math.inf
+    x = b.lower()
+    f = float(x)
+    if math.isnan(f):
+        return -math.inf
+    if arb(f) > x:
+        f = math.nextafter(f, -math.inf)
+    return f
+
+
+def _fup(b: Any) -> float:
+    """The smallest float64 >= every point of the ball ``b`` (``inf`` if unbounded)."""
+    from flint import arb
+
+    if not b.is_finite():
+        return math.inf
+    x = b.upper()
+    f = float(x)
+    if math.isnan(f):
+        return math.inf
+    if arb(f) < x:
+        f = math.nextafter(f, math.inf)
+    return f
+
+
+@dataclass(frozen=True, slots=True)
+class TradeoffBand:
+    r"""Guaranteed bounds :math:`\mathrm{lower} \le f(\alpha) \le \mathrm{upper}` on a
+    trade-off curve at the points ``alpha`` (see :func:`band`).
+
+    Attributes:
+        alpha: the type I errors (a float for a scalar input, else a read-only array).
+        lower: lower bounds of :math:`f(\alpha)`, same shape.
+        upper: upper bounds of :math:`f(\alpha)`, same shape.
+        method: how the band was obtained (``"gdp"``, ``"closed form (laplace)"``,
+            ``"conjugate"``, ``"conjugate, monotone"``, ``"conjugate, lower only"``).
+        assumption: what the band assumes of its input, in words.
+    """
+
+    alpha: Any
+    lower: Any
+    upper: Any
+    method: str
+    assumption: str
+
+    @property
+    def width(self) -> Any:
+        r""":math:`\mathrm{upper} - \mathrm{lower}` (elementwise)."""
+        return self.upper - self.lower
+
+    def __contains__(self, values: Any) -> bool:
+        """True when every given value of the curve lies within the band."""
+        v = np.asarray(values, dtype=np.float64)
+        return bool(np.all((self.lower <= v) & (v <= self.upper)))
+
+
+_SYMMETRIC = ("the profile is that of a symmetric pair of output distributions (the "
+              "neighbouring relation is symmetric, e.g. replace-one, or add/remove "
+              "with the worse direction taken); the curve banded is "
+              "f(a) = sup_eps max(0, 1 - delta(eps) - e^eps a, e^-eps (1 - delta(eps) - a)) "
+              "(Dong, Roth & Su 2021, Prop. 2.12). The lower band holds for any upper bound "
+              "of the mechanism's profile; the upper band needs the exact profile")
+
+
+def _mu_value(x: Any) -> float | None:
+    """A GDP parameter given as a plain real number (not a profile), else None."""
+    if isinstance(x, bool):
+        raise DomainError(f"expected a profile or a GDP parameter mu, got {x!r}")
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        m = float(x)
+        if not m >= 0:
+            raise DomainError(f"mu must be >= 0, got {x!r}")
+        return m
+    return None
+
+
+def _pack(scalar: bool, a: np.ndarray, lo: np.ndarray, up: np.ndarray, method: str,
+          assumption: str) -> TradeoffBand:
+    lo = np.minimum(lo, up)
+    if scalar:
+        return TradeoffBand(float(a), float(lo), float(up), method, assumption)
+    for arr in (a, lo, up):
+        arr.flags.writeable = False
+    return TradeoffBand(a, lo, up, method, assumption)
+
+
+def _gdp_band(mu: Any, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Balls of :math:`G_\mu(\alpha) = \Phi(\sqrt2\,\mathrm{erfc}^{-1}(2\alpha) - \mu)`
+    (``mu`` a float, or a finite ``arb`` ball whose every point is a possible value)."""
+    from flint import arb, ctx
+
+    lo = np.empty(a.shape)
+    up = np.empty(a.shape)
+    with ctx.workprec(_PREC):
+        r2 = arb(2).sqrt()
+        m = mu if isinstance(mu, arb) else arb(mu)
+        if isinstance(mu, arb):
+            mu = math.nan  # neither 0 nor inf: the general formula below
+        for i, al in enumerate(a.flat):
+            if al == 0.0:
+                lo.flat[i] = up.flat[i] = 0.0 if math.isinf(mu) else 1.0
+                continue
+            if al == 1.0 or math.isinf(mu):
+                lo.flat[i] = up.flat[i] = 0.0
+                continue
+            if mu == 0.0:
+                b = 1 - arb(al)
+            else:
+                z = (2 * arb(al)).erfcinv() * r2  # Phi^{-1}(1 - alpha)
+                b = (-(z - m) / r2).erfc() / 2
+            lo.flat[i] = max(_fdown(b), 0.0)
+            up.flat[i] = min(_fup(b), 1.0)
+    return lo, up
+
+
+# -- closed-form curves of tagged mechanisms ----------------------------------------------
+def _const_ball(v: Any) -> Any:
+    """A ball enclosing a constant SymPy expression (rigorous, via symgdp.interval)."""
+    import sympy
+
+    from .interval import lambdify_arb
+
+    z = sympy.Dummy("z")
+    return lambdify_arb(sympy.sympify(v), z, ())(0)
+
+
+def _tag(profile: Any) -> tuple[str, Any] | None:
+    """The ``meta["mechanism"]`` tag with its parameter as a ball, if numeric."""
+    meta = getattr(profile, "meta", None) or {}
+    tag = meta.get("mechanism") if hasattr(meta, "get") else None
+    if not (isinstance(tag, tuple) and len(tag) == 2):
+        return None
+    import sympy
+
+    try:
+        v = sympy.sympify(tag[1]).xreplace(dict(getattr(profile, "values", {}) or {}))
+        if v.free_symbols:
+            return None
+        from flint import ctx
+
+        with ctx.workprec(_PREC):
+            return str(tag[0]), _const_ball(v)
+    except Exception:  # noqa: BLE001 - an unreadable tag means: use the generic route
+        return None
+
+
+def _tag_delta(name: str, p: Any, e: Any) -> Any:
+    """The profile named by a tag, as a ball at the ball ``e`` (None if not known)."""
+    from flint import arb
+
+    from .interval import delta_mu_arb
+
+    if name == "gaussian":
+        return delta_mu_arb(e, p)
+    if name == "laplace":
+        return (1 - ((e - p) / 2).exp()).max(arb(0))
+    if name in ("randomized_response", "pure_dp"):
+        return (p.exp() - e.exp()).max(arb(0)) / (1 + p.exp())
+    return None
+
+
+def _tag_checked(profile: Any, enclose: Callable[[Any], Any]) -> tuple[str, Any] | None:
+    """The tag, when the profile's own enclosures agree with the tagged closed form at a
+    spread of points (a profile transformed after construction may carry a stale tag)."""
+    t = _tag(profile)
+    if t is None or t[0] not in ("gaussian", "laplace", "randomized_response", "pure_dp"):
+        return None
+    from flint import arb, ctx
+
+    with ctx.workprec(_PREC):
+        for x in (0.0, 0.03125, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 8.0, 13.0):
+            e = arb(x)
+            ref = _tag_delta(t[0], t[1], e)
+            got = enclose(e)
+            if got is None or ref is None:
+                return None
+            tol = 1e-12 * (abs(float(ref.mid())) + 1e-300) + 1e-300
+            if abs(float((got - ref).mid())) > tol + float(got.rad()) + float(ref.rad()):
+                return None
+    return t
+
+
+def _closed_form_band(name: str, p: Any, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Exact curves in balls: :math:`f_{\varepsilon_0,0}` (randomized response, the
+    worst case of pure DP) and the Laplace curve (Dong, Roth & Su 2021, Appendix A)."""
+    from flint import arb, ctx
+
+    lo = np.empty(a.shape)
+    up = np.empty(a.shape)
+    with ctx.workprec(_PREC):
+        ee, em = p.exp(), (-p).exp()
+        half_em = em / 2
+        for i, al in enumerate(a.flat):
+            x = arb(al)
+            if name == "laplace":
+                pieces = []
+                if not (x >= half_em):
+                    pieces.append(1 - ee * x)
+                if not (x < half_em) and not (x > 0.5):
+                    pieces.append(em / (4 * x))
+                if not (x <= 0.5):
+                    pieces.append(em * (1 - x))
+                b = pieces[0]
+                for q in pieces[1:]:
+                    b = b.union(q)
+            else:
+                b = (1 - ee * x).max(em * (1 - x)).max(arb(0))
+            lo.flat[i] = max(_fdown(b), 0.0)
+            up.flat[i] = min(_fup(b), 1.0)
+    return lo, up
+
+
+# -- profile enclosures ---------------------------------------------------------------------
+def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
+    r"""``(enclose, has_lower)``: ``enclose(e)`` is a ball containing :math:`\delta` on the
+    ball ``e`` (clipped to [0, 1]); ``has_lower`` says whether its lower end is a proved
+    lower bound (False: the lower end is 0).
+
+    A symbolic profile (``expr``/``values``, or its own ``arb_delta``) is enclosed by
+    :func:`symgdp.interval.profile_arb`; a numeric one by its ``log_delta`` (an upper
+    bound) and, when it has one, ``log_delta_lower``.
+    """
+    from flint import arb
+
+    from .errors import ProfileError
+
+    if hasattr(profile, "arb_delta") or hasattr(profile, "expr"):
+        from .interval import profile_arb
+
+        try:
+            f = profile_arb(profile)
+        except ProfileError:
+            f = None
+        if f is not None:
+            def enclose(e: Any) -> Any:
+                return f(e).max(arb(0)).min(arb(1))
+
+            return enclose, True
+    log_up = getattr(profile, "log_delta", None)
+    if not callable(log_up):
+        raise DomainError(f"expected a profile (with an expression or log_delta) or a GDP "
+                          f"parameter mu, got {profile!r}")
+    log_lo = getattr(profile, "log_delta_lower", None)
+    has_lower = callable(log_lo)
+
+    def enclose_num(e: Any) -> Any:
+        # delta is non-increasing: the upper bound is read at the left end of the ball
+        a = math.nextafter(float(e.lower()), -math.inf)
+        b = math.nextafter(float(e.upper()), math.inf)
+        hi = float(np.asarray(log_up(max(a, 0.0)), dtype=np.float64))
+        up = 1.0 if not hi < 0 else min(float(_up(math.exp(hi))), 1.0)
+        if math.isnan(hi):
+            up = 1.0
+        lo = 0.0
+        if has_lower:
+            lg = float(np.asarray(log_lo(b), dtype=np.float64))
+            lo = max(float(_dn(math.exp(lg))), 0.0) if lg == lg else 0.0
+            lo = min(lo, up)
+        return arb(lo).union(arb(up))
+
+    return enclose_num, has_lower
+
+
+# -- the conjugate: f(alpha) from delta by Prop. 2.12 ---------------------------------------
+def _sup_concave(x: np.ndarray, alo: np.ndarray, ahi: np.ndarray, al: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    r"""Bounds of :math:`\sup_{x_0 \le x \le x_{n-1}} (A(x) - \alpha x)` for a concave
+    :math:`A` known only through :math:`A(x_i) \in [\mathrm{alo}_i, \mathrm{ahi}_i]`.
+
+    Concavity gives two facts used here (exact for any concave :math:`A`):
+
+    * if the secant of :math:`g = A - \alpha x` on :math:`[x_i, x_{i+1}]` rises, then
+      :math:`g \le g(x_i)` left of :math:`x_i`; if it falls, :math:`g \le g(x_{i+1})`
+      right of :math:`x_{i+1}`;
+    * on :math:`[x_i, x_{i+1}]`, :math:`A` lies below the extensions of the secants of
+      the neighbouring intervals; the minimum of the two lines minus :math:`\alpha x`
+      is concave and piecewise linear, so its maximum is at an end or at the crossing.
+
+    Returns ``(lower, upper, L, R)``: the band and, per alpha, the window of grid points
+    ``L..R`` that decides it (for refinement).
+    """
+    n = x.size
+    dx = np.diff(x)
+    s_lo = _dn(_dn(alo[1:] - ahi[:-1]) / dx)     # secant slopes of A, certified
+    s_hi = _up(_up(ahi[1:] - alo[:-1]) / dx)
+    rev_max = np.maximum.accumulate(s_lo[::-1])[::-1]   # non-increasing
+    pre_min = np.minimum.accumulate(s_hi)                # non-increasing
+    c = np.searchsorted(-rev_max, -al, side="left")      # #{i: rev_max_i > alpha}
+    L = np.maximum(c - 1, 0)
+    c2 = np.searchsorted(-pre_min, -al, side="right")    # #{i: pre_min_i >= alpha}
+    R = np.where(c2 >= n - 1, n - 1, c2 + 1)
+    # the point R always counts (when L > R, possible only with enclosures that are not
+    # concave, the two one-sided facts cover the line between them)
+    axr = al * x[R]
+    lower = _dn(alo[R] - _up(axr))
+    upper = _up(ahi[R] - _dn(axr))
+    width = R - L
+    top = int(max(width.max(initial=0), 0))
+    for d in range(top + 1):
+        sel = np.nonzero((d <= width) | (d == 0))[0]
+        i = np.minimum(L[sel] + d, n - 1)
+        a = al[sel]
+        ax = a * x[i]
+        lower[sel] = np.maximum(lower[sel], _dn(alo[i] - _up(ax)))
+        upper[sel] = np.maximum(upper[sel], _up(ahi[i] - _dn(ax)))
+        inner = d < width[sel]
+        if not np.any(inner):
+            continue
+        sel, i, a = sel[inner], i[inner], a[inner]
+        h = dx[i]
+        has_p = i >= 1
+        has_q = i + 2 <= n - 1
+        ip, iq = np.maximum(i - 1, 0), np.minimum(i + 1, n - 2)
+        # left line P(lam) = p0 + p1 lam, right line Q(lam) = q0 + q1 lam, lam in [0, 1]
+        p0 = ahi[i]
+        p1 = np.where(has_p, _up(s_hi[ip] * h), np.inf)
+        r = np.where(has_q, _dn(s_lo[iq] * h), -np.inf)
+        q1 = r
+        q0 = np.where(has_q, _up(ahi[i + 1] - r), np.inf)
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            lam_x = np.where(has_p & has_q, (q0 - p0) / (p1 - q1), 0.0)
+        lam_x = np.clip(np.nan_to_num(lam_x, nan=0.0), 0.0, 1.0)
+        best = np.full(a.shape, -np.inf)
+        for lam in (np.zeros_like(a), np.ones_like(a), lam_x):
+            with np.errstate(invalid="ignore", over="ignore"):
+                pv = np.where(has_p, p0 + p1 * lam, np.inf)
+                qv = np.where(has_q, q0 + q1 * lam, np.inf)
+                v = np.minimum(pv, qv) - a * (x[i] + lam * h)
+            best = np.maximum(best, v)
+        with np.errstate(invalid="ignore", over="ignore"):
+            mag = (np.abs(p0) + np.where(has_p, np.abs(p1), 0.0)
+                   + np.where(has_q, np.abs(q0) + np.abs(q1), 0.0) + a * (x[i] + h) + 1.0)
+        upper[sel] = np.maximum(upper[sel], best + 8 * _REL * mag)
+    return lower, upper, L, R
+
+
+def _sup_monotone(x: np.ndarray, ahi: np.ndarray, al: np.ndarray, branch: int
+                  ) -> np.ndarray:
+    r"""Upper bounds of the same supremum using only the monotonicity of :math:`\delta`
+    (the fallback when the profile's enclosures contradict convexity in
+    :math:`e^\varepsilon`): on :math:`[t_i, t_{i+1}]`,
+    :math:`1 - \delta(\log t) - \alpha t \le 1 - \delta(\log t_{i+1}) - \alpha t_i`, and
+    on :math:`[s_i, s_{i+1}]`, :math:`s(1 - \delta(-\log s) - \alpha) \le
+    s\,(1 - \delta(-\log s_i) - \alpha)`."""
+    out = np.full(al.shape, -np.inf)
+    for start in range(0, al.size, 512):
+        a = al[start:start + 512, None]
+        if branch == 1:
+            v = ahi[None, 1:] - _dn(a * x[None, :-1])
+        else:
+            q = _up(ahi[:-1] / x[:-1])[None, :]
+            c = _up(q - a)
+            v = np.maximum(_up(x[None, :-1] * c), _up(x[None, 1:] * c))
+        out[start:start + 512] = _up(np.max(v, axis=1))
+    return out
+
+
+class _Branch:
+    r"""One of the two suprema of Prop. 2.12, as a concave :math:`A(x) - \alpha x`:
+
+    * branch 1, :math:`x = t = e^{\varepsilon} \in [1, t_{\max}]`,
+      :math:`A(t) = 1 - \delta(\log t)` (concave: :math:`\delta(\log t)` is convex in
+      :math:`t`, a supremum of affine functions of :math:`t` for an exact profile);
+    * branch 2, :math:`x = s = e^{-\varepsilon} \in [s_{\min}, 1]`,
+      :math:`A(s) = s\,(1 - \delta(-\log s))` (concave: the perspective of a convex
+      function is convex).
+    """
+
+    def __init__(self, kind: int, enclose: Callable[[Any], Any], xs: np.ndarray) -> None:
+        self.kind = kind
+        self.enclose = enclose
+        self.x = np.empty(0)
+        self.alo = np.empty(0)
+        self.ahi = np.empty(0)
+        self.add(xs)
+
+    def _ball(self, xv: float) -> tuple[float, float]:
+        from flint import arb, ctx
+
+        with ctx.workprec(_PREC):
+            xb = arb(xv)
+            if self.kind == 1:
+                a = 1 - self.enclose(xb.log())
+            else:
+                a = xb * (1 - self.enclose(-xb.log()))
+            return _fdown(a), _fup(a)
+
+    def add(self, xs: np.ndarray) -> None:
+        xs = np.setdiff1d(np.unique(xs), self.x)
+        if xs.size == 0:
+            return
+        vals = np.array([self._ball(float(v)) for v in xs]).reshape(-1, 2)
+        x = np.concatenate([self.x, xs])
+        order = np.argsort(x, kind="stable")
+        self.x = x[order]
+        self.alo = np.concatenate([self.alo, vals[:, 0]])[order]
+        self.ahi = np.concatenate([self.ahi, vals[:, 1]])[order]
+
+    def concave(self) -> bool:
+        """False when the enclosures prove that a secant slope exceeds an earlier one
+        (A not concave)."""
+        dx = np.diff(self.x)
+        s_lo = _dn(_dn(self.alo[1:] - self.ahi[:-1]) / dx)
+        s_hi = _up(_up(self.ahi[1:] - self.alo[:-1]) / dx)
+        earlier_min = np.minimum.accumulate(s_hi)[:-1]
+        return not bool(np.any(s_lo[1:] > earlier_min))
+
+    def outside(self, al: np.ndarray) -> np.ndarray:
+        """Upper bound of the supremum beyond the grid (t > t_max, resp. s < s_min)."""
+        x, ahi = self.x, self.ahi
+        if self.kind == 1:
+            # A <= 1; and where the last secant certifiably falls, g <= g(t_max)
+            trivial = _up(1.0 - _dn(al * x[-1]))
+            s_hi = _up(_up(ahi[-1] - self.alo[-2]) / (x[-1] - x[-2]))
+            at_end = np.where(s_hi < al, _up(ahi[-1] - _dn(al * x[-1])), np.inf)
+        else:
+            # A(s) <= s: s (1 - delta - alpha) <= s_min (1 - alpha); where the first secant rises,
+            # g <= g(s_min)
+            trivial = _up(x[0] * _up(1.0 - al))
+            s_lo = _dn(_dn(self.alo[1] - ahi[0]) / (x[1] - x[0]))
+            at_end = np.where(s_lo > al, _up(ahi[0] - _dn(al * x[0])), np.inf)
+        return np.minimum(trivial, at_end)
+
+
+def _eps_max(enclose: Callable[[Any], Any], tol: float) -> float:
+    """Where the profile's upper bound has fallen below ``tol`` (capped at 700)."""
+    from flint import arb, ctx
+
+    e = 1.0
+    with ctx.workprec(_PREC):
+        while e < 700.0:
+            if _fup(enclose(arb(e))) <= tol:
+                return e
+            e *= 2.0
+    return 700.0
+
+
+def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarray,
+                    tol: float, max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
+    # beyond the point where delta is negligible, so that the grid's ends are not the
+    # suprema of a profile that vanishes there (pure DP, Laplace)
+    emax = min(2.0 * _eps_max(enclose, 1e-3 * tol) + 2.0, 700.0)
+    eps = np.unique(np.concatenate([np.linspace(0.0, min(emax, 8.0), 97),
+                                    np.geomspace(min(emax, 8.0), emax, 48)]))
+    b1 = _Branch(1, enclose, np.exp(eps))
+    b2 = _Branch(2, enclose, np.exp(-eps))
+    b1.add(np.array([1.0]))
+    b2.add(np.array([1.0]))
+    al = a.ravel()
+    method = "conjugate"
+    for _ in range(40):
+        # without a lower bound of delta the upper band is trivial; the refinement is then
+        # guided by the band the lower ends alone would give (not a bound: a guide)
+        lo1, up1, L1, R1 = _sup_concave(b1.x, b1.alo, b1.ahi if has_lower else b1.alo, al)
+        lo2, up2, L2, R2 = _sup_concave(b2.x, b2.alo, b2.ahi if has_lower else b2.alo, al)
+        lower = np.maximum(np.maximum(lo1, lo2), 0.0)
+        up1 = np.maximum(up1, b1.outside(al))
+        up2 = np.maximum(up2, b2.outside(al))
+        upper = np.maximum(np.maximum(up1, up2), 0.0)
+        need = (upper - lower) > tol
+        if not np.any(need) or b1.x.size + b2.x.size > max_points:
+            break
+        grew = False
+        for br, Lb, Rb, ub in ((b1, L1, R1, up1), (b2, L2, R2, up2)):
+            m = need & (ub >= lower - tol)  # this branch may decide the supremum
+            if not np.any(m):
+                continue
+            lo_i = np.maximum(Lb[m] - 1, 0)
+            hi_i = np.minimum(Rb[m] + 1, br.x.size - 1)
+            marks = np.zeros(br.x.size, dtype=np.int64)
+            np.add.at(marks, lo_i, 1)
+            np.add.at(marks, hi_i, -1)
+            split = np.nonzero(np.cumsum(marks) > 0)[0]  # intervals [i, i+1]
+            xl, xr = br.x[split], br.x[split + 1]
+            ok = (xr - xl) > 1e-11 * xr
+            if np.any(ok):
+                br.add((xl[ok] + xr[ok]) / 2)
+                grew = True
+        if not grew:
+            break
+    if not has_lower:
+        method = "conjugate, lower only"
+        upper = np.maximum(np.maximum(_sup_concave(b1.x, b1.alo, b1.ahi, al)[1],
+                                      b1.outside(al)),
+                           np.maximum(_sup_concave(b2.x, b2.alo, b2.ahi, al)[1],
+                                      b2.outside(al)))
+    elif not (b1.concave() and b2.concave()):
+        method = "conjugate, monotone"
+        up1 = np.maximum(_sup_monotone(b1.x, b1.ahi, al, 1), b1.outside(al))
+        up2 = np.maximum(_sup_monotone(b2.x, b2.ahi, al, 2), b2.outside(al))
+        upper = np.maximum(np.maximum(up1, up2), 0.0)
+    return lower.reshape(a.shape), upper.reshape(a.shape), method
+
+
+def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
+         max_points: int = 200_000) -> TradeoffBand:
+    r"""Guaranteed bounds on the trade-off curve :math:`f` at the type I errors ``alpha``.
+
+    * A GDP parameter :math:`\mu` (a real number): :math:`f = G_\mu`,
+      :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`, evaluated in Arb balls and
+      rounded outward.
+    * A profile (duck-typed: anything with a SymPy ``expr``/``values``/``var``, its own
+      ``arb_delta``, or a numeric ``log_delta``): the curve of the duality of Dong, Roth &
+      Su (2021, Prop. 2.12),
+
+      .. math:: f(\alpha) = \sup_{\varepsilon \ge 0} \max\{0,\ 1 - \delta(\varepsilon)
+                - e^{\varepsilon}\alpha,\ e^{-\varepsilon}(1 - \delta(\varepsilon) - \alpha)\},
+
+      which is the mechanism's curve when the profile is that of a *symmetric* pair
+      (the neighbouring relation symmetric, e.g. replace-one, or the add/remove profile
+      taken as the worse of its two directions).  Every :math:`\varepsilon` gives a
+      supporting line, so an *upper* bound of :math:`\delta` on a grid gives the lower
+      band (valid for any profile that bounds the mechanism's).  The upper band is a
+      bound on the curve of the profile *as given*, so it bounds the mechanism's curve
+      only when the profile is exact (not for a converted bound, e.g. from RDP).  It needs
+      a *lower* bound of :math:`\delta` and a bound between grid points: for an exact
+      profile, :math:`\delta(\log t)` is convex in :math:`t = e^\varepsilon` (a
+      supremum of affine functions of :math:`t`), so each branch is a concave function
+      of :math:`t` (resp. :math:`s = e^{-\varepsilon}`) and is bounded between grid
+      points by the extensions of the neighbouring secants (error of order
+      :math:`h^2`); the grid is refined where the band is wider than ``tol``.  If the
+      enclosures disprove convexity the upper band falls back to the monotone bound
+      (``method="conjugate, monotone"``); a numeric profile without
+      ``log_delta_lower`` gives the trivial upper band :math:`1 - \alpha`
+      (``"conjugate, lower only"``).  Mechanisms tagged by :mod:`symgdp.mechanisms`
+      (``meta["mechanism"]``: Gaussian, Laplace, randomized response, pure DP) whose
+      profile agrees with the tag use their closed-form curves.
+
+    All values are rounded outward; the upper band never exceeds :math:`1 - \alpha`.  The
+    conjugate's grid spans :math:`0 \le \varepsilon \le 700` (:math:`e^{\varepsilon}`
+    within float64): a profile that is not negligible there (a Gaussian with
+    :math:`\mu \gtrsim 37` given without its tag) gets a valid but loose band near
+    :math:`\alpha = 0`.
+
+    Args:
+        profile_or_mu: a profile, or :math:`\mu \ge 0` (``inf`` allowed).
+        alpha: type I error(s) in [0, 1]; scalar or array.
+        tol: target width of the conjugate band (refinement stops there, or at
+            ``max_points`` grid points).
+        max_points: budget of profile evaluations for the conjugate band.
+
+    Example:
+        >>> b = band(1.0, [0.05, 0.5])
+        >>> [round(float(v), 9) for v in b.lower], float(b.width.max()) < 1e-15
+        ([0.740488977, 0.158655254], True)
+    """
+    scalar, a = _alpha(alpha)
+    a = np.array(a, dtype=np.float64)
+    mu = _mu_value(profile_or_mu)
+    if mu is not None:
+        lo, up = _gdp_band(mu, a)
+        return _pack(scalar, a, lo, up, "gdp", "mu-GDP: f = G_mu exactly")
+    if not (tol > 0):
+        raise DomainError(f"tol must be > 0, got {tol!r}")
+    enclose, has_lower = _enclosure(profile_or_mu)
+    tag = _tag_checked(profile_or_mu, enclose) if has_lower else None
+    if tag is not None and tag[0] == "gaussian" and tag[1].is_finite() and tag[1] > 0:
+        lo, up = _gdp_band(tag[1], a)
+        return _pack(scalar, a, lo, up, "gdp", _SYMMETRIC)
+    if tag is not None and tag[0] != "gaussian":
+        lo, up = _closed_form_band(tag[0], tag[1], a)
+        return _pack(scalar, a, lo, up, f"closed form ({tag[0]})", _SYMMETRIC)
+    lo, up, method = _conjugate_band(enclose, has_lower, a, tol, max_points)
+    up = np.minimum(up, _up(1.0 - a))
+    return _pack(scalar, a, np.clip(lo, 0.0, 1.0), np.clip(up, 0.0, 1.0), method, _SYMMETRIC)
