@@ -198,6 +198,7 @@ class DPSGDResult:
         eps_rdp: the Rényi route's :math:`\varepsilon(\delta)` (improved conversion).
         eps_clt: :math:`\varepsilon(\delta)` of ``mu_clt``-GDP (approximate).
         discretization: the PLD's ``value_discretization_interval``.
+        floor_discretization: the grid the floor was read from (``nan`` without floor).
         eps_certified: the smallest :math:`\varepsilon` at which the upper profile is
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
@@ -224,6 +225,7 @@ class DPSGDResult:
     eps_clt: float
     discretization: float
     eps_certified: float = math.nan
+    floor_discretization: float = math.nan
     pld_floor: float = math.nan
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
@@ -273,7 +275,8 @@ class DPSGDResult:
         out = {k: getattr(self, k) for k in (
             "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
-            "eps_rdp", "eps_clt", "discretization", "eps_certified", "pld_floor",
+            "eps_rdp", "eps_clt", "discretization", "floor_discretization",
+            "eps_certified", "pld_floor",
             "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         return out
@@ -369,6 +372,25 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
     return 0.0
 
 
+def _floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
+    r"""The floor's grid: ``disc`` unless its shift (about :math:`\Delta\sqrt{11.5\,T}` in
+    :math:`\varepsilon`, the Bernstein deviation at :math:`e^{-23}`) exceeds a twentieth of
+    the head, as for tiny heads (small :math:`q`, large :math:`\sigma`); then a finer grid
+    (at most 32 times finer, and at most about :math:`3\cdot10^5` one-step points)."""
+    from .accounting.sgd import _loss_grid, one_step_tail
+
+    total = sum(t for _, _, t in phases)
+    shift = disc * math.sqrt(11.5 * total)
+    if shift <= eps_h / 20.0:
+        return disc
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    tau = one_step_tail(fp, total)
+    points = sum(j1 - j0 for j0, j1 in (_loss_grid(q, s, fine, tau, rel) for q, s, _ in phases))
+    if points > 300_000:
+        fine *= points / 300_000
+    return fine if fine < disc * 0.75 else disc
+
+
 def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     if schedule is not None:
         if q is not None or sigma is not None or steps is not None:
@@ -423,7 +445,9 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD
             (it costs as much as dp_accounting itself); ``nan`` otherwise.
         floor_discretization: a separate grid for the floor (another composition);
-            default: the same composition as ``mu_upper``.
+            default: the same composition as ``mu_upper``, or automatically a finer grid
+            when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
+            twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
         rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
 
     Example:
@@ -472,12 +496,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     mu_rdp = math.nan
     if rdp_only and rel == "add_remove":
         mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
-    mu_fl = math.nan
+    mu_fl, fdisc = math.nan, math.nan
     if floor:
-        fcomp = comp
-        if floor_discretization is not None and float(floor_discretization) != disc:
-            fcomp = _compose(phases, float(floor_discretization), fp, rel)
-        mu_fl = min(_mu_floor(fcomp, m.eps_h, getattr(m, "argmax", None)), m.upper)
+        argmax = getattr(m, "argmax", None)
+        fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
+                 if floor_discretization is None else float(floor_discretization))
+        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None else 0.0
+        if fdisc != disc:  # the floor's own, finer grid: another composition
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
+        mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
     return DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
@@ -485,7 +512,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
         surrogate_lower=m.lower, mu_clt=clt, mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
         eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
-        discretization=disc, eps_certified=_eps_for_delta(upper, d),
+        discretization=disc, floor_discretization=fdisc,
+        eps_certified=_eps_for_delta(upper, d),
         pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
         seconds=time.perf_counter() - t0)
 

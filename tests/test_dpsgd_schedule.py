@@ -308,4 +308,16 @@ def test_coarse_floor_below_a_fine_upper_profile(rel):
     xs = np.linspace(0.0, 1.2 * fine.eps_h, 40)
     assert np.all(coarse.delta_lower(xs) <= fine.profile(xs))
     assert np.all(fine.delta_lower(xs) <= coarse.profile(xs))
-    assert coarse.mu_floor <= fine.mu_upper and fine.mu_floor <= coarse.mu_upper
+
+
+def test_tiny_heads_get_a_finer_floor_grid():
+    # reference: a run on a five times finer grid with a smaller failure probability, so
+    # its head contains this one and its certified mu_upper is a second, independent valid
+    # mu there; with sigma = 50 the head is [0, 0.03], shorter than the floor's shift on
+    # the default grid, so the floor takes its own finer grid
+    r = dpsgd(0.01, 50.0, 1000, tol=1e-4)
+    assert r.floor_discretization < r.discretization
+    assert 0.8 * r.mu_upper < r.mu_floor <= r.mu_upper
+    fine = dpsgd(0.01, 50.0, 1000, tol=1e-4, value_discretization_interval=2e-5,
+                 failure_prob=1e-12)
+    assert fine.eps_h >= r.eps_h and r.mu_floor <= fine.mu_upper
