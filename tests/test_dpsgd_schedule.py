@@ -321,3 +321,29 @@ def test_tiny_heads_get_a_finer_floor_grid():
     fine = dpsgd(0.01, 50.0, 1000, tol=1e-4, value_discretization_interval=2e-5,
                  failure_prob=1e-12)
     assert fine.eps_h >= r.eps_h and r.mu_floor <= fine.mu_upper
+
+
+def test_replace_one_pair_dominates_other_clipped_gradients():
+    # reference: 2-d numerical integration (Riemann sum, step 0.02 on [-9, 10]^2, error far
+    # below the margins) of the hockey-stick divergence between the mixtures
+    # (1-q)N(0, I) + qN(c, I) and (1-q)N(0, I) + qN(c', I) for clipped gradients c = e_1
+    # and c' of norm <= 1 at several angles; the pair used for replace-one (c' = -c) must
+    # be at least as large in both directions (a dominating pair for every epsilon >= 0)
+    from scipy.stats import norm
+
+    q, s, h = 0.3, 1.0, 0.02
+    x = np.arange(-9.0, 10.0, h)
+    X, Y = np.meshgrid(x, x, indexing="ij")
+
+    def mix(cx, cy):
+        return (1 - q) * norm.pdf(X) * norm.pdf(Y) + q * norm.pdf(X, cx, s) * norm.pdf(Y, cy, s)
+
+    P = mix(1.0, 0.0)
+    worst = mix(-1.0, 0.0)
+    for eps in (0.0, 0.3, 0.8, 1.5):
+        top = np.sum(np.maximum(P - np.exp(eps) * worst, 0)) * h * h
+        for cx, cy in ((0.0, 1.0), (-0.5, 0.0), (0.0, 0.0), (np.cos(2.5), np.sin(2.5)),
+                       (0.3, 0.3)):
+            Q = mix(cx, cy)
+            for a, b in ((P, Q), (Q, P)):
+                assert np.sum(np.maximum(a - np.exp(eps) * b, 0)) * h * h <= top + 1e-6
