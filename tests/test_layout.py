@@ -73,6 +73,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("accounting.certified",),                     # certified composition of anything
     ("accounting", "pld", "composition", "events", "calibrate", "sweep"),
     ("accountant",),                               # opacus-style DP-SGD accountant
+    ("plot_style",),                               # the figures' house style
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
     ("cli_dpsgd",),                                # the dpsgd subcommand
