@@ -26,6 +26,17 @@ import warnings
 from collections.abc import Sequence
 from typing import IO, Any
 
+from .cli_common import (
+    UsageError,
+    _one_line,
+    _parse_values,
+    _Parser,
+    _positive_float,
+    _positive_int,
+    _probability,
+)
+from .cli_convert import _add_convert_parser
+from .cli_risk import _add_audit_parser, _add_risk_parser
 from .errors import ParseError, SymgdpError
 from .formatting import json_number
 
@@ -38,41 +49,6 @@ examples:
   symgdp analyze --tradeoff "sigma = sqrt(2*log(1.25/delta))/eps" --set sigma=2
   symgdp analyze "B*exp(-sigma**2*eps**2/A**2)" --set A=1 --set B=2 --set sigma=1.5 --json
 """
-
-
-class UsageError(Exception):
-    """A command-line usage error (reported as one line, exit status 2)."""
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # argparse would print usage and exit
-        raise UsageError(message)
-
-
-def _checked(parse: Any, ok: Any, requirement: str, kind: str = "a number") -> Any:
-    """An argparse ``type``: ``parse(text)``, refused with one line unless ``ok(value)``."""
-    def convert(text: str) -> Any:
-        try:
-            value = parse(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not {kind}: {text!r}") from None
-        if not ok(value):
-            raise argparse.ArgumentTypeError(f"{requirement}, got {text!r}")
-        return value
-
-    return convert
-
-
-def _positive_float() -> Any:
-    return _checked(float, lambda v: math.isfinite(v) and v > 0, "must be positive and finite")
-
-
-def _probability() -> Any:
-    return _checked(float, lambda v: 0 < v < 1, "must lie in (0, 1)")
-
-
-def _positive_int() -> Any:
-    return _checked(int, lambda v: v >= 1, "must be at least 1", "a whole number")
 
 
 def _add_measure_options(p: argparse.ArgumentParser, each: bool = False) -> None:
@@ -213,39 +189,6 @@ def _did_you_mean(word: str, choices: Sequence[str]) -> str:
     return f" (did you mean {close!r}?)" if close else ""
 
 
-def _parse_values(assignments: Sequence[str]) -> dict[str, Any]:
-    """``NAME=VALUE`` strings to names and SymPy numbers (parsed safely)."""
-    from .parsing import parse_expression
-    from .symbols import ALIASES, delta, eps
-
-    values: dict[str, Any] = {}
-    for item in assignments:
-        name, sep, text = item.partition("=")
-        name, text = name.strip(), text.strip()
-        if not sep or not name or not text:
-            raise UsageError(f"--set expects NAME=VALUE, got {item!r}")
-        if not name.isidentifier():
-            raise UsageError(f"--set {item!r}: {name!r} is not a parameter name")
-        canonical = ALIASES.get(name)
-        if canonical is eps or canonical is delta:
-            raise UsageError(f"--set {item!r}: {name} is the variable of the profile, "
-                             "not a parameter")
-        key = canonical.name if canonical is not None else name
-        try:
-            value = parse_expression(text)
-        except ParseError as exc:
-            raise UsageError(f"--set {item!r}: {_one_line(exc)}") from None
-        if value.free_symbols or not value.is_number:
-            raise UsageError(f"--set {item!r}: the value must be a number, got {text!r}")
-        number = complex(value.evalf(30))
-        if number.imag != 0 or not math.isfinite(number.real):
-            raise UsageError(f"--set {item!r}: the value must be a finite real number")
-        if key in values:
-            raise UsageError(f"--set {name} is given twice")
-        values[key] = value
-    return values
-
-
 def _expr_symbols(text: str, tradeoff: bool) -> dict[str, Any]:
     """The parameters of EXPR by name, as the parser makes them (with their assumptions)."""
     from .parsing import parse_equation, parse_expression
@@ -309,10 +252,6 @@ class _Progress:
             self.shown = False
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split()) or type(exc).__name__
-
-
 def _check_plot_target(path: str) -> None:
     from matplotlib.backend_bases import FigureCanvasBase
 
@@ -365,221 +304,6 @@ def _isatty(stream: IO[str]) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
-
-
-# -- symgdp convert ----------------------------------------------------------------------------
-_CONVERT_EXAMPLES = """\
-examples:
-  symgdp convert --mu 1 --delta 1e-5            # eps at delta for 1-GDP
-  symgdp convert --mu 0.5,1,2 --eps 1,2 --json  # delta at eps, every combination
-  symgdp convert --eps 1 --delta 1e-5,1e-10     # the largest mu that gives (eps, delta)-DP
-"""
-# what is computed from which pair, and the safe rounding direction of the answer
-_CONVERT_MODES = {
-    frozenset({"mu", "delta"}): ("eps", "up"),
-    frozenset({"mu", "eps"}): ("delta", "up"),
-    frozenset({"eps", "delta"}): ("mu", "down"),
-}
-_CONVERT_DIGITS = 10
-_CONVERT_PAD = 1e-9  # float64 answer widened by this, then proved at 40 digits
-_CONVERT_RANGE = {"mu": ("1e-8", "1e4"), "eps": ("1e-12", "1e8")}  # besides 0
-
-
-def _add_convert_parser(sub: Any) -> None:
-    c = sub.add_parser(
-        "convert", help="convert between mu-GDP and (eps, delta)-DP",
-        description="Give two of --mu, --eps, --delta (comma lists; every combination is\n"
-        "converted) and get the third: eps at delta or delta at eps for mu-GDP, or the\n"
-        "largest mu whose GDP gives (eps, delta)-DP.  Answers are checked at 40 digits\n"
-        "and rounded the safe way: eps and delta up, mu down.",
-        epilog=_CONVERT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("--mu", metavar="LIST", help="GDP parameters, e.g. 0.5,1,2")
-    c.add_argument("--eps", metavar="LIST", help="epsilon values, e.g. 1,2")
-    c.add_argument("--delta", metavar="LIST", help="delta values, e.g. 1e-5,1e-10 (values "
-                   "below float64's range such as 1e-500 are kept exactly)")
-    c.add_argument("--json", action="store_true", help="print one JSON object")
-    c.add_argument("--debug", action="store_true",
-                   help="show the traceback of an internal error")
-    c.set_defaults(run=_run_convert)
-
-
-def _convert_values(option: str, text: str) -> list[tuple[str, Any]]:
-    """A comma list of ``--mu``/``--eps``/``--delta`` as (text, 40-digit mpf) pairs."""
-    import mpmath
-
-    out = []
-    for item in (t.strip() for t in text.split(",")):
-        if not item:
-            raise UsageError(f"--{option} {text!r}: empty entry in the list")
-        try:
-            with mpmath.workdps(50):
-                value = mpmath.mpf(item)  # a decimal keeps every digit, also 1e-500
-        except (TypeError, ValueError):
-            from .parsing import parse_expression
-
-            try:
-                expr = parse_expression(item)
-            except ParseError as exc:
-                raise UsageError(f"--{option} {item!r}: {_one_line(exc)}") from None
-            if expr.free_symbols or not expr.is_number or expr.is_real is False:
-                raise UsageError(f"--{option} {item!r}: not a real number") from None
-            with mpmath.workdps(50):
-                value = mpmath.mpf(str(expr.evalf(50)))
-        if mpmath.isnan(value) or mpmath.isinf(value) or value < 0:
-            raise UsageError(f"--{option} {item!r}: must be a finite number >= 0")
-        low, high = _CONVERT_RANGE.get(option, ("0", "inf"))
-        with mpmath.workdps(50):
-            inside = mpmath.mpf(low) <= value <= mpmath.mpf(high)
-        if value != 0 and not inside:
-            # beyond these the float64 first guess or mpmath's erfc breaks down; delta may
-            # be as small as wished
-            raise UsageError(f"--{option} {item!r}: must be 0 or lie in [{low}, {high}]")
-        if option == "delta" and value > 1:
-            raise UsageError(f"--delta {item!r}: must lie in [0, 1]")
-        out.append((item, value))
-    return out
-
-
-def _convert_one(given: dict[str, Any], target: str) -> Any:
-    """The target value at 40 digits, moved the safe way and checked there (theory §3).
-
-    The float64 answer is widened by a relative 1e-9 and proved on the safe side with the
-    40-digit profile (delta_mu decreases in eps and increases in mu); when the proof fails,
-    the answer is the 40-digit root itself, widened by 1e-30.
-    """
-    import mpmath
-
-    from . import gaussian
-    from . import precise as P
-
-    with mpmath.workdps(50):
-        if target == "delta":
-            return P.log_delta_mu(given["eps"], given["mu"], dps=40)
-        L = mpmath.log(given["delta"]) if given["delta"] > 0 else mpmath.mpf("-inf")
-        if target == "eps":
-            mu = given["mu"]
-            if mu == 0 or L >= P.log_delta_mu(0, mu, dps=40):
-                return mpmath.mpf(0)
-            if mpmath.isinf(L):
-                return mpmath.mpf("inf")
-            x = float(gaussian.eps_gdp(float(mu), log_delta=float(L)))
-            if math.isfinite(x):
-                up = mpmath.mpf(x) * (1 + _CONVERT_PAD)
-                if P.log_delta_mu(up, mu, dps=40) <= L:
-                    return up
-            return P.eps_gdp(mu, log_delta=L, dps=40) * (1 + mpmath.mpf(10) ** -30)
-        eps = given["eps"]
-        if mpmath.isinf(L):
-            return mpmath.mpf(0)
-        if L == 0:
-            return mpmath.mpf("inf")
-        x = float(gaussian.mu_gdp(float(eps), log_delta=float(L)))
-        if x > 1e-300:  # else float64 lost it: straight to 40 digits
-            down = mpmath.mpf(x) * (1 - _CONVERT_PAD)
-            if P.log_delta_mu(eps, down, dps=40) <= L:
-                return down
-        return P.mu_gdp(eps, log_delta=L, dps=40) * (1 - mpmath.mpf(10) ** -30)
-
-
-def _convert_text(value: Any, direction: str) -> str:
-    """An mpf as decimal text with _CONVERT_DIGITS significant digits, rounded ``direction``
-    (``"up"`` towards +inf, ``"down"`` towards -inf)."""
-    import mpmath
-
-    if mpmath.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    if value == 0:
-        return "0"
-    if value < 0:
-        return "-" + _convert_text(-value, "down" if direction == "up" else "up")
-    with mpmath.workdps(50):
-        k = int(mpmath.floor(mpmath.log10(value))) - _CONVERT_DIGITS + 1
-        scaled = value / mpmath.mpf(10) ** k
-        m = int(mpmath.ceil(scaled) if direction == "up" else mpmath.floor(scaled))
-    digits = str(m)  # value ~ m * 10**k, m with _CONVERT_DIGITS digits (or one more)
-    exp10 = k + len(digits) - 1
-    mantissa = digits.rstrip("0") or "0"
-    if -5 <= exp10 < 7:  # plain decimal
-        if exp10 >= 0:
-            whole, frac = digits[:exp10 + 1].ljust(exp10 + 1, "0"), mantissa[exp10 + 1:]
-            return whole + ("." + frac if frac else "")
-        return "0." + "0" * (-exp10 - 1) + mantissa
-    return mantissa[0] + ("." + mantissa[1:] if len(mantissa) > 1 else "") + f"e{exp10}"
-
-
-def _convert_json_number(text: str, direction: str) -> Any:
-    """The decimal text as a JSON number that keeps the rounding direction, or the text
-    itself where float64 cannot hold it (a positive probability is never written as 0)."""
-    from decimal import Decimal
-
-    if text == "inf":
-        return "inf"
-    x = float(text)
-    if text != "0" and (x == 0.0 or not math.isfinite(x) or abs(x) < 2.3e-308):
-        return text
-    exact = Decimal(text)
-    if direction == "up" and Decimal(x) < exact:
-        x = math.nextafter(x, math.inf)
-    elif direction == "down" and Decimal(x) > exact:
-        x = math.nextafter(x, 0.0)
-    return x
-
-
-def _run_convert(args: argparse.Namespace, stdout: IO[str] | None = None,
-                 stderr: IO[str] | None = None) -> int:
-    """``symgdp convert``: print the table (or JSON) on ``stdout``; the exit status."""
-    with contextlib.redirect_stdout(stdout or sys.stdout):
-        return _convert(args)
-
-
-def _convert(args: argparse.Namespace) -> int:
-    import itertools
-
-    import mpmath
-
-    given_names = [n for n in ("mu", "eps", "delta") if getattr(args, n) is not None]
-    mode = _CONVERT_MODES.get(frozenset(given_names))
-    if len(given_names) != 2 or mode is None:
-        raise UsageError("give exactly two of --mu, --eps, --delta (got "
-                         + (", ".join(f"--{n}" for n in given_names) or "none") + ")")
-    target, direction = mode
-    lists = [_convert_values(n, getattr(args, n)) for n in given_names]
-    rows, records = [], []
-    for combo in itertools.product(*lists):
-        given = {n: v for n, (_, v) in zip(given_names, combo, strict=True)}
-        value = _convert_one(given, target)
-        row: dict[str, Any] = {n: t for n, (t, _) in zip(given_names, combo, strict=True)}
-        # JSON echoes the inputs as numbers (an input below float64's range as its text)
-        record: dict[str, Any] = {
-            n: float(v) if v == 0 or 2.3e-308 < v < 1.7e308 else t
-            for n, (t, v) in zip(given_names, combo, strict=True)}
-        if target == "delta":  # value is log delta: both rounded up
-            with mpmath.workdps(50):
-                row["delta"] = _convert_text(mpmath.exp(value), "up")
-            row["log_delta"] = _convert_text(value, "up")
-            record["delta"] = _convert_json_number(row["delta"], "up")
-            record["log_delta"] = row["log_delta"] if mpmath.isinf(value) \
-                else _convert_json_number(row["log_delta"], "up")
-        else:
-            row[target] = _convert_text(value, direction)
-            record[target] = _convert_json_number(row[target], direction)
-        rows.append(row)
-        records.append(record)
-    safe = {"eps": "eps rounded up: every mu-GDP mechanism is (eps, delta)-DP",
-            "delta": "delta rounded up: every mu-GDP mechanism is (eps, delta)-DP",
-            "mu": "mu rounded down: a mu-GDP mechanism with at most this mu is "
-                  "(eps, delta)-DP"}[target]
-    if args.json:
-        out = {"given": given_names, "computed": target, "rounding": safe, "rows": records}
-        print(json.dumps(out, indent=2, allow_nan=False))
-        return 0
-    columns = [*given_names, target] + (["log_delta"] if target == "delta" else [])
-    widths = {c: max(len(c), *(len(r[c]) for r in rows)) for c in columns}
-    print("  ".join(f"{c:<{widths[c]}}" for c in columns).rstrip())
-    for r in rows:
-        print("  ".join(f"{r[c]:<{widths[c]}}" for c in columns).rstrip())
-    print(f"({safe}; checked at 40 digits)")
-    return 0
 
 
 def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
@@ -969,137 +693,4 @@ def _run_sweep(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> in
     if failed:
         stderr.write(f"{_PROG}: warning: {len(failed)} of {len(table)} points failed "
                      f"(see their error field); the first: {failed[0]['error']}\n")
-    return 0
-
-
-# -- risk and audit -------------------------------------------------------------------------
-def _float_list(option: str, text: str, lo: float, hi: float) -> list[float]:
-    out = []
-    for item in (t.strip() for t in text.split(",")):
-        try:
-            v = float(item)
-        except ValueError:
-            raise UsageError(f"{option} {text!r}: {item!r} is not a number") from None
-        if not lo <= v <= hi:
-            raise UsageError(f"{option} {text!r}: {item} must lie in [{lo:g}, {hi:g}]")
-        out.append(v)
-    return out
-
-
-def _add_risk_parser(sub: Any) -> None:
-    r = sub.add_parser(
-        "risk", help="guaranteed attack risk of a profile or of mu-GDP",
-        description="Bounds on what an attacker can do against a mechanism given by a\n"
-        "privacy profile EXPR (or --mu): the largest true-positive rate at each --fpr,\n"
-        "the largest advantage TPR - FPR, and the Bayes success for each --prior.\n"
-        "Intervals are guaranteed (outward rounded).",
-        epilog="examples:\n  symgdp risk --mu 1 --fpr 0.01,0.1 --prior 0.5\n"
-        "  symgdp risk 'exp(-eps)' --fpr 0.001",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("expr", nargs="?", metavar="EXPR", help="the profile delta(eps)")
-    r.add_argument("--mu", type=_checked(float, lambda v: v >= 0, "must be >= 0"),
-                   metavar="MU", help="a GDP parameter instead of a profile")
-    r.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="bind a parameter (repeatable)")
-    r.add_argument("--fpr", default="0.001,0.01,0.1", metavar="LIST",
-                   help="false-positive rates (default 0.001,0.01,0.1)")
-    r.add_argument("--prior", default="0.5", metavar="LIST",
-                   help="prior probabilities of the member dataset (default 0.5)")
-    r.add_argument("--json", action="store_true", help="print one JSON object")
-    r.add_argument("--debug", action="store_true",
-                   help="show the traceback of an internal error")
-    r.set_defaults(run=_run_risk)
-
-
-def _run_risk(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from . import risk
-
-    if (args.expr is None) == (args.mu is None):
-        raise UsageError("give exactly one of EXPR and --mu")
-    fprs = _float_list("--fpr", args.fpr, 0.0, 1.0)
-    priors = _float_list("--prior", args.prior, 0.0, 1.0)
-    if args.mu is not None:
-        x: Any = args.mu
-        what = f"{args.mu:g}-GDP"
-    else:
-        from .profile import Profile
-
-        x = Profile.parse(args.expr, _parse_values(args.set))
-        x.require_bound()
-        what = f"delta(eps) = {args.expr}"
-    adv = risk.advantage(x)
-    tpr = risk.max_tpr(x, fprs)
-    bay = risk.bayes_success(x, priors)
-    rows = [("advantage (TPR - FPR)", adv.lower, adv.upper)]
-    rows += [(f"max TPR at FPR {f:g}", lo, up)
-             for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)]
-    rows += [(f"Bayes success, prior {p:g}", lo, up)
-             for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]
-    if args.json:
-        out = {"command": "risk", "input": what,
-               "advantage": [json_number(adv.lower), json_number(adv.upper)],
-               "max_tpr": [{"fpr": f, "lower": json_number(float(lo)),
-                            "upper": json_number(float(up))}
-                           for f, lo, up in zip(fprs, tpr.lower, tpr.upper, strict=True)],
-               "bayes_success": [{"prior": p, "lower": json_number(float(lo)),
-                                  "upper": json_number(float(up))}
-                                 for p, lo, up in zip(priors, bay.lower, bay.upper, strict=True)]}
-        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
-        return 0
-    lines = [f"attack risk of {what} (guaranteed intervals):"]
-    lines += [f"  {name:<32} [{float(lo):.6g}, {float(up):.6g}]" for name, lo, up in rows]
-    stdout.write("\n".join(lines) + "\n")
-    return 0
-
-
-def _add_audit_parser(sub: Any) -> None:
-    a = sub.add_parser(
-        "audit", help="lower bounds on mu (and eps) from an attack's confusion counts",
-        description="Clopper-Pearson lower bounds on the GDP mu (and on eps at --delta) of a\n"
-        "mechanism from the counts of a membership attack run independently on two\n"
-        "neighbouring datasets; comma lists give several thresholds (union bound).",
-        epilog="example:\n  symgdp audit --tp 900 --fn 100 --fp 100 --tn 900 --delta 1e-5",
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    for name, what in (("tp", "true positives"), ("fn", "false negatives"),
-                       ("fp", "false positives"), ("tn", "true negatives")):
-        a.add_argument(f"--{name}", required=True, metavar="LIST",
-                       help=f"{what}, one per threshold")
-    a.add_argument("--confidence", type=_probability(), default=0.95, metavar="C",
-                   help="confidence level in (0, 1) (default 0.95)")
-    a.add_argument("--delta", type=_checked(float, lambda v: 0 <= v < 1,
-                                            "must lie in [0, 1)"),
-                   metavar="D", help="also bound eps at this delta")
-    a.add_argument("--json", action="store_true", help="print one JSON object")
-    a.add_argument("--debug", action="store_true",
-                   help="show the traceback of an internal error")
-    a.set_defaults(run=_run_audit)
-
-
-def _run_audit(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .audit import audit
-
-    counts = {}
-    for name in ("tp", "fn", "fp", "tn"):
-        items = []
-        for item in (t.strip() for t in getattr(args, name).split(",")):
-            if not re.fullmatch(r"\d+", item):
-                raise UsageError(f"--{name} {getattr(args, name)!r}: {item!r} is not a "
-                                 "non-negative whole number")
-            items.append(int(item))
-        counts[name] = items
-    r = audit(**counts, confidence=args.confidence, delta=args.delta)
-    if args.json:
-        out = {"command": "audit", "mu_lower": json_number(r.mu_lower),
-               "eps_lower": json_number(r.eps_lower), "delta": r.delta,
-               "confidence": r.confidence, "best_threshold": r.best,
-               "tpr_lower": [json_number(v) for v in r.tpr_lower],
-               "fpr_upper": [json_number(v) for v in r.fpr_upper]}
-        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
-        return 0
-    lines = [f"audit at confidence {r.confidence:g} ({len(r.tpr_lower)} threshold(s)):",
-             f"  mu >= {r.mu_lower:.6f} (threshold {r.best}: TPR >= "
-             f"{r.tpr_lower[r.best]:.6f}, FPR <= {r.fpr_upper[r.best]:.6f})"]
-    if r.eps_lower is not None:
-        lines.append(f"  eps >= {r.eps_lower:.6f} at delta = {r.delta:g}")
-    stdout.write("\n".join(lines) + "\n")
     return 0

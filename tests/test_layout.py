@@ -76,7 +76,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("plot_style",),                               # the figures' house style
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
-    ("cli_dpsgd",),                                # the dpsgd subcommand
+    ("cli_common",),                               # what the subcommands share
+    ("cli_dpsgd", "cli_convert", "cli_risk"),      # subcommands in rooms of their own
     ("cli", "__main__"),
 ]
 
