@@ -1,0 +1,104 @@
+"""Adversarial review of the whole-line certificate (symgdp/measurement/tail_forms.py,
+tail_proof.py; theory §14).
+
+Every profile here is one that a certificate must NOT cover, or one it may cover, checked
+against an independent reference: log delta - log delta_mu computed in mpmath from the
+closed form delta_mu = Phi(-a) - e^eps Phi(-b) (a, b = eps/mu -/+ mu/2) at a precision
+that covers its cancellation (about 2 log10(eps) + 60 digits), and log delta from the
+profile's expression lambdified to mpmath.  A point with log delta > log delta_mu is a
+point with G(eps) > mu: the mechanism is not mu-GDP there.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy
+from sympy import Rational as R
+from sympy import exp, log
+
+from symgdp import Profile, eps, measure
+from symgdp.measurement.tail_proof import prove_tail
+
+
+def _log_delta_mu(x: float, mu: float) -> mpmath.mpf:
+    """log delta_mu(x) from the closed form, in mpmath (independent of symgdp)."""
+    x, mu = mpmath.mpf(x), mpmath.mpf(mu)
+    digits = 60 + int(2 * (mpmath.log10(x + 1) + mpmath.log10(mu + 1 / mu)))
+    with mpmath.workdps(max(60, digits)):
+        a, b = x / mu - mu / 2, x / mu + mu / 2
+        r2 = mpmath.sqrt(2)
+        v = mpmath.erfc(a / r2) / 2 - mpmath.exp(x) * mpmath.erfc(b / r2) / 2
+        assert v > 0
+        return mpmath.log(v)
+
+
+def _excess(expr: sympy.Expr, mu: float, points: list[float]) -> tuple[float, float]:
+    """max over ``points`` of log delta - log delta_mu (> 0: G > mu there), and where."""
+    f = sympy.lambdify(eps, sympy.log(expr), "mpmath")
+    with mpmath.workdps(80):
+        best = max((f(mpmath.mpf(x)) - _log_delta_mu(x, mu), x) for x in points)
+    return float(best[0]), best[1]
+
+
+def _assert_sound(expr: sympy.Expr, mu: float, proved: bool, points: list[float]) -> None:
+    excess, where = _excess(expr, mu, points)
+    assert not (proved and excess > 0), (
+        f"certified mu = {mu!r} on the whole line, but log delta - log delta_mu = "
+        f"{excess:.6g} > 0 at eps = {where:g}")
+
+
+_FAR = [10.0**k for k in range(1, 18)]
+
+
+def test_coefficient_maximum_is_exact_not_a_float_tie() -> None:
+    # Two terms whose eps^2 coefficients differ by 2^-55 (below float64 resolution at 1/2):
+    # the upper form must keep the larger one.  Reference: mpmath says delta > delta_1 from
+    # about eps = 1e15 on (the +2^-56 eps^2 term wins over -eps/100).  Before the fix the
+    # coefficient-wise maximum compared float(mid) and kept the first of a "tie".
+    d, g = R(1, 2**56), R(1, 100)
+    expr = (exp(-(R(1, 2) + d) * eps**2 + (R(1, 2) - g) * eps)
+            + exp(-(R(1, 2) - d) * eps**2 + (R(1, 2) - g) * eps))
+    excess, _ = _excess(expr, 1.0, [1e15, 1e16])
+    assert excess > 0  # the reference sees the violation: the test can fail
+    r = prove_tail(expr, eps, 1e6, 1.0)
+    _assert_sound(expr, 1.0, r.proved, _FAR)
+
+
+def test_sup_of_a_form_whose_lead_falls_first() -> None:
+    # exp(-30 eps / log(eps)^6) as a value: eps/log^6 falls until e^6 ~ 403 and rises
+    # after, so its value at E is not its least; the sup of the exponent used it.
+    # Reference: mpmath, G(2000) far above mu (log delta - log delta_mu ~ 1.5e5).
+    expr = exp(-eps**2 / 2 * (1 - exp(-30 * eps / log(eps)**6)))
+    for mu in (1.3, 1.5, 2.0):
+        r = prove_tail(expr, eps, 3.5, mu)
+        _assert_sound(expr, mu, r.proved, [4.0, 50.0, 400.0, 800.0, 2000.0])
+
+
+def test_sup_of_a_form_whose_lead_tends_to_zero() -> None:
+    # exp(-1/log eps) -> 1 at infinity: a negative multiple of 1/log(eps) has sup 0, not
+    # its value at E.  Reference: mpmath, G -> 1 > 0.9 (excess ~1e79 at eps = 1e40).
+    expr = exp(-eps**2 / 2 * (2 - exp(-1 / log(eps))))
+    for mu in (0.9, 0.95):
+        r = prove_tail(expr, eps, 10.0, mu)
+        _assert_sound(expr, mu, r.proved, [1e2, 1e5, 1e10, 1e20, 1e40])
+
+
+def test_measure_does_not_certify_a_late_rise_read_through_a_value() -> None:
+    # End to end: a valid (non-increasing, checked on the grid) profile whose exponent's
+    # coefficient creeps up near eps ~ 400; measure() used to return covers_tail=True with
+    # the head's upper end 1.7076 although G(2000) is far above it.  Now the tail is seen
+    # to be the maximum and the whole-line bracket is on sup G.  Reference: mpmath
+    # log delta - log delta_mu on a geometric grid of [5, 1e6] (G(x) > mu iff > 0).
+    expr = sympy.Piecewise(
+        (exp(-(eps + 1)**2 / 2), eps < 2),
+        (exp(-(eps + 1)**2 / 2 * (1 - exp(-30 * eps / log(eps)**6))), True))
+    m = measure(Profile(expr), eps_h=5.0, tol=1e-3, refine=False)
+    grid = [5.0 * 1.1**k for k in range(130)]
+    excess, where = _excess(expr, 1.7075852085941152, grid)
+    assert excess > 0  # the old certificate was wrong there
+    if m.covers_tail:
+        _assert_sound(expr, m.upper, True, grid)
+        low, _ = _excess(expr, m.lower, grid)
+        assert low >= -1e-9  # the lower end is a G value: some point reaches it
+    else:
+        assert m.failure_prob > 0 and m.proved_until < where
