@@ -102,3 +102,20 @@ def test_measure_does_not_certify_a_late_rise_read_through_a_value() -> None:
         assert low >= -1e-9  # the lower end is a G value: some point reaches it
     else:
         assert m.failure_prob > 0 and m.proved_until < where
+
+
+def test_middle_part_does_not_assume_monotonicity_after_an_exact_zero() -> None:
+    # delta = (eps - 20)^2 * Gaussian * (1 + bump at 21): exactly 0 at the grid point
+    # eps = 20 = 16 * 1.25, then a bump above delta_1.5.  FirstOrder.prove_below closes an
+    # interval starting at an exact zero (right for a non-increasing profile); the middle
+    # part must not, as it claims delta <= delta_mu for the expression as given.
+    # Reference: mpmath, log delta(21) - log delta_1.5(21) ~ 14.4 > 0.
+    from symgdp.measurement.firstorder import FirstOrder
+
+    expr = (sympy.expand((eps - 20)**2) * exp(-eps**2 / (2 * R(14, 10)**2))
+            * (1 + exp(40 - 10 * (eps - 21)**2)) / 800)
+    excess, _ = _excess(expr, 1.5, [21.0])
+    assert excess > 0
+    r = prove_tail(expr, eps, 16.0, 1.5, fo=FirstOrder(Profile(expr)))
+    _assert_sound(expr, 1.5, r.proved, [16.0 + 0.25 * k for k in range(40)])
+    assert r.until <= 21.0
