@@ -12,6 +12,7 @@ point with G(eps) > mu: the mechanism is not mu-GDP there.
 from __future__ import annotations
 
 import mpmath
+import pytest
 import sympy
 from sympy import Rational as R
 from sympy import exp, log
@@ -35,8 +36,12 @@ def _log_delta_mu(x: float, mu: float) -> mpmath.mpf:
 def _excess(expr: sympy.Expr, mu: float, points: list[float]) -> tuple[float, float]:
     """max over ``points`` of log delta - log delta_mu (> 0: G > mu there), and where."""
     f = sympy.lambdify(eps, sympy.log(expr), "mpmath")
-    with mpmath.workdps(80):
-        best = max((f(mpmath.mpf(x)) - _log_delta_mu(x, mu), x) for x in points)
+    best = (-mpmath.inf, 0.0)
+    for x in points:
+        # the profile may cancel like delta_mu does: the same precision rule
+        with mpmath.workdps(80 + int(2 * mpmath.log10(x + 1))):
+            v = (f(mpmath.mpf(x)) - _log_delta_mu(x, mu), x)
+        best = max(best, v)
     return float(best[0]), best[1]
 
 
@@ -119,3 +124,30 @@ def test_middle_part_does_not_assume_monotonicity_after_an_exact_zero() -> None:
     r = prove_tail(expr, eps, 16.0, 1.5, fo=FirstOrder(Profile(expr)))
     _assert_sound(expr, 1.5, r.proved, [16.0 + 0.25 * k for k in range(40)])
     assert r.until <= 21.0
+
+
+_P = lambda x: sympy.erfc(-x / sympy.sqrt(2)) / 2  # noqa: E731 - Phi, erfc spelling
+
+# (profile, eps_h, mu): from the review's attack list; each either refused or sound.
+_CASES = [
+    (_P(-eps), 5.0, 1.0 + 1e-9),  # Phi(-eps): G -> 1 from below
+    (sympy.Min(2 * exp(-eps**2 / 2), exp(-eps**2 / 8)), 10.0, 1.5),
+    (2 * exp(-eps**2 / 8) - exp(-eps**2 / 8 - eps / 10**30), 10.0, 2.0001),  # cancelling
+    (exp(-eps**2 / (2 * 10**6)) / 2, 100.0, 1000.001),  # huge mu
+    (exp(-eps**2 / 2 + eps**R(3, 2)), 10.0, 1.1),  # eps^1.5 drift
+    (exp(-eps**2 / 2 + eps / 10**12), 10.0, 1.0 + 1e-11),  # a tiny linear drift
+    (exp(-eps**2 / 2) / 2 + exp(-eps) / 10**300, 10.0, 10.0),  # not GDP: exp(-eps) wins
+    (1 / (1 + eps)**2, 10.0, 100.0),  # not GDP
+    (_P(-eps / R(13, 10) + R(13, 20)) - exp(eps) * _P(-eps / R(13, 10) - R(13, 20)), 5.0,
+     1.3),  # delta_mu(1.3) itself at mu = 1.3: the limit is exactly mu
+    (exp(-eps**2 / 2 + eps / 2 + 10 * log(eps + 1)) / 10**9, 20.0, 1.0 + 2.0**-36),
+]
+
+
+@pytest.mark.parametrize(("expr", "eps_h", "mu"), _CASES)
+def test_attack_list_is_refused_or_sound(expr: sympy.Expr, eps_h: float, mu: float) -> None:
+    # Reference: mpmath log delta - log delta_mu on a geometric grid up to 1e12 and at
+    # 1e15..1e40 (the analytic part's range); a certificate must see no point above.
+    grid = [eps_h * 1.5**k for k in range(70)] + [1e15, 1e20, 1e30, 1e40]
+    r = prove_tail(expr, eps, eps_h, mu)
+    _assert_sound(expr, mu, r.proved, grid)

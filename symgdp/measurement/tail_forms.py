@@ -140,6 +140,9 @@ def _quotient_lower(a: Form, lead: Key, E: arb) -> arb:
     keys = sorted(a.c)
     acc = None
     for i, k in enumerate(keys):
+        if not a.c[k].is_finite():
+            # a NaN end would fail every comparison below and be silently dropped
+            raise Unsupported(f"coefficient of eps^{k[0]} log^{k[1]} not finite")
         c = arb(a.c[k].lower())
         if acc is None:
             acc = c
