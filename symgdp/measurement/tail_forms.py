@@ -140,6 +140,9 @@ def _quotient_lower(a: Form, lead: Key, E: arb) -> arb:
     keys = sorted(a.c)
     acc = None
     for i, k in enumerate(keys):
+        if not a.c[k].is_finite():
+            # a NaN end would fail every comparison below and be silently dropped
+            raise Unsupported(f"coefficient of eps^{k[0]} log^{k[1]} not finite")
         c = arb(a.c[k].lower())
         if acc is None:
             acc = c
@@ -176,9 +179,29 @@ def _sup(a: Form, E: arb) -> arb | None:
     lead, b = _bracket(a, E)
     if lead == _CONST:
         return arb(b.upper())
-    if b < 0:  # the leading monomial grows: the sup is at most its value at E times b
-        return arb((_mono_at(lead, E) * arb(b.upper())).upper())
+    if b < 0:  # the form is at most m_lead * sup(b) < 0: m_lead at its least on [E, inf)
+        least = _mono_least(lead, E)
+        if least is None:
+            return arb(0)  # m_lead tends to 0: the form tends to 0 from below
+        return arb((least * arb(b.upper())).upper())
     return None
+
+
+def _mono_least(key: Key, E: arb) -> arb | None:
+    r"""A ball containing the least value of :math:`\varepsilon^p(\log\varepsilon)^q` on
+    :math:`[E, \infty)` (``E > 1``), or None when its infimum is 0 (it tends to 0).
+
+    The monomial is non-decreasing from ``E`` only when :math:`p\log\varepsilon + q \ge 0`
+    there; for ``p > 0 > q`` and a small ``E`` it first falls to its minimum at
+    :math:`\log\varepsilon = -q/p` (e.g. :math:`\varepsilon/\log^3\varepsilon` at
+    :math:`e^3`), which is then its least value."""
+    p, q = key
+    if p < 0 or (p == 0 and q <= 0):
+        return None
+    if q >= 0 or E.log() >= arb(fmpq_of(Fraction(-q) / p)):
+        return _mono_at(key, E)
+    # its global minimum on (1, inf), at log(eps) = -q/p: eps^p log^q = e^{-q} (-q/p)^q
+    return arb(-q).exp() * arb(fmpq_of(Fraction(-q) / p)) ** q
 
 
 def _inf(a: Form, E: arb) -> arb | None:
@@ -203,15 +226,30 @@ def _merge(lo: Form, hi: Form) -> Form:
 def _coef_max(forms: list[Form]) -> Form:
     """Coefficient-wise maximum of the upper ends: an upper form of the pointwise max."""
     keys = set().union(*(f.c for f in forms))
-    return Form({k: max((arb(f.c.get(k, arb(0)).upper()) for f in forms),
-                        key=lambda v: float(v.mid())) for k in keys})
+    out: dict[Key, arb] = {}
+    for k in keys:
+        # exact ball comparisons: end points closer than float64 resolution must not tie
+        best = arb(forms[0].c.get(k, arb(0)).upper())
+        for f in forms[1:]:
+            v = arb(f.c.get(k, arb(0)).upper())
+            if not v <= best:  # exact points compare exactly; else keep both
+                best = v if v > best else arb(best.union(v).upper())
+        out[k] = best
+    return Form(out)
 
 
 def _coef_min(forms: list[Form]) -> Form:
     """Coefficient-wise minimum of the lower ends: a lower form of the pointwise min."""
     keys = set().union(*(f.c for f in forms))
-    return Form({k: min((arb(f.c.get(k, arb(0)).lower()) for f in forms),
-                        key=lambda v: float(v.mid())) for k in keys})
+    out: dict[Key, arb] = {}
+    for k in keys:
+        best = arb(forms[0].c.get(k, arb(0)).lower())
+        for f in forms[1:]:
+            v = arb(f.c.get(k, arb(0)).lower())
+            if not v >= best:
+                best = v if v < best else arb(best.union(v).lower())
+        out[k] = best
+    return Form(out)
 
 
 def _smaller(a: Form, b: Form, E: arb) -> Form:

@@ -112,6 +112,12 @@ def _ball_interval(x: float, y: float) -> arb:
     return b
 
 
+def _exact_zero(fo: Any, x: float) -> bool:
+    """``fo``'s ball of delta(x) is exactly 0."""
+    d = fo.delta(x)
+    return bool(d.is_exact() and d.is_zero())
+
+
 class _Middle:
     """Interval subdivision of [eps_h, E]: h = log delta - log delta_mu <= 0."""
 
@@ -146,7 +152,10 @@ class _Middle:
         self.count += 1
         if self.fo is not None:
             try:
-                if self.fo.prove_below(x, y, self.mu):
+                # FirstOrder.prove_below closes [x, y] at once when delta(x) = 0 exactly,
+                # which holds only for a non-increasing profile: nothing here may assume
+                # that, so such an interval goes to the ball test instead
+                if self.fo.prove_below(x, y, self.mu) and not _exact_zero(self.fo, x):
                     return True
             except (ZeroDivisionError, ValueError, TypeError, OverflowError,
                     ArithmeticError):
