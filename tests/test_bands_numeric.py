@@ -173,7 +173,7 @@ def _conjugate(profile, a: float) -> mpmath.mpf:
     a = mpmath.mpf(a)
     best = mpmath.mpf(0)
     for branch in (1, 2):
-        def g(t):
+        def g(t, branch=branch):
             if branch == 1:
                 return 1 - profile(mpmath.log(t)) - t * a
             return t * (1 - profile(-mpmath.log(t)) - a)
