@@ -274,7 +274,7 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
 
     A symbolic profile (``expr``/``values``, or its own ``arb_delta``) is enclosed by
     :func:`symgdp.interval.profile_arb`; a numeric one by its ``log_delta`` (an upper
-    bound) and, when it has one, ``log_delta_lower``.
+    bound) and, when it or its ``source`` has one, ``log_delta_lower``.
     """
     from flint import arb
 
@@ -297,6 +297,8 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
         raise DomainError(f"expected a profile (with an expression or log_delta) or a GDP "
                           f"parameter mu, got {profile!r}")
     log_lo = getattr(profile, "log_delta_lower", None)
+    if not callable(log_lo):  # a numeric Profile: its source may know a lower bound
+        log_lo = getattr(getattr(profile, "source", None), "log_delta_lower", None)
     has_lower = callable(log_lo)
 
     def enclose_num(e: Any) -> Any:
@@ -504,6 +506,7 @@ def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarra
     b2.add(np.array([1.0]))
     al = a.ravel()
     method = "conjugate"
+    history: list[np.ndarray] = []
     for _ in range(40):
         # without a lower bound of delta the upper band is trivial; the refinement is then
         # guided by the band the lower ends alone would give (not a bound: a guide)
@@ -513,7 +516,14 @@ def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarra
         up1 = np.maximum(up1, b1.outside(al))
         up2 = np.maximum(up2, b2.outside(al))
         upper = np.maximum(np.maximum(up1, up2), 0.0)
-        need = (upper - lower) > tol
+        width = upper - lower
+        need = width > tol
+        # a width that two rounds of refinement did not shrink by a tenth is the gap
+        # between the profile's own upper and lower bounds (a numeric profile's
+        # enclosure), which no grid closes: stop refining there (the band stays valid)
+        if len(history) >= 2:
+            need &= ~(width > 0.9 * history[-2])
+        history.append(width)
         if not np.any(need) or b1.x.size + b2.x.size > max_points:
             break
         grew = False

@@ -85,6 +85,7 @@ integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -270,6 +271,42 @@ class DPSGDResult:
                               "smaller failure_prob")
         e = float(eps_gdp(self.mu_upper, d))
         return min(e, self.eps_h)
+
+    def tradeoff(self, alpha: Any, *, discretization: float | None = None,
+                 **kw: Any) -> Any:
+        r"""Guaranteed bounds on DP-SGD's trade-off curve at the type I errors ``alpha``
+        (a :class:`~symgdp.bands.TradeoffBand`; :func:`symgdp.tradeoff.band`, whose
+        keywords ``kw`` takes).  The lower band comes from the upper profile
+        ``min(certified PLD, RDP)`` (the worse of the add and remove directions), the
+        upper band from a proved lower bound on the profile: by default
+        :meth:`delta_lower` (the floor theorem, any schedule and relation); with
+        ``discretization`` (one phase, add/remove) the optimistic integer composition on
+        that grid, whose rounding costs about :math:`T\Delta/2` in :math:`\varepsilon`.
+
+        Example:
+            >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3, compare=False)
+            >>> b = r.tradeoff([0.01, 0.1])
+            >>> bool(((b.lower <= b.upper) & (b.upper - b.lower < 0.01)).all())
+            True
+        """
+        from .bands import band
+
+        if self.profile is None:
+            raise DomainError("this DPSGDResult carries no profile (build it with dpsgd())")
+        if discretization is None and self.composed is not None:
+            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
+        disc = self.discretization if discretization is None else float(discretization)
+        if not (math.isfinite(disc) and 0 < disc <= 1):
+            raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
+        if len(self.schedule) != 1 or self.neighbouring != "add_remove":
+            raise DomainError("a band on its own grid is for one phase with add/remove "
+                              f"neighbours, not {self._params()} ({self.neighbouring})")
+        from .accounting.sgd import one_step_tail
+
+        q, sigma, steps = self.schedule[0]
+        low = _lower_pmf(q, sigma, steps, disc,
+                         one_step_tail(max(self.failure_prob, 1e-300), steps))
+        return band(_Bracketed(self.profile, low.lower_delta), alpha, **kw)
 
     def as_dict(self) -> dict[str, Any]:
         out = {k: getattr(self, k) for k in (
@@ -738,3 +775,30 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         target=(te, td) if target_mu is None else None, failure_prob=fp,
         neighbouring=rel_name, rel=rr, result=hi[1], evaluations=runs[0],
         seconds=time.perf_counter() - t0)
+
+
+@functools.lru_cache(maxsize=4)
+def _lower_pmf(q: float, sigma: float, steps: int, disc: float, tail: float) -> Any:
+    """The optimistic T-fold integer composition (remove direction): its ``lower_delta``
+    is a proved lower bound on DP-SGD's profile."""
+    from .accounting.pmf import SCALE_BITS, int_self_compose
+
+    _, _, opt = _subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
+    return int_self_compose(opt, steps)
+
+
+class _Bracketed:
+    """An upper profile with a proved lower bound beside it (what a band needs)."""
+
+    def __init__(self, upper: Any, lower_delta: Any) -> None:
+        self._upper, self._lower_delta = upper, lower_delta
+
+    def log_delta(self, eps: Any) -> Any:
+        return self._upper.log_delta(eps)
+
+    def log_delta_lower(self, eps: Any) -> Any:
+        with np.errstate(divide="ignore"):
+            # np.log is within an ulp: the factor moves the (non-positive) value down
+            out = np.log(np.asarray(self._lower_delta(eps), dtype=np.float64)) \
+                * (1.0 + 2.0**-50)
+        return float(np.ravel(out)[0]) if np.ndim(eps) == 0 else out

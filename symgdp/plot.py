@@ -426,6 +426,9 @@ def tradeoff(
             ax.fill_between(np.atleast_1d(c.alpha), np.atleast_1d(c.lower),
                             np.atleast_1d(c.upper), color=colors[i], alpha=0.35, lw=1.0,
                             label=labels[i] if labels else f"band ({c.method})")
+            # the edges opaque: a band narrower than a line still shows as a curve
+            for edge in (c.lower, c.upper):
+                ax.plot(np.atleast_1d(c.alpha), np.atleast_1d(edge), color=colors[i], lw=1.0)
             continue
         elif isinstance(c, Profile):
             a, b = alpha, _profile_tradeoff(c, alpha)

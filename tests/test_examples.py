@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 # Scripts of the seed paper's figures and the colleague-owned ones, by name, so that a
 # missing script is noticed rather than silently not run.
 NAMED = ["profiles_figure.py", "gdpt_figure.py", "composition_figure.py", "walkthrough.py",
-         "composition_table.py", "mechanisms_tour.py"]
+         "composition_table.py", "mechanisms_tour.py", "tradeoff_figures.py"]
 SCRIPTS = sorted({p.name for p in EXAMPLES.glob("*.py") if not p.name.startswith("_")}
                  | set(NAMED))
 # Files each of our scripts must write (the colleagues' scripts may write what they like).
@@ -31,6 +31,7 @@ OUTPUTS = {
     "composition_figure.py": ["composition.png"],
     "walkthrough.py": ["report.tex", "report.md", "report.json", "walkthrough.png",
                        "walkthrough_tradeoff.png"],
+    "tradeoff_figures.py": ["tradeoff_figures.png", "tradeoff_figures.pdf"],
 }
 TIMEOUT = 300
 

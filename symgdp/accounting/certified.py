@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -300,6 +301,32 @@ class Composition(Profile):
         else:
             out = np.maximum(low.lower_delta(x) - self._info["G"], 0.0)
         return float(out[0]) if np.ndim(eps) == 0 else out
+
+    @property
+    def log_delta_lower(self) -> Callable[[Any], Any] | None:
+        r"""``log_delta_lower(eps)``: :math:`\log` of :meth:`lower_delta` (``-inf`` where
+        it is 0), a proved lower bound on the composed mechanisms' :math:`\log\delta`;
+        ``None`` when the composition has no lower side (a float64 route, or a step
+        without one).  With it, :meth:`tradeoff` gives a band whose *upper* side is not
+        trivial too (:func:`symgdp.tradeoff.band` looks for this name).
+
+        Example:
+            >>> from symgdp import mechanisms, delta_mu
+            >>> c = compose(mechanisms.gaussian(0.5), times=4)      # exactly 1-GDP
+            >>> bool(c.log_delta_lower(1.0) <= math.log(delta_mu(1.0, 1.0)) <= c.log_delta(1.0))
+            True
+        """
+        if self._info.get("low") is None:
+            return None
+
+        def log_delta_lower(eps: Any) -> Any:
+            with np.errstate(divide="ignore"):
+                # np.log is within an ulp: (1 + 4u) moves the (non-positive) value down
+                out = np.log(np.asarray(self.lower_delta(eps), dtype=np.float64)) * (
+                    1.0 + 2.0**-50)
+            return float(out) if np.ndim(eps) == 0 else out
+
+        return log_delta_lower
 
     def eps_at(self, delta: float) -> EpsBracket:
         r"""The smallest :math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP, as a
