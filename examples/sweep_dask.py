@@ -33,7 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     # otherwise logs its failed heartbeat (with a traceback) while the cluster closes.
     # A failed point still comes back through its future (sweep records the error).
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.CRITICAL) as cluster, \
+                      dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
             Client(cluster) as client:
         on_dask = sweep(mechanisms.sgd_family, grid, executor=client.get_executor(), out=out,
                         **settings)

@@ -50,7 +50,7 @@ def dask_client():
     distributed = pytest.importorskip("distributed")
     # one cluster for the module: it takes seconds to start
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster, \
+                                  dashboard_address=":0") as cluster, \
             distributed.Client(cluster) as client:
         yield client
 
