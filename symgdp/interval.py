@@ -59,6 +59,7 @@ from .interval_base import (
     _or,
     _piecewise,
     _tri,
+    float_exact,
     prove,
     to_arb,
 )
@@ -177,8 +178,9 @@ class _ArbPrinter(LambdaPrinter):
         sign, man, exp, _bc = expr._mpf_
         if man == 0 and expr != 0:
             return f"arb({str(float(expr))!r})"
-        v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
-        return self._const(-v if sign else v)
+        if man == 0:
+            return self._const(fmpz(0))
+        return self._const(float_exact(expr))
 
     def _print_Rational(self, expr: sympy.Rational) -> str:
         return self._const(fmpq(int(expr.p), int(expr.q)))
@@ -303,11 +305,10 @@ def _check_rigorous(fn: Any) -> None:
                 "ball-arithmetic counterpart is wired for it")
 
 
-def _exact(f: sympy.Float) -> fmpq:
-    """The binary number a finite, non-zero SymPy Float stores, exactly."""
-    sign, man, exp, _bc = f._mpf_
-    v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
-    return -v if sign else v
+def _exact(f: sympy.Float) -> fmpq | arb:
+    """The binary number a finite, non-zero SymPy Float stores, exactly (an exact ball
+    when its exponent is too large for a rational, see float_exact)."""
+    return float_exact(f)
 
 
 _CONST = "_const"  # name prefix of the symbols standing for decimal literals
@@ -352,7 +353,7 @@ def _abstract_constants(expr: sympy.Basic
             continue
         if node._mpf_[1] == 0:
             continue
-        v = _exact(node)
+        v = _exact(node)  # an exact ball beyond a rational's reach (see float_exact)
         a = -v if v < 0 else v
         sym = values.get(a)
         if sym is None:
