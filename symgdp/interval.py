@@ -67,6 +67,7 @@ from .interval_gauss import (
     Erfcx,
     ErfcxDiff,
     delta_mu_arb,
+    erfc_form,
     erfcx_arb,
     erfcx_diff_arb,
     erfcx_diff_orders_arb,  # noqa: F401 - re-exported: symgdp.interval.erfcx_diff_orders_arb
@@ -505,6 +506,7 @@ def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
     # parameter grid; a value holding a Float is never substituted: SymPy would evaluate
     # e.g. exp(Float) to a 53-bit Float before the ball arithmetic sees it, and a
     # certified bound must hold for the exact parameter.
+    expr = erfc_form(expr)  # 1 - erf(u) as erfc(u): no cancellation to resolve
     kept = _kept_params(expr, values, True)
     names = {s for s, _ in kept}
     f = lambdify_arb(expr.xreplace({s: v for s, v in values if s not in names}), var,

@@ -59,6 +59,7 @@ from ..interval import _kept_params, delta_mu_arb, lambdify_arb
 from .compiled import _compiled, _param_ball, _shared_form, _value_free
 from .forms import _PREC, _doit_finite
 from .gauss import _gauss_l, dlog_delta_mu_arb
+from .result import check_time_limit
 from .series import (
     _SERIES_FIRST,
     _SERIES_ORDER,
@@ -166,6 +167,7 @@ class FirstOrder:
     # -- the profile and its derivative at points and on balls --------------------------
     def _call(self, f: Any, x: Any) -> arb:
         self.ball_count += 1
+        check_time_limit()
         try:
             v = f(x, *(arb(p) if not isinstance(p, arb) else p for p in self._pvals))
         except (ZeroDivisionError, ValueError, TypeError, OverflowError):
