@@ -56,6 +56,7 @@ import sympy
 from flint import arb, ctx
 
 from ..interval import _kept_params, delta_mu_arb, lambdify_arb
+from ..interval_gauss import erfc_form
 from .compiled import _compiled, _param_ball, _shared_form, _value_free
 from .forms import _PREC, _doit_finite
 from .gauss import _gauss_l, dlog_delta_mu_arb
@@ -118,6 +119,9 @@ class FirstOrder:
             expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
         params = tuple(s for s, _ in floats)
         pvals = tuple(_param_ball(v) for _, v in floats)
+        # 1 - erf(u) as erfc(u): exact, and its ball (and its derivative's) keeps its sign
+        # where erf(u) is near 1 (the erf form straddles 0 there and proves nothing)
+        expr = erfc_form(expr)
         # decimal literals as symbols fed as exact values: profiles that differ only in
         # them (a refined profile at two parameter points) share the compiled functions
         expr, csyms, cvals = _shared_form(expr, var, params)
