@@ -194,3 +194,42 @@ def test_erfc_form_is_exact() -> None:
     assert not erfc_form((1 - sympy.erf(x)) ** 2).has(sympy.erf)
     # a Float sum would round: 0.3 - 0.1*erf(x) keeps its form
     assert erfc_form(0.3 - 0.1 * sympy.erf(x)).has(sympy.erf)
+
+
+# -- the parse budget never raises inside a finaliser ---------------------------------------
+
+def test_parse_budget_not_raised_in_weakref_finalizer(monkeypatch: pytest.MonkeyPatch) -> None:
+    # an alarm that lands in a weakref.finalize callback must not raise there (where the
+    # exception is lost and reported as unraisable): it re-fires in ordinary code, and
+    # the budget still ends the call.  Whatever the load, the callback outlives the first
+    # alarm (it waits until the budget's end plus 0.3 s), so the old behaviour (an
+    # unraisable _OutOfTime) would show here.
+    import sys
+    import time
+    import weakref
+
+    from symgdp import parsing
+
+    reported: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+
+    class Obj:
+        pass
+
+    def work() -> sympy.Expr:
+        start = time.monotonic()
+
+        def busy() -> None:
+            while time.monotonic() < start + 0.35:
+                pass
+
+        o = Obj()
+        weakref.finalize(o, busy)
+        del o  # the finalizer runs here, through weakref.finalize.__call__
+        while True:  # ordinary code: the re-fired alarm ends it
+            time.sleep(0.01)
+
+    with pytest.raises(parsing._OutOfTime):
+        parsing._with_budget(work, 0.05)
+    assert reported == []
+    assert sys.unraisablehook == reported.append  # restored
