@@ -233,3 +233,71 @@ def test_parse_budget_not_raised_in_weakref_finalizer(monkeypatch: pytest.Monkey
         parsing._with_budget(work, 0.05)
     assert reported == []
     assert sys.unraisablehook == reported.append  # restored
+
+
+# -- downward steps ---------------------------------------------------------------------
+
+def _jump_truth(delta: object, jumps: list[float], eps_h: float) -> mpmath.mpf:
+    """40-digit mpmath sup of G on a grid of step 0.05, then of step 0.0005 within 0.05
+    of the best point, plus both sides of each jump (the left limit approached within
+    1e-30): a lower bound on the sup."""
+    pts = [i * 0.05 for i in range(int(eps_h / 0.05) + 1)]
+    with mpmath.workdps(60):
+        _g, x0 = max((_mp_gdpt(mpmath.log(delta(mpmath.mpf(x))), mpmath.mpf(x)), x)
+                     for x in pts)
+    pts = [max(0.0, x0 + (i - 100) * 0.0005) for i in range(201)]
+    for c in jumps:
+        pts += [c, c + 1e-12]
+    g = _mp_sup_gdpt(delta, pts)
+    with mpmath.workdps(60):
+        for c in jumps:
+            x = mpmath.mpf(c) - mpmath.mpf("1e-30")
+            g = max(g, _mp_gdpt(mpmath.log(delta(x)), x))
+    return g
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("certify", [False, True])
+@pytest.mark.parametrize("text, delta, jumps", [
+    # was: exit 2, "cannot prove the profile non-increasing on [1.0, 1.0000000000000002]"
+    ("exp(-eps)*(1 - Heaviside(eps - 1)/2)/2",
+     lambda x: mpmath.exp(-x) * (1 - (0.5 if x == 1 else (1 if x > 1 else 0)) / 2) / 2,
+     [1.0]),
+    ("exp(-eps)*(1 + Heaviside(1 - eps))/4",
+     lambda x: mpmath.exp(-x) * (1 + (0.5 if x == 1 else (1 if x < 1 else 0))) / 4, [1.0]),
+    ("Piecewise((0.5*exp(-eps), eps < 5), (0.1*exp(-eps), True))",
+     lambda x: (0.5 if x < 5 else 0.1) * mpmath.exp(-x), [5.0]),
+])
+def test_downward_steps_are_measured(text: str, delta: object, jumps: list[float],
+                                     certify: bool) -> None:
+    p = Profile.parse(text)
+    tol = 1e-6
+    m = measure(p, eps_h=10, tol=tol, certify=certify, refine=False, identify=False)
+    truth = _jump_truth(delta, jumps, 10.0)
+    # the grid truth is a lower bound on the sup, within 1e-5 of it (G's slope is below
+    # 2 between the jumps, and the jumps' left limits are included)
+    assert m.upper >= truth - 1e-12
+    assert m.lower <= truth + 1e-5
+
+
+def test_upward_step_is_refused() -> None:
+    # adversarial: a step up is not a privacy profile; never a bracket
+    p = Profile.parse("exp(-eps)*(1 + Heaviside(eps - 1))/4")
+    with pytest.raises(SymgdpError):
+        measure(p, eps_h=10, tol=1e-6, refine=False, identify=False)
+
+
+def test_heaviside_steps_keeps_the_function() -> None:
+    from symgdp.measurement.forms import heaviside_steps
+
+    x = sympy.Symbol("x", positive=True)
+    e = sympy.exp(-x) * (1 - sympy.Heaviside(x - 1) / 2)
+    r = heaviside_steps(e, x)
+    assert not r.has(sympy.Heaviside)
+    # second route: SymPy's own Heaviside at points off the step, 30 digits
+    for t in ("0.5", "0.999", "1.001", "3"):
+        assert abs(sympy.N(e.subs(x, sympy.Rational(t)) - r.subs(x, sympy.Rational(t)),
+                           30)) < 1e-25
+    # a step up at 1 is kept as it is (value at 1 above the left limit is not proved)
+    up = sympy.exp(-x) * (1 + sympy.Heaviside(x - 1, 1))
+    assert heaviside_steps(up, x).has(sympy.Heaviside)
