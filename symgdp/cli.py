@@ -98,6 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="float64 mode: skip the interval-arithmetic proof of the bounds")
     a.add_argument("--method", choices=("auto", "staircase"), default="auto",
                    help="measurement algorithm (default auto; staircase = the published one)")
+    a.add_argument("--time-limit", type=_positive_float(), default=None, metavar="SECONDS",
+                   help="wall-clock budget of the measurement (default 300); past it the "
+                   "run stops with exit 2 and claims nothing")
     out = a.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object")
     out.add_argument("--latex", action="store_true", help="print a LaTeX align* block")
@@ -275,7 +278,8 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
                      certify=True if args.certify else (False if args.no_certify else None),
                      tradeoff=args.tradeoff,
                      refine=not args.no_refine, method=args.method, progress=progress,
-                     strict=True, timeout=args.timeout)
+                     strict=True, timeout=args.timeout,
+                     time_limit="default" if args.time_limit is None else args.time_limit)
         if args.plot:
             progress("drawing the plot")
             from .plot import summary

@@ -61,6 +61,7 @@ from .float_trust import (
 )
 from .implicit import LogDeltaRoot
 from .interval import ArbUnsupported, profile_arb
+from .interval_gauss import erfc_form
 
 __all__ = ["Evaluator"]
 
@@ -116,13 +117,21 @@ class Evaluator:
         self._var = profile.var
         self._cache: dict[Any, Any] = {}
 
+    def bound(self) -> sympy.Expr:
+        """The bound expression as evaluated: ``1 - erf(u)`` written ``erfc(u)``
+        (``erfc_form``, an exact identity without the cancellation)."""
+        c = self._cache
+        if "bound" not in c:
+            self._profile.require_bound()
+            c["bound"] = erfc_form(self._profile.bound_expr)
+        return c["bound"]
+
     def fn(self, kind: str) -> Any:
         """The compiled function of one kind: ``"numpy"`` (the expression in float64),
         ``"log"`` (its log-expanded form in float64) or ``"mpmath"``."""
         c = self._cache
         if kind not in c:
-            self._profile.require_bound()
-            bound = self._profile.bound_expr
+            bound = self.bound()
             if kind == "mpmath":
                 c[kind] = sympy.lambdify(self._var, bound, modules="mpmath")
             else:
@@ -135,7 +144,7 @@ class Evaluator:
         c = self._cache
         key = ("float_form", kind)
         if key not in c:
-            expr = self._profile.bound_expr if kind == "numpy" else self.log_expression()
+            expr = self.bound() if kind == "numpy" else self.log_expression()
             c[key] = _prepare(lambda e: _float_form(e, self._var), expr, lambda: expr)
         return c[key]
 
@@ -156,7 +165,7 @@ class Evaluator:
         c = self._cache
         if "zero" not in c:
             # not known to be zero (the fallback) only sends points to mpmath
-            cond = _prepare(_zero_condition, self._profile.bound_expr, lambda: sympy.false)
+            cond = _prepare(_zero_condition, self.bound(), lambda: sympy.false)
             c["zero"] = None if cond is sympy.false else sympy.lambdify(
                 self._var, _float_form(sympy.Piecewise((1, cond), (0, True)), self._var),
                 modules=_MODULES)
@@ -170,7 +179,7 @@ class Evaluator:
         """The log-expanded bound expression (``_log_expression``), computed once."""
         c = self._cache
         if "log_expr" not in c:
-            bound = self._profile.bound_expr
+            bound = self.bound()
             # unexpanded, log(expr) underflows with expr and sends those points to mpmath
             c["log_expr"] = _prepare(_log_expression, bound, lambda: sympy.log(bound))
         return c["log_expr"]
@@ -184,7 +193,7 @@ class Evaluator:
             le = self.log_expression()
             c["cross"] = not (le.has(LogDeltaRoot)
                               or (isinstance(le, sympy.log)
-                                  and le.args[0] == self._profile.bound_expr))
+                                  and le.args[0] == self.bound()))
         return c["cross"]
 
     def cancel_mask(self, x: np.ndarray, differences: bool = True) -> np.ndarray:

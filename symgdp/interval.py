@@ -59,6 +59,7 @@ from .interval_base import (
     _or,
     _piecewise,
     _tri,
+    float_exact,
     prove,
     to_arb,
 )
@@ -66,6 +67,7 @@ from .interval_gauss import (
     Erfcx,
     ErfcxDiff,
     delta_mu_arb,
+    erfc_form,
     erfcx_arb,
     erfcx_diff_arb,
     erfcx_diff_orders_arb,  # noqa: F401 - re-exported: symgdp.interval.erfcx_diff_orders_arb
@@ -179,8 +181,9 @@ class _ArbPrinter(LambdaPrinter):
         sign, man, exp, _bc = expr._mpf_
         if man == 0 and expr != 0:
             return f"arb({str(float(expr))!r})"
-        v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
-        return self._const(-v if sign else v)
+        if man == 0:
+            return self._const(fmpz(0))
+        return self._const(float_exact(expr))
 
     def _print_Rational(self, expr: sympy.Rational) -> str:
         return self._const(fmpq(int(expr.p), int(expr.q)))
@@ -311,11 +314,10 @@ def _check_rigorous(fn: Any) -> None:
                 "ball-arithmetic counterpart is wired for it")
 
 
-def _exact(f: sympy.Float) -> fmpq:
-    """The binary number a finite, non-zero SymPy Float stores, exactly."""
-    sign, man, exp, _bc = f._mpf_
-    v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
-    return -v if sign else v
+def _exact(f: sympy.Float) -> fmpq | arb:
+    """The binary number a finite, non-zero SymPy Float stores, exactly (an exact ball
+    when its exponent is too large for a rational, see float_exact)."""
+    return float_exact(f)
 
 
 _CONST = "_const"  # name prefix of the symbols standing for decimal literals
@@ -360,7 +362,7 @@ def _abstract_constants(expr: sympy.Basic
             continue
         if node._mpf_[1] == 0:
             continue
-        v = _exact(node)
+        v = _exact(node)  # an exact ball beyond a rational's reach (see float_exact)
         a = -v if v < 0 else v
         sym = values.get(a)
         if sym is None:
@@ -512,6 +514,7 @@ def _profile_arb_cached(expr: sympy.Expr, var: sympy.Symbol,
     # parameter grid; a value holding a Float is never substituted: SymPy would evaluate
     # e.g. exp(Float) to a 53-bit Float before the ball arithmetic sees it, and a
     # certified bound must hold for the exact parameter.
+    expr = erfc_form(expr)  # 1 - erf(u) as erfc(u): no cancellation to resolve
     kept = _kept_params(expr, values, True)
     names = {s for s, _ in kept}
     f = lambdify_arb(expr.xreplace({s: v for s, v in values if s not in names}), var,

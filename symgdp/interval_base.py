@@ -57,14 +57,29 @@ def to_arb(x: Any) -> arb:
     return arb(float(x))  # a float64 is a binary fraction: exact
 
 
+# binary exponents beyond which a Float is not expanded into a rational (1e308 has 971;
+# exp(-1e308) evaluated by SymPy has about -1.4e308, whose rational would not fit memory)
+_RATIONAL_EXP = 1 << 14
+
+
+def float_exact(f: sympy.Float) -> fmpq | arb:
+    """The binary number a finite, non-zero SymPy Float stores, exactly: a rational, or
+    for a binary exponent too large to expand (``Float('1e-100000000')``) an exact ball
+    ``man * 2**exp`` (arb exponents are unbounded integers)."""
+    sign, man, exp, _bc = f._mpf_
+    if abs(exp) > _RATIONAL_EXP:
+        return arb((fmpz(-int(man) if sign else int(man)), fmpz(int(exp))))
+    v = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
+    return -v if sign else v
+
+
 def _float_arb(f: sympy.Float) -> arb:
     sign, man, exp, _bc = f._mpf_
     if man == 0:
         if f == 0:
             return arb(0)
         return arb("nan") if f != f else arb(float(f))  # +-inf keep their sign
-    value = fmpq(int(man) << exp, 1) if exp >= 0 else fmpq(int(man), 1 << -exp)
-    return arb(-value if sign else value)
+    return arb(float_exact(f))
 
 
 # -- three-valued logic over balls -------------------------------------------------------

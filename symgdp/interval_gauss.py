@@ -33,9 +33,49 @@ __all__ = [
     "erfcx_arb",
     "erfcx_diff_arb",
     "erfcx_diff_orders_arb",
+    "erfc_form",
     "log_delta_mu_arb",
     "log_delta_mu_upper",
 ]
+
+
+def _erfc_sum(add: sympy.Add) -> sympy.Expr:
+    """One sum with ``c*erf(u)`` written ``c - c*erfc(u)`` where it meets a number of the
+    opposite sign (``1 - erf(u)`` becomes ``erfc(u)``): an exact identity."""
+    number = sum((t for t in add.args if t.is_Number), sympy.Integer(0))
+    if number == 0:
+        return add
+    out, changed = [], False
+    for t in add.args:
+        c, rest = t.as_coeff_Mul()
+        # a Float sum would round: rewritten only where the numbers cancel exactly or
+        # are rationals
+        exact = (number.is_Rational and c.is_Rational) or (
+            sympy.Rational(number) + sympy.Rational(c) == 0)
+        if (isinstance(rest, sympy.erf) and c.is_Number and c * number < 0 and exact
+                and rest.args[0].free_symbols):
+            out.append(c - c * sympy.erfc(rest.args[0]))
+            changed = True
+        else:
+            out.append(t)
+    return sympy.Add(*out) if changed else add
+
+
+def erfc_form(expr: sympy.Expr) -> sympy.Expr:
+    r"""``expr`` with each sum :math:`a - b\operatorname{erf}(u)` (numbers :math:`a, b`
+    of one sign) written :math:`(a - b) + b\operatorname{erfc}(u)`: the same function,
+    but without the cancellation of :math:`1 - \operatorname{erf}(u)` where
+    :math:`\operatorname{erf}(u)` is near 1 (a float64 or fixed-precision evaluation of
+    ``1 - erf(eps/30)`` loses every digit in its tail, ``erfc(eps/30)`` none).
+
+    Example:
+        >>> x = sympy.Symbol("x", positive=True)
+        >>> erfc_form((1 - sympy.erf(x)) ** 2 + 2 - sympy.erf(x / 3))
+        erfc(x/3) + erfc(x)**2 + 1
+    """
+    if not expr.has(sympy.erf):
+        return expr
+    return expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.erf), _erfc_sum)
 
 
 class Erfcx(sympy.Function):

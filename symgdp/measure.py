@@ -76,7 +76,8 @@ from .measurement.gaussian_profiles import (
     _near_gaussian_measurement,
     _recognised_gaussian,
 )
-from .measurement.result import Measurement, _mu_tail
+from .measurement.result import Measurement, MeasurementTimeLimit, _mu_tail
+from .measurement.result import time_limit as _time_limit
 from .measurement.search import (
     _EVALS_PER_SECOND,
     _SQRT_8PI,
@@ -90,7 +91,8 @@ from .measurement.search import (
 )
 from .measurement.tail_proof import whole_line
 
-__all__ = ["Measurement", "measure", "gdpt", "METHODS"]
+__all__ = ["Measurement", "measure", "gdpt", "METHODS", "MeasurementTimeLimit",
+           "DEFAULT_TIME_LIMIT"]
 
 #: accepted values of ``method=`` and the name each one is recorded under
 METHODS = {"auto": "first-order", "first-order": "first-order",
@@ -100,6 +102,13 @@ METHODS = {"auto": "first-order", "first-order": "first-order",
 #: smallest tol honoured in float64 (finer needs certify=True) and in certified mode
 MIN_TOL_FLOAT = 1e-9
 MIN_TOL_CERTIFIED = 1e-12
+#: Largest head end accepted: beyond it the float64 search cannot resolve G (the
+#: intervals it must prove are wider than the profile's values can steer), and a head
+#: that long only matters for mu above about 1400.
+MAX_EPS_H = 1e6
+#: Default wall-clock budget of one measurement in seconds (``measure(time_limit=)``);
+#: ``None`` means no budget.  The test suite sets it to ``None``.
+DEFAULT_TIME_LIMIT: float | None = 300.0
 _DEFAULT_BUDGET = 2_000_000
 
 
@@ -290,6 +299,7 @@ def measure(
     identify: bool = True,
     timeout: float | None = None,
     progress: Any = None,
+    time_limit: float | None | str = "default",
 ) -> Measurement:
     r"""Guaranteed bracket on :math:`\sup_{[0,\varepsilon_h]} G` of a profile's GDPT.
 
@@ -315,12 +325,18 @@ def measure(
             ``None`` uses ``symgdp._bounded.DEFAULT_TIMEOUT``.
         progress: ``None``; a callable ``progress(evaluations, gap)`` called now and then
             during the search; or ``True`` for a tqdm bar on stderr.
+        time_limit: wall-clock budget of the whole measurement in seconds, checked at
+            every batch of profile evaluations: past it :class:`MeasurementTimeLimit` (a
+            :class:`PrecisionError`) is raised, claiming nothing.  ``"default"`` is
+            :data:`DEFAULT_TIME_LIMIT` (300 s); ``None`` means no budget.
 
     Returns:
         A :class:`Measurement`.
 
     Raises:
-        DomainError: ``eps_h`` or ``tol`` out of range.
+        DomainError: ``eps_h`` or ``tol`` out of range (``eps_h`` at most
+            :data:`MAX_EPS_H`).
+        MeasurementTimeLimit: ``time_limit`` spent.
         PrecisionError: ``tol`` below what the arithmetic can guarantee
             (:data:`MIN_TOL_FLOAT`; :data:`MIN_TOL_CERTIFIED` with ``certify=True``), or a
             bound that could not be certified.
@@ -350,6 +366,11 @@ def measure(
     eps_h, tol = float(eps_h), float(tol)
     if not (math.isfinite(eps_h) and eps_h > 0):
         raise DomainError(f"eps_h must be a finite number > 0, got {eps_h!r}")
+    if eps_h > MAX_EPS_H:
+        raise DomainError(
+            f"eps_h={eps_h!r} is above {MAX_EPS_H:g}: the float64 search cannot resolve G "
+            "on a head that long; measure a shorter head (the failure probability "
+            "delta_mu(eps_h) bounds what lies beyond it)")
     if not (math.isfinite(tol) and tol > 0):
         raise DomainError(f"tol must be a finite number > 0, got {tol!r}")
     if method not in METHODS:
@@ -362,6 +383,21 @@ def measure(
             f"tol={tol!r} is below what float64 can guarantee ({MIN_TOL_FLOAT:g}); pass "
             "certify=True" if not certify else
             f"tol={tol!r} is below the certified limit {MIN_TOL_CERTIFIED:g}")
+    if time_limit == "default":
+        time_limit = DEFAULT_TIME_LIMIT
+    if time_limit is not None and not (isinstance(time_limit, (int, float))
+                                       and float(time_limit) >= 0):
+        raise DomainError(f"time_limit must be a number >= 0 or None, got {time_limit!r}")
+    with _time_limit(None if time_limit is None else float(time_limit)):
+        return _measure(profile, eps_h, tol, refine, how, certify, max_evaluations, seed,
+                        initial_intervals, identify, timeout, progress, t0)
+
+
+def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
+             certify: bool | None, max_evaluations: int, seed: int, initial_intervals: int,
+             identify: bool, timeout: float | None, progress: Any, t0: float
+             ) -> Measurement:
+    """The body of :func:`measure`, its arguments checked, under its time limit."""
     notes: list[str] = []
     rounded = _rounded_constants(profile)
     if rounded:

@@ -61,9 +61,11 @@ import gc
 import math
 import re
 import signal
+import sys
 import threading
 import unicodedata
 import warnings
+import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -704,17 +706,16 @@ def _parse_tree(text: str) -> ast.Expression:
 
 
 class _OutOfTime(BaseException):
-    """Raised by the alarm handler; a BaseException so that SymPy's ``except Exception``
-    clauses do not swallow it."""
+    """The alarm; a BaseException so that SymPy's ``except Exception`` cannot swallow it."""
 
 
 def _in_finaliser(frame: Any) -> bool:
-    """Whether ``frame`` runs (up to a few calls deep) in a gc callback or a ``__del__``."""
+    """Whether ``frame`` runs (at any depth) in a gc callback, ``__del__`` or weakref.py."""
     codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
-    for _ in range(8):
-        if frame is None:
-            return False
-        if frame.f_code in codes or frame.f_code.co_name == "__del__":
+    while frame is not None:
+        code = frame.f_code
+        if (code in codes or code.co_name in ("__del__", "_exitfunc")
+                or code.co_filename == weakref.__file__):
             return True
         frame = frame.f_back
     return False
@@ -724,9 +725,8 @@ def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.E
     """``fn()`` under a wall-clock budget (SIGALRM), where one can be set.
 
     The limits above keep SymPy's automatic evaluation small; the budget is the safety
-    net for whatever they miss.  It needs the main thread of a POSIX process with no
-    other interval timer running; elsewhere ``fn`` runs without a budget.
-    """
+    net for what they miss.  Main thread of a POSIX process with no other interval
+    timer only; elsewhere ``fn`` runs without a budget."""
     if (seconds is None or not hasattr(signal, "setitimer")
             or threading.current_thread() is not threading.main_thread()
             or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
@@ -734,12 +734,14 @@ def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.E
     state = {"armed": True}
 
     def on_alarm(signum: int, frame: Any) -> None:
-        # not inside a garbage-collector callback or a finaliser: an exception raised
-        # there is only reported as "ignored" (a warning) and lost; the alarm re-fires
+        # not in a gc callback or finaliser (an exception there is lost); it re-fires
         if state["armed"] and not _in_finaliser(frame):
             raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
+    # an alarm lost in a callback no check sees is not reported: it re-fires in 50 ms
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: None if u.exc_type is _OutOfTime else previous_hook(u)
     try:
         # Re-fire every 50 ms after the budget: an alarm that lands in a finaliser (where
         # an exception cannot propagate) is not lost.
@@ -756,6 +758,7 @@ def _with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.E
                 break
             except _OutOfTime:
                 continue
+        sys.unraisablehook = previous_hook
 
 
 # numbers are kept within MAX_DIGITS decimal digits (log2(10) = 3.3219... bits per digit)

@@ -570,6 +570,7 @@ def report(
     progress: Any = None,
     strict: bool = False,
     timeout: float | None = None,
+    time_limit: float | None | str = "default",
 ) -> Report:
     r"""Analyse a profile or trade-off equation and keep every derived step.
 
@@ -596,6 +597,8 @@ def report(
         timeout: wall-clock budget in seconds of each symbolic step, the refinement and
             the tail analysis (default: theirs); when the tail analysis runs out of time the
             verdict is "unknown".
+        time_limit: wall-clock budget of the measurement (see
+            :func:`~symgdp.measure.measure`).
         strict: the command-line contract: a value for a name that is not a parameter of
             the input, or a parameter left without a value, is an error.
 
@@ -656,7 +659,8 @@ def report(
             inner = None if callback is None else \
                 (lambda evaluations, gap: measuring.advance(evaluations))
             measurement = profile.measure(eps_h=eps_h, tol=tol, refine=use_refine,
-                                          method=method, certify=certify, progress=inner)
+                                          method=method, certify=certify, progress=inner,
+                                          time_limit=time_limit)
         notes += [f"measurement: {n}" for n in getattr(measurement, "notes", ())]
         timings["measure"] = time.perf_counter() - t0
     caveats = _mechanism_caveats(profile, refined)

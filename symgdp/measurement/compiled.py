@@ -28,6 +28,7 @@ from ..interval import (
     _ParamBall,
     lambdify_arb,
 )
+from ..interval_base import _RATIONAL_EXP
 from .forms import _MAX_OPS, MAX_OPS, _derivatives, _doit_finite
 from .structure import _Monotone, _monotone_parts, _structure
 
@@ -73,7 +74,10 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     # decimal literals as the exact binary numbers they store: SymPy would otherwise
     # round e.g. exp(-0.28125) or 1 - 1.5*0.666666666666667 to 53 bits while the
     # derivatives are built, and the ball functions would enclose a nearby expression
-    expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)})
+    # (a Float whose binary exponent is beyond a rational's reach, e.g. exp(-1e308)
+    # evaluated, stays: the printer makes it the exact ball it stores)
+    expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)
+                          if abs(c._mpf_[2]) <= _RATIONAL_EXP})
     f = lambdify_arb(expr, var, params)
     structure = _structure(expr, var, params)
     if structure is not None and len(structure.leaves()) > 1:

@@ -56,9 +56,11 @@ import sympy
 from flint import arb, ctx
 
 from ..interval import _kept_params, delta_mu_arb, lambdify_arb
+from ..interval_gauss import erfc_form
 from .compiled import _compiled, _param_ball, _shared_form, _value_free
-from .forms import _PREC, _doit_finite
+from .forms import _PREC, _doit_finite, heaviside_steps
 from .gauss import _gauss_l, dlog_delta_mu_arb
+from .result import check_time_limit
 from .series import (
     _SERIES_FIRST,
     _SERIES_ORDER,
@@ -117,13 +119,17 @@ class FirstOrder:
             expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
         params = tuple(s for s, _ in floats)
         pvals = tuple(_param_ball(v) for _, v in floats)
+        # 1 - erf(u) as erfc(u): exact, and its ball (and its derivative's) keeps its sign
+        # where erf(u) is near 1 (the erf form straddles 0 there and proves nothing)
+        expr = heaviside_steps(erfc_form(expr), var)
         # decimal literals as symbols fed as exact values: profiles that differ only in
         # them (a refined profile at two parameter points) share the compiled functions
         expr, csyms, cvals = _shared_form(expr, var, params)
         compiled = _compiled(expr, var, params + csyms, timeout)
         pvals += cvals
         # branch points and possible jumps, with every parameter value in place
-        points, downs, jumps = _split_points(_doit_finite(profile.bound_expr), var)
+        points, downs, jumps = _split_points(
+            heaviside_steps(_doit_finite(profile.bound_expr), var), var)
         with ctx.workprec(_PREC):
             # a downward jump keeps the profile non-increasing, but no mean-value bound
             # may cross it (or end on it: the value there is not the left limit)
@@ -166,6 +172,7 @@ class FirstOrder:
     # -- the profile and its derivative at points and on balls --------------------------
     def _call(self, f: Any, x: Any) -> arb:
         self.ball_count += 1
+        check_time_limit()
         try:
             v = f(x, *(arb(p) if not isinstance(p, arb) else p for p in self._pvals))
         except (ZeroDivisionError, ValueError, TypeError, OverflowError):

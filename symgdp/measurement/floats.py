@@ -30,6 +30,7 @@ from flint import arb, ctx
 from ..errors import PrecisionError, ProfileError, SymgdpError
 from ..gaussian import log_delta_mu
 from ..interval import ArbUnsupported, delta_mu_arb, log_delta_mu_arb, profile_arb, prove
+from .result import check_time_limit
 from .search import _Counted, _Search
 
 # Relative slack on log delta_mu in the float re-check: the largest relative error of
@@ -183,6 +184,7 @@ class _Certifier:
         key = (x, prec)
         v = self.cache.get(key)
         if v is None:
+            check_time_limit()
             v = self.f(x)
             self.count += 1
             if v < 0:

@@ -20,11 +20,64 @@ from __future__ import annotations
 from typing import Any
 
 import sympy
+from flint import ctx
 from sympy.codegen.cfunctions import expm1
 
-from ..interval import Erfcx, ErfcxDiff
+from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
 
-__all__ = ["normalise", "erfcx_form", "normalise_fractions"]
+__all__ = ["normalise", "erfcx_form", "normalise_fractions", "heaviside_steps"]
+
+
+def _heaviside_at_zero(h: sympy.Heaviside) -> sympy.Expr:
+    """The value of ``h`` where its argument is 0 (SymPy's default 1/2)."""
+    return h.args[1] if len(h.args) > 1 else sympy.Rational(1, 2)
+
+
+def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""``expr`` with each step ``Heaviside(a*var + b)`` (numbers ``a != 0``, ``b``) as a
+    Piecewise in ``var < c`` (``c = -b/a``), where the value at ``c`` itself (with the
+    Heaviside's value at 0) is proved, at 256 bits, at most the left limit
+    :math:`\delta(c^-)`.  The two functions then differ at ``c`` only, and there the
+    rewritten one takes the right value :math:`\delta(c^+)`: a non-increasing profile
+    stays non-increasing, and :math:`\sup G` is unchanged (:math:`G(c)` is at most the
+    left limit of :math:`G`, which the rewritten profile attains in the limit).  A
+    downward step then is a downward jump of a Piecewise, which the measurement proves
+    and crosses.  Steps whose value at ``c`` is not so proved stay as they are.
+
+    Example:
+        >>> x = sympy.Symbol("x", positive=True)
+        >>> heaviside_steps(sympy.exp(-x) * (1 - sympy.Heaviside(x - 1) / 2), x)
+        (1 - Piecewise((0, x < 1), (1, True))/2)*exp(-x)
+    """
+    steps = {}
+    for h in expr.atoms(sympy.Heaviside):
+        arg = h.args[0]
+        if arg.free_symbols != {var}:
+            continue
+        poly = sympy.Poly(arg, var) if arg.is_polynomial(var) else None
+        if poly is None or poly.degree() != 1 or not all(
+                c.is_number for c in poly.all_coeffs()):
+            continue
+        a, b = poly.all_coeffs()
+        c = -b / a
+        up = a.is_positive  # Heaviside(a (var - c)): 0 left of c when a > 0
+        left = sympy.Piecewise((0 if up else 1, var < c), (1 if up else 0, True))
+        steps.setdefault(c, []).append((h, left, up))
+    out = expr
+    for c, hs in steps.items():
+        try:
+            with ctx.workprec(256):
+                cb = lambdify_arb(c, var)(0)
+                # value at c minus the left limit (branches without the step fold to 0)
+                at_c = expr.xreplace({h: _heaviside_at_zero(h) for h, _, _ in hs})
+                left = expr.xreplace({h: 0 if up else 1 for h, _, up in hs})
+                d = lambdify_arb(sympy.piecewise_fold(at_c - left), var)(cb)
+                proved = bool(d <= 0) or bool(d.is_exact() and d.is_zero())
+        except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError, RecursionError):
+            proved = False
+        if proved:
+            out = out.xreplace({h: pw for h, pw, _ in hs})
+    return out
 
 #: working precision (bits) of the first-order machinery's balls
 _PREC = 64

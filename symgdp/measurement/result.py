@@ -3,11 +3,15 @@ r"""The result of a measurement: :class:`Measurement`, a guaranteed bracket on
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..errors import DomainError, SymgdpError
+from ..errors import DomainError, PrecisionError, SymgdpError
 from ..formatting import (
     Probability,
     format_bracket,
@@ -16,7 +20,57 @@ from ..formatting import (
     latex_text,
 )
 
-__all__ = ["Measurement"]
+__all__ = ["Measurement", "MeasurementTimeLimit", "time_limit", "check_time_limit"]
+
+
+class MeasurementTimeLimit(PrecisionError):
+    """A measurement ran past its wall-clock budget (``measure(..., time_limit=)``):
+    nothing is claimed about the profile."""
+
+
+# (monotonic deadline, the budget in seconds) of the running measurement, or None
+_DEADLINE: contextvars.ContextVar[tuple[float, float] | None] = contextvars.ContextVar(
+    "symgdp_measure_deadline", default=None)
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Run the block under a wall-clock budget, checked cooperatively by
+    :func:`check_time_limit` at every batch of profile evaluations (no signal, no
+    thread: nothing is interrupted half-way).  ``None`` means no budget; an inner budget
+    never extends an outer one.
+
+    Example:
+        >>> with time_limit(0.0):
+        ...     try:
+        ...         check_time_limit()
+        ...     except MeasurementTimeLimit as exc:
+        ...         print(type(exc).__name__)
+        MeasurementTimeLimit
+    """
+    if seconds is None:
+        yield
+        return
+    end = time.monotonic() + seconds
+    outer = _DEADLINE.get()
+    if outer is not None and outer[0] <= end:
+        yield
+        return
+    token = _DEADLINE.set((end, seconds))
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def check_time_limit() -> None:
+    """Raise :class:`MeasurementTimeLimit` when the running measurement's budget is spent."""
+    d = _DEADLINE.get()
+    if d is not None and time.monotonic() > d[0]:
+        raise MeasurementTimeLimit(
+            f"the measurement did not finish within its time limit of {d[1]:g} s and "
+            "claims nothing: try a larger tol, a smaller eps_h, certify=False (float "
+            "mode), or a larger time_limit (None for no limit; CLI --time-limit)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import ConvergenceError, PrecisionError, ProfileError, SymgdpWarning
 from ..gaussian import log_delta_mu, mu_gdp
+from .result import check_time_limit
 
 # Above this log delta a float64 profile value is recomputed in high precision.
 _NEAR_ONE_PROFILE = -1e-6
@@ -51,6 +52,7 @@ class _Counted:
         self.count = 0
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        check_time_limit()
         self.count += int(np.size(x))
         y = np.asarray(self.profile.log_delta(x), dtype=np.float64).reshape(np.shape(x))
         if np.any(np.isnan(y)):
@@ -78,6 +80,7 @@ class _BallSteered(_Counted):
         self.fo = fo
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
+        check_time_limit()
         flat = np.asarray(x, dtype=np.float64).reshape(-1)
         out = np.empty(flat.size)
         todo = []
