@@ -334,7 +334,9 @@ def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
         if log_var:
             step = min(max(step, -2.0), 2.0)
         xn = x * math.exp(step) if log_var else x + step
-        rel = abs(xn - x) / max(abs(x), 1e-300)
+        # in log mode x > 0: a purely relative step (an absolute floor would stop the
+        # iteration at once for a subnormal-sized mu)
+        rel = abs(xn - x) / (x if log_var else max(abs(x), 1e-300))
         small = rel <= _CUBIC_DONE
         outside = not math.isfinite(xn) or xn <= lo or xn >= hi
         if small and outside:
@@ -349,7 +351,8 @@ def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
         if not exact:
             x = xn
         if (exact or small or abs(F) <= _RESID_ULPS * abs(scale)
-                or (math.isfinite(hi) and (hi - lo <= 4.0 * _ULP * abs(hi) or hi - lo <= 1e-300))):
+                or (math.isfinite(hi) and (hi - lo <= 4.0 * _ULP * abs(hi)
+                                           or (not log_var and hi - lo <= 1e-300)))):
             return x
     return None
 
@@ -548,7 +551,9 @@ def _halley(
         step = np.clip(step, -2.0, 2.0) if log_var else step
         xn = xi * np.exp(step) if log_var else xi + step
         l, h = lo[idx], hi[idx]
-        rel = np.abs(xn - xi) / np.maximum(np.abs(xi), 1e-300)
+        # in log mode x > 0: a purely relative step (an absolute floor would stop the
+        # iteration at once for a subnormal-sized mu)
+        rel = np.abs(xn - xi) / (xi if log_var else np.maximum(np.abs(xi), 1e-300))
         small = rel <= _CUBIC_DONE
         outside = ~np.isfinite(xn) | (xn <= l) | (xn >= h)
         # A tiny step that leaves the bracket is rounding noise at the root: stay put.
@@ -568,7 +573,8 @@ def _halley(
         # Done: exact zero, a cubically small step, a residual at the rounding level of
         # log(delta) (it cannot be improved on), or a bracket one ulp wide.
         done = (exact | small | (np.abs(F) <= _RESID_ULPS * np.abs(scale[idx]))
-                | (np.isfinite(h) & ((h - l <= 4.0 * _ULP * np.abs(h)) | (h - l <= 1e-300))))
+                | (np.isfinite(h) & ((h - l <= 4.0 * _ULP * np.abs(h))
+                                     | ((h - l <= 1e-300) & (not log_var)))))
         idx = idx[~done]
     if idx.size:
         raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} steps "
