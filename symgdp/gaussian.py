@@ -216,10 +216,11 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray, err: np.ndarray | None = No
     if np.any(slow):
         out[slow] = [_mp_log_delta(x, m) for x, m in zip(eps[slow], mu[slow], strict=True)]
         if err is not None:
-            # mpmath at 20 digits from the exact floats; the Mills-ratio form (a < -1e8)
-            # forms a**2 in float64
+            # mpmath at 20 digits from the exact floats, rounded once to float64 (4 u
+            # covers both); the Mills-ratio form (a < -1e8) forms a**2 in float64
             asl = a[slow]
-            err[slow] = _ERR_C * _ULP * (np.abs(out[slow]) + np.where(asl < -1e8, asl * asl, 1.0))
+            err[slow] = np.where(asl < -1e8, _ERR_C * _ULP * (np.abs(out[slow]) + asl * asl),
+                                 4.0 * _ULP * (np.abs(out[slow]) + 1.0))
     # Rounding can only matter when the true value is within an ulp of 0 or -inf:
     # never report log(delta) > 0, i.e. delta > 1.
     np.minimum(out, 0.0, out=out)
