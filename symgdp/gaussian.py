@@ -845,8 +845,19 @@ def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarr
         fix = np.flatnonzero(live)
         out[fix] = y
         live[fix[~bad]] = False  # what remains live is declined: solve in mpmath
-    rest = np.flatnonzero(live | ((x == 0) & np.isfinite(L)))
-    for i in rest:
+    under = np.flatnonzero((x == 0) & np.isfinite(L))
+    if under.size:
+        # the float root underflowed: when log delta at the smallest subnormal is already
+        # >= L (with its error bound), the root lies in [0, 5e-324] (delta increases in
+        # mu) and needs no mpmath solve (which is slow that deep: e^-1e5 cancels 43,000
+        # digits in Phi(mu/2) - Phi(-mu/2))
+        t = np.full(under.size, 5e-324)
+        err = np.empty(under.size)
+        ld = _log_delta_core(e[under], t, err)
+        below = ld - err >= L[under]
+        out[under[below]] = 5e-324 if up else 0.0
+        live[under[~below]] = True
+    for i in np.flatnonzero(live):
         out[i] = _mp_root("mu", float(e[i]), float(L[i]), up)
     return out
 
