@@ -25,8 +25,9 @@ r"""Conversions between privacy notions and noise calibrations.
 Numbers in give floats (arrays in, arrays out); closed-form conversions also accept SymPy
 symbols and then return the SymPy expression.  Every float result is rounded to the safe
 side of the exact value at the given floats: noise levels :math:`\sigma`, Rényi and zCDP
-parameters and :math:`\varepsilon` are upper bounds (each docstring says so).  For GDP ↔ :math:`(\varepsilon, \delta)` use
-:func:`symgdp.gaussian.mu_gdp` and :func:`symgdp.gaussian.eps_gdp` directly.
+parameters and :math:`\varepsilon` are upper bounds (each docstring says so).  For
+GDP ↔ :math:`(\varepsilon, \delta)` use :func:`symgdp.gaussian.mu_gdp` and
+:func:`symgdp.gaussian.eps_gdp` directly.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ import numpy as np
 import sympy
 
 from .errors import DomainError
-from .gaussian import mu_gdp
+from .gaussian import _two_prod, mu_gdp
 from .rdp import _pure_dp_rdp_up, _up
 
 __all__ = [
@@ -177,8 +178,16 @@ def zcdp_of_pure_dp(eps: Any, *, tight: bool = True) -> Any:
         return e * sympy.tanh(e / 2) if tight else e**2 / 2
     scalar, (e,) = _arrays(eps)
     _require("eps", e, (e >= 0) & np.isfinite(e), "finite and >= 0")
-    val = e * np.tanh(e / 2.0) if tight else e * e / 2.0
-    return _finish(scalar, np.where(e == 0, 0.0, _up(val, 4.0)))
+    if tight:
+        val = _up(e * np.tanh(e / 2.0), 4.0)
+    else:
+        # e*e with its exact rounding error (Dekker): halving is exact above the
+        # subnormals, so only a product rounded down (or a subnormal) moves one ulp up
+        p, perr = _two_prod(e, e)
+        val = p / 2.0
+        val = np.where((perr > 0) | (p < 4.0 * np.finfo(np.float64).tiny),
+                       np.nextafter(val, np.inf), val)
+    return _finish(scalar, np.where(e == 0, 0.0, val))
 
 
 def zcdp_to_dp(rho: Any, delta: Any) -> Any:
