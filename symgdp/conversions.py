@@ -23,8 +23,11 @@ r"""Conversions between privacy notions and noise calibrations.
   :math:`\varepsilon = \rho + 2\sqrt{\rho\log(1/\delta)}`.
 
 Numbers in give floats (arrays in, arrays out); closed-form conversions also accept SymPy
-symbols and then return the SymPy expression.  For GDP ↔ :math:`(\varepsilon, \delta)` use
-:func:`symgdp.gaussian.mu_gdp` and :func:`symgdp.gaussian.eps_gdp` directly.
+symbols and then return the SymPy expression.  Every float result is rounded to the safe
+side of the exact value at the given floats: noise levels :math:`\sigma`, Rényi and zCDP
+parameters and :math:`\varepsilon` are upper bounds (each docstring says so).  For
+GDP ↔ :math:`(\varepsilon, \delta)` use :func:`symgdp.gaussian.mu_gdp` and
+:func:`symgdp.gaussian.eps_gdp` directly.
 """
 
 from __future__ import annotations
@@ -36,7 +39,8 @@ import numpy as np
 import sympy
 
 from .errors import DomainError
-from .gaussian import mu_gdp
+from .gaussian import _two_prod, mu_gdp
+from .rdp import _pure_dp_rdp_up, _up
 
 __all__ = [
     "analytic_gaussian_sigma",
@@ -72,6 +76,10 @@ def analytic_gaussian_sigma(eps: Any, delta: Any, sensitivity: Any = 1.0) -> Any
     makes a query of sensitivity :math:`\Delta` :math:`(\varepsilon, \delta)`-DP (exact;
     Balle & Wang 2018).  :math:`\delta \ge 1` needs no noise (0).
 
+    Rounded up: :math:`\Delta` divided by a lower bound on :math:`\mu_{GDP}`
+    (``mu_gdp(..., rounding="down")``), then one ulp up, so the noise is never below the
+    exact calibration (and within about 1e-13 relative of it).
+
     Example:
         >>> round(analytic_gaussian_sigma(1.0, 1e-5), 10)
         3.7306316348
@@ -80,14 +88,17 @@ def analytic_gaussian_sigma(eps: Any, delta: Any, sensitivity: Any = 1.0) -> Any
         # scalar fast path (no array wrapping): the same checks and the same mu_gdp
         e0, d0, s0 = float(eps), float(delta), float(sensitivity)
         if e0 >= 0 and 0 < d0 <= 1 and 0 < s0 < math.inf:
-            mu = mu_gdp(e0, d0)
-            return s0 / mu if mu > 0 else math.inf
+            mu = mu_gdp(e0, d0, rounding="down")
+            if mu == math.inf:
+                return 0.0
+            return math.nextafter(s0 / mu, math.inf) if mu > 0 else math.inf
     scalar, (e, d, s) = _arrays(eps, delta, sensitivity)
     _require("eps", e, e >= 0, ">= 0")
     _require("delta", d, (d > 0) & (d <= 1), "in (0, 1]")
     _require("sensitivity", s, (s > 0) & np.isfinite(s), "finite and > 0")
     with np.errstate(divide="ignore"):
-        out = s / mu_gdp(e, d)
+        mu = mu_gdp(e, d, rounding="down")
+        out = np.where(np.isinf(mu), 0.0, np.nextafter(s / mu, np.inf))
     return _finish(scalar, np.asarray(out, dtype=np.float64))
 
 
@@ -96,6 +107,9 @@ def classical_gaussian_sigma(eps: Any, delta: Any, sensitivity: Any = 1.0) -> An
     (Dwork & Roth 2014, Thm A.1).  The theorem needs :math:`0 < \varepsilon < 1`; outside
     that range this raises :class:`~symgdp.errors.DomainError` rather than return a noise
     level that may not be private.  Always at least :func:`analytic_gaussian_sigma`.
+    Rounded up (at most 12 u above the formula's value; :math:`\log(1.25/\delta)` is
+    formed as :math:`\log 1.25 - \log\delta`, so a subnormal :math:`\delta` does not
+    overflow).
 
     Example:
         >>> round(classical_gaussian_sigma(0.5, 1e-5), 10)
@@ -109,7 +123,10 @@ def classical_gaussian_sigma(eps: Any, delta: Any, sensitivity: Any = 1.0) -> An
              "(Dwork & Roth Thm A.1); use analytic_gaussian_sigma beyond")
     _require("delta", d, (d > 0) & (d < 1), "in (0, 1)")
     _require("sensitivity", s, (s > 0) & np.isfinite(s), "finite and > 0")
-    return _finish(scalar, s * np.sqrt(2.0 * np.log(1.25 / d)) / e)
+    # log(1.25/d) >= log 1.25 = 0.22: the subtraction has no cancellation and the whole
+    # chain (log, subtraction, sqrt, product, quotient) stays within 12 u
+    val = s * np.sqrt(2.0 * (math.log(1.25) - np.log(d))) / e
+    return _finish(scalar, _up(val, 12.0))
 
 
 def rdp_of_pure_dp(eps: Any, alpha: Any) -> Any:
@@ -117,8 +134,12 @@ def rdp_of_pure_dp(eps: Any, alpha: Any) -> Any:
     :math:`\varepsilon`-DP mechanism (the Rényi divergence of randomized response).
 
     :math:`\alpha = 1` gives the KL divergence :math:`\varepsilon\tanh(\varepsilon/2)` and
-    :math:`\alpha = \infty` gives :math:`\varepsilon`.  Evaluated in log space with
-    :math:`\log(1 + e^{-x})` as a softplus.
+    :math:`\alpha = \infty` gives :math:`\varepsilon`.  Evaluated as
+    :math:`\log(1 + 2\sinh^2(w/2) + \tanh(\varepsilon/2)\sinh w)/(\alpha - 1)`,
+    :math:`w = (\alpha - 1)\varepsilon`, a sum of non-negative terms (see
+    :func:`symgdp.rdp.pure_dp_rdp`), so it does not cancel near :math:`\alpha = 1` or for
+    tiny :math:`\varepsilon`.  Rounded up: never below the exact divergence, at most
+    :math:`\varepsilon`, and within 3e-15 relative of the exact value.
 
     Example:
         >>> round(rdp_of_pure_dp(1.0, 2.0), 12)  # log(cosh(3/2)/cosh(1/2))
@@ -133,12 +154,10 @@ def rdp_of_pure_dp(eps: Any, alpha: Any) -> Any:
     out = np.empty(e.shape)
     one, inf = a == 1, np.isinf(a)
     gen = ~(one | inf)
-    out[one] = e[one] * np.tanh(e[one] / 2.0)
+    out[one] = np.minimum(_up(e[one] * np.tanh(e[one] / 2.0), 4.0), e[one])
     out[inf] = e[inf]
     if np.any(gen):
-        eg, ag = e[gen], a[gen]
-        num = np.logaddexp(0.0, -eg) - np.logaddexp(0.0, -(2.0 * ag - 1.0) * eg)
-        out[gen] = eg - num / (ag - 1.0)
+        out[gen] = _pure_dp_rdp_up(e[gen], a[gen])
     return _finish(scalar, out)
 
 
@@ -147,6 +166,8 @@ def zcdp_of_pure_dp(eps: Any, *, tight: bool = True) -> Any:
     :math:`\varepsilon\tanh(\varepsilon/2)` (tight, the limit of
     :math:`\hat\varepsilon(\alpha)/\alpha` as :math:`\alpha \downarrow 1`), or with
     ``tight=False`` the folklore :math:`\varepsilon^2/2` (Bun & Steinke 2016, Prop. 1.4).
+    Rounded up (a few u above the exact value; a square that underflows becomes the
+    smallest subnormal, never 0 for :math:`\varepsilon > 0`).
 
     Example:
         >>> round(zcdp_of_pure_dp(1.0), 12), zcdp_of_pure_dp(1.0, tight=False)
@@ -157,12 +178,23 @@ def zcdp_of_pure_dp(eps: Any, *, tight: bool = True) -> Any:
         return e * sympy.tanh(e / 2) if tight else e**2 / 2
     scalar, (e,) = _arrays(eps)
     _require("eps", e, (e >= 0) & np.isfinite(e), "finite and >= 0")
-    return _finish(scalar, e * np.tanh(e / 2.0) if tight else e * e / 2.0)
+    if tight:
+        val = _up(e * np.tanh(e / 2.0), 4.0)
+    else:
+        # e*e with its exact rounding error (Dekker): halving is exact above the
+        # subnormals, so only a product rounded down (or a subnormal) moves one ulp up
+        p, perr = _two_prod(e, e)
+        val = p / 2.0
+        val = np.where((perr > 0) | (p < 4.0 * np.finfo(np.float64).tiny),
+                       np.nextafter(val, np.inf), val)
+    return _finish(scalar, np.where(e == 0, 0.0, val))
 
 
 def zcdp_to_dp(rho: Any, delta: Any) -> Any:
     r""":math:`\rho`-zCDP implies :math:`(\rho + 2\sqrt{\rho\log(1/\delta)}, \delta)`-DP
-    (Bun & Steinke 2016, Prop. 1.3).
+    (Bun & Steinke 2016, Prop. 1.3).  Rounded up (within 8 u of the formula); the
+    square root is taken factor by factor, so :math:`\rho\log(1/\delta)` cannot
+    underflow.
 
     Example:
         >>> round(zcdp_to_dp(0.5, 1e-5), 10)
@@ -174,4 +206,5 @@ def zcdp_to_dp(rho: Any, delta: Any) -> Any:
     scalar, (r, d) = _arrays(rho, delta)
     _require("rho", r, (r >= 0) & np.isfinite(r), "finite and >= 0")
     _require("delta", d, (d > 0) & (d <= 1), "in (0, 1]")
-    return _finish(scalar, r + 2.0 * np.sqrt(r * -np.log(d)))
+    val = r + 2.0 * (np.sqrt(r) * np.sqrt(-np.log(d)))
+    return _finish(scalar, np.where(val == 0, 0.0, _up(val, 8.0)))  # 0 only when exact

@@ -71,6 +71,17 @@ _CANCEL = 1e-3
 _ULP = float(np.finfo(np.float64).eps)
 _RESID_ULPS = 32.0 * _ULP
 _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 split
+# Error model of the float log-profile (used to round mu_gdp / eps_gdp / log_delta_mu /
+# delta_mu to a safe side).  Every elementary step and every scipy special function used
+# is accurate to a few ulps, and the arguments a, b carry absolute errors of about
+# u |b| (b = a - mu); so the absolute error of log delta is at most _ERR_C u times
+# 1 + a^2 + |log delta| + k * (the amplification of the subtraction it makes): the
+# amplification is (e1 + e2)/(e1 - e2) for the erfcx form (e1, e2 its two erfcx values),
+# (S + T)/(S - T) for the direct form and c/(1 - c) for log1p(-c); k is the relative
+# error of the terms in u: 2 + min(|b|, mu/|a|) for erfcx (|d log erfcx(x)/dx| is at most
+# min(1.13, 1/x)), 1 + b^2 for the normal tail Phi(b).  _ERR_C = 32 sits well above the
+# errors measured against 50-digit mpmath (tests/test_conversions_safe.py).
+_ERR_C = 32.0
 
 
 def _quiet(fn: Any) -> Any:
@@ -160,8 +171,13 @@ def _half_a_squared(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.nda
     return hi, lo
 
 
-def _log_delta_core(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
-    """log delta_mu(eps) for finite eps >= 0, 0 < mu < inf (no NaN), as float64 array."""
+def _log_delta_core(eps: np.ndarray, mu: np.ndarray, err: np.ndarray | None = None
+                    ) -> np.ndarray:
+    """log delta_mu(eps) for finite eps >= 0, 0 < mu < inf (no NaN), as float64 array.
+
+    With ``err`` (an array of the same shape) it is filled with a bound on the absolute
+    float error of the result (see :func:`_err_model`).
+    """
     a = mu / 2.0 - eps / mu
     b = -eps / mu - mu / 2.0
     out = np.empty_like(a)
@@ -172,6 +188,11 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
         e1 = special.erfcx(-at / _SQRT2)
         d = e1 - special.erfcx(-bt / _SQRT2)
         out[tail] = -0.5 * at * at - _LOG2 + np.log(d)
+        if err is not None:
+            err[tail] = _ERR_C * _ULP * (
+                1.0 + at * at + np.abs(out[tail])
+                + (2.0 + np.minimum(-bt, (at - bt) / np.maximum(-at, 1e-300)))
+                * (2.0 * e1 - d) / d)
         # For mu small against |a| the two erfcx values nearly coincide and their difference
         # loses log10(e1/d) digits.  Where that loss could reach ~1e-13 of |log delta|, those
         # (rare, mu << 0.05) elements are recomputed in mpmath instead.
@@ -187,8 +208,19 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray) -> np.ndarray:
         comp = special.ndtr(-ah) + np.exp(eh + special.log_ndtr(bh))
         with np.errstate(divide="ignore", invalid="ignore"):
             out[head] = np.where(direct < 0.5, np.log(direct), np.log1p(-comp))
+            if err is not None:
+                amp = np.where(direct < 0.5,
+                               (direct + 2.0 * np.expm1(eh) * special.ndtr(bh)) / direct,
+                               comp / (1.0 - comp))
+                err[head] = _ERR_C * _ULP * ((1.0 + bh * bh) * amp + np.abs(out[head]))
     if np.any(slow):
         out[slow] = [_mp_log_delta(x, m) for x, m in zip(eps[slow], mu[slow], strict=True)]
+        if err is not None:
+            # mpmath at 20 digits from the exact floats, rounded once to float64 (4 u
+            # covers both); the Mills-ratio form (a < -1e8) forms a**2 in float64
+            asl = a[slow]
+            err[slow] = np.where(asl < -1e8, _ERR_C * _ULP * (np.abs(out[slow]) + asl * asl),
+                                 4.0 * _ULP * (np.abs(out[slow]) + 1.0))
     # Rounding can only matter when the true value is within an ulp of 0 or -inf:
     # never report log(delta) > 0, i.e. delta > 1.
     np.minimum(out, 0.0, out=out)
@@ -251,6 +283,115 @@ def _log_delta_scalar_core(e: float, m: float) -> float | None:
     if out != out:
         return None
     return min(out, 0.0)
+
+
+def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
+    """(log delta, bound on its float error) for one regular point, as in
+    :func:`_log_delta_core` with ``err``; None for the mpmath regimes."""
+    if m < _MU_TINY:
+        return None
+    a = m / 2.0 - e / m
+    b = -e / m - m / 2.0
+    if a <= _A_SWITCH:
+        e1 = float(_erfcx(-a / _SQRT2))
+        d = e1 - float(_erfcx(-b / _SQRT2))
+        if not d * max(1.0, 0.5 * a * a) >= _CANCEL * e1:
+            return None
+        out = -0.5 * a * a - _LOG2 + math.log(d)
+        amp = (2.0 + min(-b, (a - b) / max(-a, 1e-300))) * (2.0 * e1 - d) / d
+        extra = 1.0 + a * a
+    else:
+        t = math.expm1(e) * float(_ndtr(b))
+        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
+        if direct < 0.5:
+            out = math.log(direct)
+            amp = (1.0 + b * b) * (direct + 2.0 * t) / direct
+        else:
+            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
+            out = math.log1p(-comp)
+            amp = (1.0 + b * b) * comp / (1.0 - comp)
+        extra = 0.0
+    if not out == out or not amp == amp:
+        return None
+    out = min(out, 0.0)
+    return out, _ERR_C * _ULP * (extra + abs(out) + amp)
+
+
+def _enclose_scalar(x: float, F: float, F1: float, F2: float, E: float, up: bool,
+                    log_var: bool) -> float | None:
+    """The root of an increasing F next to ``x``, rounded up (``up``) or down.
+
+    F(x) is known to within ``E``; F1, F2 are its first two derivatives at ``x`` (in
+    log x with ``log_var``).  The true root lies within -(F -+ E)/F1 of ``x`` to first
+    order; the second-order term |F2/F1| step**2 and a relative 1e-6 of the step (for the
+    rounding of F1) are added outward, and the final product or sum is moved 4 u and one
+    ulp outward.  None when the step is not small enough for that expansion (the caller
+    then solves in mpmath).
+    """
+    Fs = F - E if up else F + E
+    if not (F1 > 0 and math.isfinite(Fs)):
+        return None
+    step = -Fs / F1
+    curv = abs(F2 / F1)
+    if not (curv * abs(step) <= 1e-3 and (abs(step) <= 1e-3 or not log_var)):
+        return None
+    step += (curv * step * step + 1e-6 * abs(step)) * (1.0 if up else -1.0)
+    if log_var:
+        y = x * math.exp(step)
+        return math.nextafter(y * (1.0 + 4.0 * _ULP), math.inf) if up else \
+            math.nextafter(y * (1.0 - 4.0 * _ULP), 0.0)
+    y = x + step
+    if up:
+        return math.nextafter(y + 4.0 * _ULP * abs(y), math.inf)
+    return max(math.nextafter(y - 4.0 * _ULP * abs(y), -math.inf), 0.0)
+
+
+def _enclose(x: np.ndarray, F: np.ndarray, F1: np.ndarray, F2: np.ndarray, E: np.ndarray,
+             up: bool, log_var: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`_enclose_scalar`: (rounded roots, mask of elements it declined)."""
+    Fs = F - E if up else F + E
+    step = -Fs / F1
+    curv = np.abs(F2 / F1)
+    ok = (F1 > 0) & np.isfinite(step) & (curv * np.abs(step) <= 1e-3)
+    if log_var:
+        ok &= np.abs(step) <= 1e-3
+    step = np.where(ok, step, 0.0)
+    step = step + (curv * step * step + 1e-6 * np.abs(step)) * (1.0 if up else -1.0)
+    if log_var:
+        y = x * np.exp(step)
+        y = np.nextafter(y * (1.0 + 4.0 * _ULP), np.inf) if up else \
+            np.nextafter(y * (1.0 - 4.0 * _ULP), 0.0)
+    else:
+        y = x + step
+        y = np.nextafter(y + 4.0 * _ULP * np.abs(y), np.inf) if up else \
+            np.maximum(np.nextafter(y - 4.0 * _ULP * np.abs(y), -np.inf), 0.0)
+    return y, ~ok
+
+
+def _mp_root(kind: str, p: float, L: float, up: bool) -> float:
+    """mu_gdp (kind "mu", p = eps) or eps_gdp (kind "eps", p = mu) at log delta L in
+    mpmath (25 digits), as a float moved one ulp outward."""
+    from . import precise
+
+    if kind == "mu":
+        r = precise.mu_gdp(p, log_delta=L, dps=25)
+    else:
+        r = precise.eps_gdp(p, log_delta=L, dps=25)
+    f = float(r)
+    if up:
+        return math.nextafter(f, math.inf)
+    return max(math.nextafter(f, -math.inf), 0.0)
+
+
+def _check_rounding(rounding: str) -> bool | None:
+    """True for "up", False for "down", None for "nearest"."""
+    if rounding == "up":
+        return True
+    if rounding == "down":
+        return False
+    if rounding == "nearest":
+        return None
+    raise DomainError(f"rounding must be 'up', 'down' or 'nearest', got {rounding!r}")
 
 
 def _regular_eps_mu(eps: Any, mu: Any) -> tuple[float, float] | None:
@@ -334,7 +475,9 @@ def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
         if log_var:
             step = min(max(step, -2.0), 2.0)
         xn = x * math.exp(step) if log_var else x + step
-        rel = abs(xn - x) / max(abs(x), 1e-300)
+        # in log mode x > 0: a purely relative step (an absolute floor would stop the
+        # iteration at once for a subnormal-sized mu)
+        rel = abs(xn - x) / (x if log_var else max(abs(x), 1e-300))
         small = rel <= _CUBIC_DONE
         outside = not math.isfinite(xn) or xn <= lo or xn >= hi
         if small and outside:
@@ -349,16 +492,39 @@ def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
         if not exact:
             x = xn
         if (exact or small or abs(F) <= _RESID_ULPS * abs(scale)
-                or (math.isfinite(hi) and (hi - lo <= 4.0 * _ULP * abs(hi) or hi - lo <= 1e-300))):
+                or (math.isfinite(hi) and (hi - lo <= 4.0 * _ULP * abs(hi)
+                                           or (not log_var and hi - lo <= 1e-300)))):
             return x
     return None
 
 
-def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None) -> float | None:
+def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
+                   rounding: str = "up") -> float | None:
     e = _plain(eps)
     L = _scalar_log_delta_input(delta, log_delta)
     if e is None or L is None or not 0.0 <= e < math.inf:
         return None
+    up = _check_rounding(rounding)
+    x = _mu_gdp_scalar_nearest(e, L)
+    if x is None or up is None:
+        return x
+    return _mu_enclose_scalar(e, L, x, up)
+
+
+def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
+    """The float root ``x`` of log delta_x(e) = L moved to the safe side (None: decline)."""
+    le = _log_delta_scalar_err(e, x)
+    if le is None:
+        return None
+    ld, err = le
+    a = x / 2.0 - e / x
+    g1 = math.exp(math.log(x) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+    g2 = g1 * (1.0 - a * (x / 2.0 + e / x) - g1)
+    # 2 u |L| for the rounding of L = log(delta) when delta was given
+    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L), up, True)
+
+
+def _mu_gdp_scalar_nearest(e: float, L: float) -> float | None:
     if e == 0.0:
         return _mu_at_eps_zero_scalar(L)
     q = _quantile_of_log_scalar(L)
@@ -380,16 +546,40 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None) -> flo
     return _halley_scalar(x, derivs, x, math.inf, True, L)
 
 
-def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None) -> float | None:
+def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
+                    rounding: str = "up") -> float | None:
     m = _plain(mu)
     L = _scalar_log_delta_input(delta, log_delta)
     if m is None or L is None or not 0.0 < m < math.inf:
         return None
-    ld0 = _log_delta_scalar_core(0.0, m)
-    if ld0 is None:
+    up = _check_rounding(rounding)
+    le0 = _log_delta_scalar_err(0.0, m)
+    if le0 is None:
         return None
-    if not L < ld0:
+    ld0, err0 = le0
+    # eps = 0 is the answer when delta_mu(0) <= delta; rounded up, only when that holds
+    # with the float error of log delta_mu(0) and of L counted against it
+    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L)
+    if up is not False and not L < ld0 + slack:
         return 0.0
+    if up is False and not L < ld0 - slack:
+        return 0.0
+    x = 0.0 if not L < ld0 else _eps_gdp_scalar_nearest(m, L)
+    if x is None or up is None:
+        return x
+    le = _log_delta_scalar_err(x, m)
+    if le is None:
+        return None
+    ld, err = le
+    a = m / 2.0 - x / m
+    b = a - m
+    P = math.exp(x + float(_log_ndtr(b)) - ld)
+    Q = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, err + 2.0 * _ULP * abs(L), up,
+                           False)
+
+
+def _eps_gdp_scalar_nearest(m: float, L: float) -> float | None:
     q = _quantile_of_log_scalar(L)
     x = max(m * (m / 2.0 - q), 0.0)
 
@@ -548,7 +738,9 @@ def _halley(
         step = np.clip(step, -2.0, 2.0) if log_var else step
         xn = xi * np.exp(step) if log_var else xi + step
         l, h = lo[idx], hi[idx]
-        rel = np.abs(xn - xi) / np.maximum(np.abs(xi), 1e-300)
+        # in log mode x > 0: a purely relative step (an absolute floor would stop the
+        # iteration at once for a subnormal-sized mu)
+        rel = np.abs(xn - xi) / (xi if log_var else np.maximum(np.abs(xi), 1e-300))
         small = rel <= _CUBIC_DONE
         outside = ~np.isfinite(xn) | (xn <= l) | (xn >= h)
         # A tiny step that leaves the bracket is rounding noise at the root: stay put.
@@ -568,7 +760,8 @@ def _halley(
         # Done: exact zero, a cubically small step, a residual at the rounding level of
         # log(delta) (it cannot be improved on), or a bracket one ulp wide.
         done = (exact | small | (np.abs(F) <= _RESID_ULPS * np.abs(scale[idx]))
-                | (np.isfinite(h) & ((h - l <= 4.0 * _ULP * np.abs(h)) | (h - l <= 1e-300))))
+                | (np.isfinite(h) & ((h - l <= 4.0 * _ULP * np.abs(h))
+                                     | ((h - l <= 1e-300) & (not log_var)))))
         idx = idx[~done]
     if idx.size:
         raise ConvergenceError(f"{what}: no convergence after {_MAX_ITER} steps "
@@ -577,7 +770,8 @@ def _halley(
 
 
 @_scalar_first(_mu_gdp_scalar)
-def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
+def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
+           rounding: str = "up") -> Any:
     r"""The GDP transformation :math:`\mu_{GDP}(\varepsilon, \delta)`: the :math:`\mu` with
     :math:`\delta_\mu(\varepsilon) = \delta` (theory §4).
 
@@ -595,17 +789,25 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     40-digit mpmath root of :math:`\delta_\mu(\varepsilon) = \delta` the error stays below
     4e-16 up to :math:`\delta = 1 - 10^{-15}` (and :math:`\log\delta = -10^{-30}`).
 
-    The float answer may lie on either side of the true root.  The safe side depends on
-    the use: for "which :math:`\mu`-GDP mechanisms are :math:`(\varepsilon,\delta)`-DP" it
-    is below (a smaller :math:`\mu` is more private), for an upper bound on a GDPT it is
-    above.  Callers that promise a side round outward and check in high precision:
-    ``symgdp convert`` rounds :math:`\mu` down and verifies it at 40 digits, and
-    :func:`symgdp.measure.measure` proves its bracket in ball arithmetic.
+    Rounding: by default (``rounding="up"``) the float is never below the exact root for
+    the given floats, the safe side for a privacy guarantee (an upper bound on a GDPT
+    value, and so on :math:`\mu`).  ``rounding="down"`` gives a lower bound (the safe side
+    for "which :math:`\mu`-GDP mechanisms are :math:`(\varepsilon,\delta)`-DP", e.g. for
+    a noise calibration), ``"nearest"`` the plain float root (either side).  The side is
+    reached by one more evaluation of :math:`\log\delta_\mu(\varepsilon)` at the root
+    with a bound on its float error (see the module notes): the root is moved by that
+    error over the slope, plus the second-order term, plus 4 u; where that expansion is
+    not valid (or :math:`\mu` underflows) the root is solved in 25-digit mpmath instead.
+    The extra distance from the root is about 1e-14 relative (up to 1e-12 where the
+    erfcx form cancels, for :math:`\mu \ll 0.05`).  A subnormal answer is moved by
+    whole subnormal steps (0 and the smallest subnormal are the bounds when the root
+    underflows).
 
     Example:
         >>> round(mu_gdp(1.0, delta_mu(1.0, 0.5)), 12)
         0.5
     """
+    up = _check_rounding(rounding)
     L = _log_delta_input(delta, log_delta)
     scalar, (e, L) = _prepare(eps, L)
     _check_nonneg("eps", e)
@@ -620,10 +822,44 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
     if np.any(at0):
         # delta_mu(0) = erf(mu / (2 sqrt 2)): invert in closed form.
         out[at0] = _mu_at_eps_zero(L[at0])
-    reg &= ~at0
-    if np.any(reg):
-        out[reg] = _mu_gdp_core(e[reg], L[reg])
+    solve = reg & ~at0
+    if np.any(solve):
+        out[solve] = _mu_gdp_core(e[solve], L[solve])
+    if up is not None and np.any(reg):
+        out[reg] = _mu_round(e[reg], L[reg], out[reg], up)
     return _finish(scalar, out)
+
+
+def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarray:
+    """The float roots ``x`` moved to the safe side (see :func:`mu_gdp`)."""
+    out = x.copy()
+    live = (x > 0) & np.isfinite(x)
+    if np.any(live):
+        el, Ll, xl = e[live], L[live], x[live]
+        err = np.empty(xl.shape)
+        ld = _log_delta_core(el, xl, err)
+        a = xl / 2.0 - el / xl
+        g1 = np.exp(np.log(xl) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+        g2 = g1 * (1.0 - a * (xl / 2.0 + el / xl) - g1)
+        y, bad = _enclose(xl, ld - Ll, g1, g2, err + 2.0 * _ULP * np.abs(Ll), up, True)
+        fix = np.flatnonzero(live)
+        out[fix] = y
+        live[fix[~bad]] = False  # what remains live is declined: solve in mpmath
+    under = np.flatnonzero((x == 0) & np.isfinite(L))
+    if under.size:
+        # the float root underflowed: when log delta at the smallest subnormal is already
+        # >= L (with its error bound), the root lies in [0, 5e-324] (delta increases in
+        # mu) and needs no mpmath solve (which is slow that deep: e^-1e5 cancels 43,000
+        # digits in Phi(mu/2) - Phi(-mu/2))
+        t = np.full(under.size, 5e-324)
+        err = np.empty(under.size)
+        ld = _log_delta_core(e[under], t, err)
+        below = ld - err >= L[under]
+        out[under[below]] = 5e-324 if up else 0.0
+        live[under[~below]] = True
+    for i in np.flatnonzero(live):
+        out[i] = _mp_root("mu", float(e[i]), float(L[i]), up)
+    return out
 
 
 def _mu_at_eps_zero(L: np.ndarray) -> np.ndarray:
@@ -680,17 +916,27 @@ def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 
 @_scalar_first(_eps_gdp_scalar)
-def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
+def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None,
+            rounding: str = "up") -> Any:
     r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta`
     (``0`` when :math:`\delta_\mu(0) \le \delta` already).
 
     No bracket is assumed, so large answers are fine: ``eps_gdp(30, 1e-5)`` is about 577.
     :math:`\delta = 0` gives ``inf`` for :math:`\mu > 0`; :math:`\mu = 0` gives ``0``.
 
+    Rounding: by default (``rounding="up"``) never below the exact answer for the given
+    floats (a larger :math:`\varepsilon` at the same :math:`\delta` is the safe side of a
+    privacy statement); ``0`` is returned only when :math:`\delta_\mu(0) \le \delta`
+    holds with the float error counted against it.  ``"down"`` gives a lower bound,
+    ``"nearest"`` the plain float root.  The side is reached as in :func:`mu_gdp`: about
+    1e-14 relative (plus about 1e-16 absolute near :math:`\varepsilon = 0`) from the
+    exact answer.
+
     Example:
         >>> round(eps_gdp(1.0, delta_mu(2.0, 1.0)), 12)
         2.0
     """
+    up = _check_rounding(rounding)
     L = _log_delta_input(delta, log_delta)
     scalar, (m, L) = _prepare(mu, L)
     _check_nonneg("mu", m)
@@ -709,12 +955,36 @@ def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None) -> Any:
         # comparison uses the same log-profile as the iteration, so both agree at the edge.
         zero_delta = np.isneginf(Lr)
         res[zero_delta] = np.inf
-        ld0 = _log_delta_core(np.zeros(mr.shape), mr)
+        err0 = np.empty(mr.shape)
+        ld0 = _log_delta_core(np.zeros(mr.shape), mr, err0)
         solve = ~zero_delta & (Lr < ld0)
         if np.any(solve):
             res[solve] = _eps_gdp_core(mr[solve], Lr[solve])
+        if up is not None:
+            # rounded up, eps = 0 only where delta_mu(0) <= delta holds with the float
+            # error counted against it; rounded down, 0 also within that error
+            slack = err0 + 2.0 * _ULP * np.abs(Lr)
+            cand = ~zero_delta & ((Lr < ld0 + slack) if up else (Lr < ld0 - slack))
+            res[~zero_delta & ~cand] = 0.0
+            if np.any(cand):
+                res[cand] = _eps_round(mr[cand], Lr[cand], res[cand], up)
         out[reg] = res
     return _finish(scalar, out)
+
+
+def _eps_round(m: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarray:
+    """The float roots ``x`` of eps_gdp moved to the safe side (see :func:`eps_gdp`)."""
+    err = np.empty(x.shape)
+    ld = _log_delta_core(x, m, err)
+    a = m / 2.0 - x / m
+    b = a - m
+    P = np.exp(x + special.log_ndtr(b) - ld)
+    Q = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+    y, bad = _enclose(x, L - ld, P, P - Q / m + P * P, err + 2.0 * _ULP * np.abs(L), up,
+                      False)
+    for i in np.flatnonzero(bad):
+        y[i] = _mp_root("eps", float(m[i]), float(L[i]), up)
+    return y
 
 
 def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:

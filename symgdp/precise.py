@@ -255,7 +255,12 @@ def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None, dps: int = 40)
         def f(e: mpmath.mpf) -> mpmath.mpf:
             return L - log_delta_mu(e, m, dps=dps + _GUARD)  # increasing in eps
 
-        hi = mpmath.mpf(1)
+        # upper bound: delta_mu(eps) < Phi(mu/2 - eps/mu), so the eps with
+        # Phi(mu/2 - eps/mu) = delta lies above the root (a start at eps = 1 made erfc
+        # overflow for tiny mu, whose root is near mu sqrt(-2 log delta))
+        q = _norm_quantile_log(L, dps + _GUARD)
+        hi = max(m * (m / 2 - q), mpmath.mpf(0)) * (1 + mpmath.mpf(10) ** -10) \
+            + mpmath.mpf(10) ** -(dps + _GUARD) * m
         while f(hi) < 0:
             hi *= 2
         root = _solve_monotone(f, mpmath.mpf(0), hi, dps)

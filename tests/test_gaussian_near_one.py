@@ -41,8 +41,13 @@ def test_mu_gdp_near_delta_one(eps, gap):
     delta = 1.0 - gap
     with mpmath.workdps(40):
         true = _root(eps, 1 - mpmath.mpf(delta))  # the double delta, exactly
-        for got in (mu_gdp(eps, delta), mu_gdp(np.array([eps]), np.array([delta]))[0]):
+        near = {"rounding": "nearest"}
+        for got in (mu_gdp(eps, delta, **near),
+                    mu_gdp(np.array([eps]), np.array([delta]), **near)[0]):
             assert abs(mpmath.mpf(got) - true) <= 1e-14 * true
+        # the default is rounded up (never below the root) by its error bound
+        for got in (mu_gdp(eps, delta), mu_gdp(np.array([eps]), np.array([delta]))[0]):
+            assert true <= mpmath.mpf(got) <= true * (1 + mpmath.mpf(1e-13))
 
 
 @pytest.mark.parametrize("log_delta", [-1e-5, -1e-16, -1e-30])
