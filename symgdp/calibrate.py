@@ -166,7 +166,7 @@ def mu_target(eps: float, delta: float) -> float:
         raise DomainError(f"the target eps must be a finite number >= 0, got {eps!r}")
     if not (0 < d < 1):
         raise DomainError(f"the target delta must lie in (0, 1), got {delta!r}")
-    mu = float(mu_gdp(e, d))
+    mu = float(mu_gdp(e, d, rounding="down"))
     if not (math.isfinite(mu) and mu > 0):
         raise DomainError(f"no positive mu has delta_mu({e!r}) <= {d!r}")
     step = mu * 2.0**-50

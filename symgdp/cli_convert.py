@@ -111,7 +111,7 @@ def _convert_one(given: dict[str, Any], target: str) -> Any:
                 return mpmath.mpf(0)
             if mpmath.isinf(L):
                 return mpmath.mpf("inf")
-            x = float(gaussian.eps_gdp(float(mu), log_delta=float(L)))
+            x = float(gaussian.eps_gdp(float(mu), log_delta=float(L), rounding="nearest"))
             if math.isfinite(x):
                 up = mpmath.mpf(x) * (1 + _CONVERT_PAD)
                 if P.log_delta_mu(up, mu, dps=40) <= L:
@@ -122,7 +122,7 @@ def _convert_one(given: dict[str, Any], target: str) -> Any:
             return mpmath.mpf(0)
         if L == 0:
             return mpmath.mpf("inf")
-        x = float(gaussian.mu_gdp(float(eps), log_delta=float(L)))
+        x = float(gaussian.mu_gdp(float(eps), log_delta=float(L), rounding="nearest"))
         if x > 1e-300:  # else float64 lost it: straight to 40 digits
             down = mpmath.mpf(x) * (1 - _CONVERT_PAD)
             if P.log_delta_mu(eps, down, dps=40) <= L:

@@ -396,7 +396,7 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
     ok = d > 0
     if not np.any(ok):
         return 0.0
-    mus = np.asarray(mu_gdp(xs[ok], d[ok]), dtype=np.float64)
+    mus = np.asarray(mu_gdp(xs[ok], d[ok], rounding="down"), dtype=np.float64)
     order = np.argsort(-mus)[:3]
     for i in order:
         e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])

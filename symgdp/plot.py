@@ -236,7 +236,7 @@ def gdpt(
     at_top: list[tuple[np.ndarray, np.ndarray, Any, str]] = []  # infinite upper steps
     for k, (p, label, m, t, color) in enumerate(
             zip(items, names, meas, tails, colors, strict=True)):
-        g = np.asarray(mu_gdp(x, log_delta=p.log_delta(x)), dtype=float)
+        g = np.asarray(mu_gdp(x, log_delta=p.log_delta(x), rounding="nearest"), dtype=float)
         infinite = np.isposinf(g)
         g = np.where(np.isfinite(g), g, np.nan)
         ax.plot(x, g, lw=2.0, color=color, label=label)
@@ -253,8 +253,8 @@ def gdpt(
             steps = int(staircase)
             edges = np.linspace(0.0, xmax, steps + 1)
             ld = p.log_delta(edges)
-            lo = np.asarray(mu_gdp(edges[:-1], log_delta=ld[1:]), dtype=float)
-            up = np.asarray(mu_gdp(edges[1:], log_delta=ld[:-1]), dtype=float)
+            lo = np.asarray(mu_gdp(edges[:-1], log_delta=ld[1:], rounding="nearest"), dtype=float)
+            up = np.asarray(mu_gdp(edges[1:], log_delta=ld[:-1], rounding="nearest"), dtype=float)
             at_top.append((edges, np.isposinf(up), color, "-"))
             up = np.where(np.isfinite(up), up, np.nan)
             ax.stairs(up, edges, color=color, lw=0.9, alpha=0.75, baseline=None,

@@ -403,7 +403,7 @@ def _floor(p: Composition, eps_h: float) -> float:
         ok = d > 0
         if not np.any(ok):
             return 0.0, 0.0, 0.0
-        mus = np.asarray(mu_gdp(xs[ok], d[ok]), dtype=np.float64)
+        mus = np.asarray(mu_gdp(xs[ok], d[ok], rounding="down"), dtype=np.float64)
         i = int(np.nanargmax(mus))
         return float(mus[i]), float(xs[ok][i]), float(d[ok][i])
 

@@ -129,11 +129,11 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
                       max_evaluations: int, initial: int) -> _Search:
     x = np.linspace(0.0, eps_h, initial + 1)
     lx = ld(x)
-    g = mu_gdp(x, log_delta=lx)
+    g = mu_gdp(x, log_delta=lx, rounding="nearest")
     i = int(np.argmax(g))
     best, arg = float(g[i]), float(x[i])
     a, b, la = x[:-1], x[1:], lx[:-1]
-    u = mu_gdp(b, log_delta=la)
+    u = mu_gdp(b, log_delta=la, rounding="nearest")
     pool: list[tuple[np.ndarray, ...]] = []
     history: list[int] = []
     warned = False
@@ -189,7 +189,8 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
         asp, bsp, lasp = a[split], b[split], la[split]
         # one vectorised inversion for the new point values and both children's bounds
         k = m.size
-        mus = mu_gdp(np.concatenate([m, m, bsp]), log_delta=np.concatenate([lm, lasp, lm]))
+        mus = mu_gdp(np.concatenate([m, m, bsp]), log_delta=np.concatenate([lm, lasp, lm]),
+                     rounding="nearest")
         gm = mus[:k]
         if k:
             j = int(np.argmax(gm))
@@ -231,7 +232,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     cuts = [c for c in getattr(fo, "branch_points", ()) if 0.0 < c < eps_h]
     x = np.union1d(grid, np.asarray(cuts, dtype=np.float64))
     lx = ld(x)
-    g = mu_gdp(x, log_delta=lx)
+    g = mu_gdp(x, log_delta=lx, rounding="nearest")
     i = int(np.argmax(g))
     best, arg = float(g[i]), float(x[i])
     pa, pb, pla = x[:-1].tolist(), x[1:].tolist(), lx[:-1].tolist()
@@ -261,7 +262,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                 f"{'ball' if certify else 'float64'} arithmetic"
                 + ("" if certify else "; pass certify=True"))
         mu_plus = best + 0.9 * target
-        u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
+        u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla), rounding="nearest")
         sa, sb, sla = [], [], []
         for k, (a, b, la) in enumerate(zip(pa, pb, pla, strict=True)):
             uk = float(u[k])
@@ -297,7 +298,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
                 f"{max(best, first.bound, float(u.max())):.10g}] after {ld.count} profile "
                 f"evaluations (max_evaluations={max_evaluations}): raise tol or lower eps_h")
         lm = ld(m)
-        gm = mu_gdp(m, log_delta=lm)
+        gm = mu_gdp(m, log_delta=lm, rounding="nearest")
         j = int(np.argmax(gm))
         if gm[j] > best:
             best, arg = float(gm[j]), float(m[j])
@@ -317,7 +318,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     zb = np.asarray([z[1] for z in zero])
     zla = np.asarray([z[2] for z in zero])
     zrise = np.asarray([z[3] for z in zero], dtype=np.float64).reshape(-1, 2)
-    zu = mu_gdp(zb, log_delta=zla) if za.size else np.empty(0)
+    zu = mu_gdp(zb, log_delta=zla, rounding="nearest") if za.size else np.empty(0)
     up = max(best, first.bound, float(zu.max()) if zu.size else 0.0)
     s = _Search(best, arg, up, za, zb, zla, zu,
                 notes=[f"first-order search: {len(first.a)} intervals closed by the "
@@ -346,7 +347,7 @@ def _close_blocks(fo: Any, ld: _Counted, pa: list[float], pb: list[float],
     proved is one leaf, each one not proved is noted in ``failed`` (with ``mu_plus``).
     The returned cells and the leaves added to ``first`` cover the given cells exactly."""
     failed = {} if failed is None else failed
-    u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla))
+    u = mu_gdp(np.asarray(pb), log_delta=np.asarray(pla), rounding="nearest")
     open_ = (u > mu_plus).tolist()
     sa: list[float] = []
     sb: list[float] = []
@@ -487,7 +488,7 @@ def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
         cand = order[l_left[order] > log_delta_mu(xr[order], up)]
         while cand.size:
             j = cand[0]
-            v = float(mu_gdp(xr[j], log_delta=l_left[j]))
+            v = float(mu_gdp(xr[j], log_delta=l_left[j], rounding="nearest"))
             root_finds += 1
             up = max(up, v)
             if math.isinf(up):
@@ -498,7 +499,7 @@ def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
         cand = order[l_right[order] > log_delta_mu(xl[order], lo)]
         while cand.size:
             j = cand[0]
-            v = float(mu_gdp(xl[j], log_delta=l_right[j]))
+            v = float(mu_gdp(xl[j], log_delta=l_right[j], rounding="nearest"))
             root_finds += 1
             if v > lo:
                 lo, arg = v, float(xl[j])
@@ -519,7 +520,7 @@ def _cover_below(ld: _Counted, eps_h: float, cap: float, max_evaluations: int,
     x = np.linspace(0.0, eps_h, initial + 1)
     lx = ld(x)
     a, b, la = x[:-1], x[1:], lx[:-1]
-    u = mu_gdp(b, log_delta=la)
+    u = mu_gdp(b, log_delta=la, rounding="nearest")
     done: list[tuple[np.ndarray, ...]] = []
     while True:
         ok = u <= cap
@@ -534,5 +535,5 @@ def _cover_below(ld: _Counted, eps_h: float, cap: float, max_evaluations: int,
                 f"{cap!r} (stuck near eps={float(a[0])!r})")
         lm = ld(m)
         a, b, la = np.concatenate([a, m]), np.concatenate([m, b]), np.concatenate([la, lm])
-        u = mu_gdp(b, log_delta=la)
+        u = mu_gdp(b, log_delta=la, rounding="nearest")
     return tuple(np.concatenate(c) for c in zip(*done, strict=True))
