@@ -1,0 +1,131 @@
+"""Adversarial review of the notions-and-risks code: trade-off bands (symgdp.bands), risk
+intervals (symgdp.risk), audits (symgdp.audit), group privacy (symgdp.group) and the
+notions' sources (symgdp.notions).  Every test states its independent reference; all are
+written here in 40-50 digit mpmath (or a seeded simulation) from the mechanisms' output
+laws, never from symgdp.
+
+References used below:
+
+* G_mu(a) = Phi(-Phi^{-1}(a) - mu) (Dong, Roth & Su 2021, Def. 2.4), Phi^{-1} by Newton
+  on log Phi in mpmath (relative accuracy down to a = 1e-300);
+* Laplace (Lap(0, 1) vs Lap(eps0, 1)): 1 - e^eps0 a for a < e^-eps0/2,
+  e^-eps0/(4a) up to 1/2, e^-eps0 (1 - a) beyond (the threshold tests; Dong, Roth & Su
+  2021, Appendix A);
+* k-fold randomized response: the randomised Neyman-Pearson test between Bin(k, q) and
+  Bin(k, p), p = e^eps0/(1 + e^eps0), summed exactly in mpmath;
+* delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2) in mpmath.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import numpy as np
+import pytest
+
+from symgdp import mechanisms as M
+from symgdp.bands import band
+
+DPS = 50
+
+
+def _probit(a):
+    """Phi^{-1}(a) in mpmath (Newton on log Phi: relative accuracy for tiny a)."""
+    a = mpmath.mpf(a)
+    if a > 0.5:
+        return -_probit(1 - a)
+    x = -mpmath.sqrt(-2 * mpmath.log(a)) if a < 0.1 else mpmath.mpf(0)
+    for _ in range(200):
+        c = mpmath.ncdf(x)
+        nx = x - (mpmath.log(c) - mpmath.log(a)) * c / mpmath.npdf(x)
+        if abs(nx - x) < mpmath.mpf(10) ** (-DPS + 5) * (1 + abs(x)):
+            return nx
+        x = nx
+    raise AssertionError("no convergence")
+
+
+def _G(mu, a):
+    with mpmath.workdps(DPS):
+        a = mpmath.mpf(float(a))
+        if a == 0:
+            return mpmath.mpf(1)
+        if a == 1:
+            return mpmath.mpf(0)
+        return mpmath.ncdf(-_probit(a) - mpmath.mpf(mu))
+
+
+def _laplace(e0, a):
+    with mpmath.workdps(DPS):
+        e0, a = mpmath.mpf(e0), mpmath.mpf(float(a))
+        if a < mpmath.exp(-e0) / 2:
+            return 1 - mpmath.exp(e0) * a
+        if a <= 0.5:
+            return mpmath.exp(-e0) / (4 * a)
+        return mpmath.exp(-e0) * (1 - a)
+
+
+def _delta_mu(mu, e):
+    with mpmath.workdps(DPS):
+        mu, e = mpmath.mpf(mu), mpmath.mpf(e)
+        return mpmath.ncdf(-e / mu + mu / 2) - mpmath.exp(e) * mpmath.ncdf(-e / mu - mu / 2)
+
+
+def _inside(b, truth, alphas):
+    bad = []
+    for a, lo, up in zip(alphas, np.atleast_1d(b.lower), np.atleast_1d(b.upper), strict=True):
+        t = truth(a)
+        if not (lo <= t <= up):
+            bad.append((float(a), float(lo), float(t), float(up)))
+    return bad
+
+
+ALPHAS = [1e-300, 1e-16, 1e-6, 0.01, 0.3, 0.5, 0.9]
+
+
+# -- finding 1: a stale mechanism tag passed the sample-point check --------------------------
+# Profile.replace keeps the metadata; for mu >~ 25 every check point (eps <= 13) has
+# delta_mu = 1 to within 1e-12 whatever mu, so the tag was trusted and the band of the
+# TAG's curve returned: both ends on the wrong side.  Fixed: the tag is trusted only when
+# the expression is the tag's closed form symbol for symbol.
+@pytest.mark.parametrize("true_mu,tag_mu", [
+    pytest.param(30.0, 40.0, marks=pytest.mark.slow),  # the generic route takes ~90 s here
+    (35.0, 25.0)])
+def test_stale_gaussian_tag_large_mu(true_mu, tag_mu):
+    p = M.gaussian(true_mu).replace(mechanism=("gaussian", tag_mu))
+    b = band(p, ALPHAS)
+    assert b.method != "gdp"
+    # reference: G_{true mu} in mpmath (the profile's expression is delta_{true mu})
+    assert _inside(b, lambda a: _G(true_mu, a), ALPHAS) == []
+
+
+@pytest.mark.parametrize("true_e,tag_e", [(80.0, 100.0), (100.0, 80.0)])
+def test_stale_laplace_tag_large_eps0(true_e, tag_e):
+    p = M.laplace(true_e).replace(mechanism=("laplace", tag_e))
+    b = band(p, ALPHAS)
+    assert not b.method.startswith("closed form")
+    # reference: the Laplace curve of the true eps0 in closed form (mpmath)
+    assert _inside(b, lambda a: _laplace(true_e, a), ALPHAS) == []
+
+
+def test_stale_gaussian_tag_group_profile():
+    # group_profile trusted the same check: a delta_35 profile tagged mu = 25 gave the
+    # exact Gaussian profile of 2*25 = 50 for pairs, below the true 2*35 = 70 one.
+    # Reference: delta_70 in mpmath (k mu-GDP is exact for the Gaussian, DRS Thm 2.14).
+    from symgdp.group import group_profile
+
+    p = M.gaussian(35.0).replace(mechanism=("gaussian", 25.0))
+    g = group_profile(p, 2)
+    for e in (0.0, 100.0, 1000.0, 2400.0):
+        assert g.mp(e) >= _delta_mu(70, e) * (1 - mpmath.mpf(10) ** -12)
+
+
+def test_fresh_tags_still_use_closed_forms():
+    # the structural check accepts every constructor of symgdp.mechanisms
+    import sympy
+
+    assert band(M.gaussian(1.0), 0.3).method == "gdp"
+    assert band(M.gaussian(sigma=2.0, sensitivity=1.0), 0.3).method == "gdp"
+    assert band(M.gaussian(0.5).group(3), 0.3).method == "gdp"
+    assert band(M.laplace(b=2.0), 0.3).method == "closed form (laplace)"
+    assert band(M.randomized_response(p=0.75), 0.3).method == \
+        "closed form (randomized_response)"
+    assert band(M.pure_dp(sympy.log(3)), 0.3).method == "closed form (pure_dp)"
