@@ -129,3 +129,41 @@ def test_fresh_tags_still_use_closed_forms():
     assert band(M.randomized_response(p=0.75), 0.3).method == \
         "closed form (randomized_response)"
     assert band(M.pure_dp(sympy.log(3)), 0.3).method == "closed form (pure_dp)"
+
+
+# -- finding 2: gdp_mu of k-fold randomized response overstated mu ---------------------------
+def _rr_composition_mu_ref(e0, k):
+    """sup over the kinks of Phi^{-1}(1 - T) - Phi^{-1}(alpha), the kinks from the exact
+    binomial laws in 80-digit mpmath (alpha = Q[J >= j], T = P[J < j]); exact for a
+    piecewise-linear curve since G_mu is convex."""
+    with mpmath.workdps(80):
+        e = mpmath.mpf(e0)
+        p = mpmath.exp(e) / (1 + mpmath.exp(e))
+        q = 1 - p
+        pq = [mpmath.binomial(k, j) * q**j * p ** (k - j) for j in range(k + 1)]
+        pp = [mpmath.binomial(k, j) * p**j * q ** (k - j) for j in range(k + 1)]
+        best = mpmath.mpf(0)
+        for j in range(1, k + 1):
+            a, t = mpmath.fsum(pq[j:]), mpmath.fsum(pp[:j])
+            # complements summed directly; Phi^{-1} only ever taken below 1/2
+            ac, tc = mpmath.fsum(pq[:j]), mpmath.fsum(pp[j:])
+            inv_power = _probit(tc) if tc < 0.5 else -_probit(t)   # Phi^{-1}(1 - T)
+            inv_alpha = _probit(a) if a < 0.5 else -_probit(ac)    # Phi^{-1}(alpha)
+            g = inv_power - inv_alpha
+            best = max(best, g)
+        return best
+
+
+@pytest.mark.parametrize("e0,k", [
+    pytest.param(0.05, 1000, marks=pytest.mark.slow),  # the 80-digit reference: ~13 s
+    (1.0, 50), (0.5, 6)])
+def test_gdp_mu_rr_composition_bracket(e0, k):
+    # the float64 kinks near alpha = 1 round to 1 - 2^-53: Phi^{-1} of that is ~8.2 where
+    # the true alpha = 1 - 1e-22 gives ~9.7, and the bracket [1.60543, 1.60543] excluded
+    # the true mu = 1.58145 at (0.05, 1000).  Fixed: the kinks are recomputed in balls.
+    from symgdp.tradeoff import gdp_mu, randomized_response_composition
+
+    m = gdp_mu(randomized_response_composition(e0, k))
+    ref = _rr_composition_mu_ref(e0, k)
+    assert m.lower <= ref <= m.upper
+    assert m.upper - m.lower < 1e-12
