@@ -167,3 +167,112 @@ def test_gdp_mu_rr_composition_bracket(e0, k):
     ref = _rr_composition_mu_ref(e0, k)
     assert m.lower <= ref <= m.upper
     assert m.upper - m.lower < 1e-12
+
+
+# -- bands that hold (each against its independent reference) --------------------------------
+EXTREME = [0.0, 5e-324, 1e-300, 1e-100, 1e-16, 1e-6, 0.01, 0.3, 0.5, 0.9, 1 - 1e-16, 1.0]
+
+
+@pytest.mark.parametrize("mu", [1e-3, 0.1, 1.0, 5.0, 20.0, 40.0])
+def test_band_of_mu_extremes(mu):
+    # reference: G_mu in 50-digit mpmath (Newton probit), alpha down to the subnormals
+    b = band(mu, EXTREME)
+    assert _inside(b, lambda a: _G(mu, a), EXTREME) == []
+
+
+@pytest.mark.parametrize("mu", [1e-3, 1.0, 5.0, 40.0])
+def test_band_untagged_gaussian(mu):
+    # the generic conjugate route (tag removed); reference G_mu in mpmath.  (mu = 20 and
+    # 30 take 70-90 s here: see the report; mu = 40 is fast and loose near alpha = 0)
+    b = band(M.gaussian(mu).replace(mechanism=None), EXTREME)
+    assert b.method == "conjugate"
+    assert _inside(b, lambda a: _G(mu, a), EXTREME) == []
+
+
+def _np_curve(P, Q, a):
+    """Trade-off T(P, Q) of two finite laws: the randomised Neyman-Pearson test rejecting
+    P for large Q/P (mpmath, exact up to the working precision)."""
+    with mpmath.workdps(DPS):
+        a = mpmath.mpf(float(a))
+        if a >= 1:
+            return mpmath.mpf(0)
+        idx = sorted(range(len(P)), key=lambda i: -(Q[i] / P[i]))
+        acc_a = acc_b = mpmath.mpf(0)
+        for i in idx:
+            if acc_a + P[i] >= a:
+                return max(mpmath.mpf(0), 1 - acc_b - (a - acc_a) / P[i] * Q[i])
+            acc_a += P[i]
+            acc_b += Q[i]
+        return mpmath.mpf(0)
+
+
+@pytest.mark.parametrize("e0,k", [(0.5, 6), (2.0, 3), (0.1, 40)])
+def test_band_k_fold_randomized_response_extremes(e0, k):
+    # reference: the Neyman-Pearson curve between the laws of the k reported bits, i.e.
+    # Bin(k, q) vs Bin(k, p) for the count (sufficient), in mpmath
+    from symgdp.composition import optimal_pure_dp
+
+    with mpmath.workdps(DPS):
+        e = mpmath.mpf(e0)
+        p = mpmath.exp(e) / (1 + mpmath.exp(e))
+        P = [mpmath.binomial(k, j) * (1 - p) ** j * p ** (k - j) for j in range(k + 1)]
+        Q = [mpmath.binomial(k, j) * p**j * (1 - p) ** (k - j) for j in range(k + 1)]
+    b = band(optimal_pure_dp(e0, k), EXTREME)
+    assert _inside(b, lambda a: _np_curve(P, Q, a), EXTREME) == []
+
+
+def test_band_random_symmetric_discrete_pairs():
+    # exact profiles of random symmetric pairs (Q = P reversed, so delta_{P,Q} =
+    # delta_{Q,P}) written as sums of Max(0, p_i - e^eps q_i) with rational p_i; some with
+    # a tiny atom.  Reference: the Neyman-Pearson curve of (P, Q) in mpmath.
+    import sympy
+
+    from symgdp import Profile, eps
+
+    rng = np.random.default_rng(7)
+    alphas = [0.0, 1e-300, 1e-9, 0.001, 0.05, 0.2, 0.5, 0.7, 0.999, 1 - 1e-16, 1.0]
+    for trial in range(4):
+        n = int(rng.integers(2, 6))
+        w = rng.integers(1, 1000, n)
+        P = [sympy.Rational(int(x), int(w.sum())) for x in w]
+        if trial % 2 == 0:
+            tiny = sympy.Rational(1, 10 ** int(rng.integers(3, 12)))
+            rest = sum(P[1:])
+            P = [tiny] + [x * (1 - tiny) / rest for x in P[1:]]
+        Q = P[::-1]
+        prof = Profile(sum(sympy.Max(0, p - sympy.exp(eps) * q) for p, q in zip(P, Q,
+                                                                             strict=True)))
+        b = band(prof, alphas)
+        Pm = [mpmath.mpf(x.p) / x.q for x in P]
+        Qm = [mpmath.mpf(x.p) / x.q for x in Q]
+        assert _inside(b, lambda a, Pm=Pm, Qm=Qm: _np_curve(Pm, Qm, a), alphas) == []
+
+
+def test_band_upper_bound_profiles_keep_the_lower_band():
+    # profiles that are only upper bounds (a pessimistic PLD, zCDP): the lower band must
+    # stay below the mechanism's curve.  Reference: G_mu in mpmath.
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    from symgdp import Profile
+
+    for prof, mu in ((Profile.from_pld(pld.from_gaussian_mechanism(
+            1.0, value_discretization_interval=1e-3)), 1.0),
+                     (Profile.from_zcdp(0.5), 1.0)):
+        b = band(prof, ALPHAS)
+        assert all(lo <= _G(mu, a) for a, lo in zip(ALPHAS, b.lower, strict=True))
+        assert all(up >= _G(mu, a) for a, up in zip(ALPHAS, b.upper, strict=True))
+
+
+def test_band_laplace_and_pure_dp_extremes():
+    # references: the Laplace curve and f_{eps0, 0} in closed form (mpmath)
+    for p, truth in ((M.laplace(1.0), lambda a: _laplace(1.0, a)),
+                     (M.laplace(1.0).replace(mechanism=None), lambda a: _laplace(1.0, a)),
+                     (M.pure_dp(2.0), lambda a: _rr(2.0, a)),
+                     (M.randomized_response(0), lambda a: 1 - mpmath.mpf(a))):
+        assert _inside(band(p, EXTREME), truth, EXTREME) == []
+
+
+def _rr(e0, a):
+    with mpmath.workdps(DPS):
+        e0, a = mpmath.mpf(e0), mpmath.mpf(float(a))
+        return max(mpmath.mpf(0), 1 - mpmath.exp(e0) * a, mpmath.exp(-e0) * (1 - a))
