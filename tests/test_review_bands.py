@@ -18,6 +18,8 @@ References used below:
 
 from __future__ import annotations
 
+import math
+
 import mpmath
 import numpy as np
 import pytest
@@ -276,3 +278,223 @@ def _rr(e0, a):
     with mpmath.workdps(DPS):
         e0, a = mpmath.mpf(e0), mpmath.mpf(float(a))
         return max(mpmath.mpf(0), 1 - mpmath.exp(e0) * a, mpmath.exp(-e0) * (1 - a))
+
+
+# -- risk ---------------------------------------------------------------------------------------
+def _bayes_brute(f, pi):
+    """max over tests of the success probability, (1 - pi)(1 - a) + pi (1 - f(a)), by a
+    golden-section search in a (concave: f is convex) in mpmath -- the definition, not
+    the conjugacy formula that symgdp.risk uses."""
+    with mpmath.workdps(30):
+        pi = mpmath.mpf(pi)
+
+        def g(a):
+            return (1 - pi) * (1 - a) + pi * (1 - f(a))
+
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        r = (mpmath.sqrt(5) - 1) / 2
+        for _ in range(160):
+            m1, m2 = hi - r * (hi - lo), lo + r * (hi - lo)
+            if g(m1) < g(m2):
+                lo = m1
+            else:
+                hi = m2
+        return max(g(lo), g(mpmath.mpf(0)), g(mpmath.mpf(1)))
+
+
+@pytest.mark.parametrize("pi", [0.05, 0.3, 0.5, 0.8])
+def test_bayes_success_brute_force(pi):
+    from symgdp.risk import bayes_success
+
+    cases = [(1.0, lambda a: _G(1.0, a)), (3.0, lambda a: _G(3.0, a)),
+             (M.randomized_response(2.0), lambda a: _rr(2.0, a)),
+             (M.laplace(0.5), lambda a: _laplace(0.5, a))]
+    for x, f in cases:
+        s = bayes_success(x, pi)
+        t = _bayes_brute(f, pi)
+        assert s.lower <= t * (1 + 1e-15) and t * (1 - 1e-15) <= s.upper, (x, pi)
+
+
+def test_advantage_and_max_tpr():
+    from symgdp.risk import advantage, max_tpr
+
+    with mpmath.workdps(DPS):
+        for mu in (0.0, 0.1, 1.0, 5.0):
+            a = advantage(mu)   # reference: 2 Phi(mu/2) - 1 (delta_mu(0))
+            t = 2 * mpmath.ncdf(mpmath.mpf(mu) / 2) - 1
+            assert a.lower <= t <= a.upper
+            for fpr in (1e-300, 1e-10, 0.05, 0.5):
+                r = max_tpr(mu, fpr)   # reference: 1 - G_mu(fpr)
+                t = 1 - _G(mu, fpr)
+                assert r.lower <= t <= r.upper
+        e = mpmath.mpf(1)
+        a = advantage(M.randomized_response(1.0))  # reference: (e - 1)/(e + 1)
+        assert a.lower <= (mpmath.exp(e) - 1) / (mpmath.exp(e) + 1) <= a.upper
+
+
+# -- audits ------------------------------------------------------------------------------------
+def test_audit_gaussian_simulation():
+    # seeded simulation of threshold attacks on N(0, 1) vs N(mu, 1) (mu-GDP exactly):
+    # mu_lower <= mu must hold in >= confidence of the repetitions, with several
+    # thresholds (Bonferroni), tiny counts and counts with no false positive.  Binomial
+    # 99.9% slack on the failure rate: 400 repetitions.
+    from symgdp.audit import audit
+
+    rng = np.random.default_rng(20261126)
+    for mu, n, thr, conf in ((1.0, 1000, [0.5], 0.95), (2.0, 300, [0.0, 1.0, 2.0, 3.0], 0.95),
+                             (3.0, 20, [1.5, 3.0, 4.5], 0.9), (4.0, 5, [2.0], 0.5),
+                             (6.0, 50, [3.0, 5.0, 6.0], 0.95)):
+        fails = 0
+        for _ in range(400):
+            pos, neg = rng.normal(mu, 1, n), rng.normal(0, 1, n)
+            tp = [int((pos > c).sum()) for c in thr]
+            fp = [int((neg > c).sum()) for c in thr]
+            r = audit(tp=tp, fn=[n - t for t in tp], fp=fp, tn=[n - f for f in fp],
+                      confidence=conf)
+            fails += r.mu_lower > mu
+        allowed = 1 - conf
+        assert fails / 400 <= allowed + 3 * math.sqrt(allowed * (1 - allowed) / 400)
+
+
+def test_audit_exact_failure_probability():
+    # exact: enumerate every outcome (tp, fp) of one threshold test on randomized response
+    # (n runs each side, TPR = p, FPR = 1 - p), sum the probability that the bound exceeds
+    # the truth: eps_lower > eps0 (delta = 0) or mu_lower > mu_RR = -2 Phi^{-1}(1/(1 + e^eps0))
+    # (Dong, Roth & Su 2021, Cor. 2.13).  Must be <= 1 - confidence.
+    from scipy import stats
+
+    from symgdp.audit import audit
+
+    for e0, n, conf in ((1.0, 30, 0.9), (3.0, 15, 0.95)):
+        p = math.exp(e0) / (1 + math.exp(e0))
+        mu_rr = float(-2 * _probit(1 / (1 + mpmath.exp(e0))))
+        fail_e = fail_m = 0.0
+        for tp in range(n + 1):
+            for fp in range(n + 1):
+                w = stats.binom.pmf(tp, n, p) * stats.binom.pmf(fp, n, 1 - p)
+                r = audit(tp=tp, fn=n - tp, fp=fp, tn=n - fp, confidence=conf, delta=0.0)
+                fail_e += w * (r.eps_lower > e0)
+                fail_m += w * (r.mu_lower > mu_rr)
+        assert fail_e <= 1 - conf and fail_m <= 1 - conf
+
+
+@pytest.mark.slow  # 200 one-run audits: ~11 s
+def test_audit_one_run_simulation():
+    # Steinke, Nasr & Jagielski's setting: m canaries in with probability 1/2, a
+    # mu-GDP release (one coordinate per canary shifted by mu: mu-GDP for each canary),
+    # r guesses (top r/2 in, bottom r/2 out).  mu_lower <= mu in >= confidence of runs.
+    from symgdp.audit import audit_one_run
+
+    rng = np.random.default_rng(7)
+    for mu, m, r in ((2.0, 1000, 200), (4.0, 500, 100)):
+        fails = 0
+        for _ in range(100):
+            s = rng.random(m) < 0.5
+            order = np.argsort(mu * s + rng.normal(0, 1, m))
+            k = r // 2
+            v = int(s[order[-k:]].sum() + (~s[order[:r - k]]).sum())
+            fails += audit_one_run(m=m, r=r, v=v, confidence=0.95).mu_lower > mu
+        assert fails <= 5 + 3 * math.sqrt(100 * 0.05 * 0.95)
+
+
+# -- group -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("e0", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("k", [2, 3, 40])
+def test_group_randomized_response_above_kov(e0, k):
+    # the true k-group profile of per-record randomized response is the k-fold
+    # composition, the KOV sum (Kairouz, Oh & Viswanath 2015, Thm 3.3), here in mpmath
+    g = M.randomized_response(e0).group(k)
+    with mpmath.workdps(DPS):
+        E0 = mpmath.mpf(e0)
+        for e in (0.0, 0.1, 0.5, 1.0, 2.0, 0.99 * k * e0):
+            E = mpmath.mpf(e)
+            kov = mpmath.fsum(mpmath.binomial(k, i) * max(0, mpmath.exp((k - i) * E0)
+                                                          - mpmath.exp(E + i * E0))
+                              for i in range(k + 1)) / (1 + mpmath.exp(E0)) ** k
+            assert g.mp(e) >= kov * (1 - mpmath.mpf(10) ** -30)
+
+
+def test_group_gaussian_exact():
+    # k mu-GDP is exact for the Gaussian mechanism: reference delta_{k mu} in mpmath
+    for mu, k in ((0.5, 4), (3.0, 2)):
+        g = M.gaussian(mu).group(k)
+        for e in (0.0, 1.0, 10.0, 50.0):
+            assert abs(g.mp(e) - _delta_mu(k * mu, e)) <= 1e-25 * _delta_mu(k * mu, e)
+
+
+# -- notions -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("sigma", [0.5, 1.0, 3.0])
+def test_rdp_zcdp_profiles_above_gaussian(sigma):
+    # the Gaussian mechanism's RDP curve is alpha/(2 sigma^2) (Mironov 2017); the profile
+    # implied must be >= its exact profile delta_{1/sigma} (mpmath)
+    from symgdp import Profile
+    from symgdp.notions import alpha
+
+    p = Profile.from_rdp(alpha / (2 * sigma**2))
+    q = Profile.from_zcdp(1 / (2 * sigma**2))
+    with mpmath.workdps(DPS):
+        for e in (0.0, 0.1, 1.0, 5.0, 20.0, 100.0):
+            t = _delta_mu(1 / sigma, e)
+            lt = mpmath.log(t) if t > 0 else -mpmath.inf
+            assert p.log_delta(e) >= lt and q.log_delta(e) >= lt
+            assert q.source.log_delta_lower(e) <= q.source.log_delta(e)
+
+
+def test_tradeoff_curve_profile_of_g1():
+    # from_tradeoff_curve(G_1): within its tolerance of delta_1, never below it
+    import sympy
+
+    from symgdp import Profile
+    from symgdp.notions import alpha
+
+    G1 = sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - 1) / sympy.sqrt(2)) / 2
+    p = Profile.from_tradeoff_curve(G1)
+    with mpmath.workdps(DPS):
+        for e in (0.0, 0.5, 1.0, 3.0, 6.0):
+            t = float(mpmath.log(_delta_mu(1, e)))
+            up, lo = p.log_delta(e), p.source.log_delta_lower(e)
+            assert lo <= t <= up and up - lo <= 1e-5
+
+
+@pytest.mark.parametrize("bad", ["alpha - 2", "-alpha", {1: 0.5}, {2: -1}, {2: 1.0, 3: 0.5}])
+def test_rdp_bad_input(bad):
+    from symgdp import Profile
+    from symgdp.errors import SymgdpError
+
+    with pytest.raises(SymgdpError):
+        Profile.from_rdp(bad)
+
+
+@pytest.mark.parametrize("bad", ["2*alpha", "1.1 - alpha", "Max(0, 1 - alpha/2)"])
+def test_tradeoff_bad_input(bad):
+    from symgdp import Profile
+    from symgdp.errors import SymgdpError
+
+    with pytest.raises(SymgdpError):
+        Profile.from_tradeoff_curve(bad)
+
+
+@pytest.mark.xfail(strict=True, reason="not fixed: convexity of a typed trade-off curve is "
+                   "checked on a grid only; a dip between grid points gives a profile below "
+                   "the curve's conjugate (see the review report)")
+def test_tradeoff_curve_hidden_non_convex_dip():
+    # G_1 minus a narrow dip (depth 5e-5, width 1e-4 at alpha = 0.30011): still in [0, 1],
+    # below 1 - alpha and decreasing, but not convex.  Reference: the conjugate
+    # sup_a 1 - T(a) - e^eps a by brute force in mpmath (a fine grid through the dip, a
+    # lower estimate of the supremum).
+    import sympy
+
+    from symgdp import Profile
+    from symgdp.notions import alpha
+
+    G1 = sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - 1) / sympy.sqrt(2)) / 2
+    c0, w, d = (sympy.Rational(30011, 100000), sympy.Rational(1, 10000),
+                sympy.Rational(5, 100000))
+    p = Profile.from_tradeoff_curve(G1 - d * sympy.exp(-((alpha - c0) / w) ** 2))
+    with mpmath.workdps(30):
+        cm, wm, dm = mpmath.mpf(30011) / 100000, mpmath.mpf(1) / 10000, mpmath.mpf(5) / 100000
+        E = mpmath.exp(mpmath.mpf(0.02))
+        grid = [cm + wm * mpmath.mpf(j) / 100 for j in range(-300, 301)]
+        best = max(1 - (_G(1.0, a) - dm * mpmath.exp(-((a - cm) / wm) ** 2)) - E * a
+                   for a in grid)
+    assert p(0.02) >= best
