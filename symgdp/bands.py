@@ -331,7 +331,9 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
 
         try:
             f = profile_arb(profile)
-        except ProfileError:
+        except (ProfileError, AttributeError):
+            # AttributeError: an ``expr`` that is not a profile's (a notions source keeps
+            # its RDP or trade-off curve there): the numeric route below
             f = None
         if f is not None:
             def enclose(e: Any) -> Any:

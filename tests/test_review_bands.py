@@ -498,3 +498,16 @@ def test_tradeoff_curve_hidden_non_convex_dip():
         best = max(1 - (_G(1.0, a) - dm * mpmath.exp(-((a - cm) / wm) ** 2)) - E * a
                    for a in grid)
     assert p(0.02) >= best
+
+
+# -- finding 3: a notions source given to band crashed ----------------------------------------
+def test_band_of_a_notions_source():
+    # a source keeps its RDP (or trade-off) curve in ``expr``: band took it for a profile's
+    # expression and died with AttributeError (no require_bound).  Now the numeric route.
+    # Reference: G_1 in mpmath (the zCDP bound of the sigma = 1 Gaussian is above delta_1,
+    # so the lower band must stay below G_1).
+    from symgdp.notions import rdp_source, zcdp_source
+
+    for src in (zcdp_source(0.5), rdp_source({2: 1.0, 8: 4.0, 32: 16.0})):
+        b = band(src, ALPHAS)
+        assert all(lo <= _G(1.0, a) for a, lo in zip(ALPHAS, b.lower, strict=True))
