@@ -628,7 +628,9 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
       ``log_delta_lower`` gives the trivial upper band :math:`1 - \alpha`
       (``"conjugate, lower only"``).  Mechanisms tagged by :mod:`symgdp.mechanisms`
       (``meta["mechanism"]``: Gaussian, Laplace, randomized response, pure DP) whose
-      profile agrees with the tag use their closed-form curves.
+      expression is still the tag's closed form, symbol for symbol (a copy made by
+      ``Profile.replace(expr=...)`` keeps the tag but not the function), use their
+      closed-form curves; any other profile takes the conjugate route.
 
     All values are rounded outward; the upper band never exceeds :math:`1 - \alpha`.  The
     conjugate's grid spans :math:`0 \le \varepsilon \le 700` (:math:`e^{\varepsilon}`
