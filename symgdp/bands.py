@@ -215,11 +215,57 @@ def _tag_delta(name: str, p: Any, e: Any) -> Any:
     return None
 
 
+def _tag_expr(name: str, p: Any, var: Any) -> Any:
+    """The closed-form profile named by a tag, as :mod:`symgdp.mechanisms` writes it (None
+    if not known)."""
+    import sympy
+
+    if name == "gaussian":
+        def phi(z: Any) -> Any:
+            return sympy.erfc(-z / sympy.sqrt(2)) / 2
+
+        return phi(-var / p + p / 2) - sympy.exp(var) * phi(-var / p - p / 2)
+    if name == "laplace":
+        return sympy.Max(1 - sympy.exp((var - p) / 2), 0)
+    if name in ("randomized_response", "pure_dp"):
+        return sympy.Max(sympy.exp(p) - sympy.exp(var), 0) / (1 + sympy.exp(p))
+    return None
+
+
+def _same_expression(profile: Any, name: str) -> bool:
+    r"""The profile's expression is, symbol for symbol, the closed form of its tag.
+
+    Agreement at sample points cannot prove a tag: ``Profile.replace(expr=...)`` keeps the
+    metadata, and a Gaussian profile with :math:`\mu \gtrsim 25` (or a Laplace one with
+    :math:`\varepsilon_0 \gtrsim 70`) is 1 to within 1e-12 at every sample point up to
+    :math:`\varepsilon = 13` whatever its parameter, so a stale tag would pass and the
+    band of the wrong curve be returned.  The identity of the expressions (before the
+    parameter values, which enter both alike) is a proof; anything else takes the
+    generic route.
+    """
+    import sympy
+
+    expr, var = getattr(profile, "expr", None), getattr(profile, "var", None)
+    meta = getattr(profile, "meta", None) or {}
+    tag = meta.get("mechanism") if hasattr(meta, "get") else None
+    if not isinstance(expr, sympy.Basic) or not isinstance(var, sympy.Symbol) or \
+            not (isinstance(tag, tuple) and len(tag) == 2):
+        return False
+    try:
+        ref = _tag_expr(name, sympy.sympify(tag[1]), var)
+    except Exception:  # noqa: BLE001 - an unreadable tag means: use the generic route
+        return False
+    return ref is not None and ref == expr
+
+
 def _tag_checked(profile: Any, enclose: Callable[[Any], Any]) -> tuple[str, Any] | None:
-    """The tag, when the profile's own enclosures agree with the tagged closed form at a
-    spread of points (a profile transformed after construction may carry a stale tag)."""
+    """The tag, when the profile's expression is the tagged closed form (a profile
+    transformed after construction may carry a stale tag) and its own enclosures agree
+    with it at a spread of points (a profile may evaluate by its own ``arb_delta``)."""
     t = _tag(profile)
     if t is None or t[0] not in ("gaussian", "laplace", "randomized_response", "pure_dp"):
+        return None
+    if not _same_expression(profile, t[0]):
         return None
     from flint import arb, ctx
 
@@ -285,7 +331,9 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
 
         try:
             f = profile_arb(profile)
-        except ProfileError:
+        except (ProfileError, AttributeError):
+            # AttributeError: an ``expr`` that is not a profile's (a notions source keeps
+            # its RDP or trade-off curve there): the numeric route below
             f = None
         if f is not None:
             def enclose(e: Any) -> Any:
@@ -590,7 +638,9 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
       ``log_delta_lower`` gives the trivial upper band :math:`1 - \alpha`
       (``"conjugate, lower only"``).  Mechanisms tagged by :mod:`symgdp.mechanisms`
       (``meta["mechanism"]``: Gaussian, Laplace, randomized response, pure DP) whose
-      profile agrees with the tag use their closed-form curves.
+      expression is still the tag's closed form, symbol for symbol (a copy made by
+      ``Profile.replace(expr=...)`` keeps the tag but not the function), use their
+      closed-form curves; any other profile takes the conjugate route.
 
     All values are rounded outward; the upper band never exceeds :math:`1 - \alpha`.  The
     conjugate's grid spans :math:`0 \le \varepsilon \le 700` (:math:`e^{\varepsilon}`
