@@ -320,7 +320,9 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
 
     A symbolic profile (``expr``/``values``, or its own ``arb_delta``) is enclosed by
     :func:`symgdp.interval.profile_arb`; a numeric one by its ``log_delta`` (an upper
-    bound) and, when it or its ``source`` has one, ``log_delta_lower``.
+    bound) and, when it has one, ``log_delta_lower`` (a proved lower bound on the
+    mechanism's profile: a certified composition's, DP-SGD's; never that of a profile
+    implied by a notion, which bounds the mechanism from above only).
     """
     from flint import arb
 
@@ -345,8 +347,11 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
         raise DomainError(f"expected a profile (with an expression or log_delta) or a GDP "
                           f"parameter mu, got {profile!r}")
     log_lo = getattr(profile, "log_delta_lower", None)
-    if not callable(log_lo):  # a numeric Profile: its source may know a lower bound
-        log_lo = getattr(getattr(profile, "source", None), "log_delta_lower", None)
+    if getattr(profile, "implied", False) or getattr(getattr(profile, "source", None),
+                                                     "implied", False):
+        # a profile implied by a notion (RDP, zCDP, a stated trade-off curve) bounds the
+        # mechanism's from above only: its own lower bound says nothing of the mechanism
+        log_lo = None
     has_lower = callable(log_lo)
 
     def enclose_num(e: Any) -> Any:

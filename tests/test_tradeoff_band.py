@@ -287,8 +287,9 @@ def test_plot_draws_band_and_bracket_ends():
     fig = plot.tradeoff(b, mu=bracket)
     ax = fig.axes[0]
     assert len(ax.collections) == 1
-    assert len(ax.lines) == 3  # the diagonal and G_0.9, G_1.1
-    ys = sorted(float(line.get_ydata()[len(line.get_ydata()) // 2]) for line in ax.lines[1:])
+    # the diagonal, the band's two opaque edges (so that a narrow band shows), G_0.9, G_1.1
+    assert len(ax.lines) == 5
+    ys = sorted(float(line.get_ydata()[len(line.get_ydata()) // 2]) for line in ax.lines[-2:])
     assert ys[0] < ys[1]  # G_1.1(1/2) < G_0.9(1/2)
 
 

@@ -45,6 +45,9 @@ class LinearRdpSource:
         1.00000000000000
     """
 
+    #: the profile is implied by a notion: an upper bound of the mechanism's only
+    implied = True
+
     def __init__(self, rho: sympy.Expr, xi: sympy.Expr, *, kind: str, latex: str,
                  free: list[sympy.Symbol] | None = None) -> None:
         self.kind = kind
@@ -192,6 +195,9 @@ class RdpSource:
         >>> bool(s.log_delta(3.0) >= log_delta_mu(3.0, 1.0))  # above the sigma = 1 Gaussian
         True
     """
+
+    #: the profile is implied by a notion: an upper bound of the mechanism's only
+    implied = True
 
     kind = "RDP"
 

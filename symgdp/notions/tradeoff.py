@@ -71,6 +71,9 @@ class TradeoffSource:
         True
     """
 
+    #: the profile is implied by a notion: an upper bound of the mechanism's only
+    implied = True
+
     kind = "f-DP"
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
