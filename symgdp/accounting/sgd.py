@@ -320,6 +320,10 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
     # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
     # precision, this only keeps them tight (relative width near 2^-50)
     prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    # below the loss 0 the tails are near 1 and known to about 2^-prec absolutely, while
+    # the add direction read from this measure weights its masses by e^{-l}: add the bits
+    # that weight costs (q near 1 with a small sigma reaches losses of -20 and below)
+    prec += min(math.ceil(max(0.0, -j0 * disc) / math.log(2.0)) + 8, 400)
     flint.ctx.prec = prec
     try:
         arb = flint.arb
