@@ -706,11 +706,14 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
             break
         s = nxt
     coarse_slope = slope_of(pts)
-    while hi is None:  # proofs on both sides, still on the coarse grid
-        s = (s if lo is None else lo[0]) * 1.1
+    # proofs on both sides, still on the coarse grid; each try moves further out (a
+    # sigma that neither meets nor provably misses the target must not be retried)
+    while hi is None:
+        s = max(s, lo[0] if lo is not None else s) * 1.1
         record(s, run(s, cd, 1e-3))
+    s = hi[0]
     while lo is None:
-        s = hi[0] / 1.1
+        s = s / 1.1
         record(s, run(s, cd, 1e-3))
     # fine stage: predicted from the fine bound with the coarse slope; then the proof that
     # a sigma just below misses
