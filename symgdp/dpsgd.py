@@ -501,8 +501,11 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         argmax = getattr(m, "argmax", None)
         fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
                  if floor_discretization is None else float(floor_discretization))
-        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None else 0.0
-        if fdisc != disc:  # the floor's own, finer grid: another composition
+        # the composition of mu_upper serves whenever the floor's grid is its grid (also
+        # when floor_discretization names that same grid)
+        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None \
+            or fdisc == disc else 0.0
+        if fdisc != disc:  # the floor's own grid: another composition
             mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
