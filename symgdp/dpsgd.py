@@ -538,8 +538,11 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         argmax = getattr(m, "argmax", None)
         fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
                  if floor_discretization is None else float(floor_discretization))
-        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None else 0.0
-        if fdisc != disc:  # the floor's own, finer grid: another composition
+        # the composition of mu_upper serves whenever the floor's grid is its grid (also
+        # when floor_discretization names that same grid)
+        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None \
+            or fdisc == disc else 0.0
+        if fdisc != disc:  # the floor's own grid: another composition
             mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
@@ -743,11 +746,14 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
             break
         s = nxt
     coarse_slope = slope_of(pts)
-    while hi is None:  # proofs on both sides, still on the coarse grid
-        s = (s if lo is None else lo[0]) * 1.1
+    # proofs on both sides, still on the coarse grid; each try moves further out (a
+    # sigma that neither meets nor provably misses the target must not be retried)
+    while hi is None:
+        s = max(s, lo[0] if lo is not None else s) * 1.1
         record(s, run(s, cd, 1e-3))
+    s = hi[0]
     while lo is None:
-        s = hi[0] / 1.1
+        s = s / 1.1
         record(s, run(s, cd, 1e-3))
     # fine stage: predicted from the fine bound with the coarse slope; then the proof that
     # a sigma just below misses

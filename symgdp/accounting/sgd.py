@@ -70,7 +70,7 @@ and :math:`dQ = y\,dP`).  Let :math:`\nu` be the composed remove measure and
 :math:`E_y` an upper bound on the :math:`e^{-l}`-weighted mass that its construction
 moved to larger losses (one-step tails: the :math:`Q`-mass outside the grid; tail cuts:
 :math:`\sum m_l e^{-l}` at the origins :math:`l`, propagated through later convolutions
-by the factors' :math:`\sum_l \nu(l)e^{-l}`).  Then
+by the factors' :math:`\max(1, \sum_l \nu(l)e^{-l})`).  Then
 
 .. math::
     \delta_{add}(\varepsilon) \le \sum_l \nu(l)\,(e^{-l} - e^\varepsilon)_+ + E_y
@@ -320,6 +320,10 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
     # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
     # precision, this only keeps them tight (relative width near 2^-50)
     prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    # below the loss 0 the tails are near 1 and known to about 2^-prec absolutely, while
+    # the add direction read from this measure weights its masses by e^{-l}: add the bits
+    # that weight costs (q near 1 with a small sigma reaches losses of -20 and below)
+    prec += min(math.ceil(max(0.0, -j0 * disc) / math.log(2.0)) + 8, 400)
     flint.ctx.prec = prec
     try:
         arb = flint.arb
@@ -461,7 +465,10 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
         # the right cut went to +infinity from losses above the last kept one
         wr = (math.ldexp(float(inf2 - inf), -2 * bits)
               * math.exp(-(lower2 + out.size) * disc) * (1 + 16 * _U))
-        erry = (a.erry * b.ey + b.erry * a.ey + wl + wr) * (1 + 16 * _U)
+        # swap the factors for their measures one at a time: the first swap's error is
+        # weighted by the other factor's exact E[y] = 1, the second by its measure's ey;
+        # ey can fall below 1 (tails moved to larger losses), so max(ey, 1) covers both
+        erry = (a.erry * max(b.ey, 1.0) + b.erry * max(a.ey, 1.0) + wl + wr) * (1 + 16 * _U)
     return _Tracked(out, cut, ey, erry)
 
 
