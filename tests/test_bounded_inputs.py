@@ -245,7 +245,7 @@ def _jump_truth(delta: object, jumps: list[float], eps_h: float) -> mpmath.mpf:
     with mpmath.workdps(60):
         _g, x0 = max((_mp_gdpt(mpmath.log(delta(mpmath.mpf(x))), mpmath.mpf(x)), x)
                      for x in pts)
-    pts = [max(0.0, x0 + (i - 100) * 0.0005) for i in range(201)]
+    pts = [min(eps_h, max(0.0, x0 + (i - 100) * 0.0005)) for i in range(201)]  # in the head
     for c in jumps:
         pts += [c, c + 1e-12]
     g = _mp_sup_gdpt(delta, pts)

@@ -97,7 +97,13 @@ def test_subsampled_gaussian_against_the_textbook_formula():
             return mpmath.log(gamma) + ref_log_delta(y, 1)
 
     truth, _ = ref_sup_g(log_delta, 0.0, 20.0, n=8)
-    check(m, truth, 1e-7)
+    if m.covers_tail:
+        # the whole line: G rises to lim G = 1 (the tail limit gamma-subsampling keeps:
+        # closed form), proved to be the maximum
+        assert m.tail_proof.startswith("the tail is the maximum")
+        assert m.lower <= 1.0 <= m.upper and m.upper >= truth
+    else:
+        check(m, truth, 1e-7)
 
 
 def test_erfcx_diff_ball_encloses_the_difference_and_its_derivatives():

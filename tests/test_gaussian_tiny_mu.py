@@ -52,14 +52,23 @@ def test_huge_exponents_print_rounded_up(log_x):
 @pytest.mark.parametrize("mu", [1e-30, 1e-8])
 def test_tiny_mu_measurement_and_report(mu):
     p = mechanisms.gaussian(mu)
-    m = p.measure(eps_h=100, tol=1e-6)
+    # certified: delta_mu itself, proved on the whole line (mu-GDP, failure probability 0)
+    whole = p.measure(eps_h=100, tol=1e-6)
+    assert whole.lower <= mu <= whole.upper and whole.covers_tail
+    assert whole.failure_prob == 0
+    # (float mode too: the exact delta_mu is recognised symbolically, no search)
+    m = p.measure(eps_h=100, tol=1e-6, certify=False)
     assert m.lower <= mu <= m.upper
-    assert math.isfinite(m.log_failure_prob)
-    assert m.log_failure_prob >= _true_log_delta(100.0, m.upper)
-    assert "<= 0" not in str(m) and "failure_prob=0.0" not in repr(m)
-    r = report(p, eps_h=100, tol=1e-6)
+    if not m.covers_tail:  # a head statement: its tiny failure probability is a bound
+        assert math.isfinite(m.log_failure_prob)
+        assert m.log_failure_prob >= _true_log_delta(100.0, m.upper)
+        assert "<= 0" not in str(m) and "failure_prob=0.0" not in repr(m)
+    else:  # a whole-line proof: the failure probability is an exact 0
+        assert m.failure_prob == 0 and "GDP" in str(m)
+    r = report(p, eps_h=100, tol=1e-6, certify=False)
     md = r.to_markdown()
     assert "at most 0;" not in md and r"\le 0$" not in md
     d = json.loads(json.dumps(r.to_dict()))
-    assert d["failure_prob"] not in (0, 0.0, "0")
-    assert "<= 0" not in r.to_text()
+    # a positive bound is never written as 0; an exact 0 only with the whole-line proof
+    assert d["failure_prob"] not in (0, 0.0, "0") or d["covers_tail"] is True
+    assert "failure prob.    <= 0" not in r.to_text()
