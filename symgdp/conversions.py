@@ -39,7 +39,8 @@ import numpy as np
 import sympy
 
 from .errors import DomainError
-from .gaussian import _two_prod, mu_gdp
+from .gaussian import mu_gdp
+from .gaussian_core import _two_prod
 from .rdp import _pure_dp_rdp_up, _up
 
 __all__ = [

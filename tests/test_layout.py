@@ -38,7 +38,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("implicit",),                                 # the implicit root (imports errors only)
     ("interval_base",),                            # exact balls, three-valued comparisons
     ("interval_gauss",),                           # erfcx and delta_mu balls
-    ("precise", "gaussian", "interval"),           # the GDP family and its backends
+    ("precise",),                                  # the GDP family in mpmath
+    ("gaussian_core",),                            # log delta_mu with its error bound
+    ("gaussian_scalar",),                          # the scalar fast path
+    ("gaussian", "interval"),                      # the GDP family; ball arithmetic
     ("float_trust",),                              # when a float64 value is trusted
     ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
     ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
