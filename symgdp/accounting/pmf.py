@@ -313,19 +313,24 @@ def int_compose(a: IntPMF, b: IntPMF, tail: float = 1e-19) -> IntPMF:
                   int(_shift(inf, bits, a.up)), approx, a.up)
 
 
-def int_self_compose(p: IntPMF, times: int, tail: float = 1e-19) -> IntPMF:
-    """The ``times``-fold composition by repeated squaring (see :func:`int_compose`)."""
-    k = _check_times(times)
-    result: IntPMF | None = None
-    base = p
+def repeated(base: Any, times: int, combine: Any) -> Any:
+    """``base`` composed ``times`` times with itself by repeated squaring, through
+    ``combine(a, b)`` (an associative composition)."""
+    k = int(times)
+    result = None
     while True:
         if k & 1:
-            result = base if result is None else int_compose(result, base, tail)
+            result = base if result is None else combine(result, base)
         k >>= 1
         if not k:
             break
-        base = int_compose(base, base, tail)
+        base = combine(base, base)
     assert result is not None
     return result
+
+
+def int_self_compose(p: IntPMF, times: int, tail: float = 1e-19) -> IntPMF:
+    """The ``times``-fold composition by repeated squaring (see :func:`int_compose`)."""
+    return repeated(p, _check_times(times), lambda a, b: int_compose(a, b, tail))
 
 

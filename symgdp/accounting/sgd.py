@@ -98,6 +98,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DomainError
+from .pmf import repeated
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
            "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
@@ -474,18 +475,7 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
 
 def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
     """The ``times``-fold composition by repeated squaring."""
-    k = int(times)
-    result: _Tracked | None = None
-    base = p
-    while True:
-        if k & 1:
-            result = base if result is None else _compose2(result, base, tail)
-        k >>= 1
-        if not k:
-            break
-        base = _compose2(base, base, tail)
-    assert result is not None
-    return result
+    return repeated(p, times, lambda a, b: _compose2(a, b, tail))
 
 
 @dataclass(frozen=True)
