@@ -63,7 +63,7 @@ def test_quickstart_commands_match_ci():
     pytest_line = next(line.strip() for line in CI.splitlines()
                        if "pytest" in line and not line.lstrip().startswith("#")
                        and "pip" not in line)
-    assert pytest_line == "python -m pytest -q -p no:cacheprovider"
+    assert pytest_line == "python -m pytest -q -p no:cacheprovider -n 2"
     assert "pip install --quiet -e '.[test]'" in CI
     assert install_test == f"pip install -e '.[test]' && {pytest_line}"
     assert install_run.startswith("pip install -e . && symgdp analyze ")
