@@ -28,6 +28,7 @@ __version__ = "0.1.0"
 # a stage's libraries load with the stage.  A new public name goes here and in __all__ (and
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
+    "Accountant": ("accountant", "Accountant"),
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
     "audit": ("audit", "audit"),
     "audit_one_run": ("audit", "audit_one_run"),
@@ -48,6 +49,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "DomainError": ("errors", "DomainError"),
     "dpsgd": ("dpsgd", "dpsgd"),
     "DPSGDResult": ("dpsgd", "DPSGDResult"),
+    "dpsgd_sigma": ("dpsgd", "dpsgd_sigma"),
     "eps": ("symbols", "eps"),
     "eps_gdp": ("gaussian", "eps_gdp"),
     "gdpt": ("measure", "gdpt"),
@@ -120,7 +122,8 @@ if TYPE_CHECKING:
     from .pld import compose
     from .events import from_dp_event
     from .dpsgd import dpsgd
-    from .dpsgd import DPSGDResult
+    from .dpsgd import DPSGDResult, dpsgd_sigma
+    from .accountant import Accountant
     from . import composition, conversions, mechanisms, plot, risk, tradeoff
     from .audit import AuditResult, audit, audit_one_run
     from . import precise as mp
@@ -156,6 +159,7 @@ if TYPE_CHECKING:
     from .tail import Identification
 
 __all__ = [
+    "Accountant",
     "AnalysisTimeout",
     "AuditResult",
     "Calibration",
@@ -187,6 +191,7 @@ __all__ = [
     "delta",
     "delta_mu",
     "dpsgd",
+    "dpsgd_sigma",
     "eps",
     "from_dp_event",
     "eps_gdp",

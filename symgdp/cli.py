@@ -743,48 +743,10 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
 
 
 def _add_dpsgd_parser(sub: Any) -> None:
-    d = sub.add_parser(
-        "dpsgd", help="guaranteed GDP mu of DP-SGD (Poisson sampling)",
-        description="A guaranteed GDP bracket for DP-SGD with Poisson sampling rate Q, "
-        "noise multiplier S and T steps, beside the CLT approximation and "
-        "dp_accounting's epsilon.")
-    d.add_argument("--q", type=_positive_float(), required=True, metavar="Q",
-                   help="Poisson sampling rate in (0, 1]")
-    d.add_argument("--sigma", type=_positive_float(), required=True, metavar="S",
-                   help="noise multiplier")
-    d.add_argument("--steps", type=_positive_int(), required=True, metavar="T",
-                   help="number of steps")
-    _add_head_options(d)
-    d.set_defaults(run=_run_dpsgd)
+    from .cli_dpsgd import add_dpsgd_parser
 
-
-def _run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
-    from .dpsgd import dpsgd
-    from .errors import DomainError
-
-    if args.q > 1:
-        raise DomainError(f"--q must lie in (0, 1], got {args.q!r}")
-    r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
-              delta=args.delta, tol=args.tol)
-    eps = r.eps_at(args.delta) if args.delta >= r.failure_prob else None
-    if args.json:
-        out = {k: (json_number(v) if isinstance(v, float) else v)
-               for k, v in r.as_dict().items()}
-        out.update(command="dpsgd", eps_guaranteed=json_number(eps),
-                   mu_clt_is_bound=False)
-        stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
-        return 0
-    lines = [str(r),
-             f"  every valid mu on this head is >= {r.mu_floor:.6f} (mechanism-level "
-             "lower bound)",
-             f"  epsilon at delta={args.delta:g}: guaranteed {r.eps_certified:.4f} "
-             "(certified profile), "
-             + (f"{eps:.4f}" if eps is not None else "n/a")
-             + f" (from mu_upper); dp_accounting PLD {r.eps_pld:.4f} (float64, no "
-             f"error bound); Renyi {r.eps_rdp:.4f}; CLT {r.eps_clt:.4f} (approximate)",
-             f"  Renyi bound alone: mu <= {r.mu_rdp:.6f}"]
-    stdout.write("\n".join(lines) + "\n")
-    return 0
+    add_dpsgd_parser(sub, positive_float=_positive_float, positive_int=_positive_int,
+                     head_options=_add_head_options)
 
 
 # -- calibrate and sweep -------------------------------------------------------------------------

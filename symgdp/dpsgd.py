@@ -6,10 +6,16 @@ Its GDP parameter is usually quoted from the central limit theorem of Bu, Dong, 
 Su (2020), :math:`\mu_{CLT} = q\sqrt{T(e^{1/\sigma^2} - 1)}`, an *approximation* that can
 be below every valid :math:`\mu` (for :math:`q = 0.01, \sigma = 1, T = 1000` it is
 0.4145 while every :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on the head
-:math:`[0, 3.29]` below is at least 0.524, ``mu_floor``).
+:math:`[0, 3.29]` below is at least 0.5275, ``mu_floor``).
 
-:func:`dpsgd` returns a guaranteed bracket instead.  The profile measured is the minimum
-of two upper bounds on the true profile (the minimum of two valid upper bounds is one):
+:func:`dpsgd` returns a guaranteed bracket instead, ``[mu_floor, mu_upper]``, which
+contains the mechanism's own :math:`\mu` on the head (the smallest :math:`\mu` for which
+DP-SGD is :math:`\mu`-GDP on :math:`[0, \varepsilon_h]`): ``mu_upper`` from an upper
+bound on the true profile, ``mu_floor`` from a lower bound on it (the floor theorem in
+:mod:`symgdp.accounting.sgd`).  Schedules (phases with their own :math:`q, \sigma`) and
+the add/remove or replace-one neighbouring relation are supported; every result names
+its relation.  The profile behind ``mu_upper`` is the minimum of two upper bounds on the
+true profile (the minimum of two valid upper bounds is one):
 
 * the **certified PLD** (:func:`certified_pld`), proven below, tight in the head, with
   an absolute floor (its mass at infinity, about :math:`10^{-15}`);
@@ -40,7 +46,9 @@ gives :math:`\omega^{*T}`.  Every function :math:`g(s) = \mathbb E[f(s + S)]`,
 to larger :math:`s`, and convolution preserves this order (if :math:`\mu \preceq \mu'`
 and :math:`\nu \preceq \nu'` for this cone then :math:`\mu * \nu \preceq \mu' * \nu'`).
 :math:`\square`  The same holds for the add direction (the swapped pair), and DP-SGD's
-profile is the maximum of the two.
+profile is the maximum of the two; for add/remove the add direction is read from the
+remove composition (the add-direction theorem in :mod:`symgdp.accounting.sgd`), and a
+schedule composes its phases' measures by the same convolutions.
 
 What is computed, and how each hypothesis is met:
 
@@ -57,14 +65,13 @@ What is computed, and how each hypothesis is met:
   rounded up and the sums inflated by their worst-case relative rounding
   (:mod:`symgdp.accounting`).
 
-The same construction rounded *down* (each cell's mass on its lower end, masses rounded
-down, tails dropped or moved to smaller losses) gives a lower bound on the true profile,
-hence ``mu_floor``: any :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on
-:math:`[0, \varepsilon_h]` has :math:`\delta_\mu(\varepsilon) \ge \delta_T(\varepsilon)`
-there, so it is at least :math:`\mu_{GDP}(\varepsilon, \text{lower bound})` at every
-:math:`\varepsilon`.  Rounding every loss down costs about :math:`T\Delta/2` in
-:math:`\varepsilon`, so this floor is loose for large :math:`T` unless its grid is
-finer (``floor_discretization``).
+The same composition, shifted by a proven bound on the connect-the-dots displacement
+(Bernstein's inequality, the floor theorem in :mod:`symgdp.accounting.sgd`), gives a lower
+bound on the true profile, hence ``mu_floor``: any :math:`\mu` for which DP-SGD is
+:math:`\mu`-GDP on :math:`[0, \varepsilon_h]` has :math:`\delta_\mu(\varepsilon) \ge
+\delta_T(\varepsilon)` there, so it is at least :math:`\mu_{GDP}(\varepsilon,
+\text{lower bound})` at every :math:`\varepsilon`.  The shift costs about
+:math:`\sqrt{T}\Delta` in :math:`\varepsilon`.
 
 :func:`symgdp.measure` then brackets the supremum of the GDPT of the upper profile on
 :math:`[0, \varepsilon_h]`, with :math:`\varepsilon_h` the point where the upper profile
@@ -78,7 +85,6 @@ integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from dataclasses import dataclass, field
@@ -86,10 +92,20 @@ from typing import Any
 
 import numpy as np
 
+from .accounting.sgd import (
+    check_neighbouring,
+    check_phase,
+    check_schedule,
+    lower_profile,
+    one_step_pmfs,
+)
 from .errors import DomainError
 from .gaussian import eps_gdp
 
-__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
+__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld", "dpsgd_sigma", "SigmaResult"]
+
+_RELATION_TEXT = {"add_remove": "add/remove one record",
+                  "replace_one": "replace one record"}
 
 
 def mu_clt(q: float, sigma: float, steps: int) -> float:
@@ -105,160 +121,39 @@ def mu_clt(q: float, sigma: float, steps: int) -> float:
 
 
 def _check(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
-    qq, s = float(q), float(sigma)
-    if not (0 < qq <= 1):
-        raise DomainError(f"the sampling rate q must lie in (0, 1], got {q!r}")
-    if not (math.isfinite(s) and s > 0):
-        raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
-    if isinstance(steps, bool) or not float(steps).is_integer() or int(steps) < 1:
-        raise DomainError(f"steps must be a positive integer, got {steps!r}")
-    return qq, s, int(steps)
+    return check_phase(q, sigma, steps)
 
 
-def _arb_ceil(x: Any, bits: int) -> int:
-    """ceil(max(upper end of the ball x, 0) * 2^bits) as a Python int."""
-    m, e = x.upper().man_exp()
-    m, e = int(m), int(e) + bits
-    if m <= 0:
-        return 0
-    return m << e if e >= 0 else -((-m) >> -e)
-
-
-def _arb_floor(x: Any, bits: int) -> int:
-    """floor(max(lower end of the ball x, 0) * 2^bits) as a Python int."""
-    m, e = x.lower().man_exp()
-    m, e = int(m), int(e) + bits
-    if m <= 0:
-        return 0
-    return m << e if e >= 0 else m >> -e
-
-
-def _loss_grid(q: float, sigma: float, disc: float, tail: float) -> tuple[int, int]:
-    """Grid indices (j0, j1) of the remove-direction loss L(x) = log(1 - q + q e^{(2x -
-    1)/(2 sigma^2)}) such that, approximately, P[L <= j0 disc] and P[L > j1 disc] are
-    below ``tail`` (the exact masses outside are accounted for rigorously)."""
-    from scipy.special import ndtri
-
-    z = float(-ndtri(tail))  # the N(0, 1) quantile of the tail
-    s2 = sigma * sigma
-
-    def loss(x: float) -> float:
-        return float(np.logaddexp(math.log1p(-q) if q < 1 else -math.inf,
-                                  math.log(q) + (2 * x - 1) / (2 * s2)))
-
-    lo = loss(-z * sigma)
-    if q < 1:
-        lo = max(lo, math.log1p(-q))
-    hi = loss(1.0 + z * sigma)
-    return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
-
-
-@functools.lru_cache(maxsize=8)
 def _subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
                               bits: int) -> tuple[Any, Any, Any]:
-    r"""Certified one-step PMFs (remove, add, remove-optimistic) of the
-    Poisson-subsampled Gaussian, as :class:`~symgdp.accounting.pmf.IntPMF` (in ball arithmetic;
-    the first two rounded up, the third down).
-
-    Remove direction: :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
-    :math:`Q = N(0, \sigma^2)`, loss :math:`L(x) = \log(1 - q + qe^{(2x - 1)/(2\sigma^2)})`,
-    increasing in :math:`x`, with the closed-form tails
-    :math:`\bar P(l) = (1 - q)\bar\Phi(x_l/\sigma) + q\bar\Phi((x_l - 1)/\sigma)`,
-    :math:`\bar Q(l) = \bar\Phi(x_l/\sigma)`, :math:`x_l = \sigma^2\log((e^l - 1 + q)/q) +
-    1/2`.  On the cell :math:`(a, b]` of the grid, with :math:`y = e^{-L}` and the cell's
-    masses :math:`P_c, Q_c = \mathbb E_P[y; \text{cell}]`, the mass goes to the two ends
-    so that :math:`\mathbb E[y]` is kept: :math:`(Q_c - y_b P_c)/(y_a - y_b)` to
-    :math:`a` and :math:`(y_a P_c - Q_c)/(y_a - y_b)` to :math:`b` (the connect-the-dots
-    PMF of Doroshenko et al. 2022).  The add direction is the swapped pair: the same
-    cells with :math:`P, Q` exchanged and the loss negated.  Mass below the grid moves
-    to its first point, mass above it to :math:`+\infty` (moves to larger losses).
-    The optimistic PMF puts each cell's mass :math:`P_c` on its lower end (every loss
-    rounded down), drops the mass below the grid and puts the mass above it on the last
-    point.
-    """
-    import flint
-
-    from .accounting.pmf import int_pmf
-
-    j0, j1 = _loss_grid(q, sigma, disc, tail)
-    old = flint.ctx.prec
-    # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
-    # precision, this only keeps them tight (relative width near 2^-50)
-    flint.ctx.prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
-    try:
-        arb = flint.arb
-        qa, one = arb(q), arb(1)
-        s = arb(sigma)
-        s2, rt = s * s, s * arb(2).sqrt()
-        half, d = arb(0.5), arb(disc)
-        irt = one / rt
-        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
-        pbar, abar, ey = [], [], []
-        for j in range(j0, j1 + 1):
-            lj = arb(j) * d
-            ey.append(lj.exp())
-            t = lj.expm1() + qa  # e^l - (1 - q) > 0 iff x_l is finite
-            if t < 0:
-                pbar.append(one)
-                abar.append(one)
-                continue
-            if not t > 0:
-                raise DomainError(f"cannot separate a grid point from log(1-q) for q={q!r}")
-            xs = ((t / qa).log() * s2 + half) * irt
-            a = xs.erfc() * half
-            b = (xs - irt).erfc() * half
-            pbar.append((one - qa) * a + qa * b)
-            abar.append(a)
-        n = j1 - j0 + 1
-        rem = [arb(0)] * n
-        add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
-        opt = [arb(0)] * n
-        iy = [one / e for e in ey]
-        for i in range(n - 1):
-            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
-            opt[i] = pc
-            ya, yb = iy[i], iy[i + 1]
-            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
-            rem[i] += (qc - yb * pc) * inv
-            rem[i + 1] += (ya * pc - qc) * inv
-            inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
-            add[i] += (ey[i + 1] * qc - pc) * inv2
-            add[i + 1] += (pc - ey[i] * qc) * inv2
-        rem[0] += one - pbar[0]          # mass with loss <= first point
-        rem_inf = pbar[-1]               # mass with loss > last point
-        add[n - 1] += abar[-1]           # add losses <= -(j1 disc)
-        add_inf = one - abar[0]          # add losses > -(j0 disc)
-        r_int = [_arb_ceil(v, bits) for v in rem]
-        a_int = [_arb_ceil(v, bits) for v in add]
-        r_inf, a_inf = _arb_ceil(rem_inf, bits), _arb_ceil(add_inf, bits)
-        opt[n - 1] = rem_inf
-        o_int = [_arb_floor(v, bits) for v in opt]
-    finally:
-        flint.ctx.prec = old
-    remove = int_pmf(disc, j0, r_int, r_inf, bits)
-    add_pmf = int_pmf(disc, -j1, a_int[::-1], a_inf, bits)
-    optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False)
-    return remove, add_pmf, optimistic
+    """Certified one-step PMFs (remove, add, remove-optimistic) of the add/remove pair
+    (see :func:`symgdp.accounting.sgd.one_step_pmfs`)."""
+    st = one_step_pmfs(q, sigma, disc, tail, bits, "add_remove")
+    return st.directions[0], st.directions[1], st.optimistic
 
 
 class _UpperProfile:
-    """min(pessimistic PLD profile, RDP bound) as a vectorised log delta."""
+    """min(pessimistic PLD profile, RDP bound) as a vectorised log delta (the PLD alone
+    when no Rényi curve is given)."""
 
-    def __init__(self, pld_profile: Any, orders: np.ndarray, total_rdp: np.ndarray) -> None:
+    def __init__(self, pld_profile: Any, orders: Any, total_rdp: Any) -> None:
         self.pld_profile = pld_profile
         self.orders = orders
         self.total_rdp = total_rdp
-        self.name = "min(PLD, RDP)"
+        self.name = "min(PLD, RDP)" if orders is not None else "PLD"
 
     def rdp_log_delta(self, eps: Any) -> Any:
         from .rdp import log_delta_from_rdp
 
+        if self.orders is None:
+            return np.zeros(np.shape(eps)) if np.ndim(eps) else 0.0
         return log_delta_from_rdp(self.orders, self.total_rdp, eps)
 
     def log_delta(self, eps: Any) -> Any:
         x = np.asarray(eps, dtype=np.float64)
-        a = np.asarray(self.pld_profile.log_delta(x))
-        out = np.minimum(a, np.asarray(self.rdp_log_delta(x)))
+        out = np.asarray(self.pld_profile.log_delta(x))
+        if self.orders is not None:
+            out = np.minimum(out, np.asarray(self.rdp_log_delta(x)))
         return float(out) if np.ndim(eps) == 0 else out
 
     def __call__(self, eps: Any) -> Any:
@@ -272,47 +167,56 @@ class _UpperProfile:
 class DPSGDResult:
     r"""Guaranteed GDP bracket for DP-SGD, with the approximations beside it.
 
+    The headline is ``[mu_floor, mu_upper]``: it contains the mechanism's own
+    :math:`\mu` on the head, the smallest :math:`\mu` for which DP-SGD is
+    :math:`\mu`-GDP on :math:`[0, \varepsilon_h]`.
+
     Attributes:
-        q, sigma, steps: the parameters.
-        mu_lower, mu_upper: guaranteed bracket on the supremum over
-            :math:`[0, \varepsilon_h]` of the GDPT of the *upper profile*
-            ``min(certified PLD, RDP)``.  ``mu_upper`` is a guarantee for DP-SGD: it is
-            ``mu_upper``-GDP on :math:`[0, \varepsilon_h]`.  ``mu_lower`` bounds only
-            what this upper profile can prove (no smaller :math:`\mu` follows from it);
-            the mechanism's own smallest valid :math:`\mu` may be below it (the profile
-            is pessimistic), so ``mu_lower`` is *not* a lower bound on the mechanism.
-        mu_floor: a lower bound on the *mechanism*: every :math:`\mu` for which
-            DP-SGD is :math:`\mu`-GDP on :math:`[0, \varepsilon_h]` is at least this
-            (from the optimistic integer composition; ``nan`` with ``floor=False``).
-            The smallest valid :math:`\mu` lies in ``[mu_floor, mu_upper]``.
+        q, sigma, steps: the parameters (``q``, ``sigma`` are ``nan`` for a schedule of
+            several phases; ``steps`` is the total; ``schedule`` lists the phases).
+        mu_floor: a lower bound on the *mechanism*: every :math:`\mu` for which DP-SGD is
+            :math:`\mu`-GDP on :math:`[0, \varepsilon_h]` is at least this (``nan`` with
+            ``floor=False``).  ``mu_lower`` is the same number.
+        mu_upper: a guarantee: DP-SGD is ``mu_upper``-GDP on :math:`[0, \varepsilon_h]`.
         eps_h: end of the head.
         failure_prob: the upper profile's value at :math:`\varepsilon_h` (at most the
             requested one): the true profile is at most this for every
             :math:`\varepsilon \ge \varepsilon_h`.
+        neighbouring: the neighbouring relation assumed (``"add_remove"`` or
+            ``"replace_one"``).
+        schedule: the phases ``((q, sigma, steps), ...)``.
+        surrogate_lower: the lower end of the measured bracket on what the *upper
+            profile* proves (no smaller :math:`\mu` follows from it); **not** a bound on
+            the mechanism (the profile is pessimistic).
         mu_clt: the CLT approximation (Bu, Dong, Long & Su 2020). **Not a bound.**
-        mu_rdp: upper end of the bracket measured on the Rényi bound alone (the route
-            without float PLDs), same head.
+            (``nan`` for replace-one.)
+        mu_rdp: upper end of the bracket measured on the Rényi bound alone (add/remove;
+            ``nan`` for replace-one), same head.
         delta: the :math:`\delta` of the ``eps_*`` fields.
         eps_pld: dp_accounting's own pessimistic PLD :math:`\varepsilon(\delta)`
-            (float64 FFT, no error bound; ``nan`` with ``compare=False``), for comparison.
+            (float64 FFT, no error bound; ``nan`` unless ``compare=True``).
         eps_rdp: the Rényi route's :math:`\varepsilon(\delta)` (improved conversion).
         eps_clt: :math:`\varepsilon(\delta)` of ``mu_clt``-GDP (approximate).
         discretization: the PLD's ``value_discretization_interval``.
+        floor_discretization: the grid the floor was read from (``nan`` without floor).
         eps_certified: the smallest :math:`\varepsilon` at which the upper profile is
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
-        pld_floor: the certified PLD's mass at infinity (its floor).
-        measurement: the :class:`~symgdp.measure.Measurement` behind the bracket.
+        pld_floor: the certified PLD's mass at infinity.
+        measurement: the :class:`~symgdp.measure.Measurement` behind ``mu_upper``.
         seconds: wall time.
     """
 
     q: float
     sigma: float
     steps: int
-    mu_lower: float
+    mu_floor: float
     mu_upper: float
     eps_h: float
     failure_prob: float
+    neighbouring: str
+    schedule: tuple[tuple[float, float, int], ...]
+    surrogate_lower: float
     mu_clt: float
     mu_rdp: float
     delta: float
@@ -320,16 +224,30 @@ class DPSGDResult:
     eps_rdp: float
     eps_clt: float
     discretization: float
-    mu_floor: float = math.nan
     eps_certified: float = math.nan
+    floor_discretization: float = math.nan
     pld_floor: float = math.nan
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
+    composed: Any = field(default=None, compare=False, repr=False)
     seconds: float = field(default=math.nan, compare=False)
 
     @property
+    def mu_lower(self) -> float:
+        """The lower end of the headline bracket (``mu_floor``)."""
+        return self.mu_floor
+
+    @property
     def width(self) -> float:
-        return self.mu_upper - self.mu_lower
+        return self.mu_upper - self.mu_floor
+
+    def delta_lower(self, eps: Any) -> Any:
+        r"""A proven lower bound on DP-SGD's true :math:`\delta(\varepsilon)` (the floor
+        theorem); vectorised."""
+        if self.composed is None:
+            raise DomainError("this result was computed without its composition")
+        out = lower_profile(self.composed, eps)
+        return float(out[0]) if np.ndim(eps) == 0 else out
 
     def eps_at(self, delta: float) -> float:
         r""":math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP from the guaranteed
@@ -340,7 +258,7 @@ class DPSGDResult:
 
         Example:
             >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
-            >>> r.eps_at(1e-5) >= r.eps_pld
+            >>> r.eps_at(1e-5) >= r.eps_certified
             True
         """
         d = float(delta)
@@ -354,31 +272,45 @@ class DPSGDResult:
         return min(e, self.eps_h)
 
     def as_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in (
-            "q", "sigma", "steps", "mu_lower", "mu_upper", "eps_h", "failure_prob",
-            "mu_clt", "mu_rdp", "delta", "eps_pld", "eps_rdp", "eps_clt", "discretization",
-            "mu_floor", "eps_certified", "pld_floor", "seconds")}
+        out = {k: getattr(self, k) for k in (
+            "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
+            "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
+            "eps_rdp", "eps_clt", "discretization", "floor_discretization",
+            "eps_certified", "pld_floor",
+            "seconds")}
+        out["schedule"] = [list(p) for p in self.schedule]
+        return out
+
+    def _params(self) -> str:
+        if len(self.schedule) == 1:
+            q, s, t = self.schedule[0]
+            return f"q={q:g}, sigma={s:g}, T={t}"
+        return "schedule " + ", ".join(f"({q:g}, {s:g}, {t})" for q, s, t in self.schedule) \
+            + f" (T={self.steps})"
 
     def __str__(self) -> str:
-        return (f"DP-SGD q={self.q:g}, sigma={self.sigma:g}, T={self.steps}: "
-                f"mu in [{self.mu_lower:.6f}, {self.mu_upper:.6f}] on [0, {self.eps_h:.4g}] "
-                f"(failure probability {self.failure_prob:.3g}); CLT approximation "
-                f"{self.mu_clt:.4f} (not a bound)")
+        from .formatting import format_bracket, format_upper
 
-
-def _one_step_tail(failure_prob: float, steps: int) -> float:
-    """Mass cut from each one-step PMF (it goes to +infinity): a thousandth of the
-    failure probability over all steps, between 1e-30 and 1e-16."""
-    return min(max(1e-3 * failure_prob / steps, 1e-30), 1e-16)
+        rel = _RELATION_TEXT[self.neighbouring]
+        if math.isnan(self.mu_floor):
+            head = f"mu <= {format_upper(self.mu_upper)}"
+        else:
+            lo, up = format_bracket(self.mu_floor, self.mu_upper)
+            head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
+        clt = ("" if math.isnan(self.mu_clt)
+               else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
+        return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
+                f"[0, {format_upper(self.eps_h, 4)}] (failure probability "
+                f"{format_upper(self.failure_prob, 3)}){clt}")
 
 
 def certified_pld(q: float, sigma: float, steps: int, *,
                   value_discretization_interval: float = 1e-4,
-                  failure_prob: float = 1e-10) -> Any:
-    r"""The certified pessimistic PLD profile of DP-SGD: a
-    numeric :class:`~symgdp.profile.Profile` (a PLD source) that is an upper bound on the true profile at every
-    :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.dpsgd`), with no rounding
-    margin: one step in ball arithmetic, the composition in exact integer arithmetic.
+                  failure_prob: float = 1e-10, neighbouring: str = "add_remove") -> Any:
+    r"""The certified pessimistic PLD profile of DP-SGD: a numeric
+    :class:`~symgdp.profile.Profile` (a PLD source) that is an upper bound on the true
+    profile at every :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.dpsgd`), with
+    no rounding margin: one step in ball arithmetic, the composition in exact integers.
 
     Example:
         >>> p = certified_pld(1.0, 1.0, 4)          # 4-fold 1-GDP is 2-GDP
@@ -386,120 +318,204 @@ def certified_pld(q: float, sigma: float, steps: int, *,
         >>> bool(delta_mu(1.0, 2.0) <= p(1.0) <= delta_mu(1.0, 2.0) + 1e-3), p.source.margin
         (True, 0.0)
     """
-    from .accounting.compose import profile_from_curves
     from .accounting.curves import _check_discretization
-    from .accounting.pmf import SCALE_BITS, int_self_compose
 
     q, sigma, steps = _check(q, sigma, steps)
     disc = _check_discretization(value_discretization_interval)
-    rem, add, _ = _subsampled_gaussian_pmfs(q, sigma, disc,
-                                            _one_step_tail(failure_prob, steps), SCALE_BITS)
-    curves = [int_self_compose(rem, steps).curve(), int_self_compose(add, steps).curve()]
-    return profile_from_curves(curves, name="DP-SGD (certified PLD)", discretization=disc)
+    comp = _compose([(q, sigma, steps)], disc, float(failure_prob), neighbouring)
+    return _pld_profile(comp)
 
 
-def _mu_floor(q: float, sigma: float, steps: int, disc: float, tail: float,
-              eps_h: float) -> float:
-    """Largest mu_gdp(eps, lower bound on the true delta(eps)) over a grid of [0, eps_h],
-    rounded down and checked at 40 digits: every mu for which DP-SGD is mu-GDP on
-    [0, eps_h] is at least this."""
+def _compose(phases: Any, disc: float, fp: float, rel: str) -> Any:
+    from .accounting.sgd import compose_schedule
+
+    return compose_schedule(phases, disc, fp, rel)
+
+
+def _pld_profile(comp: Any) -> Any:
+    from .accounting.compose import profile_from_curves
+
+    return profile_from_curves(comp.curves(), name="DP-SGD (certified PLD)",
+                               discretization=comp.disc)
+
+
+def _floor_grid(eps_h: float, argmax: Any) -> np.ndarray:
+    xs = np.linspace(0.0, eps_h, 161)
+    if argmax is not None and math.isfinite(float(argmax)):
+        a = float(argmax)
+        xs = np.concatenate([xs, np.clip(a + np.linspace(-0.02, 0.02, 41) * eps_h, 0, eps_h)])
+    return np.unique(xs)
+
+
+def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
+    """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
+    [0, eps_h], rounded down and checked at 40 digits: every mu for which DP-SGD is
+    mu-GDP on [0, eps_h] is at least this."""
     from . import precise
-    from .accounting.pmf import SCALE_BITS, int_self_compose
     from .gaussian import mu_gdp
 
-    _, _, opt = _subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
-    low = int_self_compose(opt, steps)
-    xs = np.linspace(0.0, eps_h, 161)
-    d = low.lower_delta(xs)
+    xs = _floor_grid(eps_h, argmax)
+    d = lower_profile(comp, xs)
     ok = d > 0
     if not np.any(ok):
         return 0.0
     mus = np.asarray(mu_gdp(xs[ok], d[ok]), dtype=np.float64)
-    i = int(np.nanargmax(mus))
-    e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])
-    for shrink in (1e-9, 1e-6, 1e-3):
-        cand = m * (1.0 - shrink)
-        # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces every
-        # valid mu above cand
-        if precise.delta_mu(e, cand) <= dl:
-            return cand
+    order = np.argsort(-mus)[:3]
+    for i in order:
+        e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])
+        for shrink in (1e-9, 1e-6, 1e-3):
+            cand = m * (1.0 - shrink)
+            # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces
+            # every valid mu above cand
+            if precise.delta_mu(e, cand) <= dl:
+                return cand
     return 0.0
 
 
-def dpsgd(q: float, sigma: float, steps: int, *, failure_prob: float = 1e-10,
-          delta: float = 1e-5, tol: float = 1e-4,
+def _floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
+    r"""The floor's grid: ``disc`` unless its shift (about :math:`\Delta\sqrt{11.5\,T}` in
+    :math:`\varepsilon`, the Bernstein deviation at :math:`e^{-23}`) exceeds a twentieth of
+    the head, as for tiny heads (small :math:`q`, large :math:`\sigma`); then a finer grid
+    (at most 32 times finer, and at most about :math:`3\cdot10^5` one-step points)."""
+    from .accounting.sgd import _loss_grid, one_step_tail
+
+    total = sum(t for _, _, t in phases)
+    shift = disc * math.sqrt(11.5 * total)
+    if shift <= eps_h / 20.0:
+        return disc
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    tau = one_step_tail(fp, total)
+    points = sum(j1 - j0 for j0, j1 in (_loss_grid(q, s, fine, tau, rel) for q, s, _ in phases))
+    if points > 300_000:
+        fine *= points / 300_000
+    return fine if fine < disc * 0.75 else disc
+
+
+def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
+    if schedule is not None:
+        if q is not None or sigma is not None or steps is not None:
+            raise DomainError("give either q, sigma, steps or schedule=, not both")
+        return check_schedule(schedule)
+    if q is None or sigma is None or steps is None:
+        raise DomainError("dpsgd needs q, sigma and steps (or schedule=[(q, sigma, steps), "
+                          "...])")
+    return (check_phase(q, sigma, steps),)
+
+
+def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
+    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison."""
+    from dp_accounting import NeighboringRelation
+
+    from .accounting.curves import _pld_module
+
+    P = _pld_module()
+    nr = (NeighboringRelation.ADD_OR_REMOVE_ONE if rel == "add_remove"
+          else NeighboringRelation.REPLACE_ONE)
+    total = None
+    for q, s, t in phases:
+        one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
+                                        sampling_prob=q, use_connect_dots=True,
+                                        neighboring_relation=nr)
+        part = one.self_compose(t) if t > 1 else one
+        total = part if total is None else total.compose(part)
+    return float(total.get_epsilon_for_delta(delta))
+
+
+def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
+          schedule: Any = None, neighbouring: str = "add_remove",
+          failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
           value_discretization_interval: float = 1e-4, floor: bool = True,
-          compare: bool = True, floor_discretization: float | None = None) -> DPSGDResult:
-    r"""Guaranteed GDP :math:`\mu` bracket for DP-SGD (see :mod:`symgdp.dpsgd`).
+          compare: bool = False, floor_discretization: float | None = None,
+          rdp_only: bool = True) -> DPSGDResult:
+    r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
+    :mod:`symgdp.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
     Args:
         q: Poisson sampling rate in :math:`(0, 1]`.
         sigma: noise multiplier (noise standard deviation over the clipping norm).
         steps: number of steps :math:`T`.
+        schedule: instead of ``q, sigma, steps``: phases ``[(q, sigma, steps), ...]``
+            run in order (each phase's steps composed, then the phases).
+        neighbouring: ``"add_remove"`` (add or remove one record) or ``"replace_one"``.
         failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
-        delta: the :math:`\delta` at which the ``eps_*`` comparison fields are reported.
-        tol: width of the measured bracket.
+        delta: the :math:`\delta` at which the ``eps_*`` fields are reported.
+        tol: width of the measured bracket of ``mu_upper``.
         value_discretization_interval: the PLD's discretisation.
-        floor: also compute ``mu_floor``, the mechanism-level lower bound (one more
-            composition); ``nan`` otherwise.
-        compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD;
-            ``nan`` otherwise.
-        floor_discretization: the grid of the floor's optimistic composition (default:
-            ``value_discretization_interval``).  Its rounding costs about
-            :math:`T\Delta/2` in :math:`\varepsilon`, so a finer grid tightens
-            ``mu_floor`` for large :math:`T`, at a cost proportional to
-            :math:`1/\Delta`.
+        floor: also compute ``mu_floor`` (cheap: same composition); ``nan`` otherwise.
+        compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD
+            (it costs as much as dp_accounting itself); ``nan`` otherwise.
+        floor_discretization: a separate grid for the floor (another composition);
+            default: the same composition as ``mu_upper``, or automatically a finer grid
+            when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
+            twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
+        rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
-        >>> r.mu_floor <= r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3
+        >>> r.mu_floor <= r.surrogate_lower <= r.mu_upper <= r.mu_floor + 0.01
         True
-        >>> r.failure_prob <= 1e-10
+        >>> r.failure_prob <= 1e-10, r.neighbouring
+        (True, 'add_remove')
+        >>> dpsgd(schedule=[(0.01, 1.0, 100)], tol=1e-3).mu_upper == r.mu_upper
         True
     """
     from .accounting.compose import head_measure
-    from .accounting.curves import _pld_module
+    from .accounting.curves import _check_discretization
     from .rdp import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
 
     t0 = time.perf_counter()
-    q, sigma, steps = _check(q, sigma, steps)
+    phases = _phases(q, sigma, steps, schedule)
+    rel = check_neighbouring(neighbouring)
     fp = float(failure_prob)
     if not (0 < fp < 1):
         raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
     d = float(delta)
     if not (0 < d < 1):
         raise DomainError(f"delta must lie in (0, 1), got {delta!r}")
-    disc = float(value_discretization_interval)
-    fdisc = disc if floor_discretization is None else float(floor_discretization)
-    if floor and not (math.isfinite(fdisc) and 0 < fdisc <= 1):
-        raise DomainError(f"floor_discretization must lie in (0, 1], got "
-                          f"{floor_discretization!r}")
-    pld_profile = certified_pld(q, sigma, steps, value_discretization_interval=disc,
-                                failure_prob=fp)
-    orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
-    total = steps * subsampled_gaussian_log_a(q, sigma, DEFAULT_ORDERS) / (orders - 1.0)
-    upper = _UpperProfile(pld_profile, orders, total)
-    eps_pld = math.nan
-    if compare:  # dp_accounting's own pessimistic PLD (FFT, float64), for comparison
-        P = _pld_module()
-        one = P.from_gaussian_mechanism(sigma, sensitivity=1.0,
-                                        value_discretization_interval=disc,
-                                        sampling_prob=q, use_connect_dots=True)
-        pld = one.self_compose(steps) if steps > 1 else one
-        eps_pld = float(pld.get_epsilon_for_delta(d))
-    eps_rdp = eps_from_rdp(orders, total, d)
+    disc = _check_discretization(value_discretization_interval)
+    if floor and floor_discretization is not None:
+        fdisc = float(floor_discretization)
+        if not (math.isfinite(fdisc) and 0 < fdisc <= 1):
+            raise DomainError(f"floor_discretization must lie in (0, 1], got "
+                              f"{floor_discretization!r}")
+    total_steps = sum(p[2] for p in phases)
+    comp = _compose(phases, disc, fp, rel)
+    pld_profile = _pld_profile(comp)
+    if rel == "add_remove":
+        orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
+        total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
+                    for qq, s, t in phases) / (orders - 1.0)
+        upper = _UpperProfile(pld_profile, orders, total)
+        eps_rdp = eps_from_rdp(orders, total, d)
+        clt = math.sqrt(sum(t * (qq * qq) * math.expm1(1.0 / (s * s)) for qq, s, t in phases))
+    else:  # no Rényi curve of the replace-one pair here: the certified PLD alone
+        upper = _UpperProfile(pld_profile, None, None)
+        eps_rdp = clt = math.nan
+    eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
     m, fail = head_measure(upper, fp, tol)
-    m_rdp, _ = head_measure(_RDPOnly(upper), fp, tol)
-    clt = mu_clt(q, sigma, steps)
-    mu_fl = (_mu_floor(q, sigma, steps, fdisc, _one_step_tail(fp, steps), m.eps_h)
-             if floor else math.nan)
+    mu_rdp = math.nan
+    if rdp_only and rel == "add_remove":
+        mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
+    mu_fl, fdisc = math.nan, math.nan
+    if floor:
+        argmax = getattr(m, "argmax", None)
+        fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
+                 if floor_discretization is None else float(floor_discretization))
+        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None else 0.0
+        if fdisc != disc:  # the floor's own, finer grid: another composition
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
+        mu_fl = min(mu_fl, m.upper)
+    single = len(phases) == 1
     return DPSGDResult(
-        q=q, sigma=sigma, steps=steps, mu_lower=m.lower, mu_upper=m.upper, eps_h=m.eps_h,
-        failure_prob=fail, mu_clt=clt, mu_rdp=m_rdp.upper,
-        delta=d, eps_pld=eps_pld, eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)),
-        discretization=disc, mu_floor=mu_fl,
-        eps_certified=_eps_for_delta(upper, d), pld_floor=pld_profile.source.floor,
-        measurement=m, profile=upper, seconds=time.perf_counter() - t0)
+        q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
+        steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
+        failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
+        surrogate_lower=m.lower, mu_clt=clt, mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
+        eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
+        discretization=disc, floor_discretization=fdisc,
+        eps_certified=_eps_for_delta(upper, d),
+        pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
+        seconds=time.perf_counter() - t0)
 
 
 def _eps_for_delta(profile: Any, delta: float) -> float:
@@ -520,3 +536,205 @@ class _RDPOnly:
 
     def _mp_log(self, e: float) -> float:
         return float(self.log_delta(float(e)))
+
+
+# -- calibration: the least noise that meets a target --------------------------------------
+@dataclass(frozen=True)
+class SigmaResult:
+    r"""The smallest noise multiplier proved to meet a target, with the proof that
+    slightly less noise does not.
+
+    Attributes:
+        value: a noise multiplier whose certified bound meets the target
+            (``bound_at_value``: the certified ``mu_upper``, or ``eps_certified`` at the
+            target's delta).
+        sigma_below: a noise multiplier proved to miss the target (``floor_below``: the
+            proven ``mu_floor`` above ``target_mu``, or the proven lower bound on
+            :math:`\delta(\varepsilon)` above the target's delta); as the true
+            :math:`\mu` only grows when the noise falls (less noise is a
+            post-processing-free worsening), every :math:`\sigma \le` ``sigma_below``
+            misses it.  ``within_rel``: ``sigma_below >= value * (1 - rel)``, so the
+            smallest valid :math:`\sigma` lies in ``(sigma_below, value]``.
+        q, steps, target_mu, target, failure_prob, neighbouring, rel: the question.
+        result: the :class:`DPSGDResult` at ``value``.
+        evaluations: certified DP-SGD runs made; seconds: wall time.
+    """
+
+    value: float
+    sigma_below: float
+    bound_at_value: float
+    floor_below: float
+    within_rel: bool
+    q: float
+    steps: int
+    target_mu: float | None
+    target: tuple[float, float] | None
+    failure_prob: float
+    neighbouring: str
+    rel: float
+    result: Any = field(default=None, compare=False, repr=False)
+    evaluations: int = 0
+    seconds: float = field(default=math.nan, compare=False)
+
+    def __str__(self) -> str:
+        from .formatting import format_lower, format_upper
+
+        what = (f"mu <= {self.target_mu:g}" if self.target_mu is not None
+                else f"({self.target[0]:g}, {self.target[1]:g})-DP")
+        return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
+                f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
+                f"sigma <= {format_lower(self.sigma_below)} is proved to miss it")
+
+
+def _sigma_guess(q: float, steps: int, mu: float) -> float:
+    """The sigma whose CLT approximation is mu (below the needed sigma, usually)."""
+    return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * steps)))
+
+
+def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
+                target: tuple[float, float] | None = None, failure_prob: float = 1e-10,
+                neighbouring: str = "add_remove", rel: float = 1e-3,
+                value_discretization_interval: float = 1e-4,
+                coarse_discretization: float = 1e-3, tol: float = 1e-4,
+                max_evaluations: int = 40) -> SigmaResult:
+    r"""The smallest noise multiplier proved to meet a privacy target for DP-SGD.
+
+    ``target_mu``: the certified ``mu_upper`` (head ending at ``failure_prob``) is at most
+    it; ``target=(eps, delta)``: the certified :math:`\varepsilon` at ``delta`` is at most
+    ``eps``.  A monotone search in :math:`\sigma` (coarse certified grids first, then the
+    fine one), stopped when the :math:`\sigma` proved to meet the target and the
+    :math:`\sigma` proved to miss it are within ``rel``.  The returned ``value`` always
+    carries its own certified bound (never a :math:`\sigma` whose bound misses the
+    target).
+
+    Example:
+        >>> s = dpsgd_sigma(0.1, 20, target_mu=1.0, rel=1e-2,
+        ...                 value_discretization_interval=1e-3)
+        >>> s.result.mu_upper <= 1.0 and s.within_rel and s.sigma_below < s.value
+        True
+    """
+    t0 = time.perf_counter()
+    q, _, steps = check_phase(q, 1.0, steps)
+    rel_name = check_neighbouring(neighbouring)
+    if (target_mu is None) == (target is None):
+        raise DomainError("give exactly one of target_mu= or target=(eps, delta)")
+    rr = float(rel)
+    if not (0 < rr < 0.5):
+        raise DomainError(f"rel must lie in (0, 0.5), got {rel!r}")
+    fp = float(failure_prob)
+    if not (0 < fp < 1):
+        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
+    if target_mu is not None:
+        tm = float(target_mu)
+        if not (math.isfinite(tm) and tm > 0):
+            raise DomainError(f"target_mu must be a finite number > 0, got {target_mu!r}")
+        te, td = math.nan, 1e-5
+        guess = _sigma_guess(q, steps, tm)
+    else:
+        if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
+                or len(target) != 2:
+            raise DomainError(f"target must be a pair (eps, delta), got {target!r}")
+        te, td = float(target[0]), float(target[1])
+        if not (math.isfinite(te) and te > 0):
+            raise DomainError(f"the target epsilon must be a finite number > 0, got "
+                              f"{target[0]!r}")
+        if not (0 < td < 1):
+            raise DomainError(f"the target delta must lie in (0, 1), got {target[1]!r}")
+        fp = min(fp, td / 10.0)
+        tm = math.nan
+        guess = _sigma_guess(q, steps, max(te / 4.0, 0.05))
+    runs = [0]
+
+    def run(sigma: float, disc: float, tol_: float) -> DPSGDResult:
+        runs[0] += 1
+        if runs[0] > max_evaluations:
+            raise DomainError(f"no calibration within max_evaluations={max_evaluations}")
+        return dpsgd(q, sigma, steps, neighbouring=rel_name, failure_prob=fp, delta=td,
+                     tol=tol_, value_discretization_interval=disc, rdp_only=False)
+
+    def score(r: DPSGDResult) -> float:
+        return r.mu_upper if target_mu is not None else r.eps_certified
+
+    def verdict(r: DPSGDResult) -> int:
+        """+1: proved to meet; -1: proved to miss; 0: neither."""
+        if target_mu is not None:
+            return 1 if r.mu_upper <= tm else (-1 if r.mu_floor > tm else 0)
+        if r.eps_certified <= te:
+            return 1
+        return -1 if float(r.delta_lower(te)) > td else 0
+
+    goal = tm if target_mu is not None else te
+    lo: tuple[float, DPSGDResult] | None = None
+    hi: tuple[float, DPSGDResult] | None = None
+    pts: list[tuple[float, float]] = []  # (log sigma, log score) for the slope
+
+    def record(s: float, r: DPSGDResult) -> int:
+        nonlocal lo, hi
+        v = verdict(r)
+        if score(r) > 0 and math.isfinite(score(r)):
+            pts.append((math.log(s), math.log(score(r))))
+        if v > 0 and (hi is None or s < hi[0] or (
+                s == hi[0] and r.discretization < hi[1].discretization)):
+            hi = (s, r)
+        if v < 0 and (lo is None or s > lo[0]):
+            lo = (s, r)
+        return v
+
+    cd = max(float(coarse_discretization), float(value_discretization_interval))
+    fine = float(value_discretization_interval)
+
+    def slope_of(points: list[tuple[float, float]]) -> float:
+        """d log score / d log sigma from the two latest distinct points (-1.5 else)."""
+        for i in range(len(points) - 1, 0, -1):
+            (x1, y1), (x2, y2) = points[i], points[i - 1]
+            if abs(x1 - x2) > 1e-9:
+                sl = (y1 - y2) / (x1 - x2)
+                return sl if sl < -1e-3 else -1.5
+        return -1.5
+
+    def predict(points: list[tuple[float, float]], slope: float) -> float:
+        x, y = points[-1]
+        return math.exp(x + (math.log(goal) - y) / slope)
+
+    # coarse stage: secant steps in log sigma on the coarse certified bound
+    s = guess
+    for _ in range(8):
+        record(s, run(s, cd, 1e-3))
+        nxt = predict(pts, slope_of(pts))
+        nxt = min(max(nxt, s / 4), s * 4)
+        if abs(math.log(nxt / s)) < 2e-3:
+            break
+        s = nxt
+    coarse_slope = slope_of(pts)
+    while hi is None:  # proofs on both sides, still on the coarse grid
+        s = (s if lo is None else lo[0]) * 1.1
+        record(s, run(s, cd, 1e-3))
+    while lo is None:
+        s = hi[0] / 1.1
+        record(s, run(s, cd, 1e-3))
+    # fine stage: predicted from the fine bound with the coarse slope; then the proof that
+    # a sigma just below misses
+    first, unsure = True, 0
+    while lo[0] < hi[0] * (1 - rr) and unsure < 2:
+        if first:  # the coarse bound is a little above the fine one: start just below
+            cand, first = predict(pts, coarse_slope) * (1 - rr / 2), False
+        else:
+            star = predict(pts, coarse_slope)
+            if hi[1].discretization == fine and hi[0] <= star * (1 + rr / 2):
+                cand = hi[0] * (1 - rr)       # try to prove the miss right below
+            else:
+                cand = star * (1 + rr / 4)    # try to prove a meet right above
+        if not (lo[0] < cand < hi[0]):
+            cand = max(hi[0] * (1 - rr), math.sqrt(lo[0] * hi[0]))
+        unsure = unsure + 1 if record(cand, run(cand, fine, tol)) == 0 else 0
+    if hi[1].discretization != fine:  # the value's bound on the requested grid
+        record(hi[0], run(hi[0], fine, tol))
+    floor_below = (lo[1].mu_floor if target_mu is not None
+                   else float(lo[1].delta_lower(te)))
+    return SigmaResult(
+        value=hi[0], sigma_below=lo[0], bound_at_value=score(hi[1]), floor_below=floor_below,
+        within_rel=lo[0] >= hi[0] * (1 - rr), q=q, steps=steps,
+        target_mu=tm if target_mu is not None else None,
+        target=(te, td) if target_mu is None else None, failure_prob=fp,
+        neighbouring=rel_name, rel=rr, result=hi[1], evaluations=runs[0],
+        seconds=time.perf_counter() - t0)

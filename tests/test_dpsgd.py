@@ -85,7 +85,7 @@ def test_clt_formula():
 
 @functools.lru_cache(maxsize=None)
 def _run(q: float, sigma: float, steps: int) -> object:
-    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3, floor=False)
+    return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3, floor=False, compare=True)
 
 
 @functools.lru_cache(maxsize=None)
@@ -110,7 +110,7 @@ def _optimistic_gdpt_max(q: float, sigma: float, steps: int, eps_h: float) -> fl
 @pytest.mark.parametrize("q,sigma,steps", [(0.01, 1.0, 1000), (0.1, 2.0, 100)])
 def test_dpsgd_bracket_is_valid_and_tight(q, sigma, steps):
     r = _run(q, sigma, steps)
-    assert r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3
+    assert r.surrogate_lower <= r.mu_upper <= r.surrogate_lower + 1e-3
     assert r.failure_prob <= 1e-10
     # reference: the optimistic PLD's GDPT on the same head never exceeds a valid mu
     floor = _optimistic_gdpt_max(q, sigma, steps, r.eps_h)
@@ -166,7 +166,7 @@ def test_bad_input_is_refused(kw):
 def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
     # reference: q = 1 is T-fold Gaussian, exactly sqrt(T)/sigma-GDP (closed form); the
     # guaranteed upper end must be above it and close (the PLD is pessimistic, so even
-    # mu_lower, which brackets what the bound profile proves, may sit above it), and the
+    # surrogate_lower, which brackets what the bound profile proves, may sit above it), and the
     # mechanism-level floor must be below it
     r = dpsgd(1.0, sigma, steps, tol=1e-3, value_discretization_interval=1e-3,
               compare=False)
@@ -182,6 +182,6 @@ def test_unsampled_dpsgd_is_exactly_gaussian(sigma, steps):
 @given(q=st.floats(0.002, 0.2), sigma=st.floats(0.7, 3.0), steps=st.integers(1, 300))
 def test_random_dpsgd_bracket_above_the_optimistic_floor(q, sigma, steps):
     # reference: dp_accounting's optimistic PLD (below the true profile) on the same head
-    r = dpsgd(q, sigma, steps, tol=1e-3)
-    assert r.failure_prob <= 1e-10 and r.mu_lower <= r.mu_upper <= r.mu_lower + 1e-3
+    r = dpsgd(q, sigma, steps, tol=1e-3, compare=True)
+    assert r.failure_prob <= 1e-10 and r.mu_floor <= r.mu_upper <= r.surrogate_lower + 1e-3
     assert _optimistic_gdpt_max(q, sigma, steps, r.eps_h) <= r.mu_upper

@@ -68,11 +68,14 @@ LAYERS: list[tuple[str, ...]] = [
     ("mechanisms", "conversions", "tradeoff", "amplify", "rdp",
      "risk", "audit"),                             # risk/audit: not profile-bound
     ("accounting.compose",),                       # composition through PLDs
+    ("accounting.sgd",),                           # DP-SGD's certified engine and floor
     ("dpsgd",),
     ("accounting.certified",),                     # certified composition of anything
     ("accounting", "pld", "composition", "events", "calibrate", "sweep"),
+    ("accountant",),                               # opacus-style DP-SGD accountant
     ("plot", "report"),
     ("__init__",),                                 # re-exports the public names
+    ("cli_dpsgd",),                                # the dpsgd subcommand
     ("cli", "__main__"),
 ]
 

@@ -151,8 +151,23 @@ def _shift(v: Any, bits: int, up: bool) -> Any:
         n = v.length()
         if n == 0:
             return v
-        v = v + flint.fmpz_poly([d - 1] * n)
+        v = v + _constant_poly(d - 1, n)
     return v // flint.fmpz(d)
+
+
+_CONSTANT: dict[int, Any] = {}
+
+
+def _constant_poly(c: int, n: int) -> Any:
+    """The polynomial with n coefficients all equal to c (cached: truncating a long one is
+    much faster than building it from a Python list)."""
+    import flint
+
+    p = _CONSTANT.get(c)
+    if p is None or p.length() < n:
+        p = flint.fmpz_poly([c] * max(n, 2 * (p.length() if p is not None else 0)))
+        _CONSTANT[c] = p
+    return p.truncate(n)
 
 
 def _truncate(poly: Any, approx: np.ndarray, lower: int, inf: int, tail: float,

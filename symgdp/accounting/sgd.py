@@ -1,0 +1,626 @@
+r"""The certified engine of DP-SGD: one-step PMFs in ball arithmetic, their composition over
+a schedule in exact integers, and the floor (a proven lower bound on the true profile).
+
+The theorem behind the upper bound (the certified PLD) is stated in :mod:`symgdp.dpsgd`.
+This module adds the **dominating pairs** of one step and the **floor**.
+
+**Dominating pairs** (one step of the Poisson-subsampled Gaussian with rate :math:`q`
+and noise multiplier :math:`\sigma`, clipping norm 1):
+
+* ``add_remove``: the remove pair :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
+  :math:`Q = N(0, \sigma^2)` and the add pair :math:`(Q, P)` (Mironov, Talwar & Zhang
+  2019; Zhu, Dong & Wang 2022, Poisson subsampling under add/remove).  One pair of
+  neighbouring data sets is either an addition or a removal for *every* step, so the
+  profile of a schedule is the larger of the all-remove and the all-add compositions.
+* ``replace_one``: :math:`P = (1 - q)N(0, \sigma^2) + qN(1, \sigma^2)`,
+  :math:`Q = (1 - q)N(0, \sigma^2) + qN(-1, \sigma^2)`: the replaced record is sampled
+  with probability :math:`q` in both data sets, its clipped contribution changes from
+  :math:`c` to :math:`c'` with :math:`\|c\|, \|c'\| \le 1`, the worst case being
+  :math:`c' = -c` (Zhu, Dong & Wang 2022, Poisson subsampling under substitution; the
+  pair of dp_accounting's ``REPLACE`` adjacency).  The reflection :math:`x \mapsto -x`
+  swaps :math:`P` and :math:`Q`, so both directions have the same profile and one
+  composition suffices.  For :math:`q = 1` it is the Gaussian mechanism with
+  sensitivity 2, exactly :math:`2\sqrt{T}/\sigma`-GDP.
+
+For both pairs the privacy loss :math:`L(x) = \log(P(x)/Q(x))` is increasing in
+:math:`x`, with closed-form inverse :math:`x_l`, so the masses of :math:`P` and
+:math:`Q` above a loss :math:`l` are sums of Gaussian tails :math:`\bar\Phi` at
+:math:`x_l`, evaluated in balls.
+
+**Theorem (floor).**  Let :math:`\nu` be the composed pessimistic measure of one
+direction (connect the dots on :math:`\Delta\mathbb Z`, the theorem in
+:mod:`symgdp.dpsgd`), :math:`T` the number of steps, :math:`\tau` the mass each step
+moves from outside its grid (to the first point or to :math:`+\infty`), :math:`m` the
+mass the compositions moved when cutting tails, and :math:`A = \nu(\text{all}) - 1`
+the mass they added by rounding up.  Then for every :math:`\varepsilon` and
+:math:`t > 0`, with :math:`g_x(l) = (1 - e^{x - l})_+`,
+
+.. math::
+    \delta_T(\varepsilon) \ge \sum_l \nu(l)\, g_{\varepsilon + s}(l)
+      - e^{-t^2 / (2(V + \Delta t/3))} - A - 2m - \sum_i \tau_i,
+    \quad s = T\frac{(e^\Delta - 1)^2}{8} + t,\ V = T\Big(\frac{\Delta^2}{4}
+      + \frac{(e^\Delta - 1)^4}{256}\Big).
+
+*Proof.*  Inside each cell :math:`(a, b]` replace the loss by the point
+:math:`m_c = -\log \mathbb E_P[e^{-L} \mid \text{cell}]` (a mean-preserving contraction
+in :math:`y = e^{-L}`): by Jensen, coordinate by coordinate, the profile
+:math:`\mathbb E[(1 - e^\varepsilon\prod y_i)_+]` does not increase, so the contracted
+losses :math:`M_i` give :math:`\delta_M \le \delta_T`.  Connect the dots sends the mass
+at :math:`m_c` to :math:`a` or :math:`b` keeping :math:`\mathbb E[y]`: a coupling
+:math:`W_i = M_i + d_i` with :math:`d_i \in [a - m_c, b - m_c]`, independent over
+steps, :math:`\mathrm{Var}(d_i \mid \text{cell}) \le \Delta^2/4` (Popoviciu) and
+:math:`0 \le \mathbb E[d_i \mid \text{cell}] \le (e^\Delta - 1)^2/8` (Jensen's gap for
+:math:`-\log y`, :math:`\sup (-\log)'' \le e^{2b}`, :math:`\mathrm{Var}\,y \le
+(e^{-a} - e^{-b})^2/4`); outside the grid :math:`W_i = M_i` (:math:`d_i = 0`).  With
+:math:`D = \sum d_i`, on :math:`\{D \le s\}` we have :math:`\sum M_i \ge \sum W_i - s`,
+and :math:`g` is non-decreasing, :math:`0 \le g \le 1`, so
+:math:`\delta_M(\varepsilon) \ge \mathbb E[g_{\varepsilon + s}(\sum W_i)] - P(D > s)`,
+and Bernstein's inequality (:math:`d_i - \mathbb E d_i \le \Delta`) bounds
+:math:`P(D > s)` by the exponential above.  Finally :math:`\nu` arises from the law of
+:math:`\sum W_i` by moving the out-of-grid masses (changing the expectation of a
+function with values in :math:`[0, 1]` by at most :math:`\sum \tau_i`), cutting tails
+(each moved mass, later convolved with measures of total at most 2, changes it by at
+most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
+
+**Theorem (the add direction from the remove composition).**  For add/remove the add
+pair is :math:`(Q, P)`; its profile after :math:`T` steps is
+:math:`\delta_{add}(\varepsilon) = \mathbb E_{P^T}[(\prod_i y_i - e^\varepsilon)_+]`,
+:math:`y_i = e^{-L_i}` (change of measure: the loss of :math:`(Q, P)` is :math:`-L`
+and :math:`dQ = y\,dP`).  Let :math:`\nu` be the composed remove measure and
+:math:`E_y` an upper bound on the :math:`e^{-l}`-weighted mass that its construction
+moved to larger losses (one-step tails: the :math:`Q`-mass outside the grid; tail cuts:
+:math:`\sum m_l e^{-l}` at the origins :math:`l`, propagated through later convolutions
+by the factors' :math:`\sum_l \nu(l)e^{-l}`).  Then
+
+.. math::
+    \delta_{add}(\varepsilon) \le \sum_l \nu(l)\,(e^{-l} - e^\varepsilon)_+ + E_y
+    = \sum_{l'} \nu(-l')e^{l'}(1 - e^{\varepsilon - l'})_+ + E_y .
+
+*Proof.*  :math:`(\prod y_i - e^\varepsilon)_+` is convex and non-decreasing in each
+:math:`y_i` and non-negative: the connect-the-dots spread (which keeps
+:math:`\mathbb E[y]` per cell) and rounding masses up do not decrease its expectation;
+moving mass :math:`m` from :math:`y` to a smaller :math:`y'` decreases it by at most
+:math:`m\,y` times the expectation of :math:`\prod` over the other factors, which is what
+:math:`E_y` adds back. :math:`\square`  So one composition serves both directions.
+
+The variance term makes the floor's loss about :math:`\sqrt{T}\Delta` in
+:math:`\varepsilon` instead of the :math:`T\Delta/2` of rounding every loss down, and the
+floor comes from the same composition as the upper bound (no second composition).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..errors import DomainError
+
+__all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
+           "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
+
+#: the neighbouring relations DP-SGD is accounted under
+NEIGHBOURING = ("add_remove", "replace_one")
+_U = 2.0**-52
+
+
+def check_neighbouring(neighbouring: Any) -> str:
+    """The relation's canonical name; :class:`DomainError` naming an unknown one."""
+    key = str(neighbouring).strip().lower().replace("-", "_").replace("/", "_")
+    key = {"add_or_remove": "add_remove", "add_or_remove_one": "add_remove",
+           "replace": "replace_one", "substitute": "replace_one",
+           "substitution": "replace_one"}.get(key, key)
+    if key not in NEIGHBOURING or not isinstance(neighbouring, str):
+        raise DomainError(f"neighbouring must be one of {', '.join(NEIGHBOURING)}, "
+                          f"got {neighbouring!r}")
+    return key
+
+
+def check_phase(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
+    """(q, sigma, steps) checked: q in (0, 1], sigma > 0 finite, steps a positive integer."""
+    try:
+        qq = float(q)
+    except (TypeError, ValueError):
+        qq = math.nan
+    if not (0 < qq <= 1):
+        raise DomainError(f"the sampling rate q must lie in (0, 1], got {q!r}")
+    try:
+        s = float(sigma)
+    except (TypeError, ValueError):
+        s = math.nan
+    if not (math.isfinite(s) and s > 0):
+        raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
+    ok = not isinstance(steps, bool)
+    try:
+        st = float(steps)
+        ok = ok and math.isfinite(st) and st.is_integer() and st >= 1
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise DomainError(f"steps must be a positive integer, got {steps!r}")
+    return qq, s, int(steps)
+
+
+def check_schedule(schedule: Any) -> tuple[tuple[float, float, int], ...]:
+    """A schedule ``[(q, sigma, steps), ...]`` checked entry by entry."""
+    if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
+        raise DomainError(f"a schedule is a list of (q, sigma, steps) triples, got "
+                          f"{schedule!r}")
+    out = []
+    for k, entry in enumerate(schedule):
+        if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") \
+                or len(entry) != 3:
+            raise DomainError(f"schedule entry {k} must be a (q, sigma, steps) triple, got "
+                              f"{entry!r}")
+        out.append(check_phase(*entry))
+    if not out:
+        raise DomainError("the schedule is empty: give at least one (q, sigma, steps)")
+    return tuple(out)
+
+
+def one_step_tail(failure_prob: float, steps: int) -> float:
+    """Mass cut from each one-step PMF (it goes to +infinity): a thousandth of the
+    failure probability over all steps, between 1e-30 and 1e-16."""
+    return min(max(1e-3 * failure_prob / steps, 1e-30), 1e-16)
+
+
+# -- one step ------------------------------------------------------------------------------
+def _arb_ceil(x: Any, bits: int) -> int:
+    """ceil(max(upper end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.upper().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else -((-m) >> -e)
+
+
+def _arb_floor(x: Any, bits: int) -> int:
+    """floor(max(lower end of the ball x, 0) * 2^bits) as a Python int."""
+    m, e = x.lower().man_exp()
+    m, e = int(m), int(e) + bits
+    if m <= 0:
+        return 0
+    return m << e if e >= 0 else m >> -e
+
+
+def _arb_up(x: Any) -> float:
+    """A float64 at least the upper end of the ball x (and at least 0)."""
+    v = float(x.upper())
+    return max(float(np.nextafter(np.nextafter(v, np.inf), np.inf)), 0.0)
+
+
+def _float_loss(q: float, sigma: float, x: float, relation: str) -> float:
+    """The privacy loss log(P(x)/Q(x)) in float64 (only to place the grid)."""
+    s2 = sigma * sigma
+    lq = math.log1p(-q) if q < 1 else -math.inf
+    num = float(np.logaddexp(lq, math.log(q) + (2 * x - 1) / (2 * s2)))
+    if relation == "add_remove":
+        return num
+    return num - float(np.logaddexp(lq, math.log(q) + (-2 * x - 1) / (2 * s2)))
+
+
+def _loss_grid(q: float, sigma: float, disc: float, tail: float,
+               relation: str = "add_remove") -> tuple[int, int]:
+    """Grid indices (j0, j1) such that, approximately, P[L <= j0 disc] and P[L > j1 disc]
+    are below ``tail`` (the exact masses outside are accounted for rigorously)."""
+    from scipy.special import ndtri
+
+    z = float(-ndtri(tail))  # the N(0, 1) quantile of the tail
+    lo = _float_loss(q, sigma, -z * sigma, relation)
+    if q < 1 and relation == "add_remove":
+        lo = max(lo, math.log1p(-q))
+    hi = _float_loss(q, sigma, 1.0 + z * sigma, relation)
+    return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
+
+
+@dataclass(frozen=True)
+class StepPMFs:
+    """The certified one-step PMFs of one phase: ``directions`` (remove and add for
+    add/remove, one for replace-one; rounded up), ``moved`` (per direction: float upper
+    bound on the mass each step moves from outside the grid), ``optimistic`` (remove
+    direction, every loss and mass rounded down: a lower-bound measure), and for the add
+    direction derived from the remove one (:func:`compose_schedule`) ``ey`` and
+    ``qmoved``."""
+
+    directions: tuple[Any, ...]
+    moved: tuple[float, ...]
+    optimistic: Any
+    ey: float = math.inf      # upper bound on sum_l nu_remove(l) e^{-l}
+    qmoved: float = math.inf  # upper bound on the Q-mass the remove PMF's tails moved
+
+
+@functools.lru_cache(maxsize=16)
+def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
+                  relation: str = "add_remove", full: bool = True) -> StepPMFs:
+    r"""Certified one-step PMFs of the Poisson-subsampled Gaussian (ball arithmetic).
+
+    With :math:`x_l` the point where the loss is :math:`l`, the tails
+    :math:`\bar P(l) = (1 - q)\bar\Phi(x_l/\sigma) + q\bar\Phi((x_l - 1)/\sigma)` and
+    :math:`\bar Q(l) = \bar\Phi(x_l/\sigma)` (remove) or :math:`(1 - q)\bar\Phi(x_l/\sigma)
+    + q\bar\Phi((x_l + 1)/\sigma)` (replace-one); remove:
+    :math:`x_l = \sigma^2\log((e^l - 1 + q)/q) + 1/2`; replace-one: :math:`x_l =
+    \sigma^2\log a` with :math:`a` the positive root of :math:`qka^2 + (1-q)(1-e^l)a -
+    e^l qk = 0`, :math:`k = e^{-1/(2\sigma^2)}`.  On the cell :math:`(a, b]` with
+    :math:`y = e^{-L}` and the cell's masses :math:`P_c, Q_c = \mathbb E_P[y;
+    \text{cell}]`, the mass goes to the two ends keeping :math:`\mathbb E[y]`:
+    :math:`(Q_c - y_b P_c)/(y_a - y_b)` to :math:`a` and :math:`(y_a P_c - Q_c)/(y_a -
+    y_b)` to :math:`b` (connect the dots, Doroshenko et al. 2022).  The add direction is
+    the swapped pair (the same cells, :math:`P, Q` exchanged, the loss negated).  Mass
+    below the grid moves to its first point, mass above it to :math:`+\infty`.  With
+    ``full`` false only the remove (replace-one) direction is built (no add direction, no
+    optimistic PMF).
+    """
+    import flint
+
+    from .pmf import int_pmf
+
+    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation)
+    rep = relation == "replace_one"
+    old = flint.ctx.prec
+    flint.ctx.prec = prec
+    try:
+        arb = flint.arb
+        one, d = arb(1), arb(disc)
+        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
+        want_add = full and not rep
+        n = j1 - j0 + 1
+        rem = [arb(0)] * n
+        add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
+        iy = [one / e for e in ey]
+        for i in range(n - 1):
+            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
+            ya, yb = iy[i], iy[i + 1]
+            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
+            rem[i] += (qc - yb * pc) * inv
+            rem[i + 1] += (ya * pc - qc) * inv
+            if want_add:
+                inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
+                add[i] += (ey[i + 1] * qc - pc) * inv2
+                add[i + 1] += (pc - ey[i] * qc) * inv2
+        below = one - pbar[0]            # mass with loss <= first point, moved onto it
+        rem[0] += below
+        rem_inf = pbar[-1]               # mass with loss > last point
+        r_int = [_arb_ceil(v, bits) for v in rem]
+        r_inf = _arb_ceil(rem_inf, bits)
+        moved = [_arb_up(below + rem_inf)]
+        qmoved = _arb_up((one - abar[0]) + abar[-1])
+        if want_add:
+            add[n - 1] += abar[-1]       # add losses <= -(j1 disc)
+            add_inf = one - abar[0]      # add losses > -(j0 disc)
+            a_int = [_arb_ceil(v, bits) for v in add]
+            a_inf = _arb_ceil(add_inf, bits)
+            moved.append(_arb_up(abar[-1] + add_inf))
+        if full:  # every cell's P-mass on its lower end, the right tail on the last point
+            opt = [pbar[i] - pbar[i + 1] for i in range(n - 1)] + [rem_inf]
+            o_int = [_arb_floor(v, bits) for v in opt]
+    finally:
+        flint.ctx.prec = old
+    dirs = [int_pmf(disc, j0, r_int, r_inf, bits)]
+    if want_add:
+        dirs.append(int_pmf(disc, -j1, a_int[::-1], a_inf, bits))
+    optimistic = int_pmf(disc, j0, o_int, 0, bits, up=False) if full else None
+    return StepPMFs(tuple(dirs), tuple(moved), optimistic, _ey_upper(dirs[0]), qmoved)
+
+
+@functools.lru_cache(maxsize=16)
+def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
+           ) -> tuple[int, int, int, list[Any], list[Any], list[Any]]:
+    """(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls."""
+    import flint
+
+    j0, j1 = _loss_grid(q, sigma, disc, tail, relation)
+    if j1 - j0 > 4_000_000:
+        raise DomainError(f"sigma={sigma!r} is too small for the discretisation {disc:g}: "
+                          f"one step would need {j1 - j0} grid points (use a coarser "
+                          "value_discretization_interval)")
+    old = flint.ctx.prec
+    # the split masses cancel about 2 log2(1/disc) bits; the balls stay rigorous at any
+    # precision, this only keeps them tight (relative width near 2^-50)
+    prec = min(max(56 + 2 * math.ceil(math.log2(1.0 / disc)), 64), 200)
+    flint.ctx.prec = prec
+    try:
+        arb = flint.arb
+        qa, one = arb(q), arb(1)
+        s = arb(sigma)
+        s2, rt = s * s, s * arb(2).sqrt()
+        half, d = arb(0.5), arb(disc)
+        irt = one / rt
+        rep = relation == "replace_one"
+        if rep:
+            k2 = (-one / (2 * s2)).exp() * qa  # q e^{-1/(2 sigma^2)}
+            omq = one - qa
+        pbar, abar, ey = [], [], []
+        for j in range(j0, j1 + 1):
+            lj = arb(j) * d
+            ey.append(lj.exp())
+            if rep:
+                w = ey[-1]
+                em1 = lj.expm1()
+                if em1 >= 0:   # (1-q)(w - 1) >= 0: the usual root, no cancellation
+                    bq = omq * em1
+                    root = (bq + (bq * bq + 4 * k2 * k2 * w).sqrt()) / (2 * k2)
+                else:          # (1-q)(1 - w) > 0: the conjugate form
+                    bq = -omq * em1
+                    root = 2 * w * k2 / (bq + (bq * bq + 4 * k2 * k2 * w).sqrt())
+                xs = root.log() * s2 * irt  # x_l / (sigma sqrt 2)
+                a = xs.erfc() * half
+                b = (xs - irt).erfc() * half
+                c = (xs + irt).erfc() * half
+                pbar.append(omq * a + qa * b)
+                abar.append(omq * a + qa * c)
+                continue
+            t = lj.expm1() + qa  # e^l - (1 - q) > 0 iff x_l is finite
+            if t < 0:
+                pbar.append(one)
+                abar.append(one)
+                continue
+            if not t > 0:
+                raise DomainError(f"cannot separate a grid point from log(1-q) for q={q!r}")
+            xs = ((t / qa).log() * s2 + half) * irt
+            a = xs.erfc() * half
+            b = (xs - irt).erfc() * half
+            pbar.append((one - qa) * a + qa * b)
+            abar.append(a)
+    finally:
+        flint.ctx.prec = old
+    return j0, j1, prec, pbar, abar, ey
+
+
+def _ey_upper(pmf: Any) -> float:
+    """An upper bound on sum_l nu(l) e^{-l} over the finite losses of an IntPMF (float64
+    terms of non-negative values, inflated by their worst-case relative rounding)."""
+    c = np.asarray([int(v) for v in pmf.poly.coeffs()], dtype=np.float64)
+    if c.size == 0:
+        return 0.0
+    e = np.exp(-(pmf.lower + np.arange(c.size, dtype=np.float64)) * pmf.disc)
+    return math.ldexp(float(np.sum(c * e)), -pmf.bits) * (1.0 + 4.0 * (c.size + 16) * _U)
+
+
+# -- composition over a schedule, with the bookkeeping of the floor --------------------------
+class _Tracked:
+    r"""An IntPMF with float upper bounds on: the mass its tail cuts moved (``cut``), its
+    :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted mass moved to
+    larger losses since the exact law (``erry``; it bounds how much the add direction
+    read from this measure can miss, see :func:`compose_schedule`)."""
+
+    __slots__ = ("pmf", "cut", "ey", "erry")
+
+    def __init__(self, pmf: Any, cut: float = 0.0, ey: float = math.inf,
+                 erry: float = math.inf) -> None:
+        self.pmf, self.cut, self.ey, self.erry = pmf, float(cut), float(ey), float(erry)
+
+
+_TILTS = (0.0, 1 / 8, 1 / 2)
+_NOISE = 1e-14
+
+
+def _approx_conv(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
+    """The float64 approximation of a * b of :func:`symgdp.accounting.pmf._approx_conv`
+    (exponentially tilted FFT convolutions, each entry from the tilt that resolves it
+    best), with one transform per input and tilt (one in all for a square)."""
+    from scipy import fft
+
+    n = a.size + b.size - 1
+    m = fft.next_fast_len(n, real=True)
+    k = np.arange(max(a.size, b.size), dtype=np.float64)
+    kn = np.arange(n, dtype=np.float64)
+    best = np.zeros(n)
+    quality = np.full(n, -np.inf)
+    for frac in _TILTS:
+        t = 300.0 * frac / max(n, 1)
+        fa = fft.rfft(a * np.exp(t * k[:a.size]), m)
+        fb = fa if same else fft.rfft(b * np.exp(t * k[:b.size]), m)
+        c = np.maximum(fft.irfft(fa * fb, m)[:n], 0.0)
+        top = float(c.max(initial=0.0))
+        if top <= 0:
+            continue
+        with np.errstate(divide="ignore"):
+            qual = np.log(c / top)
+        better = qual > quality
+        quality[better] = qual[better]
+        best[better] = c[better] * np.exp(-t * kn[better])
+    best[quality < math.log(_NOISE)] = 0.0
+    return best
+
+
+def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
+    """int_compose, recording the mass its truncation moved (exact, rounded up)."""
+    from .pmf import IntPMF, _shift, _truncate
+
+    x, y = a.pmf, b.pmf
+    if x.disc != y.disc or x.bits != y.bits or x.up != y.up:
+        raise DomainError("these PMFs live on different grids")
+    bits = x.bits
+    poly = x.poly * y.poly
+    tx, ty = x.total(), y.total()
+    inf = x.inf * (ty + y.inf) + y.inf * tx
+    approx = _approx_conv(x.approx, y.approx, a is b)
+    lower = x.lower + y.lower
+    p2, approx, lower2, inf2 = _truncate(poly, approx, lower, inf, tail, bits, True)
+    cl = lower2 - lower
+    left = int(poly.truncate(cl)(1)) if cl > 0 else 0
+    moved = left + (inf2 - inf)  # exact, in units of 2^-2bits
+    cut = a.cut + b.cut + math.ldexp(float(moved), -2 * bits) * (1 + 4 * _U) if moved else \
+        a.cut + b.cut
+    out = IntPMF(x.disc, bits, lower2, _shift(p2, bits, True), int(_shift(inf2, bits, True)),
+                 approx, True)
+    ey, erry = math.inf, math.inf
+    if math.isfinite(a.ey) and math.isfinite(b.ey):
+        disc = x.disc
+        # rounding up adds less than one unit per entry, each weighted at most e^{-l_min}
+        ey = (a.ey * b.ey + math.ldexp(float(out.size + 1), -bits)
+              * math.exp(-lower2 * disc)) * (1 + 16 * _U)
+        wl = 0.0
+        if cl > 0:  # the left cut: its e^{-l}-weighted mass, exactly summed in floats
+            c = np.asarray([int(v) for v in poly.truncate(cl).coeffs()], dtype=np.float64)
+            e = np.exp(-(lower + np.arange(c.size, dtype=np.float64)) * disc)
+            wl = math.ldexp(float(np.sum(c * e)), -2 * bits) * (1 + 4 * (c.size + 16) * _U)
+        # the right cut went to +infinity from losses above the last kept one
+        wr = (math.ldexp(float(inf2 - inf), -2 * bits)
+              * math.exp(-(lower2 + out.size) * disc) * (1 + 16 * _U))
+        erry = (a.erry * b.ey + b.erry * a.ey + wl + wr) * (1 + 16 * _U)
+    return _Tracked(out, cut, ey, erry)
+
+
+def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
+    """The ``times``-fold composition by repeated squaring."""
+    k = int(times)
+    result: _Tracked | None = None
+    base = p
+    while True:
+        if k & 1:
+            result = base if result is None else _compose2(result, base, tail)
+        k >>= 1
+        if not k:
+            break
+        base = _compose2(base, base, tail)
+    assert result is not None
+    return result
+
+
+@dataclass(frozen=True)
+class ComposedSGD:
+    """The composed pessimistic measures of a schedule (one per direction) with what the
+    floor needs: the steps, the grid, and per direction the mass moved from outside the
+    one-step grids (``moved``) and by the tail cuts (``cut``)."""
+
+    pmfs: tuple[Any, ...]
+    moved: tuple[float, ...]
+    cut: tuple[float, ...]
+    steps: int
+    disc: float
+    neighbouring: str
+    add_error: float | None = None  # set when the add direction is read from remove
+
+    def curves(self) -> list[Any]:
+        out = [p.curve() for p in self.pmfs]
+        if self.add_error is not None:
+            out.append(_add_curve(self.pmfs[0], self.add_error))
+        return out
+
+
+def _add_curve(rem: Any, err: float) -> Any:
+    r"""The add direction's upper curve read from the composed remove measure
+    :math:`\nu`: mass :math:`\nu(l)e^{-l}` at loss :math:`-l`, plus ``err`` everywhere
+    (carried as the curve's mass at infinity)."""
+    from .curves import _Curve
+
+    p = rem.upper_probs()
+    n = p.size
+    losses = (rem.lower + np.arange(n, dtype=np.float64)) * rem.disc
+    q = p * np.exp(-losses) * (1 + 16 * _U)
+    return _Curve(-(rem.lower + n - 1), rem.disc, q[::-1].copy(), float(err))
+
+
+def compose_schedule(schedule: Any, disc: float, failure_prob: float,
+                     neighbouring: str = "add_remove", bits: int = 80,
+                     tail: float = 1e-19, derive_add: bool = True) -> ComposedSGD:
+    r"""Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
+    convolved in order, for each direction of the relation.
+
+    With ``derive_add`` (add/remove only) the add direction is not composed but read from
+    the composed remove measure :math:`\nu` (the add-direction theorem in the module
+    notes), which halves the work; when the error term of that reading exceeds a
+    hundredth of ``failure_prob`` (a remove measure whose left tail, weighted by
+    :math:`e^{-l}`, is heavy, as for :math:`q = 1`), the add direction is composed
+    itself."""
+    phases = check_schedule(schedule)
+    rel = check_neighbouring(neighbouring)
+    total = sum(p[2] for p in phases)
+    tau = one_step_tail(failure_prob, total)
+    derive = derive_add and rel == "add_remove"
+    steps = [one_step_pmfs(q, s, disc, tau, bits, rel, not derive) for q, s, _ in phases]
+    ndir = 2 if rel == "add_remove" else 1
+    pmfs, moved, cut = [], [], []
+    add_error = None
+    for k in range(ndir):
+        if k and add_error is not None:
+            if add_error <= 1e-2 * failure_prob:
+                break
+            add_error = None  # too large to be useful: compose the add direction itself
+            derive = False
+            steps = [one_step_pmfs(q, s, disc, tau, bits, rel) for q, s, _ in phases]
+        acc: _Tracked | None = None
+        mv = 0.0
+        for (_, _, t), st in zip(phases, steps, strict=True):
+            leaf = (_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
+                    else _Tracked(st.directions[k]))
+            part = _power(leaf, t, tail)
+            mv += t * st.moved[k]
+            acc = part if acc is None else _compose2(acc, part, tail)
+        assert acc is not None
+        pmfs.append(acc.pmf)
+        moved.append(mv * (1 + 1e-12))
+        cut.append(acc.cut)
+        if derive:
+            if not math.isfinite(acc.erry):
+                raise DomainError("the add direction's error bound overflowed")
+            add_error = acc.erry
+    return ComposedSGD(tuple(pmfs), tuple(moved), tuple(cut), total, disc, rel, add_error)
+
+
+# -- the floor -----------------------------------------------------------------------------
+def _lower_curve(pmf: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
+    """(losses rounded down, G, values, inf mass, deflation) of the measure's profile,
+    every quantity a lower bound (the mirror image of the upper curve)."""
+    from scipy.signal import lfilter
+
+    p = pmf.lower_probs()
+    n = p.size
+    losses = (pmf.lower + np.arange(n, dtype=np.float64)) * pmf.disc
+    losses = np.nextafter(np.nextafter(losses, -np.inf), -np.inf)
+    r = math.exp(-pmf.disc)
+    g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
+    g = np.maximum(g, 0.0)
+    inf = max(math.ldexp(float(pmf.inf), -pmf.bits) * (1 - 4 * _U), 0.0)
+    inc = g[1:] * -math.expm1(-pmf.disc)
+    values = inf + np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]])
+    return losses, g, values, inf, 1.0 - 8.0 * (n + 8) * _U
+
+
+def _lower_sum(curve: Any, x: np.ndarray) -> np.ndarray:
+    r"""A lower bound on :math:`\sum_l \nu(l)(1 - e^{x - l})_+` (plus the mass at
+    infinity) at each x."""
+    losses, g, values, inf, deflate = curve
+    out = np.full(x.shape, inf)
+    if losses.size == 0:
+        return out * deflate
+    idx = np.searchsorted(losses, x, side="right")
+    ok = idx < losses.size
+    j = idx[ok]
+    lin = g[j] * -np.expm1(x[ok] - losses[j])
+    out[ok] = (values[j] + np.maximum(lin, 0.0)) * deflate
+    return np.maximum(out * (1.0 - 4 * _U), 0.0)
+
+
+def lower_profile(comp: ComposedSGD, eps: Any) -> np.ndarray:
+    r"""A proven lower bound on DP-SGD's true profile at each ``eps`` (the floor theorem
+    in :mod:`symgdp.accounting.sgd`), the largest over the directions and over a ladder
+    of deviations :math:`t`."""
+    x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+    T, D = comp.steps, comp.disc
+    em = math.expm1(D)
+    mean = T * em * em / 8.0 * (1 + 1e-12)
+    var = T * (D * D / 4.0 + em**4 / 256.0) * (1 + 1e-12)
+    best = np.zeros(x.shape)
+    # deviations t with Bernstein tails exp(-k) for k in a ladder
+    ts = []
+    for k in (5.0, 8.0, 12.0, 16.0, 20.0, 24.0, 28.0, 32.0, 38.0, 46.0, 56.0, 70.0):
+        # smallest t with t^2 / (2 (V + D t / 3)) >= k
+        b = 2.0 * k * D / 3.0
+        t = 0.5 * (b + math.sqrt(b * b + 8.0 * k * var)) * (1 + 1e-12)
+        ts.append((t, math.exp(-k) * (1 + 1e-12)))
+    for pmf, mv, ct in zip(comp.pmfs, comp.moved, comp.cut, strict=True):
+        curve = _lower_curve(pmf)
+        added = max(math.ldexp(float(pmf.total() + pmf.inf - (1 << pmf.bits)), -pmf.bits),
+                    0.0) * (1 + 1e-12)
+        const = added + 2.0 * ct + mv
+        for t, pt in ts:
+            # g_x(l) falls with x: the shifted point is rounded up
+            xs = np.nextafter(x + (mean + t), np.inf)
+            v = _lower_sum(curve, xs) - pt - const
+            best = np.maximum(best, v)
+    return np.maximum(best, 0.0)
