@@ -243,7 +243,7 @@ def whole_line_rows(quick: bool, only: str) -> str:
     measure_mod = importlib.import_module("symgdp.measure")
 
     hook = measure_mod._whole_line
-    out = ["| profile | whole line | extra s | certified s without | extra % |",
+    out = ["| profile | whole line | extra ms | certified ms without | extra % |",
            "|---|---|---|---|---|"]
     for label, p in profiles(quick):
         if only and only not in label:
@@ -258,12 +258,12 @@ def whole_line_rows(quick: bool, only: str) -> str:
         finally:
             measure_mod._whole_line = hook
         if m is None:
-            out.append(f"| {label} | {err} | — | {t_without:.3f} | — |")
+            out.append(f"| {label} | {err} | — | {1e3 * t_without:.2f} | — |")
             continue
         how = ("no" if not m.covers_tail else "tail max" if "maximum" in m.tail_proof
                else "0" if not m.tail_proof or "is 0" in m.tail_proof else "proof")
         extra = t_with - t_without
-        out.append(f"| {label} | {how} | {extra:.3f} | {t_without:.3f} | "
+        out.append(f"| {label} | {how} | {1e3 * extra:.2f} | {1e3 * t_without:.2f} | "
                    f"{100 * extra / t_without:.0f}% |")
         print(out[-1], flush=True)
     return "\n".join(out)
@@ -285,7 +285,7 @@ def render_whole_line(table: str, info: dict[str, str], total: float, quick: boo
             "δ ≤ δ_upper on the whole line [0, ∞) (`covers_tail`): *0* when the profile "
             "is exactly 0 beyond ε_h, *proof* by the tail certificate, *tail max* when the "
             "tail is the maximum of G, *no* when not proved (the bracket then holds on "
-            "[0, ε_h] only).  *Extra s*: the time of the certified measurement minus the "
+            "[0, ε_h] only).  *Extra ms*: the time of the certified measurement minus the "
             "same measurement with the whole-line step switched off (both after one "
             f"warm-up run, so compiles are not counted; best of {REPEAT} each on a shared "
             "machine, so differences of a few ms are noise and can be negative).", "", table, "",
