@@ -286,8 +286,8 @@ def certified_rows(peers: str | None) -> tuple[list[str], list[str]]:
             "(`gdp_laplace`: per-step μ of Laplace composed, Dong, Roth & Su) and of the "
             "composed Laplace PLD (`gdp_summary`).  ε at δ = 1e-6: ours is the certified "
             "bracket `eps_at(1e-6)`; the peers' are float64 estimates (prv_accountant "
-            "gives its own error bracket at eps_error 1e-3, autodp is Rényi DP, an upper "
-            "bound but loose).", "",
+            "gives its own error bracket at eps_error 1e-2, delta_error δ/1000; autodp "
+            "is Rényi DP, an upper bound but loose).", "",
             "| route | μ | ε(1e-6) | time (s) |", "|---|---|---|---|",
             f"| **symgdp `compose`, certified** | [{mu_fl:.5f}, {mu_up:.5f}] (width "
             f"{mu_up - mu_fl:.1e}) | [{eb.lower:.4f}, {eb.upper:.4f}] | {sec:.2f} |",
@@ -434,7 +434,9 @@ def certified_rows(peers: str | None) -> tuple[list[str], list[str]]:
         dsec = time.perf_counter() - t0
         pc = peer(peers, "calibrate", repr(eps_t))
         prv_v, prv_s = _peer_cell(pc, "prv_accountant", "{:.6f}")
-        ok = csec < 30 and cs.within_rel and rel <= 1e-3
+        # dpsgd_sigma stops at sigma_below >= value * (1 - 1e-3): the gap can sit at 1e-3
+        # up to the rounding of this division
+        ok = csec < 30 and cs.within_rel and rel <= 1e-3 * (1 + 1e-9)
         verdicts.append(f"dpsgd_sigma: σ = {cs.value:.6f} in {csec:.1f} s, relative gap "
                         f"{rel:.3e} — {met(ok)}")
         out += ["Target: < 30 s, the returned σ (proved to meet μ ≤ 1) within 1e-3 "
