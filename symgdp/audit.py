@@ -67,6 +67,26 @@ class AuditResult:
     best: int
 
 
+def _confidence(confidence: Any) -> float:
+    """The confidence level as a float in (0, 1), else a DomainError naming it."""
+    c = float(confidence) if isinstance(confidence, (int, float)) and not isinstance(
+        confidence, bool) else float("nan")
+    if not 0.0 < c < 1.0:
+        raise DomainError(f"confidence must lie in (0, 1), got {confidence!r}")
+    return c
+
+
+def _delta(delta: Any) -> float | None:
+    """``delta`` as a float in [0, 1) (``None`` stays ``None``), else a DomainError."""
+    if delta is None:
+        return None
+    d = float(delta) if isinstance(delta, (int, float)) and not isinstance(
+        delta, bool) else float("nan")
+    if not 0.0 <= d < 1.0:
+        raise DomainError(f"delta must lie in [0, 1), got {delta!r}")
+    return d
+
+
 def _counts(name: str, v: Any) -> np.ndarray:
     a = np.atleast_1d(np.asarray(v, dtype=object))
     out = np.empty(a.shape, dtype=np.int64)
@@ -103,16 +123,8 @@ def audit(*, tp: Any, fn: Any, fp: Any, tn: Any, confidence: float = 0.95,
         >>> 2.2 < r.mu_lower < 2.563  # Phi^{-1}(0.9) - Phi^{-1}(0.1) = 2.563 at the MLE
         True
     """
-    c = float(confidence) if isinstance(confidence, (int, float)) and not isinstance(
-        confidence, bool) else float("nan")
-    if not 0.0 < c < 1.0:
-        raise DomainError(f"confidence must lie in (0, 1), got {confidence!r}")
-    d = None
-    if delta is not None:
-        d = float(delta) if isinstance(delta, (int, float)) and not isinstance(
-            delta, bool) else float("nan")
-        if not 0.0 <= d < 1.0:
-            raise DomainError(f"delta must lie in [0, 1), got {delta!r}")
+    c = _confidence(confidence)
+    d = _delta(delta)
     tp_, fn_, fp_, tn_ = (_counts(n, v) for n, v in
                           (("tp", tp), ("fn", fn), ("fp", fp), ("tn", tn)))
     m = tp_.size
@@ -222,22 +234,14 @@ def audit_one_run(*, m: int, r: int, v: int, confidence: float = 0.95,
         >>> round(r.mu_lower, 3), round(r.eps_lower, 3)  # 90% right; loose in GDP (below)
         (0.546, 1.775)
     """
-    c = float(confidence) if isinstance(confidence, (int, float)) and not isinstance(
-        confidence, bool) else float("nan")
-    if not 0.0 < c < 1.0:
-        raise DomainError(f"confidence must lie in (0, 1), got {confidence!r}")
+    c = _confidence(confidence)
     mm, rr, vv = (_counts(n, x)[0] if np.ndim(x) == 0 else None
                   for n, x in (("m", m), ("r", r), ("v", v)))
     if mm is None or rr is None or vv is None:
         raise DomainError(f"m, r, v must be single counts, got {m!r}, {r!r}, {v!r}")
     if not 0 <= vv <= rr <= mm or mm == 0:
         raise DomainError(f"need 0 <= v <= r <= m and m > 0, got m={m!r}, r={r!r}, v={v!r}")
-    d = None
-    if delta is not None:
-        d = float(delta) if isinstance(delta, (int, float)) and not isinstance(
-            delta, bool) else float("nan")
-        if not 0.0 <= d < 1.0:
-            raise DomainError(f"delta must lie in [0, 1), got {delta!r}")
+    d = _delta(delta)
     from .gaussian import delta_mu
 
     t = 1.0 - c
