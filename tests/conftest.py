@@ -25,3 +25,25 @@ import importlib  # noqa: E402
 
 # (the module, not the function symgdp.measure that the package re-exports)
 importlib.import_module("symgdp.measure").DEFAULT_TIME_LIMIT = None
+
+# CPython 3.11's linecache.checkcache walks a copy of the cache's keys and then indexes the
+# cache; SymPy's lambdify registers each generated function's source there and removes it
+# with weakref.finalize when the function is collected.  A collection in another thread (or
+# in the loop's own os.stat) can remove an entry between the two steps: KeyError, seen once
+# in a doctest under a parallel run.  Entries already checked are left as they are, so a
+# retry after the race is the same check.
+import linecache  # noqa: E402
+
+_checkcache = linecache.checkcache
+
+
+def _checkcache_tolerating_finalizers(filename=None):
+    for _ in range(100):
+        try:
+            return _checkcache(filename)
+        except KeyError:
+            continue
+    return None
+
+
+linecache.checkcache = _checkcache_tolerating_finalizers
