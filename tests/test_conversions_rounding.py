@@ -287,3 +287,48 @@ def test_eps_from_rdp_up(e0, k, orders, delta):
         ref = max(min(vals), mpmath.mpf(0))
     assert got >= ref, (e0, k, orders, delta, got, ref)
     assert got <= ref + 1e-12 * (abs(ref) + 1)
+
+
+# -- composition.rdp_tight: never below the exact minimum over the orders ---------------
+def _rdp_objective(e0: float, k: int, d: float, t: mpmath.mpf) -> mpmath.mpf:
+    """k D_alpha(RR) + log(1 - 1/alpha) - (log d + log alpha)/(alpha - 1), alpha = 1 + e^t,
+    in mpmath at 50 digits plus those D_alpha's closed form loses."""
+    lost = 3 * max(0.0, -math.log10(e0)) + max(0.0, -float(t) / math.log(10))
+    with mpmath.workdps(50 + int(lost)):
+        a = 1 + mpmath.exp(t)
+        e = mpmath.mpf(e0)
+        rr = mpmath.log(mpmath.cosh((a - mpmath.mpf(1) / 2) * e) / mpmath.cosh(e / 2)) / (a - 1)
+        return k * rr + mpmath.log(1 - 1 / a) - (mpmath.log(mpmath.mpf(d)) + mpmath.log(a)) / (a - 1)
+
+
+def _rdp_tight_min(e0: float, k: int, d: float) -> mpmath.mpf:
+    """The minimum over t = log(alpha - 1) in [-8, 12] (rdp_tight's range, so at least the
+    minimum over all orders): a 41-point grid, then golden section around its best point
+    (the objective is unimodal in t on the cases tried; the grid guards the rest)."""
+    with mpmath.workdps(50):
+        ts = [mpmath.mpf(-8) + mpmath.mpf(i) / 2 for i in range(41)]
+        vals = [_rdp_objective(e0, k, d, t) for t in ts]
+        i = min(range(41), key=lambda j: vals[j])
+        lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, 40)]
+        gr = (mpmath.sqrt(5) - 1) / 2
+        for _ in range(90):
+            x1, x2 = hi - gr * (hi - lo), lo + gr * (hi - lo)
+            if _rdp_objective(e0, k, d, x1) < _rdp_objective(e0, k, d, x2):
+                hi = x2
+            else:
+                lo = x1
+        return min(min(vals), _rdp_objective(e0, k, d, (lo + hi) / 2))
+
+
+@pytest.mark.slow
+@given(log_eps, st.integers(1, 10**9), st.floats(-300.0, -1e-9).map(lambda t: 10.0**t))
+@example(1e-6, 10**9, 1e-5)  # once 9e-9 relative below the minimum (cancellation)
+@example(1e-300, 1, 0.999999)  # delta near 1: the log terms cancel
+@example(2000.0, 10**9, 1e-300)
+@example(1e-3, 1, 0.5)
+def test_rdp_tight_never_below_the_minimum(e0, k, d):
+    from symgdp import composition as C
+
+    ref = _rdp_tight_min(e0, k, d)
+    got = C.rdp_tight(e0, k, d)
+    assert got >= max(ref, 0), (e0, k, d, got, ref)
