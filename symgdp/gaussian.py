@@ -181,9 +181,9 @@ def delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
 
     Computed without cancellation or overflow; relative error about 1e-13 or better
     wherever the value is a normal float64. Deep in the tail (e.g.
-    :math:`\delta_1(40) \approx 3.9\times10^{-343}`) it underflows: rounded up to the
-    smallest subnormal ``5e-324``, rounded down or to nearest to ``0.0``; use
-    :func:`log_delta_mu` there.
+    :math:`\delta_1(40) \approx 3.9\times10^{-343}`) it underflows: rounded up to a
+    subnormal (two subnormal steps, ``1e-323``, cover the rounding of ``exp``), rounded
+    down or to nearest to ``0.0``; use :func:`log_delta_mu` there.
 
     Rounding: as :func:`log_delta_mu`, by default (``rounding="up"``) never below the
     exact value at the given floats (the safe side for the :math:`\delta` of a
@@ -194,7 +194,7 @@ def delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
         >>> delta_mu(1.0, 1.0)  # doctest: +ELLIPSIS
         0.1269...
         >>> delta_mu(40.0, 1.0), delta_mu(40.0, 1.0, rounding="down")
-        (5e-324, 0.0)
+        (1e-323, 0.0)
     """
     up = _check_rounding(rounding)
     scalar, (e, m) = _prepare(eps, mu)
@@ -245,7 +245,7 @@ def dlog_delta_dmu(eps: Any, mu: Any) -> Any:
     scalar, (e, m) = _prepare(eps, mu)
     a = m / 2.0 - e / m
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta_mu(e, m))
+        out = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta_mu(e, m, rounding="nearest"))
     return _finish(scalar, out)
 
 
