@@ -298,7 +298,8 @@ def _rdp_objective(e0: float, k: int, d: float, t: mpmath.mpf) -> mpmath.mpf:
         a = 1 + mpmath.exp(t)
         e = mpmath.mpf(e0)
         rr = mpmath.log(mpmath.cosh((a - mpmath.mpf(1) / 2) * e) / mpmath.cosh(e / 2)) / (a - 1)
-        return k * rr + mpmath.log(1 - 1 / a) - (mpmath.log(mpmath.mpf(d)) + mpmath.log(a)) / (a - 1)
+        conv = (mpmath.log(mpmath.mpf(d)) + mpmath.log(a)) / (a - 1)
+        return k * rr + mpmath.log(1 - 1 / a) - conv
 
 
 def _rdp_tight_min(e0: float, k: int, d: float) -> mpmath.mpf:
