@@ -143,7 +143,9 @@ def log_delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
     stays at most 0.  ``rounding="down"`` gives a lower bound (the safe side when
     :math:`\delta_\mu` is the curve another profile must stay below), ``"nearest"`` the
     plain float value (either side).  The distance from the exact value is about 1e-14
-    relative (up to 1e-12 near cancellations of the erfc form, :math:`\mu \ll 0.05`).
+    relative, up to about 1e-11 where the error bound is pessimistic: near cancellations
+    of the erfc form (:math:`\mu \ll 0.05`) and where the two terms of the direct form
+    nearly cancel.
 
     Args:
         eps: :math:`\varepsilon \ge 0` (float or array).
