@@ -204,11 +204,18 @@ def _rdp_tight_one(e0: float, kk: int, d: float) -> float:
         return math.fsum(terms(t))
 
     def f_up(t: float) -> float:
-        # The bound at the float order alpha = 1 + e^t: k times the rounded-up curve
-        # (relative 4 u for the product), the other two terms within 4 u each; their
-        # absolute sum times 8 u, plus one ulp, covers every rounding.
+        # The bound at the float order alpha = 1 + e^t, rounded up.  Errors (u = 2^-52):
+        # k times the rounded-up curve, u of it; log1p(-1/alpha), u of it plus the rounding
+        # of 1/alpha amplified by 1/(alpha - 1); -(log delta + log alpha)/(alpha - 1), the
+        # two logs' roundings u (|log delta| + log alpha) divided by alpha - 1 (their sum
+        # may cancel, so not relative to the term), plus u of the term for the division
+        # and alpha - 1; fsum rounds once.  Four times their sum, plus one ulp.
+        a = 1.0 + math.exp(t)
         ts = terms(t)
-        return math.nextafter(math.fsum(ts) + 8.0 * _U * math.fsum(map(abs, ts)), math.inf)
+        s = math.fsum(ts)
+        err = (abs(ts[0]) + abs(ts[1]) + 2.0 * abs(ts[2]) + abs(s)
+               + (1.0 + abs(math.log(d)) + math.log(a)) / (a - 1.0))
+        return math.nextafter(s + 4.0 * _U * err, math.inf)
 
     ts = np.linspace(-8.0, 12.0, 201)
     vals = [f(t) for t in ts]

@@ -35,17 +35,19 @@ Conventions shared by every function here:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 from scipy import special
 
-from .errors import ConvergenceError, DomainError
+from .errors import ConvergenceError, DomainError, PrecisionError
 from .gaussian_core import (  # noqa: F401 (re-exported names of the family's core)
     _scalar_first,
     _A_SWITCH,
     _CANCEL,
     _CUBIC_DONE,
+    _ERR_C,
     _LOG2,
     _LOG_SQRT_2PI,
     _MAX_ITER,
@@ -59,6 +61,7 @@ from .gaussian_core import (  # noqa: F401 (re-exported names of the family's co
     _log_delta_core,
     _prepare,
     _quiet,
+    _rr_side,
 )
 from .gaussian_scalar import (  # noqa: F401 (re-exported names of the family's core)
     _check_rounding,
@@ -95,46 +98,107 @@ def _edge_log_delta(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.nda
     return out, regular
 
 
+# absolute slack of eight subnormal steps: covers the roundings of a value that is itself
+# subnormal (absorbed without effect by any normal value)
+_SUB_SLACK = 8 * 5e-324
+
+
+def _round_log(ld: np.ndarray, err: np.ndarray, up: bool) -> np.ndarray:
+    """log delta values with float errors at most ``err`` moved to the safe side."""
+    err = err + _SUB_SLACK  # a log within 1e-308 of 0 carries subnormal roundings
+    # at a regular point the exact log is finite: a log that overflowed to -inf is below
+    # -1.8e308 (the up side is the most negative float), an unbounded error leaves 0
+    # (up) or -inf (down)
+    ok = np.isfinite(err)
+    if up:
+        y = np.minimum(np.nextafter(ld + err, np.inf), 0.0)
+        return np.where(np.isneginf(ld), -np.finfo(np.float64).max, np.where(ok, y, 0.0))
+    return np.where(ok, np.nextafter(ld - err, -np.inf), -np.inf)
+
+
+def _round_delta(v: np.ndarray, rel: np.ndarray, up: bool) -> np.ndarray:
+    """delta values with relative error at most ``rel`` (and, once subnormal, an absolute
+    error below one subnormal step) moved to the safe side, inside [0, 1]."""
+    if up:
+        y = np.nextafter(v * (1.0 + rel), np.inf)
+        y = np.where(y < 1e-300, np.nextafter(y, np.inf), y)
+        return np.minimum(y, 1.0)
+    y = np.where(rel < 1.0, np.nextafter(v * (1.0 - rel), 0.0), 0.0)
+    y = np.where(y < 1e-300, np.nextafter(y, 0.0), y)
+    return np.maximum(y, 0.0)
+
+
 @_scalar_first(_log_delta_mu_scalar)
-def log_delta_mu(eps: Any, mu: Any) -> Any:
+def log_delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
     r"""Natural logarithm of the GDP privacy profile :math:`\log\delta_\mu(\varepsilon)`.
 
     Finite wherever :math:`\delta_\mu(\varepsilon)` itself underflows float64, and accurate
     to about 1e-15 relative (see ``docs/benchmarks.md``).
 
+    Rounding: :math:`\delta_\mu(\varepsilon)` is the :math:`\delta` of the guarantee
+    "a :math:`\mu`-GDP mechanism is :math:`(\varepsilon, \delta)`-DP", so by default
+    (``rounding="up"``) the float is never below the exact value at the given floats: the
+    float evaluation is moved up by a bound on its error (the error model in
+    :mod:`symgdp.gaussian_core`, 32 times the roundings of every step) and one ulp, and
+    stays at most 0.  ``rounding="down"`` gives a lower bound (the safe side when
+    :math:`\delta_\mu` is the curve another profile must stay below), ``"nearest"`` the
+    plain float value (either side).  The distance from the exact value is about 1e-14
+    relative, up to about 1e-11 where the error bound is pessimistic: near cancellations
+    of the erfc form (:math:`\mu \ll 0.05`) and where the two terms of the direct form
+    nearly cancel.
+
     Args:
         eps: :math:`\varepsilon \ge 0` (float or array).
         mu: :math:`\mu \ge 0` (float or array), broadcast against ``eps``.
+        rounding: ``"up"`` (default), ``"down"`` or ``"nearest"``.
 
     Returns:
         :math:`\log\delta_\mu(\varepsilon) \le 0`; ``-inf`` for :math:`\mu = 0` or
-        :math:`\varepsilon = \infty`, ``0`` for :math:`\mu = \infty`.
+        :math:`\varepsilon = \infty`, ``0`` for :math:`\mu = \infty` (exact, whatever
+        the rounding).
 
     Example:
         >>> round(log_delta_mu(100.0, 1.0), 6)
         -4960.254554
+        >>> log_delta_mu(1.0, 1.0, rounding="down") < log_delta_mu(1.0, 1.0)
+        True
     """
+    up = _check_rounding(rounding)
     scalar, (e, m) = _prepare(eps, mu)
     _check_nonneg("eps", e)
     _check_nonneg("mu", m)
     out, reg = _edge_log_delta(e, m)
     if np.any(reg):
-        out[reg] = _log_delta_core(e[reg], m[reg])
+        if up is None:
+            out[reg] = _log_delta_core(e[reg], m[reg])
+        else:
+            err = np.empty(int(np.count_nonzero(reg)))
+            out[reg] = _round_log(_log_delta_core(e[reg], m[reg], err), err, up)
     return _finish(scalar, out)
 
 
 @_scalar_first(_delta_mu_scalar)
-def delta_mu(eps: Any, mu: Any) -> Any:
+def delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
     r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (theory §3).
 
     Computed without cancellation or overflow; relative error about 1e-13 or better
-    wherever the value is a normal float64. It underflows to ``0.0`` deep in the tail
-    (e.g. :math:`\delta_1(40) \approx 3.9\times10^{-343}`): use :func:`log_delta_mu` there.
+    wherever the value is a normal float64. Deep in the tail (e.g.
+    :math:`\delta_1(40) \approx 3.9\times10^{-343}`) it underflows: rounded up to a
+    subnormal (two subnormal steps, ``1e-323``, cover the rounding of ``exp``), rounded
+    down or to nearest to ``0.0``; use :func:`log_delta_mu` there.
+
+    Rounding: as :func:`log_delta_mu`, by default (``rounding="up"``) never below the
+    exact value at the given floats (the safe side for the :math:`\delta` of a
+    guarantee) and at most 1; ``"down"`` gives a lower bound (at least 0), ``"nearest"``
+    the plain float value.
 
     Example:
         >>> delta_mu(1.0, 1.0)  # doctest: +ELLIPSIS
         0.1269...
+        >>> delta_mu(40.0, 1.0), delta_mu(40.0, 1.0, rounding="down")
+        (1e-323, 0.0)
     """
+    up = _check_rounding(rounding)
     scalar, (e, m) = _prepare(eps, mu)
     _check_nonneg("eps", e)
     _check_nonneg("mu", m)
@@ -142,7 +206,13 @@ def delta_mu(eps: Any, mu: Any) -> Any:
     out = np.array(np.exp(logd), dtype=np.float64)
     if np.any(reg):
         er, mr = e[reg], m[reg]
-        res = np.exp(_log_delta_core(er, mr))
+        err = None if up is None else np.empty(er.shape)
+        ld = _log_delta_core(er, mr, err)
+        if up is None:
+            res = np.exp(ld)
+        else:
+            res = np.exp(_round_log(ld, err, up))
+        rel = np.full(er.shape, 2.0 * _ULP)
         a = mr / 2.0 - er / mr
         b = -er / mr - mr / 2.0
         tail = a <= _A_SWITCH
@@ -152,8 +222,20 @@ def delta_mu(eps: Any, mu: Any) -> Any:
             e1 = special.erfcx(-at / _SQRT2)
             d = e1 - special.erfcx(-bt / _SQRT2)
             fine = (d * np.maximum(1.0, 0.5 * at * at) >= _CANCEL * e1) & (mt >= _MU_TINY)
-            res[tail] = np.where(fine, 0.5 * np.exp(-hi) * (1.0 - lo) * d, res[tail])
-        out[reg] = np.minimum(res, 1.0)
+            val = 0.5 * np.exp(-hi) * (1.0 - lo) * d
+            if up is not None:
+                # the double-double form only while every factor is a normal float; its
+                # error: exp of an argument exact to ~u^2, two product roundings and the
+                # erfcx difference as in the error model of the log (gaussian_core)
+                fine &= val > 1e-300
+                rel[tail] = np.where(fine, _ERR_C * _ULP * (
+                    4.0 + (2.0 + np.minimum(-bt, (at - bt) / np.maximum(-at, 1e-300)))
+                    * (2.0 * e1 - d) / d), rel[tail])
+            res[tail] = np.where(fine, val, res[tail])
+        if up is None:
+            out[reg] = np.minimum(res, 1.0)
+        else:
+            out[reg] = _round_delta(res, rel, up)
     return _finish(scalar, out)
 
 
@@ -165,7 +247,7 @@ def dlog_delta_dmu(eps: Any, mu: Any) -> Any:
     scalar, (e, m) = _prepare(eps, mu)
     a = m / 2.0 - e / m
     with np.errstate(invalid="ignore", divide="ignore"):
-        out = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta_mu(e, m))
+        out = np.exp(-0.5 * a * a - _LOG_SQRT_2PI - log_delta_mu(e, m, rounding="nearest"))
     return _finish(scalar, out)
 
 
@@ -494,19 +576,61 @@ def _eps_gdp_core(m: np.ndarray, L: np.ndarray) -> np.ndarray:
     return _halley(x, derivs, lo, hi, "eps_gdp", log_var=False, scale=L)
 
 
+# sqrt(pi/2) with the float just above and the float two ulps below it
+_C_RR = math.sqrt(math.pi / 2.0)
+_C_RR_UP = math.nextafter(_C_RR, math.inf)
+_C_RR_DOWN = math.nextafter(math.nextafter(_C_RR, 0.0), 0.0)
+# the relative error of mu_from_pure_dp's float formulas in units of u (see there)
+_RR_ERR = 32.0
+
+
+def _outward_rel(x: np.ndarray, rel: Any, up: bool, lo: float = 0.0) -> np.ndarray:
+    """``x`` with relative error at most ``rel`` (plus one subnormal step) moved to the safe
+    side: up to +inf, down to ``lo`` at least.  inf, 0 (when exact) and NaN are kept by
+    the callers."""
+    if up:
+        return np.nextafter(np.nextafter(x + np.abs(x) * rel, np.inf), np.inf)
+    return np.maximum(np.nextafter(np.nextafter(x - np.abs(x) * rel, -np.inf), -np.inf), lo)
+
+
+def _rr_outward(e: float, y0: float, up: bool) -> float:
+    """The float GDP parameter ``y0`` of ``e``-DP moved outward until its side is proved."""
+    rel = _RR_ERR * _ULP
+    for _ in range(8):
+        y = float(_outward_rel(np.float64(y0), rel, up))
+        if _rr_side(e, y, up):
+            return y
+        rel *= 16.0
+    raise PrecisionError(f"could not bound the GDP parameter of {e!r}-DP "
+                         f"({'up' if up else 'down'}) near {y0!r}")
+
+
 @_quiet
-def mu_from_pure_dp(eps0: Any) -> Any:
+def mu_from_pure_dp(eps0: Any, *, rounding: str = "up") -> Any:
     r"""GDP parameter of any :math:`\varepsilon_0`-DP mechanism:
     :math:`\mu = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (tight for randomized response;
     Dong, Roth & Su 2021, and theory §3).
 
     Computed as :math:`-2\Phi^{-1}` of :math:`\exp(-\operatorname{softplus}(\varepsilon_0))`
-    in log space, so it stays exact for large :math:`\varepsilon_0`.
+    in log space, so it stays exact for large :math:`\varepsilon_0`; below
+    :math:`\varepsilon_0 = 1` as :math:`2\sqrt2\,\mathrm{erf}^{-1}(\tanh(\varepsilon_0/2))`,
+    and below :math:`10^{-10}` (subnormals included) as :math:`\sqrt{\pi/2}\,\varepsilon_0`,
+    which is above the exact value by a relative :math:`0.018\varepsilon_0^2` at most.
+
+    Rounding: the :math:`\mu` of a guarantee, so by default (``rounding="up"``) never below
+    the exact value at the given float: the float formulas (with one Newton step on
+    :math:`\log\Phi` above :math:`\varepsilon_0 = 1`) are within a few u; the value is
+    moved by 32 u and two ulps, about 1e-14 relative, and its side is then proved in ball
+    arithmetic (arb), the move widened until it holds.  ``"down"`` gives a lower bound,
+    ``"nearest"`` the plain float value.
 
     Example:
         >>> round(mu_from_pure_dp(0.2), 13)
         0.2504839050689
+        >>> mu_from_pure_dp(5e-324) > 0   # the series: no underflow of eps0/2
+        True
     """
+    up = _check_rounding(rounding)
     scalar, (e,) = _prepare(eps0)
     _check_nonneg("eps0", e)
     with np.errstate(invalid="ignore"):
@@ -515,20 +639,51 @@ def mu_from_pure_dp(eps0: Any) -> Any:
         # there 1 - 2p = tanh(eps0/2) and Phi^{-1}(p) = -sqrt2 erfinv(tanh(eps0/2)) is exact.
         out = np.where(e < 1.0, 2.0 * _SQRT2 * special.erfinv(np.tanh(0.5 * e)),
                        -2.0 * special.ndtri_exp(log_p))
+    # series: mu = sqrt(pi/2) eps0 (1 - (1/12 - pi/48) eps0^2 + O(eps0^4)), so the linear
+    # term is an upper bound and below 1e-10 within 2e-22 relative of mu
+    big = e >= 1.0
+    if np.any(big & np.isfinite(e)):
+        # one Newton step on log Phi(z) = log p: scipy's ndtri_exp alone is off by up to
+        # 3000 u beyond eps0 = 4000; after it, within a few u (log_ndtr is accurate)
+        nb = big & np.isfinite(e)
+        z, lp = out[nb] / -2.0, log_p[nb]
+        lz = special.log_ndtr(z)
+        z = z - (lz - lp) * np.exp(lz + 0.5 * z * z + _LOG_SQRT_2PI)
+        out[nb] = np.where(np.isfinite(z), -2.0 * z, out[nb])
+    # series: mu = sqrt(pi/2) eps0 (1 - (1/12 - pi/48) eps0^2 + O(eps0^4)), so the linear
+    # term is an upper bound and below 1e-10 within 2e-22 relative of mu
+    tiny = e < 1e-10
+    c = _C_RR if up is None else (_C_RR_UP if up else _C_RR_DOWN)
+    out = np.where(tiny, e * c, out)
+    if up is not None:
+        out = np.where(tiny & (out > 0), _outward_rel(out, 0.0, up), out)
+        # elsewhere: moved outward by 32 u (the float formulas are within a few u), and
+        # the side proved in ball arithmetic (gaussian_core._rr_side), widening if needed
+        for i in np.flatnonzero(~tiny & np.isfinite(out) & (out > 0)):
+            out.flat[i] = _rr_outward(float(e.flat[i]), float(out.flat[i]), up)
     return _finish(scalar, out)
 
 
 @_quiet
-def compose_gdp(*mus: Any) -> Any:
+def compose_gdp(*mus: Any, rounding: str = "up") -> Any:
     r"""Composition of GDP guarantees: :math:`\sqrt{\sum_i \mu_i^2}`
     (Dong, Roth & Su 2021, Corollary 3.3).
 
+    Rounding: the :math:`\mu` of a guarantee, so by default (``rounding="up"``) never below
+    the exact value for the given floats (each of the :math:`n - 1` ``hypot`` steps is
+    within an ulp, so the result is moved by :math:`2(n-1)` u and two ulps; one
+    :math:`\mu` is returned as it is).  ``"down"`` gives a lower bound, ``"nearest"`` the
+    plain float value.
+
     Example:
-        >>> compose_gdp(3.0, 4.0)
+        >>> compose_gdp(3.0, 4.0, rounding="nearest")
         5.0
+        >>> 5.0 <= compose_gdp(3.0, 4.0) <= 5.0 * (1 + 1e-15)
+        True
     """
     if not mus:
         raise TypeError("compose_gdp needs at least one mu")
+    up = _check_rounding(rounding)
     scalar, arrs = _prepare(*mus)
     for m in arrs:
         _check_nonneg("mu", m)
@@ -536,17 +691,35 @@ def compose_gdp(*mus: Any) -> Any:
     out = arrs[0]
     for m in arrs[1:]:
         out = np.hypot(out, m)
-    return _finish(scalar, np.asarray(out, dtype=np.float64))
+    out = np.asarray(out, dtype=np.float64)
+    if up is not None and len(arrs) > 1:
+        # exact where at most one mu is non-zero (hypot(x, 0) = x): keep 0 exact
+        live = np.isfinite(out) & (out > 0)
+        out = np.where(live, _outward_rel(out, 2.0 * (len(arrs) - 1) * _ULP, up), out)
+    return _finish(scalar, out)
 
 
 @_quiet
-def tradeoff_gdp(alpha: Any, mu: Any) -> Any:
+def tradeoff_gdp(alpha: Any, mu: Any, *, rounding: str = "down") -> Any:
     r"""The GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`.
+
+    Rounding: :math:`G_\mu` is the curve a :math:`\mu`-GDP mechanism's type II errors stay
+    above, a lower bound, so by default (``rounding="down"``) the float is never above
+    the exact value at the given floats (and at least 0).  With :math:`z` the quantile
+    and :math:`x = -z - \mu` the float error is at most
+    :math:`32u\,(1 + (|x| + 1.6)(|z| + |x|))` relative (the quantile within a few u of
+    :math:`|z|`, :math:`\varphi(x)/\Phi(x) \le |x| + 1.6` turning an absolute error of
+    :math:`x` into a relative one of :math:`\Phi(x)`), plus two subnormal steps.
+    ``"up"`` gives an upper bound (at most 1), ``"nearest"`` the plain float value.
+    :math:`\alpha \in \{0, 1\}` and :math:`\mu \in \{0, \infty\}` at those ends are exact.
 
     Example:
         >>> round(tradeoff_gdp(0.05, 0.0), 12)
         0.95
+        >>> tradeoff_gdp(0.05, 1.0) <= tradeoff_gdp(0.05, 1.0, rounding="up")
+        True
     """
+    up = _check_rounding(rounding)
     scalar, (al, m) = _prepare(alpha, mu)
     _check_nonneg("mu", m)
     bad = (al < 0) | (al > 1)
@@ -554,7 +727,19 @@ def tradeoff_gdp(alpha: Any, mu: Any) -> Any:
         raise DomainError(f"alpha must lie in [0, 1], got {al[bad].flat[0]!r}")
     # Phi^{-1}(1 - alpha) = -Phi^{-1}(alpha) avoids rounding 1 - alpha
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = special.ndtr(-special.ndtri(al) - m)
+        z = special.ndtri(al)
+        x = -z - m
+        out = special.ndtr(x)
+        if up is not None:
+            rel = _ERR_C * _ULP * (1.0 + (np.abs(x) + 1.6) * (np.abs(z) + np.abs(x)))
+            if up:
+                y = np.nextafter(out * (1.0 + rel) + 2 * 5e-324, np.inf)
+                y = np.minimum(y, 1.0)
+            else:
+                y = np.where(rel < 1.0, out * (1.0 - rel) - 2 * 5e-324, 0.0)
+                y = np.maximum(np.nextafter(y, -np.inf), 0.0)
+            ends = (al == 0) | (al == 1)
+            out = np.where(ends | ~np.isfinite(x), out, y)
     # mu = inf: G(0) = 1 by continuity in alpha at every finite mu, and 0 for alpha > 0.
     out = np.where(np.isinf(m), np.where(al > 0, 0.0, 1.0), out)
     out = np.where(np.isnan(al) | np.isnan(m), np.nan, out)

@@ -197,3 +197,31 @@ def _mp_log_delta(eps: float, mu: float) -> float:
     return float(mp_log_delta_mu(eps, mu, dps=20))
 
 
+
+
+def _rr_side(e: float, y: float, up: bool) -> bool:
+    r"""Prove in ball arithmetic that ``y`` is an upper (``up``) or a lower bound on the GDP
+    parameter :math:`-2\Phi^{-1}(1/(1 + e^{e}))` of :math:`e`-DP.
+
+    :math:`\Phi(-y/2)` decreases in ``y``, so ``y`` is an upper bound iff
+    :math:`\Phi(-y/2) \le 1/(1 + e^{e})`.  Below ``e = 1`` this is compared as
+    :math:`\mathrm{erf}(y/(2\sqrt2)) \ge \tanh(e/2)` (no cancellation near 1/2); above, in
+    logs, with :math:`\mathrm{erfc}(x)` for :math:`x = y/(2\sqrt2) \ge 10^4` taken from the
+    classical bounds :math:`(1 - 1/(2x^2)) e^{-x^2}/(x\sqrt\pi) < \mathrm{erfc}(x) <
+    e^{-x^2}/(x\sqrt\pi)` (arb's erfc does not reach :math:`x = 10^{150}`).  False when the
+    balls do not decide.
+    """
+    from flint import arb, ctx
+
+    with ctx.workprec(160):
+        x = arb(y) / (2 * arb(2).sqrt())
+        if e < 1.0:
+            lhs, rhs = -x.erf(), -(arb(e) / 2).tanh()  # increasing in Phi(-y/2)
+        else:
+            rhs = -(arb(e) + (-arb(e)).exp().log1p())  # log(1/(1 + e^e))
+            if y < 2.0 * _SQRT2 * 1e4:
+                lhs = (x.erfc() / 2).log()
+            else:
+                top = -x * x - (x * arb.pi().sqrt()).log() - arb(2).log()
+                lhs = top if up else top + (-1 / (2 * x * x)).log1p()
+        return bool(lhs <= rhs) if up else bool(lhs >= rhs)

@@ -187,28 +187,80 @@ def _regular_eps_mu(eps: Any, mu: Any) -> tuple[float, float] | None:
     return e, m
 
 
-def _log_delta_mu_scalar(eps: Any, mu: Any) -> float | None:
-    em = _regular_eps_mu(eps, mu)
-    return None if em is None else _log_delta_scalar_core(*em)
+def _shift_log(ld: float, err: float, up: bool) -> float:
+    """log delta ``ld`` with float error at most ``err`` moved to the safe side."""
+    err += 8 * 5e-324  # a log within 1e-308 of 0 carries subnormal roundings
+    if not (math.isfinite(ld) and math.isfinite(err)):
+        return None  # the vectorised path decides
+    if up:
+        return min(math.nextafter(ld + err, math.inf), 0.0)
+    return math.nextafter(ld - err, -math.inf)
 
 
-def _delta_mu_scalar(eps: Any, mu: Any) -> float | None:
+def _log_delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
     em = _regular_eps_mu(eps, mu)
     if em is None:
         return None
-    e, m = em
-    ld = _log_delta_scalar_core(e, m)
-    if ld is None:
+    up = _check_rounding(rounding)
+    if up is None:
+        return _log_delta_scalar_core(*em)
+    le = _log_delta_scalar_err(*em)
+    return None if le is None else _shift_log(le[0], le[1], up)
+
+
+def _outward(v: float, rel: float, up: bool) -> float:
+    """``v`` with relative error at most ``rel`` (and, once subnormal, an absolute error
+    below one subnormal step) moved to the safe side, inside [0, 1]."""
+    if up:
+        y = math.nextafter(v * (1.0 + rel), math.inf)
+        if y < 1e-300:
+            y = math.nextafter(y, math.inf)
+        return min(y, 1.0)
+    y = math.nextafter(v * (1.0 - rel), 0.0) if rel < 1.0 else 0.0
+    if y < 1e-300:
+        y = math.nextafter(y, 0.0)
+    return max(y, 0.0)
+
+
+def _delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
+    em = _regular_eps_mu(eps, mu)
+    if em is None:
         return None
-    res = math.exp(ld)
+    up = _check_rounding(rounding)
+    e, m = em
+    if up is None:
+        ld = _log_delta_scalar_core(e, m)
+        if ld is None:
+            return None
+    else:
+        le = _log_delta_scalar_err(e, m)
+        if le is None:
+            return None
+        ld, err = le
+    if up is not None:
+        lr = _shift_log(ld, err, up)
+        if lr is None:
+            return None
+    res = math.exp(ld) if up is None else math.exp(lr)
+    rel = 2.0 * _ULP
     a = m / 2.0 - e / m
     if a <= _A_SWITCH:
         b = -e / m - m / 2.0
         hi, lo = _half_a_squared(e, m)
         e1 = float(_erfcx(-a / _SQRT2))
         d = e1 - float(_erfcx(-b / _SQRT2))
-        res = 0.5 * math.exp(-hi) * (1.0 - lo) * d
-    return min(res, 1.0)
+        val = 0.5 * math.exp(-hi) * (1.0 - lo) * d
+        if up is None:
+            return min(val, 1.0)
+        if val > 1e-300:  # the double-double form, while every factor is a normal float
+            res = val
+            # exp of an argument exact to ~u^2, the two roundings of the product, and
+            # the erfcx difference as in the error model of the log (gaussian_core)
+            rel = _ERR_C * _ULP * (4.0 + (2.0 + min(-b, (a - b) / max(-a, 1e-300)))
+                                   * (2.0 * e1 - d) / d)
+    if up is None:
+        return min(res, 1.0)
+    return _outward(res, rel, up)
 
 
 def _scalar_log_delta_input(delta: Any, log_delta: Any) -> float | None:

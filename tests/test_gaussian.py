@@ -94,7 +94,8 @@ def test_grid_covers_the_targets(grid: dict[str, Any]) -> None:
 
 def test_log_delta_mu_matches_mpmath(grid: dict[str, Any]) -> None:
     E, M, LR = grid["eps"], grid["mu"], grid["log"]
-    L = g.log_delta_mu(E, M)
+    # the float evaluation's accuracy (the safe-side values: test_conversions_rounding)
+    L = g.log_delta_mu(E, M, rounding="nearest")
     err = rel_err(L, LR)
     # Target 1e-13 for mu <= 10; beyond it (not covered by the targets) log delta can be
     # ~1e-50 and rests on Phi(-15); 1e-12 still catches any algorithmic error.
@@ -104,7 +105,7 @@ def test_log_delta_mu_matches_mpmath(grid: dict[str, Any]) -> None:
 
 def test_delta_mu_matches_mpmath(grid: dict[str, Any]) -> None:
     E, M, DR = grid["eps"], grid["mu"], grid["delta"]
-    D = g.delta_mu(E, M)
+    D = g.delta_mu(E, M, rounding="nearest")  # accuracy; sides: test_conversions_rounding
     normal = DR >= 1e-300
     err = np.where(normal, rel_err(D, np.where(normal, DR, 1.0)), np.abs(D - DR))
     # Below 1e-300 only an absolute error can be asked of a (sub)normal float64.
@@ -217,7 +218,8 @@ def test_mu_from_pure_dp_is_tight_at_eps_zero() -> None:
 
 
 def test_compose_gdp_closed_forms() -> None:
-    assert g.compose_gdp(3.0, 4.0) == 5.0
+    assert g.compose_gdp(3.0, 4.0, rounding="nearest") == 5.0
+    assert 5.0 < g.compose_gdp(3.0, 4.0) <= 5.0 * (1 + 1e-15)  # rounded up by default
     assert g.compose_gdp(0.5) == 0.5
     # n-fold composition of mu-GDP is sqrt(n) mu (theory §3)
     assert g.compose_gdp(*[0.3] * 16) == pytest.approx(1.2, rel=1e-15)
@@ -250,7 +252,10 @@ def test_delta_1_at_40_underflows_but_log_is_finite() -> None:
     assert abs(L - float(ref)) <= LOG_TOL * abs(float(ref))
     with mpmath.workdps(REF_DPS):
         assert mpmath.nstr(mpmath.exp(L), 2) == "3.9e-343"
-    assert g.delta_mu(40.0, 1.0) == 0.0  # documented underflow
+    # documented underflow: 0.0 to nearest or down; rounded up (the default) a subnormal
+    assert g.delta_mu(40.0, 1.0, rounding="nearest") == 0.0
+    assert g.delta_mu(40.0, 1.0, rounding="down") == 0.0
+    assert 0.0 < g.delta_mu(40.0, 1.0) <= 1e-323
 
 
 def test_log_delta_doctest_value() -> None:
@@ -319,9 +324,10 @@ def test_mu_to_zero_and_mu_inf() -> None:
     # continuity as mu -> 0: small mu against the 40-digit reference
     for eps, mu in [(0.0, 1e-10), (1e-12, 1e-6), (1e-6, 1e-3), (0.01, 0.01), (2.0, 0.01)]:
         ref = ref_log_delta(eps, mu)
-        assert abs(g.log_delta_mu(eps, mu) - float(ref)) <= LOG_TOL * abs(float(ref))
+        got = g.log_delta_mu(eps, mu, rounding="nearest")
+        assert abs(got - float(ref)) <= LOG_TOL * abs(float(ref))
     # far below any float: delta underflows to exactly 0, log delta is -inf or finite
-    assert g.delta_mu(1.0, 1e-300) == 0.0
+    assert g.delta_mu(1.0, 1e-300, rounding="nearest") == 0.0
     assert g.log_delta_mu(1.0, 1e-300) <= -1e300 or g.log_delta_mu(1.0, 1e-300) == -math.inf
 
 
@@ -390,8 +396,8 @@ def test_large_eps_no_overflow() -> None:
     """exp(ε) overflows at ε ≈ 709.78: the profile must not (warnings are errors)."""
     eps = np.array([709.0, 709.8, 710.0, 711.0, 745.0, 1000.0, 2000.0])
     for mu in [30.0, 60.0]:
-        D = g.delta_mu(eps, mu)
-        L = g.log_delta_mu(eps, mu)
+        D = g.delta_mu(eps, mu, rounding="nearest")
+        L = g.log_delta_mu(eps, mu, rounding="nearest")
         ref = [ref_log_delta(e, mu) for e in eps]
         with mpmath.workdps(REF_DPS):
             DR = np.array([float(mpmath.exp(r)) for r in ref])
@@ -508,7 +514,7 @@ def test_tradeoff_gdp_matches_mpmath() -> None:
     alpha = np.concatenate([np.geomspace(1e-60, 0.5, 9), 1 - np.geomspace(1e-15, 0.4, 7)])
     mus = np.array([0.05, 1.0, 3.0, 10.0, 30.0])
     A, M = (x.ravel() for x in np.meshgrid(alpha, mus))
-    got = g.tradeoff_gdp(A, M)
+    got = g.tradeoff_gdp(A, M, rounding="nearest")  # accuracy of the float evaluation
     ref = np.empty_like(got)
     for i, (a, m) in enumerate(zip(A, M, strict=True)):
         z = -ref_ndtri(a)  # Phi^{-1}(1 - a) = -Phi^{-1}(a)
@@ -531,7 +537,8 @@ def test_tradeoff_gdp_edges_and_symmetry() -> None:
     # G_mu is symmetric (its own inverse): G(G(α)) = α (Dong, Roth & Su 2021, Prop. 2.4)
     al = np.linspace(0.05, 0.95, 19)
     for mu in [0.3, 1.0, 2.0]:
-        np.testing.assert_allclose(g.tradeoff_gdp(g.tradeoff_gdp(al, mu), mu), al, rtol=1e-13)
+        gg = g.tradeoff_gdp(g.tradeoff_gdp(al, mu, rounding="nearest"), mu, rounding="nearest")
+        np.testing.assert_allclose(gg, al, rtol=1e-13)
 
 
 def test_tradeoff_gdp_alpha_zero_mu_inf() -> None:
@@ -587,7 +594,7 @@ def _mu_cond_tol(eps: float, mu: float, L: float, extra: float = 0.0) -> float:
 @example(1.90625, 0.05)  # delta = 8.4e-321 is subnormal
 def test_round_trip_eps_delta_mu(eps: float, mu: float) -> None:
     """ε, μ → log δ → μ and → ε, with the condition-number-aware tolerance."""
-    L = g.log_delta_mu(eps, mu)
+    L = g.log_delta_mu(eps, mu, rounding="nearest")
     assert abs(g.mu_gdp(eps, log_delta=L) - mu) <= _mu_cond_tol(eps, mu, L)
     if L < 0:
         b = -eps / mu - mu / 2
@@ -595,7 +602,7 @@ def test_round_trip_eps_delta_mu(eps: float, mu: float) -> None:
         dlog = math.exp(eps + float(log_ndtr(b)) - L)
         tol_e = RT_TOL * eps + LOG_TOL * abs(L) / dlog
         assert abs(g.eps_gdp(mu, log_delta=L, rounding="nearest") - eps) <= tol_e
-    d = g.delta_mu(eps, mu)
+    d = g.delta_mu(eps, mu, rounding="nearest")
     if 0.0 < d < 1.0:
         # rounding delta itself costs u in log delta, or 2^-1074/delta for a subnormal delta
         extra = 2 * U + 2.0**-1074 / d

@@ -47,11 +47,13 @@ def test_scalar_equals_vectorised_on_random_points():
     pts = _points(400, 7)
     E = np.array([p[0] for p in pts])
     M = np.array([p[1] for p in pts])
-    L = g.log_delta_mu(E, M)
-    D = g.delta_mu(E, M)
-    for i, (e, m) in enumerate(pts):
-        assert _close(g.log_delta_mu(e, m), L[i]), (e, m)
-        assert _close(g.delta_mu(e, m), D[i]), (e, m)
+    # both paths round log delta and delta the same way, bit for bit, in every direction
+    for r in ("up", "down", "nearest"):
+        L = g.log_delta_mu(E, M, rounding=r)
+        D = g.delta_mu(E, M, rounding=r)
+        for i, (e, m) in enumerate(pts):
+            assert _close(g.log_delta_mu(e, m, rounding=r), L[i]), (e, m, r)
+            assert _close(g.delta_mu(e, m, rounding=r), D[i]), (e, m, r)
     inside = (L < 0) & np.isfinite(L)
     # the same float root on both paths ("nearest"); the default rounds it up by a
     # residual evaluated at that root, whose last-ulp noise in log delta moves the two
@@ -93,8 +95,9 @@ def test_scalar_path_matches_40_digit_mpmath():
     for e, m in _points(60, 11):
         ref = ref_log_delta(e, m)
         lr = float(ref)
-        got = g.log_delta_mu(e, m)
+        got = g.log_delta_mu(e, m, rounding="nearest")  # accuracy of the float evaluation
         assert abs(got - lr) <= 1e-13 * abs(lr) + 1e-300, (e, m)
+        assert g.log_delta_mu(e, m, rounding="down") <= ref <= g.log_delta_mu(e, m), (e, m)
         if not (-1e300 < lr < -1e-8):
             continue
         with mpmath.workdps(40):

@@ -303,8 +303,11 @@ def test_float_slack_covers_log_delta_mu_error() -> None:
         ref = float(precise.log_delta_mu(x, m, dps=DPS))
         if ref > _NEAR_ONE:
             continue
-        got = float(log_delta_mu(x, m))
+        got = float(log_delta_mu(x, m, rounding="nearest"))
         assert abs(got - ref) <= _LOG_SLACK * abs(ref) + 1e-300, (x, m, got, ref)
+        # the re-check asks for the lower bound: below the truth, within 2e-11 of it
+        down = float(log_delta_mu(x, m, rounding="down"))
+        assert ref - 2e-11 * abs(ref) <= down <= ref, (x, m, down, ref)
 
 
 # -- gdpt --------------------------------------------------------------------------------

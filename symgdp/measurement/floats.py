@@ -82,7 +82,7 @@ def _float_upper(s: _Search) -> float:
     la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
     bump = 1e-13 * (1.0 + up)
     for _ in range(60):
-        lm = log_delta_mu(b, up)
+        lm = log_delta_mu(b, up, rounding="down")  # a lower bound: la <= lm proves it
         doubt = ~((la <= lm - _slack(lm)) & (lm <= _NEAR_ONE))
         idx = np.flatnonzero(doubt)
         bad = [i for i in idx.tolist() if not _log_le_arb(float(la[i]), float(b[i]), up)]

@@ -485,7 +485,7 @@ def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
         order = rng.permutation(e - s)
         # upper steps mu_gdp(x_{i+1}, delta(x_i)): a step beats the running bound U iff
         # delta(x_i) > delta_U(x_{i+1}), a forward evaluation; root-find only the records
-        cand = order[l_left[order] > log_delta_mu(xr[order], up)]
+        cand = order[l_left[order] > log_delta_mu(xr[order], up, rounding="nearest")]
         while cand.size:
             j = cand[0]
             v = float(mu_gdp(xr[j], log_delta=l_left[j], rounding="nearest"))
@@ -494,9 +494,9 @@ def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
             if math.isinf(up):
                 break
             rest = cand[1:]
-            cand = rest[l_left[rest] > log_delta_mu(xr[rest], up)]
+            cand = rest[l_left[rest] > log_delta_mu(xr[rest], up, rounding="nearest")]
         # lower steps mu_gdp(x_i, delta(x_{i+1}))
-        cand = order[l_right[order] > log_delta_mu(xl[order], lo)]
+        cand = order[l_right[order] > log_delta_mu(xl[order], lo, rounding="nearest")]
         while cand.size:
             j = cand[0]
             v = float(mu_gdp(xl[j], log_delta=l_right[j], rounding="nearest"))
@@ -506,7 +506,7 @@ def _staircase(ld: _Counted, eps_h: float, tol: float, seed: int,
             if math.isinf(lo):
                 break
             rest = cand[1:]
-            cand = rest[l_right[rest] > log_delta_mu(xl[rest], lo)]
+            cand = rest[l_right[rest] > log_delta_mu(xl[rest], lo, rounding="nearest")]
     empty = np.empty(0)
     return _Search(lo, arg, up, empty, empty, empty, empty,
                    notes=[f"staircase: n={n} steps of width {step:.3g}, "
