@@ -188,18 +188,22 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         # with a ball evaluation every leaf is re-proved below: only the best point's
         # float value (the lower bound) needs the high-precision check
         proved = fo is not None and how == "first-order"
-        ref = _spot_check(p, s, _Counted(p), count=0 if proved else 24)
+        source = getattr(p, "source", None) is not None
+        ref = None if source else _spot_check(p, s, _Counted(p), count=0 if proved else 24)
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1
-            ref = ld_arg - _profile_slack(ld_arg)
+            # a numeric source's values are the profile measured (no float64 formula to
+            # trust to a slack): near delta = 1 that slack alone moved mu by ~1e-6
+            ref = ld_arg if source else ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
         if proved:
             # the profile has a ball evaluation: every leaf's float value is re-proved in
             # ball arithmetic (no float64 profile value is trusted for the upper bound)
             upper = _Certifier(p).upper(s.leaf_a, s.leaf_b, s.upper, s.leaf_rise)
         else:
-            upper = _float_upper(s)
+            # a numeric source's log_delta is a proved upper bound by contract
+            upper = _float_upper(s, proved_values=source)
         lfp = float(log_delta_mu(eps_h, upper))
     return s, lower, upper, lfp, cover
 

@@ -220,13 +220,37 @@ def test_non_convex_upper_bound_dominates_every_mechanism_below_it():
 
 
 # -- a needless refusal -------------------------------------------------------------------
-@pytest.mark.xfail(strict=True, reason="measure's float finalisation cannot confirm the upper "
-                   "end near mu=11.4 (delta near 1) and raises PrecisionError 'use "
-                   "certify=True' although the composition is certified (measurement wing)")
 def test_three_fold_rr10_is_measured():
-    # Reference: KOV sum; 3-fold RR(10) is about 11.39-GDP on its head.
-    c = compose(M.randomized_response(10.0), times=3)
-    assert c.mu_floor <= c.mu_upper
+    # Reference: the Kairouz-Oh-Viswanath binomial sum of 3-fold RR(10) at 50 digits (its
+    # sup GDPT on the head is 11.3892199916686855..., at eps = 0, where 1 - delta is
+    # 1.24e-8).  It used to be refused: the float re-check of the upper end added a
+    # 1e-13 profile slack to a certified (already proved) value, and the lower side lost
+    # 1 - delta to float64 values near 1 (no floor, then a worse finer grid).
+    e0, k = 10.0, 3
+    c = compose(M.randomized_response(e0), times=k)
+    assert c.certified
+    truth = lambda x: kov_delta(e0, k, x)  # noqa: E731
+    # true_low: the GDPT at grid points, each a lower bound on the sup (the truth); the
+    # floor below it is below the truth, an upper end below it would be a wrong answer
+    xs = [0.0, 1e-4, 0.01, 0.5, 2.0, 9.0, 10.0, 11.0, 20.0, 29.0]
+    true_low = max(float(precise.mu_gdp(x, truth(x))) for x in xs if truth(x) > 0)
+    assert abs(true_low - 11.3892199916687) < 1e-12  # the value quoted above
+    assert c.mu_floor <= true_low <= c.mu_upper
+    assert c.mu_upper - c.mu_floor <= 1e-3
+    # both profiles near delta = 1, where float64 keeps few digits of 1 - delta
+    check_profile(c, truth, [0.0, 1e-3, 0.1, 1.0, 5.0, 9.99, 10.0, 15.0, 25.0])
+    m = c.measure()
+    assert true_low <= m.upper
+
+
+def test_large_mu_gaussian_composition_is_tight():
+    # Reference: four Gaussians of mu = 3 compose to exactly mu = 6 (sqrt of the sum of
+    # squares); delta_mu closed form at 50 digits.  The floor rests on 1 - delta near 1
+    # (negative eps of the extended profile), kept in complements.
+    c = compose(M.gaussian(3.0), times=4)
+    assert c.mu_floor <= 6.0 <= c.mu_upper
+    assert c.mu_upper - c.mu_floor <= 1e-3
+    check_profile(c, lambda x: gdp_delta(x, 6.0), [0.0, 1e-3, 1.0, 6.0, 18.0, 30.0])
 
 
 # -- bad input ----------------------------------------------------------------------------

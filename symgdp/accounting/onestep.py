@@ -118,10 +118,11 @@ def _down(v: Any) -> float:
 
 
 def grid_values(profile: Any, disc: float, tail: float, max_points: int
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Positions ``pos`` (multiples of ``disc``, from 0 to where the upper profile falls
     below ``tail``), upper values ``V`` and lower values ``A`` of the profile there
-    (``A`` is all zeros for a numeric source: it has no lower values)."""
+    (``A`` is all zeros for a numeric source: it has no lower values), and the
+    complements ``Cv <= 1 - delta <= Ca`` (precise near delta = 1)."""
     lg = math.log(tail)
     end = 1.0
     while end < 1e4 and float(profile.log_delta(end)) > lg:
@@ -149,8 +150,10 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
         x = pos * disc
         with np.errstate(over="ignore"):
             up = np.exp(np.asarray(profile.log_delta(x), dtype=np.float64))
-        up = np.minimum(np.nextafter(up, np.inf) * (1 + 1e-12), 1.0)
-        return pos, np.minimum.accumulate(up), np.zeros_like(up)
+        up = np.minimum.accumulate(np.minimum(np.nextafter(up, np.inf) * (1 + 1e-12), 1.0))
+        zero = np.zeros_like(up)
+        return (pos, up, zero, np.maximum(np.nextafter(1.0 - up, -np.inf), 0.0),
+                np.ones_like(up))
     import flint
 
     from ..interval import profile_arb
@@ -159,44 +162,70 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
     d = flint.arb(disc)
     V = np.empty(pos.size)
     A = np.empty(pos.size)
-    for i, p in enumerate(pos):
-        v = f(flint.arb(int(p)) * d)
-        V[i], A[i] = _up(v), _down(v)
+    Cv = np.empty(pos.size)
+    Ca = np.empty(pos.size)
+    with flint.ctx.workprec(128):
+        # 128 bits: the complements 1 - delta keep their relative precision near 1
+        for i, p in enumerate(pos):
+            v = f(flint.arb(int(p)) * d)
+            V[i], A[i] = _up(v), _down(v)
+            Cv[i], Ca[i] = _down(1 - v), _up(1 - v)
     # a profile is non-increasing: delta_j <= V_i (i <= j) and delta_j >= A_i (i >= j)
     V = np.minimum.accumulate(V)
     A = np.maximum.accumulate(A[::-1])[::-1]
-    return pos, V, A
+    Cv = np.maximum.accumulate(Cv)
+    Ca = np.minimum.accumulate(Ca[::-1])[::-1]
+    return pos, V, A, Cv, Ca
 
 
-def _extended(pos: np.ndarray, V: np.ndarray, A: np.ndarray, disc: float
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _extended(pos: np.ndarray, V: np.ndarray, A: np.ndarray, Cp: np.ndarray,
+              Cap: np.ndarray, disc: float
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Grid on both signs with upper/lower values of the extended profile,
-    delta(-x) = 1 - e^{-x}(1 - delta(x)), the upper (lower) end rounded outward."""
+    delta(-x) = 1 - e^{-x}(1 - delta(x)), the upper (lower) end rounded outward, and
+    their complements ``Cv`` (<= 1 - upper value) and ``Ca`` (>= 1 - lower value), from
+    the complements ``Cp``/``Cap`` at the positive points: near delta = 1 (every
+    negative eps, and the head of a large mu) float64 values keep almost no digits of
+    1 - delta, the complements keep them all."""
     import flint
 
     xs = pos[1:][::-1]
-    Vn = np.empty(xs.size)
-    An = np.empty(xs.size)
+    Cn = np.empty(xs.size)
+    Can = np.empty(xs.size)
     d = flint.arb(disc)
-    for i, (p, v, a) in enumerate(zip(xs, V[1:][::-1], A[1:][::-1], strict=True)):
+    for i, (p, c, ca) in enumerate(zip(xs, Cp[1:][::-1], Cap[1:][::-1], strict=True)):
         e = (-(flint.arb(int(p)) * d)).exp()
-        Vn[i] = _up(1 - e * (1 - flint.arb(v)))
-        An[i] = _down(1 - e * (1 - flint.arb(a)))
+        Cn[i] = _down(e * flint.arb(float(c)))
+        Can[i] = _up(e * flint.arb(float(ca)))
+    # float views of the values (1 - Cn rounded up, 1 - Can rounded down)
+    Vn = np.minimum(np.nextafter(1.0 - Cn, np.inf), 1.0)
+    An = np.maximum(np.nextafter(1.0 - Can, -np.inf), 0.0)
     return (np.concatenate([-xs, pos]), np.concatenate([Vn, V]),
-            np.concatenate([An, A]))
+            np.concatenate([An, A]), np.concatenate([Cn, Cp]), np.concatenate([Can, Cap]))
 
 
-def _hull(y: np.ndarray, v: np.ndarray) -> list[int]:
+def _hull(y: np.ndarray, v: np.ndarray, c: np.ndarray | None = None) -> list[int]:
     """Indices of the lower convex hull of (0, 1) and the points (y, v), (0, 1) excluded
-    (float64: only a first choice, the masses are then checked in balls)."""
+    (float64: only a first choice, the masses are then checked in balls).  With ``c``
+    (the complements 1 - v, precise where v is near 1), differences of values near 1
+    are taken from the complements."""
     hull: list[int] = [-1]
     yy = np.concatenate([[0.0], y])
     vv = np.concatenate([[1.0], v])
+    cc = np.concatenate([[0.0], c]) if c is not None else None
+    near = (vv > 0.5) if cc is not None else np.zeros(vv.size, dtype=bool)
+
+    def diff(i: int, j: int) -> float:  # v_j - v_i
+        if near[i] and near[j]:
+            assert cc is not None
+            return float(cc[i] - cc[j])
+        return float(vv[j] - vv[i])
+
     for i in range(y.size):
         while len(hull) >= 2:
             a, b = hull[-2] + 1, hull[-1] + 1
-            c = i + 1
-            if (vv[b] - vv[a]) * (yy[c] - yy[a]) >= (vv[c] - vv[a]) * (yy[b] - yy[a]):
+            c_ = i + 1
+            if diff(a, b) * (yy[c_] - yy[a]) >= diff(a, c_) * (yy[b] - yy[a]):
                 hull.pop()
             else:
                 break
@@ -204,7 +233,16 @@ def _hull(y: np.ndarray, v: np.ndarray) -> list[int]:
     return hull[1:]
 
 
-def _masses(ipos: np.ndarray, vals: np.ndarray, disc: float) -> tuple[list[Any], Any]:
+def _value_arb(x: float, c: float) -> Any:
+    """The interpolant's exact value at a point: 1 - c at negative eps (c is its
+    complement there), x elsewhere (c is NaN)."""
+    import flint
+
+    return flint.arb(float(x)) if math.isnan(c) else 1 - flint.arb(float(c))
+
+
+def _masses(ipos: np.ndarray, vals: np.ndarray, disc: float,
+            comp: np.ndarray | None = None) -> tuple[list[Any], Any]:
     """Ball masses y_i (s_i - s_{i-1}) of the interpolant through (0, 1) and the points,
     and its mass at infinity (the last value)."""
     import flint
@@ -212,7 +250,10 @@ def _masses(ipos: np.ndarray, vals: np.ndarray, disc: float) -> tuple[list[Any],
     arb = flint.arb
     d = arb(disc)
     y = [(arb(int(p)) * d).exp() for p in ipos]
-    v = [arb(float(x)) for x in vals]
+    if comp is None:
+        v = [arb(float(x)) for x in vals]
+    else:
+        v = [_value_arb(x, c) for x, c in zip(vals, comp, strict=True)]
     n = len(y)
     slopes = [(v[0] - 1) / y[0]]
     for i in range(n - 1):
@@ -223,7 +264,8 @@ def _masses(ipos: np.ndarray, vals: np.ndarray, disc: float) -> tuple[list[Any],
     return masses, v[-1]
 
 
-def _convex_masses(ipos: np.ndarray, vals: np.ndarray, disc: float
+def _convex_masses(ipos: np.ndarray, vals: np.ndarray, disc: float,
+                   comp: np.ndarray | None = None
                    ) -> tuple[np.ndarray, np.ndarray, list[Any], Any]:
     """Drop points until every mass is proved non-negative (any subset is valid)."""
     import flint
@@ -232,56 +274,128 @@ def _convex_masses(ipos: np.ndarray, vals: np.ndarray, disc: float
     flint.ctx.prec = 128
     try:
         while True:
-            masses, inf = _masses(ipos, vals, disc)
+            masses, inf = _masses(ipos, vals, disc, comp)
             bad = [i for i, m in enumerate(masses) if not m >= 0 and i < len(masses) - 1]
             if not bad:
                 return ipos, vals, masses, inf
             keep = np.ones(ipos.size, dtype=bool)
             keep[bad[::2]] = False  # never two neighbours at once
             ipos, vals = ipos[keep], vals[keep]
+            if comp is not None:
+                comp = comp[keep]
     finally:
         flint.ctx.prec = old
 
 
-def _gap(y: np.ndarray, V: np.ndarray, A: np.ndarray, keep: np.ndarray) -> float:
-    """Upper bound on sup (I - delta*)/(1 - delta*) (module notes, lower side); inf when
-    the grid values contradict convexity."""
-    yk, Vk = y[keep], V[keep]
-    n = yk.size
-    worst = 0.0
-    # left of the first point: chord from (0, 1) minus (1 - y), largest at y_0
-    worst = max(worst, (Vk[0] - 1.0 + yk[0] + _GAP_SLACK) / max(1.0 - Vk[0], 1e-300))
-    # beyond the last: I = V_m, delta* >= 0
-    worst = max(worst, (Vk[-1] + _GAP_SLACK) / max(1.0 - Vk[-1], 1e-300))
+_U = 2.0**-52
+
+
+def _gap(ipos: np.ndarray, disc: float, V: np.ndarray, Cv: np.ndarray, Ca: np.ndarray,
+         keep: np.ndarray) -> float:
+    r"""Upper bound on :math:`\sup_y (I - \delta^\star)/(1 - \delta^\star)` (module
+    notes, lower side); inf when the grid values contradict convexity.
+
+    Worked in complements :math:`C = 1 - \cdot` (``Cv`` <= 1 - the interpolant at the
+    points, ``Ca`` >= 1 - the lower values), where the ratio is :math:`1 - (1 - I)/(1 -
+    \delta^\star)`: :math:`1 - I` is the chord of the complements between kept points and
+    :math:`1 - \delta^\star` is at most every line of the notes (complemented), taken on
+    every cell :math:`[y_j, y_{j+1}]` of the whole grid (a chord over dropped points is
+    compared with the lines of its own cells).  Near :math:`\delta = 1` (negative
+    :math:`\varepsilon`, or a large :math:`\mu`) these complements keep full relative
+    precision where the values do not.  A cell is parametrised as :math:`t = y_j(1 + \tau
+    w_j)`, :math:`w_j = e^{k\Delta} - 1`, so chord and lines are affine in :math:`\tau \in
+    [0, 1]` with coefficients from differences of exact floats, ``exp`` and ``expm1`` (no
+    float :math:`y` subtracted).  On each piece between the lines' crossings one line (the
+    smallest at the piece's midpoint) bounds :math:`1 - \delta^\star` on the whole piece,
+    and the ratio of an affine chord to an affine line is monotone, so the piece's ends
+    bound it (whatever the float crossings).  Values carry a float64 error bound of the
+    standard model (16u times the sum of the absolute terms): chord down, lines up."""
+    u16 = 16.0 * _U
     idx = np.flatnonzero(keep)
-    for i in range(n - 1):
-        a, b = idx[i], idx[i + 1]
-        ya, yb, va, vb = y[a], y[b], V[a], V[b]
-        lines = [(0.0, A[b]), (-1.0, 1.0)]  # (slope, intercept)
-        if a >= 1:  # through (y[a-1], V[a-1]) and (y[a], A[a]), to the right
-            s = (A[a] - V[a - 1]) / (y[a] - y[a - 1])
-            lines.append((s, A[a] - s * y[a]))
-        if b + 1 < y.size:  # through (y[b], A[b]) and (y[b+1], V[b+1]), to the left
-            s = (V[b + 1] - A[b]) / (y[b + 1] - y[b])
-            lines.append((s, A[b] - s * y[b]))
-        cand = [ya, yb]
-        for j in range(len(lines)):
-            for k in range(j + 1, len(lines)):
-                (s1, c1), (s2, c2) = lines[j], lines[k]
-                if s1 != s2:
-                    t = (c2 - c1) / (s1 - s2)
-                    if ya < t < yb:
-                        cand.append(t)
-        cs = (vb - va) / (yb - ya)
-        gmax = -math.inf
-        for t in cand:
-            chord = va + cs * (t - ya)
-            low = max(s * t + c for s, c in lines)
-            gmax = max(gmax, chord - low)
-        if gmax < -1e-9:
-            return math.inf  # a lower bound above an upper one: not convex
-        worst = max(worst, (max(gmax, 0.0) + _GAP_SLACK) / max(1.0 - va, 1e-300))
-    return float(worst * (1.0 + 1e-9))
+    n = ipos.size
+    p = ipos.astype(np.float64)
+    # left of the first kept point: chord of the complement from (0, 0); 1 - delta* <= t
+    a0 = idx[0]
+    y0 = math.exp(p[a0] * disc) * (1.0 + 64.0 * _U)
+    worst = max(0.0, 1.0 - float(Cv[a0]) * (1.0 - u16) / y0)
+    # beyond the last: I = V_m, delta* >= 0
+    worst = max(worst, float(V[idx[-1]]) * (1.0 + u16))
+    # the cells [j, j+1] between the first and the last kept point, each inside the hull
+    # cell [a, b] (kept points a <= j < j + 1 <= b)
+    j = np.arange(idx[0], idx[-1])
+    if j.size == 0:
+        return float(worst * (1.0 + 1e-9) + 4.0 * _U)
+    cell_of = np.searchsorted(idx, j, side="right") - 1
+    a, b = idx[cell_of], idx[cell_of + 1]
+    w = np.expm1((p[j + 1] - p[j]) * disc)
+    # chord of the hull cell at t = y_j (1 + tau w): Cv_a + D (t - y_a) / (y_b - y_a)
+    W = np.expm1((p[b] - p[a]) * disc)
+    D = Cv[b] - Cv[a]
+    ej = np.exp((p[j] - p[a]) * disc)
+    c0 = Cv[a] + D * (np.expm1((p[j] - p[a]) * disc) / W)
+    c1 = D * ej * w / W
+    cabs0 = np.abs(Cv[a]) + np.abs(D * np.expm1((p[j] - p[a]) * disc) / W)
+    cabs1 = np.abs(c1)
+    yj = np.exp(p[j] * disc)
+    big = np.inf
+    # lines alpha + beta tau with error bounds e0 + e1 tau
+    al = [Ca[j + 1], yj]
+    be = [np.zeros(j.size), yj * w]
+    er0 = [np.zeros(j.size), 64.0 * _U * yj]
+    er1 = [np.zeros(j.size), 64.0 * _U * yj * w]
+    # through (y[j-1], Cv[j-1]) and (y[j], Ca[j]), to the right
+    has = j >= 1
+    jm = np.maximum(j - 1, 0)
+    E = Ca[j] - Cv[jm]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r1 = w / -np.expm1(-(p[j] - p[jm]) * disc)
+        al.append(np.where(has, Ca[j], big))
+        be.append(np.where(has, E * r1, 0.0))
+        er0.append(u16 * np.abs(Ca[j]))
+        er1.append(np.where(has, u16 * np.abs(E * r1), 0.0))
+        # through (y[j+1], Ca[j+1]) and (y[j+2], Cv[j+2]), to the left:
+        # Ca[j+1] - F r2 (1 - tau)
+        has = j + 2 < n
+        jp = np.minimum(j + 2, n - 1)
+        F = Cv[jp] - Ca[j + 1]
+        r2 = w / ((1.0 + w) * np.expm1((p[jp] - p[j + 1]) * disc))
+        Fr = np.where(has, F * r2, 0.0)
+        al.append(np.where(has, Ca[j + 1] - Fr, big))
+        be.append(Fr)
+        er0.append(u16 * (np.abs(Ca[j + 1]) + np.abs(Fr)))
+        er1.append(np.zeros(j.size))
+    AL, BE = np.stack(al, axis=1), np.stack(be, axis=1)
+    ER0, ER1 = np.stack(er0, axis=1), np.stack(er1, axis=1)
+    m = AL.shape[1]
+    cand = [np.zeros(j.size), np.ones(j.size)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for q in range(m):
+            for r in range(q + 1, m):
+                t = (AL[:, r] - AL[:, q]) / (BE[:, q] - BE[:, r])
+                cand.append(np.where((t > 0.0) & (t < 1.0), t, 1.0))
+    T = np.sort(np.stack(cand, axis=1), axis=1)
+    rows = np.arange(j.size)
+    cell = np.full(j.size, -np.inf)
+    for k in range(T.shape[1] - 1):
+        t0, t1 = T[:, k], T[:, k + 1]
+        mid = 0.5 * (t0 + t1)
+        act = np.argmin(AL + BE * mid[:, None], axis=1)
+        al_, be_ = AL[rows, act], BE[rows, act]
+        e0_, e1_ = ER0[rows, act], ER1[rows, act]
+        for t in (t0, t1):
+            lhi = al_ + be_ * t + e0_ + e1_ * t + u16 * (np.abs(al_) + np.abs(be_ * t))
+            clo = c0 + c1 * t - u16 * (cabs0 + cabs1 * t)
+            if np.any((lhi <= 0.0) & (clo > 0.0)):
+                return math.inf  # 1 - I > 0 >= 1 - delta*: not convex
+            with np.errstate(divide="ignore", invalid="ignore"):
+                ratio = np.where(lhi > 0.0, 1.0 - clo / lhi, -np.inf)  # else delta* = I = 1
+            cell = np.maximum(cell, ratio)
+    finite = np.isfinite(cell)
+    if np.any(finite & (cell < -1e-6)):
+        return math.inf  # the chord below a proved lower bound of delta*: not convex
+    if np.any(finite):
+        worst = max(worst, float(cell[finite].max()))
+    return float(worst * (1.0 + 1e-9) + 4.0 * _U)
 
 
 def profile_step(profile: Any, disc: float, bits: int, *, tail: float = 1e-16,
@@ -296,11 +410,18 @@ def profile_step(profile: Any, disc: float, bits: int, *, tail: float = 1e-16,
         >>> s.remove.total() + s.remove.inf >= 1 << 80, s.g < 1e-3
         (True, True)
     """
-    pos, V, A = grid_values(profile, disc, tail, max_points)
-    ipos, Ve, Ae = _extended(pos, V, A, disc)
+    pos, V, A, Cp, Cap = grid_values(profile, disc, tail, max_points)
+    ipos, Ve, Ae, Cv, Ca = _extended(pos, V, A, Cp, Cap, disc)
     y = np.exp(ipos * disc)
-    h = _hull(y, Ve)
-    kpos, kval, masses, inf = _convex_masses(ipos[h], Ve[h], disc)
+    # the interpolant passes through 1 - Cv exactly where that is at least 1/2 (values
+    # near 1 keep their digits there), through the float Ve elsewhere (NaN in comp);
+    # there Cv is the float complement of Ve rounded down, so Cv <= 1 - I everywhere
+    near = Cv <= 0.5
+    comp = np.where(near, Cv, np.nan)
+    Cv = np.where(near, Cv, np.maximum(np.nextafter(1.0 - Ve, -np.inf), 0.0))
+    Ve = np.where(near, np.minimum(np.nextafter(1.0 - Cv, np.inf), 1.0), Ve)
+    h = _hull(y, Ve, Cv)
+    kpos, kval, masses, inf = _convex_masses(ipos[h], Ve[h], disc, comp[h])
     lo = int(kpos[0])
     size = int(kpos[-1]) - lo + 1
     up_int = [0] * size
@@ -315,7 +436,8 @@ def profile_step(profile: Any, disc: float, bits: int, *, tail: float = 1e-16,
     # a lower value above the interpolant proves the profile is not convex in e^eps: no
     # mechanism has it, and there is no lower side
     interp = np.interp(y, np.concatenate([[0.0], y[keep]]), np.concatenate([[1.0], Ve[keep]]))
-    g = math.inf if np.any(Ae > interp * (1 + 1e-12) + 1e-15) else _gap(y, Ve, Ae, keep)
+    g = (math.inf if np.any(Ae > interp * (1 + 1e-12) + 1e-15)
+         else _gap(ipos, disc, Ve, Cv, Ca, keep))
     low = int_pmf(disc, lo, low_int, arb_floor(inf, bits), bits, up=False)
     return StepPMFs(upper, upper, low, g)
 

@@ -109,7 +109,7 @@ class IntPMF:
         x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
         if self._low is None:
             self._low = _lower_arrays(self)
-        losses, g, values, inf, deflate = self._low
+        losses, g, values, inf, deflate, comp = self._low
         out = np.full(x.shape, inf)
         n = losses.size
         if n:
@@ -118,6 +118,12 @@ class IntPMF:
             j = idx[ok]
             lin = g[j] * -np.expm1(x[ok] - losses[j])
             out[ok] = (values[j] + np.maximum(lin, 0.0)) * deflate
+            # near delta = 1 the same sum in complements (module notes of _lower_arrays)
+            one_m, prefix, g_up, inflate = comp
+            c = np.full(x.shape, one_m + prefix[-1])
+            c[ok] = one_m + prefix[j] + np.exp(x[ok] - losses[j]) * g_up[j]
+            near = np.nextafter(1.0 - c * inflate, -np.inf)
+            out = np.maximum(out, near)
         return np.maximum(out, 0.0)
 
     def upper_inf(self) -> float:
@@ -131,8 +137,9 @@ class IntPMF:
         return _Curve(self.lower, self.disc, self.upper_probs(), self.upper_inf())
 
 
-def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
-    r"""``(losses, G, v, inf, deflate)`` for :meth:`IntPMF.lower_delta`: on
+def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float,
+                                        tuple[float, np.ndarray, np.ndarray, float]]:
+    r"""``(losses, G, v, inf, deflate, complement)`` for :meth:`IntPMF.lower_delta`: on
     :math:`L_{j-1} \le \varepsilon < L_j`,
     :math:`\sum_{i \ge j} p_i(1 - e^{\varepsilon - L_i}) = v_j + G_j(1 - e^{\varepsilon -
     L_j})` with :math:`G_j = p_j + e^{-\Delta}G_{j+1}` and
@@ -141,7 +148,17 @@ def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, floa
     loss exceeds :math:`\varepsilon` but whose rounded one does not is dropped: it is
     non-negative); both recursions sum non-negative terms, so their relative rounding
     (with that of :math:`e^{-\Delta}` raised to at most the :math:`N`-th power) is below
-    :math:`4(N + 4)u`, covered by the factor :math:`1 - 16(N + 4)u`."""
+    :math:`4(N + 4)u`, covered by the factor :math:`1 - 16(N + 4)u`.
+
+    That factor moves a value near 1 by :math:`16(N + 4)u`, more than all of
+    :math:`1 - \delta` for a composition with a large :math:`\mu`.  So the
+    ``complement`` ``(1 - M, S, G', inflate)`` gives the same lower bound from
+    :math:`1 - \delta(\varepsilon) = (1 - M) + S_j + e^{\varepsilon - L_j}G'_j` (exact for
+    the measure: :math:`M` its total mass with infinity, :math:`S_j = \sum_{i < j} p_i`,
+    :math:`G'` the recursion above), every term non-negative and taken from above
+    (masses rounded up, losses rounded down, :math:`1 - M` from the exact integers rounded
+    up), inflated by :math:`1 + 16(N + 4)u`: its relative rounding keeps
+    :math:`1 - \delta` to about :math:`10^{-11}` of itself."""
     from scipy.signal import lfilter
 
     p = pmf.lower_probs()
@@ -149,12 +166,21 @@ def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, floa
     losses = (pmf.lower + np.arange(n, dtype=np.float64)) * pmf.disc
     losses = np.nextafter(np.nextafter(losses, -np.inf), -np.inf)
     inf = max(math.ldexp(float(pmf.inf), -pmf.bits) * (1 - 4 * _U), 0.0)
-    g = lfilter([1.0], [1.0, -math.exp(-pmf.disc)], p[::-1])[::-1] if n else p
+    r = math.exp(-pmf.disc)
+    g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
     g = np.maximum(g, 0.0)
     inc = g[1:] * -math.expm1(-pmf.disc)
     values = inf + np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]]) if n else p
     deflate = 1.0 - 16.0 * (n + 4) * _U
-    return losses, g, values, inf, deflate
+    # the complement form: 1 - M exactly from the integers, rounded up
+    missing = (1 << pmf.bits) - pmf.total() - pmf.inf
+    one_m = max(math.ldexp(float(missing), -pmf.bits) * (1 + 4 * _U), 0.0)
+    pu = pmf.upper_probs()
+    prefix = np.concatenate([[0.0], np.cumsum(pu)])
+    r_up = float(np.nextafter(r, np.inf))
+    g_up = lfilter([1.0], [1.0, -r_up], pu[::-1])[::-1] if n else pu
+    inflate = 1.0 + 16.0 * (n + 4) * _U
+    return losses, g, values, inf, deflate, (one_m, prefix, np.maximum(g_up, 0.0), inflate)
 
 
 def int_pmf(disc: float, lower: int, masses: Any, inf: int, bits: int = SCALE_BITS,

@@ -68,18 +68,24 @@ def _log_le_arb(la: float, y: float, mu: float) -> bool:
     return prove(check) is True
 
 
-def _float_upper(s: _Search) -> float:
+def _float_upper(s: _Search, proved_values: bool = False) -> float:
     """Smallest outward nudge of s.upper such that log delta(x) <= log delta_upper(y) holds
     on every leaf [x, y]: in float64 with a slack where log_delta_mu is accurate, and in
     ball arithmetic where that check fails or delta_upper(y) is near 1 (there float64
-    log_delta_mu loses relative accuracy in log delta)."""
+    log_delta_mu loses relative accuracy in log delta).
+
+    ``proved_values``: the leaf values are themselves proved upper bounds (a numeric
+    source's ``log_delta``, e.g. a certified composition), so no float64 profile slack is
+    added.  That slack (absolute 1e-13 in log delta) would otherwise dominate where delta
+    is within 1e-7 of 1 and log delta_mu moves by only ~phi(mu/2) per unit of mu."""
     up = s.upper
     if math.isinf(up):
         return up
     la, b = s.leaf_la, s.leaf_b
-    # float profile values are trusted to _PROFILE_SLACK (checked where it matters)
-    fin = np.isfinite(la)
-    la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
+    if not proved_values:
+        # float profile values are trusted to _PROFILE_SLACK (checked where it matters)
+        fin = np.isfinite(la)
+        la = np.where(fin, np.minimum(la + _profile_slack(np.where(fin, la, 0.0)), 0.0), la)
     bump = 1e-13 * (1.0 + up)
     for _ in range(60):
         lm = log_delta_mu(b, up, rounding="down")  # a lower bound: la <= lm proves it
@@ -92,7 +98,7 @@ def _float_upper(s: _Search) -> float:
         up += bump
         bump *= 1.25
     raise PrecisionError(f"the float upper bound near {s.upper!r} could not be confirmed "
-                         "in float64; use certify=True")
+                         "in float64" + ("" if proved_values else "; use certify=True"))
 
 
 def _float_lower(s: _Search, ld_arg: float) -> float:
