@@ -117,6 +117,10 @@ def _continuous(nodes: Callable[[Any], Any] | None, b: arb) -> bool:
     return all(v.is_finite() for v in vals)
 
 
+def _min(a: arb | None, b: arb) -> arb:
+    return b if a is None else a.min(b)
+
+
 def _mean_value(gp: arb, gq: arb, lo: arb, up: arb, h: arb) -> arb:
     r"""Upper bound of a continuous :math:`g` on :math:`[p, q]`, :math:`h = q - p`, from
     :math:`g(p) \le g_p`, :math:`g(q) \le g_q` and :math:`lo \le g' \le up` (almost
@@ -134,7 +138,16 @@ def _mean_value(gp: arb, gq: arb, lo: arb, up: arb, h: arb) -> arb:
 
 class TradeoffSource:
     r"""The profile :math:`1 + T^*(-e^{\varepsilon})` of a trade-off curve :math:`T(\alpha)`,
-    certified by branch-and-bound in ball arithmetic (module notes).
+    certified by branch-and-bound in ball arithmetic.
+
+    The bounds on an interval :math:`[p, q]` never assume that the typed :math:`T` is
+    convex or monotone (the input check is on a grid only): they are :math:`T`'s ball
+    enclosure on :math:`[p, q]`, a mean-value bound with :math:`T'` enclosed (where
+    every subexpression of :math:`T` is finite on the interval, so :math:`T` is
+    continuous there; :math:`T'` between its end values where :math:`T'' \ge 0` is
+    proved), and :math:`T(a) \ge T(q)` where :math:`T' \le 0` is proved.  Only where
+    :math:`T` has no finite enclosure (a singular end point) is the bound that of the
+    mechanism's curve :math:`f \ge T`, non-increasing as every trade-off function.
 
     ``log_delta_lower`` is a proved lower bound on the same profile, i.e. on the
     conjugate of the curve as typed (exact when the curve is the mechanism's).
@@ -274,19 +287,23 @@ class TradeoffSource:
         sp_up, tp_lo = vp[1], vp[2]
         sq_up, tq_lo = vq[1], vq[2]
         h = q - p
-        # f non-increasing and f(q) >= T(q): 1 - f(a) - c a <= S(q) - c p on [p, q]
-        u = sq_up - c * p
+        # T non-increasing on [p, q] (proved by its derivative), or, where T has no
+        # enclosure at all there (a singular end, erfcinv(0) = oo), the mechanism's own
+        # curve f >= T, non-increasing as every trade-off function: then
+        # 1 - f(a) - c a <= S(q) - c p on [p, q]
+        mono = (s_up_i is None and d_lo is None) or (d_lo is not None and d_lo >= 0)
+        u = sq_up - c * p if mono else None
         if s_up_i is not None:                       # T's enclosure over [p, q]
-            u = u.min(s_up_i - c * p)
+            u = _min(u, s_up_i - c * p)
         if d_lo is not None:                         # the mean-value bound (g' = S' - c)
-            u = u.min(_mean_value(sp_up - c * p, sq_up - c * q, d_lo - c, d_up - c, h))
+            u = _min(u, _mean_value(sp_up - c * p, sq_up - c * q, d_lo - c, d_up - c, h))
         if not self.symmetric:
-            u2 = 1 - p - c * tq_lo
+            u2 = 1 - p - c * tq_lo if mono else None
             if t_lo_i is not None:
-                u2 = u2.min(1 - p - c * t_lo_i)
+                u2 = _min(u2, 1 - p - c * t_lo_i)
             if d_lo is not None:                     # g2 = 1 - a - c T, g2' = c S' - 1
-                u2 = u2.min(_mean_value(1 - p - c * tp_lo, 1 - q - c * tq_lo,
-                                        c * d_lo - 1, c * d_up - 1, h))
+                u2 = _min(u2, _mean_value(1 - p - c * tp_lo, 1 - q - c * tq_lo,
+                                          c * d_lo - 1, c * d_up - 1, h))
             u = u.max(u2)
         return u.upper()
 
@@ -402,7 +419,8 @@ class TradeoffSource:
 
 def _check_tradeoff_curve(expr: sympy.Expr, var: sympy.Symbol) -> None:
     """DomainError for a curve that is provably outside [0, 1], above 1 - alpha,
-    increasing or not convex at points of a grid of balls over [0, 1]."""
+    increasing or not convex at points of a grid of balls over [0, 1].  A check for
+    mistyped curves, not a premise: the bounds of TradeoffSource hold for any curve."""
     f = lambdify_arb(expr, var)
     inner = np.unique(np.concatenate([np.geomspace(1e-12, 0.5, 60),
                                       1 - np.geomspace(1e-12, 0.5, 60)[::-1],
