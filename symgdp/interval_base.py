@@ -194,8 +194,10 @@ def _log(x: Any, base: Any = None) -> arb:
 
 def _monotone(x: arb, f: Callable[[arb], arb]) -> arb:
     """``f`` (monotone) on the ball ``x``: the hull of its end-point values when the ball
-    is wide (Arb's own enclosure of e.g. erfc on [7, 9] contains 0, losing the sign)."""
-    if not x.is_finite() or x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
+    is wide (Arb's own enclosure of e.g. erfc on [7, 9] contains 0, losing the sign).
+    Wide is relative to the midpoint only: a ball of radius 1e-205 around 5e-201 is wide
+    (Arb's erfcinv there is 50 times looser than the end points' hull)."""
+    if not x.is_finite() or x.rad() <= abs(x.mid()) * 2.0**-40:
         return f(x)
     return f(arb(x.lower())).union(f(arb(x.upper())))
 

@@ -474,9 +474,6 @@ def test_tradeoff_bad_input(bad):
         Profile.from_tradeoff_curve(bad)
 
 
-@pytest.mark.xfail(strict=True, reason="not fixed: convexity of a typed trade-off curve is "
-                   "checked on a grid only; a dip between grid points gives a profile below "
-                   "the curve's conjugate (see the review report)")
 def test_tradeoff_curve_hidden_non_convex_dip():
     # G_1 minus a narrow dip (depth 5e-5, width 1e-4 at alpha = 0.30011): still in [0, 1],
     # below 1 - alpha and decreasing, but not convex.  Reference: the conjugate

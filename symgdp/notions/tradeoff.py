@@ -53,9 +53,101 @@ def _key(p: arb) -> tuple[int, int]:
     return int(m), int(e)
 
 
+def _enclose(fs: list[Callable[[Any], arb]], ft: list[Callable[[Any], arb]], b: arb
+             ) -> tuple[arb, arb, arb, arb] | None:
+    """(S_lo, S_up, T_lo, T_up) on the ball ``b`` from every form of S = 1 - T and of T
+    (each an enclosure of the same function: their intersection is one), or ``None``."""
+    ss = [f(b) for f in fs]
+    ts = [f(b) for f in ft]
+    ss += [1 - t for t in ts]
+    ts += [1 - s for s in ss[:len(fs)]]
+    ss = [s for s in ss if s.is_finite()]
+    ts = [t for t in ts if t.is_finite()]
+    if not ss or not ts:
+        return None
+    return (max((s.lower() for s in ss), key=lambda v: v.mid()),
+            min((s.upper() for s in ss), key=lambda v: v.mid()),
+            max((t.lower() for t in ts), key=lambda v: v.mid()),
+            min((t.upper() for t in ts), key=lambda v: v.mid()))
+
+
+#: functions whose every value on a ball is a hull of their values there, not of a
+#: function continuous in between: no derivative bound across them
+_JUMPS = (sympy.Piecewise, sympy.Heaviside, sympy.DiracDelta)
+
+
+def _derivatives(expr: sympy.Expr, var: sympy.Symbol, s_forms: list[sympy.Expr],
+                 t_forms: list[sympy.Expr]
+                 ) -> tuple[list[Callable[[Any], arb]], list[Callable[[Any], arb]],
+                            Callable[[Any], Any] | None]:
+    r"""Ball functions of :math:`S' = -T'` and :math:`S'' = -T''` (one per form that
+    compiles) and of every subexpression of :math:`T` (the continuity check of
+    :func:`_continuous`); empty when :math:`T` may jump (``Piecewise``, ``Heaviside``) or
+    nothing compiles."""
+    if expr.has(*_JUMPS):
+        return [], [], None
+    nodes = list(dict.fromkeys(n for n in sympy.preorder_traversal(expr) if not n.is_Atom))
+    try:
+        check = lambdify_arb(sympy.Tuple(*nodes), var, cse=True) if nodes else None
+    except ArbUnsupported:
+        return [], [], None
+    first, second = [], []
+    for f, sign in [(f, 1) for f in s_forms] + [(f, -1) for f in t_forms]:
+        for order, out in ((1, first), (2, second)):
+            try:
+                d = sign * sympy.diff(f, var, order)
+                if not d.has(sympy.Derivative, sympy.Subs):
+                    out.append(lambdify_arb(d, var, cse=True))
+            except (ArbUnsupported, TypeError, ValueError):
+                continue
+    return first, second, check
+
+
+def _continuous(nodes: Callable[[Any], Any] | None, b: arb) -> bool:
+    r"""True when every subexpression of :math:`T` has a finite enclosure on the ball
+    ``b``.  Its functions (arithmetic, powers, exp, log, erf, erfc and their inverses,
+    trigonometric, gamma, Max, Min, Abs) are continuous wherever Arb gives them a finite
+    value on a ball (a division by a ball holding 0, a logarithm or square root of a
+    ball reaching below 0, a pole of gamma give a non-finite one), so :math:`T` is then
+    continuous on ``b``, and piecewise differentiable: the mean-value bound applies."""
+    if nodes is None:
+        return True     # T is a bare symbol or number
+    got = nodes(b)
+    vals = got if isinstance(got, tuple) else (got,)
+    return all(v.is_finite() for v in vals)
+
+
+def _min(a: arb | None, b: arb) -> arb:
+    return b if a is None else a.min(b)
+
+
+def _mean_value(gp: arb, gq: arb, lo: arb, up: arb, h: arb) -> arb:
+    r"""Upper bound of a continuous :math:`g` on :math:`[p, q]`, :math:`h = q - p`, from
+    :math:`g(p) \le g_p`, :math:`g(q) \le g_q` and :math:`lo \le g' \le up` (almost
+    everywhere): :math:`g \le \min(g_p + up\,(a - p),\ g_q + lo\,(a - q))`, whose maximum
+    is at an end or where the two lines cross."""
+    gp, gq, lo, up = gp.upper(), gq.upper(), lo.lower(), up.upper()
+    if up <= 0:
+        return gp
+    if lo >= 0:
+        return gq
+    # the lines cross at gp + up x = gq - lo (h - x): the value there (increasing in gp,
+    # gq and h, so their upper ends are used)
+    return ((-lo) * gp + up * gq - up * lo * h) / (up - lo)
+
+
 class TradeoffSource:
     r"""The profile :math:`1 + T^*(-e^{\varepsilon})` of a trade-off curve :math:`T(\alpha)`,
-    certified by branch-and-bound in ball arithmetic (module notes).
+    certified by branch-and-bound in ball arithmetic.
+
+    The bounds on an interval :math:`[p, q]` never assume that the typed :math:`T` is
+    convex or monotone (the input check is on a grid only): they are :math:`T`'s ball
+    enclosure on :math:`[p, q]`, a mean-value bound with :math:`T'` enclosed (where
+    every subexpression of :math:`T` is finite on the interval, so :math:`T` is
+    continuous there; :math:`T'` between its end values where :math:`T'' \ge 0` is
+    proved), and :math:`T(a) \ge T(q)` where :math:`T' \le 0` is proved.  Only where
+    :math:`T` has no finite enclosure (a singular end point) is the bound that of the
+    mechanism's curve :math:`f \ge T`, non-increasing as every trade-off function.
 
     ``log_delta_lower`` is a proved lower bound on the same profile, i.e. on the
     conjugate of the curve as typed (exact when the curve is the mechanism's).
@@ -88,12 +180,20 @@ class TradeoffSource:
         self._fs: list[Callable[[Any], arb]] | None = None
         self._ft: list[Callable[[Any], arb]] | None = None
         self._cache: dict[tuple[int, int], tuple[arb, arb, arb, arb]] = {}
+        self._icache: dict[tuple[tuple[int, int], tuple[int, int]], tuple[Any, ...]] = {}
+        self._results: dict[float, tuple[float, float]] = {}
+        self._ds: list[Callable[[Any], arb]] = []
+        self._dds: list[Callable[[Any], arb]] = []
+        self._dcache: dict[tuple[int, int], tuple[arb, arb] | None] = {}
+        self._nodes: Callable[[Any], Any] | None = None
 
     def _compile(self) -> None:
         _require_bound(self._free, "the trade-off curve")
         if self._fs is None:
-            self._fs = [lambdify_arb(f, self.var) for f in _forms(1 - self.expr)]
-            self._ft = [lambdify_arb(f, self.var) for f in _forms(self.expr)]
+            s_forms, t_forms = _forms(1 - self.expr), _forms(self.expr)
+            self._fs = [lambdify_arb(f, self.var) for f in s_forms]
+            self._ft = [lambdify_arb(f, self.var) for f in t_forms]
+            self._ds, self._dds, self._nodes = _derivatives(self.expr, self.var, s_forms, t_forms)
 
     def _values(self, p: arb) -> tuple[arb, arb, arb, arb]:
         """(S_lo, S_up, T_lo, T_up) at the exact point p, S = 1 - T, as exact balls."""
@@ -104,26 +204,20 @@ class TradeoffSource:
         best: tuple[arb, arb, arb, arb] | None = None
         for prec in _PRECS:
             with ctx.workprec(prec):
-                ss = [f(p) for f in self._fs]
-                ts = [f(p) for f in self._ft]
-                ss += [1 - t for t in ts]
-                ts += [1 - s for s in ss[:len(self._fs)]]
-                ss = [s for s in ss if s.is_finite()]
-                ts = [t for t in ts if t.is_finite()]
-                if not ss or not ts:
+                got = _enclose(self._fs, self._ft, p)
+                if got is None:
                     continue
-                s_lo = max((s.lower() for s in ss), key=lambda b: b.mid())
-                s_up = min((s.upper() for s in ss), key=lambda b: b.mid())
-                t_lo = max((t.lower() for t in ts), key=lambda b: b.mid())
-                t_up = min((t.upper() for t in ts), key=lambda b: b.mid())
-                best = (s_lo, s_up, t_lo, t_up)
+                best = got
+                s_lo, s_up, t_lo, t_up = got
                 rel_s = (s_up - s_lo) / abs(s_up) if s_up != 0 else arb(0)
                 rel_t = (t_up - t_lo) / abs(t_up) if t_up != 0 else arb(0)
                 if rel_s < 2.0**-40 and rel_t < 2.0**-40:
                     break
         if best is None and (p == 0 or p == 1):
-            # the curve's end points may be limits (erfcinv(0) = oo): a trade-off function
-            # has T(0) in [0, 1] and 0 <= T(1) <= 1 - 1 = 0
+            # the curve's end points may be limits (erfcinv(0) = oo).  The bounds used
+            # are those of the mechanism's curve f, whatever T is: 0 <= f <= 1 (S_up = 1
+            # and T_lo = 0 are all the upper bounds use); the lower ends (T_up = 1 at 0)
+            # only make the proved lower bound smaller
             best = (arb(0), arb(1), arb(0), arb(1)) if p == 0 else \
                 (arb(1), arb(1), arb(0), arb(0))
         if best is None:
@@ -132,41 +226,86 @@ class TradeoffSource:
         self._cache[k] = best
         return best
 
-    def _bounds(self, pts: list[arb], vals: list[tuple[arb, arb, arb, arb]], c: arb
-                ) -> tuple[list[arb], arb]:
-        """Upper bound of the supremum on each interval, and the best point value."""
-        ups = []
-        lower = arb(0)
-        n = len(pts)
-        for i in range(n):
-            p = pts[i]
-            s_lo, _, _, t_up = vals[i]
-            cand = s_lo - c * p
-            if not self.symmetric:
-                cand = cand.max(1 - p - c * t_up)
-            lower = lower.max(cand.lower())
-        for i in range(n - 1):
-            p, q = pts[i], pts[i + 1]
-            _, sq_up, tq_lo, _ = vals[i + 1]
-            u = sq_up - c * p                                        # T non-increasing
-            if i + 2 < n:                                            # T convex: chord [q, r]
-                # T(a) >= ((r - a) T(q) - (q - a) T(r)) / (r - q) on [p, q]; the bound is
-                # linear in a, so its end points decide.  Written with one division so that
-                # an exactly linear curve gives an exact 0 (eventually-zero profiles)
-                r = pts[i + 2]
-                s_lo_r, _, _, t_up_r = vals[i + 2]
-                conv = (sq_up - c * q).max(
-                    ((r - p) * sq_up - (q - p) * s_lo_r) / (r - q) - c * p)
-                u = u.min(conv)
-            if not self.symmetric:
-                u2 = 1 - p - c * tq_lo
-                if i + 2 < n:
-                    conv2 = (1 - q - c * tq_lo).max(
-                        1 - p - c * (((r - p) * tq_lo - (q - p) * t_up_r) / (r - q)))
-                    u2 = u2.min(conv2)
-                u = u.max(u2)
-            ups.append(u.upper())
-        return ups, lower
+    def _interval(self, p: arb, q: arb) -> tuple[arb | None, arb | None, arb | None,
+                                                  arb | None]:
+        """Enclosures over the whole interval [p, q], independent of eps (cached):
+        (S_up, T_lo, S'_lo, S'_up); ``None`` where no finite enclosure is proved (the
+        derivative also needs the curve proved continuous on [p, q])."""
+        k = (_key(p), _key(q))
+        hit = self._icache.get(k)
+        if hit is not None:
+            return hit
+        with ctx.workprec(128):
+            ball = p.union(q)
+            d_lo = d_up = None
+            if self._ds and _continuous(self._nodes, ball):
+                # where S'' <= 0 is proved on [p, q] (T convex there), S' lies between its
+                # values at the ends: far tighter than S' on the ball
+                dp, dq = self._slope(p), self._slope(q)
+                if dp is not None and dq is not None and any(
+                        v.is_finite() and v <= 0 for v in (f(ball) for f in self._dds)):
+                    d_lo, d_up = dq[0], dp[1]
+                else:
+                    ds = [d for d in (f(ball) for f in self._ds) if d.is_finite()]
+                    if ds:
+                        d_lo = max((d.lower() for d in ds), key=lambda v: v.mid())
+                        d_up = min((d.upper() for d in ds), key=lambda v: v.mid())
+            s_up = t_lo = None
+            if d_lo is None:    # T's own enclosure over [p, q] (first order)
+                got = _enclose(self._fs, self._ft, ball)
+                if got is not None:
+                    s_up, t_lo = got[1], got[2]
+        out = (s_up, t_lo, d_lo, d_up)
+        self._icache[k] = out
+        return out
+
+    def _slope(self, p: arb) -> tuple[arb, arb] | None:
+        """Bounds (lower, upper) of S' = -T' at the exact point p, or ``None``."""
+        k = _key(p)
+        if k in self._dcache:
+            return self._dcache[k]
+        out = None
+        with ctx.workprec(128):
+            for f in self._ds:      # every form encloses S'(p): intersect until tight
+                d = f(p)
+                if not d.is_finite():
+                    continue
+                out = (d.lower(), d.upper()) if out is None else \
+                    (out[0].max(d.lower()), out[1].min(d.upper()))
+                if out[1] - out[0] <= abs(out[1]) * 2.0**-60:
+                    break
+        self._dcache[k] = out
+        return out
+
+    def _upper(self, p: arb, q: arb, vp: tuple[arb, arb, arb, arb],
+               vq: tuple[arb, arb, arb, arb], c: arb) -> arb:
+        r"""Upper bound of :math:`\sup_{[p, q]} 1 - f(a) - c a` (and of
+        :math:`1 - a - c f(a)` when not symmetric) for every curve :math:`f \ge T` that is
+        non-increasing: the bounds rely on the *mechanism's* curve being a trade-off
+        function, never on the typed :math:`T` being one (module notes)."""
+        s_up_i, t_lo_i, d_lo, d_up = self._interval(p, q)
+        sp_up, tp_lo = vp[1], vp[2]
+        sq_up, tq_lo = vq[1], vq[2]
+        h = q - p
+        # T non-increasing on [p, q] (proved by its derivative), or, where T has no
+        # enclosure at all there (a singular end, erfcinv(0) = oo), the mechanism's own
+        # curve f >= T, non-increasing as every trade-off function: then
+        # 1 - f(a) - c a <= S(q) - c p on [p, q]
+        mono = (s_up_i is None and d_lo is None) or (d_lo is not None and d_lo >= 0)
+        u = sq_up - c * p if mono else None
+        if s_up_i is not None:                       # T's enclosure over [p, q]
+            u = _min(u, s_up_i - c * p)
+        if d_lo is not None:                         # the mean-value bound (g' = S' - c)
+            u = _min(u, _mean_value(sp_up - c * p, sq_up - c * q, d_lo - c, d_up - c, h))
+        if not self.symmetric:
+            u2 = 1 - p - c * tq_lo if mono else None
+            if t_lo_i is not None:
+                u2 = _min(u2, 1 - p - c * t_lo_i)
+            if d_lo is not None:                     # g2 = 1 - a - c T, g2' = c S' - 1
+                u2 = _min(u2, _mean_value(1 - p - c * tp_lo, 1 - q - c * tq_lo,
+                                          c * d_lo - 1, c * d_up - 1, h))
+            u = u.max(u2)
+        return u.upper()
 
     @staticmethod
     def _split(p: arb, q: arb) -> arb:
@@ -184,39 +323,72 @@ class TradeoffSource:
         return (p + q) / 2
 
     def _solve(self, x: float) -> tuple[float, float]:
-        """(lower, upper) bounds on log delta(x)."""
+        """(lower, upper) bounds on log delta(x), by best-first branch-and-bound."""
+        hit = self._results.get(x)
+        if hit is not None:
+            return hit
+        out = self._search(x)
+        self._results[x] = out
+        return out
+
+    def _search(self, x: float) -> tuple[float, float]:
         with ctx.workprec(128):
             c = arb(x).exp()
+            lower = arb(0)          # delta >= 0; raised by the value at every point seen
+
+            def seen(p: arb, v: tuple[arb, arb, arb, arb]) -> None:
+                nonlocal lower
+                cand = v[0] - c * p
+                if not self.symmetric:
+                    cand = cand.max(1 - p - c * v[3])
+                lower = lower.max(cand.lower())
+
             pts = [arb(0), arb(0.5), arb(1)]
             vals = [self._values(p) for p in pts]
+            for p, v in zip(pts, vals, strict=True):
+                seen(p, v)
+            # active intervals (upper bound, p, q, values at p and q); an interval whose
+            # bound is at most the proved lower bound cannot hold more than it: dropped
+            active = [(self._upper(pts[i], pts[i + 1], vals[i], vals[i + 1], c), pts[i],
+                       pts[i + 1], vals[i], vals[i + 1]) for i in range(2)]
+            dropped = arb(-1)
+            n = len(pts)
             while True:
-                ups, lower = self._bounds(pts, vals, c)
-                umax = max(ups, key=lambda b: b.mid())
+                keep = []
+                for iv in active:
+                    if iv[0] > lower:
+                        keep.append(iv)
+                    else:
+                        dropped = dropped.max(iv[0])
+                active = keep
+                umax = max([iv[0] for iv in active] + [dropped], key=lambda b: b.mid())
                 if umax <= 0:
                     return -math.inf, -math.inf
                 lo_f = float(lower.log().lower()) if lower > 0 else -math.inf
                 up_f = min(float(umax.log().upper()), 0.0)
-                if (lo_f > -math.inf and up_f - lo_f <= self.tol) or \
-                        len(pts) >= self.max_points:
-                    return (min(math.nextafter(lo_f, -math.inf), 0.0),
-                            math.nextafter(up_f, math.inf) if up_f < 0 else 0.0)
-                # split every interval that may still hold the supremum to within tol
+                up_r = math.nextafter(up_f, math.inf) if up_f < 0 else 0.0
+                if (lo_f > -math.inf and up_f - lo_f <= self.tol) or n >= self.max_points:
+                    return min(math.nextafter(lo_f, -math.inf), 0.0), up_r
+                # split the (up to 8) highest intervals that may still hold the supremum
+                # to within tol
                 thresh = lower * math.exp(self.tol) if lower > 0 else arb(0)
-                new_pts, new_vals = [pts[0]], [vals[0]]
-                order = sorted(range(len(ups)), key=lambda i: -ups[i].mid())
-                chosen = {i for i in order[:8] if ups[i] > thresh}
-                for i in range(len(ups)):
-                    if i in chosen:
-                        m = self._split(pts[i], pts[i + 1])
-                        if pts[i] < m < pts[i + 1]:
-                            new_pts.append(m)
-                            new_vals.append(self._values(m))
-                    new_pts.append(pts[i + 1])
-                    new_vals.append(vals[i + 1])
-                if len(new_pts) == len(pts):  # no split possible: return what is proved
-                    return (min(lo_f, 0.0), math.nextafter(up_f, math.inf) if up_f < 0
-                            else 0.0)
-                pts, vals = new_pts, new_vals
+                active.sort(key=lambda iv: -iv[0].mid())
+                grown = []
+                rest = []
+                for j, iv in enumerate(active):
+                    _, p, q, vp, vq = iv
+                    m = self._split(p, q) if j < 8 and iv[0] > thresh else None
+                    if m is None or not p < m < q:
+                        rest.append(iv)
+                        continue
+                    vm = self._values(m)
+                    n += 1
+                    seen(m, vm)
+                    grown.append((self._upper(p, m, vp, vm, c), p, m, vp, vm))
+                    grown.append((self._upper(m, q, vm, vq, c), m, q, vm, vq))
+                if not grown:           # no split possible: return what is proved
+                    return min(lo_f, 0.0), up_r
+                active = rest + grown
 
     def _both(self, x: Any) -> tuple[bool, np.ndarray, np.ndarray, tuple[int, ...]]:
         scalar, xs = _xs(x)
@@ -247,7 +419,8 @@ class TradeoffSource:
 
 def _check_tradeoff_curve(expr: sympy.Expr, var: sympy.Symbol) -> None:
     """DomainError for a curve that is provably outside [0, 1], above 1 - alpha,
-    increasing or not convex at points of a grid of balls over [0, 1]."""
+    increasing or not convex at points of a grid of balls over [0, 1].  A check for
+    mistyped curves, not a premise: the bounds of TradeoffSource hold for any curve."""
     f = lambdify_arb(expr, var)
     inner = np.unique(np.concatenate([np.geomspace(1e-12, 0.5, 60),
                                       1 - np.geomspace(1e-12, 0.5, 60)[::-1],
