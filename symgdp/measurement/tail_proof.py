@@ -327,7 +327,7 @@ def _far_lower(p: Any, eps_h: float, certifier: Any) -> tuple[float, float]:
 
 
 def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any = None,
-               seconds: float = 30.0) -> Any:
+               seconds: float = 30.0, mu_bound: arb | None = None) -> Any:
     r"""The measurement ``m`` with its tail proved where it can be (theory §14).
 
     When :math:`\delta \le \delta_{\text{upper}}` is proved on :math:`[\varepsilon_h,
@@ -338,6 +338,12 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     :math:`[\max(\text{lower}, \text{far } G, \sqrt{\text{limit}}^-), \mu']`.  Otherwise
     ``proved_until`` says how far beyond :math:`\varepsilon_h` the head bound is proved, and
     a note says why the tail is not.
+
+    ``mu_bound``: a ball whose every point :math:`\mu_b` has :math:`\delta \le
+    \delta_{\mu_b}` on the whole line, proved by the caller (a Gaussian profile written
+    with float literals, :func:`~symgdp.measurement.gaussian_profiles.near_gaussian_mu_bound`);
+    the tail is then certified when :math:`\mu_b \le` upper, else the bracket's upper end
+    becomes :math:`\mu_b` rounded up (the tail is the maximum).
     """
     from dataclasses import replace
 
@@ -370,6 +376,8 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
                         tail_proof=f"the profile is delta_mu with mu = {mu_exact} <= upper "
                                    "(delta_mu increases with mu)")
         return done()
+    if mu_bound is not None:
+        return _bounded_by_gaussian(m, mu_bound, done, notes)
     expr = getattr(p, "bound_expr", None)
     var = getattr(p, "var", None)
     if not isinstance(expr, sympy.Basic) or var is None:
@@ -422,6 +430,34 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     notes.append(f"whole line: not proved ({r.reason}); delta <= delta_mu proved on "
                  f"[0, {until:.6g}]")
     return done(proved_until=until)
+
+
+def _bounded_by_gaussian(m: Any, mu_bound: arb, done: Any, notes: list[str]) -> Any:
+    """The whole line of a profile proved to lie below delta_{mu_b} for mu_b in
+    ``mu_bound`` (theory §14, Gaussians written with float literals)."""
+    with ctx.workprec(256):
+        top = arb(mu_bound.upper())
+        if not top.is_finite():
+            notes.append("whole line: not proved (the dominating mu is not finite)")
+            return done()
+        if top <= to_arb(m.upper):
+            return done(covers_tail=True, failure_prob=0.0, log_failure_prob=-math.inf,
+                        proved_until=math.inf,
+                        tail_proof=f"delta <= delta_mu with mu = "
+                                   f"{top.str(17, radius=False)} <= upper on the whole line "
+                                   "(a Gaussian profile up to the rounding of its literals: "
+                                   "dominated by the larger of its two mu)")
+        up = float(top)
+        if not arb(up) >= top:
+            up = math.nextafter(up, math.inf)
+    notes.append(f"the tail is the maximum: the GDPT tends to {up!r} (the mu that the "
+                 "slope of eps in its literals stands for) above the head bound; the bracket "
+                 f"[{m.lower!r}, {up!r}] is on sup G over the whole line")
+    return done(upper=up, covers_tail=True, failure_prob=0.0, log_failure_prob=-math.inf,
+                proved_until=math.inf,
+                tail_proof=f"the tail is the maximum: delta <= delta_mu with mu = {up!r} on "
+                           "the whole line (a Gaussian profile up to the rounding of its "
+                           "literals: dominated by the larger of its two mu)")
 
 
 def _source_why(src: Any) -> str:
