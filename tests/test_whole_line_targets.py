@@ -86,3 +86,98 @@ def test_float_literal_grid_independent_of_lemma() -> None:
         for x in _grid(1.0, 1e4, 25):
             g = precise.mu_gdp(x, log_delta=_log_delta_mp(p.bound_expr, x), dps=DPS)
             assert g <= m.upper
+
+
+# -- finite sums: the randomized-response composition ---------------------------------------
+def test_rr_composition_beyond_eps_h_is_certified() -> None:
+    # 1000-fold 0.2-DP: the profile is 0 beyond eps = 200 > eps_h = 100 (a finite Sum)
+    from symgdp import composition
+
+    p = composition.optimal_pure_dp(0.2, 1000)
+    m = measure(p, 100.0, 1e-6, refine=False, identify=False)
+    assert m.covers_tail and m.failure_prob == 0 and "subdivision" in m.tail_proof
+    # 60-digit truth: the exact binomial sum (Floats read exactly) against delta_upper
+    expr = p.bound_expr.doit()
+    for x in _grid(100.0, 199.0, 12):
+        assert _log_delta_mp(expr, x) <= precise.log_delta_mu(x, m.upper, dps=DPS)
+    with mpmath.workdps(DPS):  # and exactly 0 beyond 200.1 (the largest switch point)
+        exact = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
+        f = sympy.lambdify(p.var, exact, "mpmath")
+        assert all(f(x) == 0 for x in _grid(200.1, 1e4, 8))
+
+
+def test_sum_rule_encloses_every_term() -> None:
+    # the Sum rule's upper form at E = 50 lies above the 60-digit log of the sum
+    from flint import ctx as fctx
+
+    from symgdp.measurement.tail_forms import Rules
+    from symgdp.symbols import eps
+
+    i = sympy.Symbol("i", integer=True)
+    expr = sympy.Sum(sympy.binomial(6, i) * sympy.exp(-eps**2 / (2 * (i + 1)**2) - i * eps)
+                     / 64, (i, 0, 6))
+    with fctx.workprec(128):
+        lg = Rules(eps, 50.0).log(expr)
+        hi = {k: float(v.upper()) for k, v in lg.hi.c.items()}
+    exact = sympy.lambdify(eps, expr.doit(), "mpmath")
+    with mpmath.workdps(DPS):
+        for x in _grid(50.0, 1e4, 20):
+            up = sum(c * x ** float(k[0]) * mpmath.log(x) ** k[1] for k, c in hi.items())
+            assert mpmath.log(exact(x)) <= up
+
+
+def test_sum_whose_tail_is_heavier_gets_the_larger_mu_or_nothing() -> None:
+    # an adversary: the last term has the heaviest tail (mu = 4 at infinity) but a tiny
+    # weight; the head bound on [0, 20] is far below 4
+    i = sympy.Symbol("i", integer=True)
+    text_sum = sympy.Sum(sympy.Rational(1, 4) ** (i + 1)
+                         * sympy.exp(-Profile.parse("eps").var ** 2 / (2 * (i + 1) ** 2)
+                                     - 40 * (3 - i) ** 2), (i, 0, 3))
+    p = Profile(text_sum)
+    m = measure(p, 20.0, 1e-4, refine=False, identify=False)
+    expr = p.bound_expr.doit()
+    if m.covers_tail:
+        for x in _grid(20.0, 1e4, 30):  # 60-digit truth: G <= upper everywhere
+            g = precise.mu_gdp(x, log_delta=_log_delta_mp(expr, x), dps=DPS)
+            assert g <= m.upper
+    x = mpmath.mpf(10**4)
+    assert precise.mu_gdp(x, log_delta=_log_delta_mp(expr, x), dps=DPS) > m.lower
+
+
+# -- Piecewise profiles whose pieces switch beyond eps_h -------------------------------------
+@pytest.mark.parametrize("text", [
+    "Piecewise((exp(-eps**2/8)/2, eps < 150), (exp(-eps**2/8 - eps)/2, True))",
+    "Piecewise((exp(-eps**2/2 - eps)/3, eps < 250), (exp(-eps**2/2 - 2*eps)/3, True))",
+    # adversary: the last piece rises above the head's bound (jumps up at 150)
+    "Piecewise((exp(-eps**2/8)/2, eps < 150), (exp(-eps**2/9)/2, True))",
+    # adversary: a late bump that ends beyond eps_h, written as a piece
+    "Piecewise((exp(-eps**2/8)/2 + exp(-300)*(1 - eps/3000), eps < 3000), "
+    "(exp(-eps**2/8)/2, True))",
+])
+def test_piecewise_switching_beyond_eps_h(text: str) -> None:
+    p = Profile.parse(text)
+    m = measure(p, 100.0, 1e-6, refine=False, identify=False)
+    expr = p.bound_expr
+    if m.covers_tail:
+        # 60-digit truth on [eps_h, 10^4] across the switching points
+        for x in [*_grid(100.0, 1e4, 40), mpmath.mpf(150), mpmath.mpf(250),
+                  mpmath.mpf(2999)]:
+            g = precise.mu_gdp(x, log_delta=_log_delta_mp(expr, x), dps=DPS)
+            assert g <= m.upper
+    else:
+        assert m.failure_prob > 0 and any("whole line" in n for n in m.notes)
+    if "eps**2/8 - eps" in text or "2*eps" in text:
+        assert m.covers_tail  # the honest pieces are certified
+
+
+def test_slow_decay_says_no_mu_holds() -> None:
+    # delta ~ C/eps (the refined ICEA bound): no mu on the whole line, and the note says so
+    from symgdp import mechanisms
+
+    m = measure(mechanisms.shuffle_sum(100, 1000).refine(), 100.0, 1e-6, refine=False,
+                identify=False)
+    assert not m.covers_tail
+    assert any("grows without bound" in n for n in m.notes)
+    x = mpmath.mpf(10**4)  # truth: G(10^4) far above the head bound (60-digit mpmath)
+    g = precise.mu_gdp(x, log_delta=_log_delta_mp(m.profile.bound_expr, x), dps=DPS)
+    assert g > 10 * m.upper

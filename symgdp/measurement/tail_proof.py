@@ -83,6 +83,9 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
                 return True, None, "the profile is <= 0 there"
             if lg.hi is None:
                 return False, None, "no upper enclosure"
+            slow = _slower_than_gaussian(lg.lo, cx.E)
+            if slow:
+                return None, None, slow
             u = _upper_end(lg.hi)
             two = (Fraction(2), 0)
             lead = max(u.c) if u.c else _CONST
@@ -101,6 +104,23 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
             return None, a, ("the leading term of log delta_mu - log delta at infinity is "
                              "not proved positive")
         return False, a, "the leading terms do not prove it"
+
+
+def _slower_than_gaussian(lo: Any, E: arb) -> str:
+    """A reason when the lower enclosure of log delta on [E, inf) proves that delta
+    decays slower than every exp(-c eps^2) (G grows without bound), else ''."""
+    if lo is None or not lo.c:
+        return ""
+    try:
+        lead, b = _bracket(lo, E)
+    except Unsupported:
+        return ""
+    p, q = lead
+    if p >= 2 or not b.is_finite():
+        return ""
+    return (f"the profile itself is at least exp(c eps^{p} log(eps)^{q}) at infinity: it "
+            "decays slower than every delta_mu, so G grows without bound and no mu holds on "
+            "the whole line for this expression")
 
 
 def _ball_interval(x: float, y: float) -> arb:
@@ -243,6 +263,9 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
     if not (math.isfinite(mu) and mu > 0):
         return TailProof(False, mu, eps_h, math.nan, 0, 0.0, f"mu = {mu!r}")
     start = max(eps_h, 1.0 + 2.0 * mu * mu)  # b_E > sqrt(3) and E > e
+    # a branch (Max, Min, Piecewise, a difference that turns negative) may switch beyond
+    # E: then a larger E can help even where the leading terms at this E cannot
+    switches = expr.has(sympy.Max, sympy.Min, sympy.Piecewise, sympy.Heaviside, sympy.Sum)
     far, coef, why = None, None, ""
     for k in _LADDER:
         E = max(start, eps_h * k)
@@ -253,7 +276,7 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
             far = E
             break
         why = w
-        if ok is None:
+        if ok is None and not switches:
             break
     acoef = float(coef.lower()) if coef is not None and coef.is_finite() else math.nan
     if far is None:
