@@ -290,6 +290,9 @@ class Rules:
         self.env: dict[sympy.Symbol, arb] = dict(env or {})
         self.vcache: dict[sympy.Basic, Form] = {}
         self.lcache: dict[sympy.Basic, _Log] = {}
+        #: a branch was undecided at this E but may switch at a larger one (a Piecewise
+        #: condition, a subtracted term that dominates eventually, a Min)
+        self.switch = False
 
     # -- values ----------------------------------------------------------------------
     def value(self, e: sympy.Basic) -> Form:
@@ -477,10 +480,13 @@ class Rules:
             try:
                 parts.append(child.log(f))
             except Unsupported:
+                self.switch = self.switch or child.switch
                 if lo == hi:
                     raise
                 m = (lo + hi) // 2
                 stack += [(m + 1, hi), (lo, m)]
+                continue
+            self.switch = self.switch or child.switch
         if all(p.exact for p in parts):
             return _EXACT_ZERO
         live = [p for p in parts if not p.zero]
@@ -521,15 +527,20 @@ class Rules:
             try:
                 _, b = _bracket(self.value(cond.lhs - cond.rhs), self.E)
             except Unsupported:
+                self.switch = True
                 return None
+            out = None
             if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
-                return True if b < 0 else (False if b > 0 else None)
-            if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
-                return True if b > 0 else (False if b < 0 else None)
-            if isinstance(cond, sympy.Ne):
-                return True if (b > 0 or b < 0) else None
-            if isinstance(cond, sympy.Eq):
-                return False if (b > 0 or b < 0) else None
+                out = True if b < 0 else (False if b > 0 else None)
+            elif isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+                out = True if b > 0 else (False if b < 0 else None)
+            elif isinstance(cond, sympy.Ne):
+                out = True if (b > 0 or b < 0) else None
+            elif isinstance(cond, sympy.Eq):
+                out = False if (b > 0 or b < 0) else None
+            if out is None:
+                self.switch = True
+            return out
         return None
 
     def _log_mul(self, args: tuple) -> _Log:
@@ -577,9 +588,12 @@ class Rules:
             # the subtracted part dominates on [E, inf): the sum is <= 0 there
             phi = _add(_coef_max([p.hi for p in pos]), _const(arb(len(pos)).log()))
             nlo = max((p.lo for p in neg), key=lambda f: self._lead_score(f))
-            t = _inf(_add(_lower_end(nlo), _neg(_upper_end(phi))), self.E)
+            dom = _add(_lower_end(nlo), _neg(_upper_end(phi)))
+            t = _inf(dom, self.E)
             if t is not None and t > 0:
                 return _NONPOS
+            if dom.c and dom.c[max(dom.c)] > 0 and max(dom.c) != _CONST:
+                self.switch = True  # the subtracted part dominates from some larger E on
         n = len(pos)
         hi = _coef_max([p.hi for p in pos])
         if n > 1:

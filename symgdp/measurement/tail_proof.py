@@ -50,6 +50,7 @@ import sympy
 from flint import arb, ctx
 
 from ..interval import lambdify_arb, log_delta_mu_arb, to_arb
+from ..interval_base import prove
 from .tail_forms import (
     _CONST,
     _PREC,
@@ -69,6 +70,10 @@ __all__ = ["TailProof", "prove_tail", "whole_line", "gaussian_below", "log_delta
 _LADDER = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 
 
+#: Rules (with their caches of log enclosures) per (expression, variable, E)
+_RULES: dict[tuple[Any, Any, float], Rules] = {}
+
+
 def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
          ) -> tuple[bool | None, arb | None, str]:
     """Prove log delta <= log delta_mu on [E, inf).  Returns (proved, A, why) with A a
@@ -76,7 +81,15 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
     no larger E can help (the leading coefficient of the difference is not positive, or
     the expression is outside the rules)."""
     with ctx.workprec(_PREC):
-        cx = Rules(var, E)
+        key = (expr, var, E)
+        cx = _RULES.get(key)
+        if cx is None:
+            # the enclosure of log delta does not depend on mu: kept for the retry with
+            # the tail's mu and for later measurements of the same profile
+            cx = Rules(var, E)
+            if len(_RULES) >= 32:
+                _RULES.pop(next(iter(_RULES)))
+            _RULES[key] = cx
         try:
             lg = cx.log(expr)
             if lg.zero:
@@ -95,14 +108,16 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
             d = _add(log_delta_mu_lower_form(mu, E), _neg(u))
             lead, b = _bracket(d, cx.E)
         except Unsupported as exc:
-            return None, None, str(exc)
+            return (False if cx.switch else None), None, str(exc)
         except (ZeroDivisionError, ValueError, TypeError, AttributeError) as exc:
             return None, None, f"{type(exc).__name__}"
         if b > 0:
             return True, a, ""
         if not d.c or not d.c[lead].lower() > 0:
-            return None, a, ("the leading term of log delta_mu - log delta at infinity is "
-                             "not proved positive")
+            # a larger E helps only where a branch may still switch beyond this one
+            return (False if cx.switch else None), a, (
+                "the leading term of log delta_mu - log delta at infinity is not proved "
+                "positive")
         return False, a, "the leading terms do not prove it"
 
 
@@ -263,9 +278,6 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
     if not (math.isfinite(mu) and mu > 0):
         return TailProof(False, mu, eps_h, math.nan, 0, 0.0, f"mu = {mu!r}")
     start = max(eps_h, 1.0 + 2.0 * mu * mu)  # b_E > sqrt(3) and E > e
-    # a branch (Max, Min, Piecewise, a difference that turns negative) may switch beyond
-    # E: then a larger E can help even where the leading terms at this E cannot
-    switches = expr.has(sympy.Max, sympy.Min, sympy.Piecewise, sympy.Heaviside, sympy.Sum)
     far, coef, why = None, None, ""
     for k in _LADDER:
         E = max(start, eps_h * k)
@@ -276,7 +288,7 @@ def prove_tail(expr: sympy.Basic, var: sympy.Symbol, eps_h: float, mu: float, *,
             far = E
             break
         why = w
-        if ok is None and not switches:
+        if ok is None:
             break
     acoef = float(coef.lower()) if coef is not None and coef.is_finite() else math.nan
     if far is None:
@@ -334,14 +346,29 @@ def _far_lower(p: Any, eps_h: float, certifier: Any) -> tuple[float, float]:
     from ..gaussian import mu_gdp
 
     best, where = 0.0, math.nan
-    for x in (eps_h * 10, *_FAR_POINTS):
-        if x <= eps_h:
+    # farthest first, and the first certified value is kept: where the tail is the
+    # maximum G climbs towards its limit, so the farthest point is the best lower bound
+    # (any certified G value is a valid one; each costs a certified point evaluation)
+    for x in sorted((eps_h * 10, *_FAR_POINTS), reverse=True):
+        if x <= eps_h or best > 0:
             continue
         try:
             guess = float(mu_gdp(x, log_delta=float(np.asarray(p.log_delta(x)))))
             if not (math.isfinite(guess) and guess > best):
                 continue
-            lo = certifier.lower(x, guess)
+            # a relative slack of 2^-30 below the float guess, proved in one ball test
+            # (delta_lo(x) <= delta(x) means G(x) >= lo); where the balls cannot decide
+            # it (delta far below the float range), the point is skipped
+            lo = guess * (1.0 - 2.0**-30)
+
+            def check(x: float = x, lo: float = lo) -> bool | None:
+                g, d = log_delta_mu_arb(x, lo), certifier.delta(x, ctx.prec)
+                if not (d > 0 and g.is_finite()):
+                    return None
+                return True if g <= d.log() else (False if g > d.log() else None)
+
+            if prove(check, (128, 256)) is not True:
+                continue
         except Exception:  # noqa: BLE001 - a far point is only a better lower bound
             continue
         if lo > best:
