@@ -75,6 +75,7 @@ from .measurement.gaussian_profiles import (
     _near_gaussian_bracket,
     _near_gaussian_measurement,
     _recognised_gaussian,
+    near_gaussian_mu_bound,
 )
 from .measurement.result import Measurement, MeasurementTimeLimit, _mu_tail
 from .measurement.result import time_limit as _time_limit
@@ -428,7 +429,7 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
         if near is not None:
             return _whole_line(_near_gaussian_measurement(
                 profile, profile, near, eps_h, tol, False, notes, identify, timeout, t0,
-                certify))
+                certify), mu_bound=near_gaussian_mu_bound(near))
     if hasattr(profile, "validate"):
         # a quick symbolic / grid check first; the search then proves monotonicity on
         # every interval it visits (first-order method)
@@ -449,7 +450,7 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
         if near is not None:
             return _whole_line(_near_gaussian_measurement(
                 profile, p, near, eps_h, tol, refined, notes, identify, timeout, t0,
-                certify))
+                certify), mu_bound=near_gaussian_mu_bound(near))
     fo = None
     if how == "first-order" or certify is None:
         if how == "first-order":
@@ -516,9 +517,9 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
 
 # -- the whole-line hook (symgdp.measurement.tail_proof), apart from the search ----------
 def _whole_line(m: Measurement, fo: Any = None, mu_exact: Any = None,
-                certifier: Any = None) -> Measurement:
+                certifier: Any = None, mu_bound: Any = None) -> Measurement:
     """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``).  The
     proof's own test counts bound its work; its wall-clock budget is only a safety net,
     generous (at least 30 s) so that a loaded machine does not change the answer."""
     return whole_line(m, fo=fo, mu_exact=mu_exact, certifier=certifier,
-                      seconds=max(30.0, 4.0 * float(m.seconds)))
+                      seconds=max(30.0, 4.0 * float(m.seconds)), mu_bound=mu_bound)

@@ -233,6 +233,36 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float, timeout: float | No
     return None
 
 
+def near_gaussian_mu_bound(near: tuple) -> arb:
+    r"""A ball containing :math:`\mu_b = \max(\mu, \mu/\kappa)` with
+    :math:`A \le \delta_{\mu_b}` on the whole line :math:`[0, \infty)`, for the profile
+    :math:`A` of a bracket ``near`` of :func:`_near_gaussian_bracket` (theory §14).
+
+    With :math:`x = \kappa\varepsilon/\mu`, :math:`A(\varepsilon) = \Phi(-x + \mu/2) -
+    e^{\varepsilon}\Phi(-x - \mu/2)`.  For :math:`\kappa \ge 1`, :math:`k(\nu, m) =
+    \Phi(-\varepsilon/\nu + m/2) - e^{\varepsilon}\Phi(-\varepsilon/\nu - m/2)` is
+    non-decreasing in :math:`\nu` while :math:`\nu \le m` (its derivative is
+    :math:`\varphi(-\varepsilon/\nu + m/2)\,(\varepsilon/\nu^2)(1 - e^{\varepsilon(1 -
+    m/\nu)})`), so :math:`A = k(\mu/\kappa, \mu) \le k(\mu, \mu) = \delta_\mu`.  For
+    :math:`\kappa < 1`, :math:`\varepsilon \ge \mu x` gives :math:`A \le g(\mu)` with
+    :math:`g(m) = \Phi(-x + m/2) - e^{mx}\Phi(-x - m/2)`, and :math:`g'(m) =
+    \varphi(x - m/2)(1 - xR(x + m/2)) > 0` (Mills' ratio :math:`R(t) < 1/t`), so
+    :math:`A \le g(\mu/\kappa) = \delta_{\mu/\kappa}(\varepsilon)`.
+
+    >>> from flint import arb
+    >>> b = near_gaussian_mu_bound((1.0, 1.0, arb(1), arb("0.5")))
+    >>> bool(b.contains(2)), bool(near_gaussian_mu_bound((1.0, 1.0, arb(1), arb(2))) == 1)
+    (True, True)
+    """
+    _, _, mu, kappa = near
+    with ctx.workprec(256):
+        if not kappa < 1:
+            if kappa >= 1:
+                return mu
+            return mu.union(mu / kappa)  # undecided: the ball of both
+        return mu / kappa
+
+
 def _near_gaussian_measurement(profile: Any, p: Any, near: tuple, eps_h: float,
                                tol: float, refined: bool, notes: list[str],
                                identify: bool, timeout: float | None, t0: float,

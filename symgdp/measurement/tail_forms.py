@@ -37,6 +37,8 @@ _CONST: Key = (Fraction(0), 0)
 _LOGEPS: Key = (Fraction(0), 1)
 _PREC = 128
 _MAX_TERMS = 40
+#: at most this many index ranges of a finite Sum (each enclosing all its terms at once)
+_MAX_SUM_RANGES = 64
 
 
 class Unsupported(Exception):
@@ -280,11 +282,17 @@ _EXACT_ZERO = _Log(None, None, zero=True, exact=True)
 class Rules:
     """The structural rules at one far-tail start ``E``."""
 
-    def __init__(self, var: sympy.Symbol, E: float) -> None:
+    def __init__(self, var: sympy.Symbol, E: float | arb,
+                 env: dict[sympy.Symbol, arb] | None = None) -> None:
         self.var = var
-        self.E = to_arb(E)
+        self.E = E if isinstance(E, arb) else to_arb(E)
+        #: summation indices bound to balls (every integer of a range of a finite Sum)
+        self.env: dict[sympy.Symbol, arb] = dict(env or {})
         self.vcache: dict[sympy.Basic, Form] = {}
         self.lcache: dict[sympy.Basic, _Log] = {}
+        #: a branch was undecided at this E but may switch at a larger one (a Piecewise
+        #: condition, a subtracted term that dominates eventually, a Min)
+        self.switch = False
 
     # -- values ----------------------------------------------------------------------
     def value(self, e: sympy.Basic) -> Form:
@@ -364,7 +372,7 @@ class Rules:
         return _const(lo.union(s.exp()))
 
     def const(self, e: sympy.Basic) -> arb:
-        v = _const_ball(e)
+        v = _const_ball(e, self.env)
         if not v.is_finite():
             raise Unsupported(f"constant {e} not finite")
         return v
@@ -378,6 +386,11 @@ class Rules:
 
     def _log(self, e: sympy.Basic) -> _Log:
         E, x = self.E, self.var
+        if self.env and not e.has(x):
+            lc0 = _log_const(e, self.env)
+            if lc0 is not None and lc0.is_finite():
+                f0 = _const(lc0)
+                return _Log(f0, f0)
         if e.is_Number or not e.has(x):
             c = self.const(e)
             if c.is_exact() and c.is_zero():
@@ -438,7 +451,54 @@ class Rules:
             return _Log(lo, hi)
         if isinstance(e, sympy.Piecewise):
             return self.log(self._branch(e))
+        if isinstance(e, sympy.Sum):
+            return self._log_sum(e)
         raise Unsupported(f"no rule for {type(e).__name__}")
+
+    def _log_sum(self, e: sympy.Sum) -> _Log:
+        r"""A finite sum :math:`\sum_{i=a}^{b} f(i, \varepsilon)` with integer limits,
+        without expanding it: the index is bound to a ball holding a whole range of
+        integers, and the rules enclose every term of the range at once; a range whose
+        enclosure fails is halved.  The sum is at most the number of terms times the
+        largest term, and at least any one term when all are positive."""
+        if len(e.limits) != 1:
+            raise Unsupported("a multiple Sum")
+        i, a, b = e.limits[0]
+        if not (a.is_Integer and b.is_Integer) or self.var in (a, b):
+            raise Unsupported("a Sum without integer limits")
+        a, b = int(a), int(b)
+        if b < a:
+            return _EXACT_ZERO
+        f = e.function
+        stack, parts = [(a, b)], []
+        while stack:
+            lo, hi = stack.pop()
+            if len(parts) + len(stack) >= _MAX_SUM_RANGES:
+                raise Unsupported("a Sum whose terms need too many index ranges")
+            ball = arb(lo) if lo == hi else _range_ball(lo, hi)
+            child = Rules(self.var, self.E, {**self.env, i: ball})
+            try:
+                parts.append(child.log(f))
+            except Unsupported:
+                self.switch = self.switch or child.switch
+                if lo == hi:
+                    raise
+                m = (lo + hi) // 2
+                stack += [(m + 1, hi), (lo, m)]
+                continue
+            self.switch = self.switch or child.switch
+        if all(p.exact for p in parts):
+            return _EXACT_ZERO
+        live = [p for p in parts if not p.zero]
+        if not live:
+            return _NONPOS
+        if any(p.hi is None for p in live):
+            raise Unsupported("a Sum term without an upper enclosure")
+        hi = _add(_coef_max([p.hi for p in live]), _const(arb(b - a + 1).log()))
+        lo = None
+        if len(live) == len(parts) and all(p.lo is not None for p in live):
+            lo = max((p.lo for p in live), key=self._lead_score)
+        return _Log(lo, hi)
 
     def _branch(self, e: sympy.Piecewise) -> sympy.Basic:
         for expr, cond in e.args:
@@ -467,15 +527,20 @@ class Rules:
             try:
                 _, b = _bracket(self.value(cond.lhs - cond.rhs), self.E)
             except Unsupported:
+                self.switch = True
                 return None
+            out = None
             if isinstance(cond, (sympy.StrictLessThan, sympy.LessThan)):
-                return True if b < 0 else (False if b > 0 else None)
-            if isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
-                return True if b > 0 else (False if b < 0 else None)
-            if isinstance(cond, sympy.Ne):
-                return True if (b > 0 or b < 0) else None
-            if isinstance(cond, sympy.Eq):
-                return False if (b > 0 or b < 0) else None
+                out = True if b < 0 else (False if b > 0 else None)
+            elif isinstance(cond, (sympy.StrictGreaterThan, sympy.GreaterThan)):
+                out = True if b > 0 else (False if b < 0 else None)
+            elif isinstance(cond, sympy.Ne):
+                out = True if (b > 0 or b < 0) else None
+            elif isinstance(cond, sympy.Eq):
+                out = False if (b > 0 or b < 0) else None
+            if out is None:
+                self.switch = True
+            return out
         return None
 
     def _log_mul(self, args: tuple) -> _Log:
@@ -523,9 +588,12 @@ class Rules:
             # the subtracted part dominates on [E, inf): the sum is <= 0 there
             phi = _add(_coef_max([p.hi for p in pos]), _const(arb(len(pos)).log()))
             nlo = max((p.lo for p in neg), key=lambda f: self._lead_score(f))
-            t = _inf(_add(_lower_end(nlo), _neg(_upper_end(phi))), self.E)
+            dom = _add(_lower_end(nlo), _neg(_upper_end(phi)))
+            t = _inf(dom, self.E)
             if t is not None and t > 0:
                 return _NONPOS
+            if dom.c and dom.c[max(dom.c)] > 0 and max(dom.c) != _CONST:
+                self.switch = True  # the subtracted part dominates from some larger E on
         n = len(pos)
         hi = _coef_max([p.hi for p in pos])
         if n > 1:
@@ -603,25 +671,97 @@ class Rules:
 _UNARY = {sympy.exp: arb.exp, sympy.log: arb.log, sympy.erfc: arb.erfc, sympy.erf: arb.erf}
 
 
-def _const_ball(e: sympy.Basic) -> arb:
-    """A ball of a constant expression, structurally (compiling it is far slower)."""
+def _range_ball(lo: int, hi: int) -> arb:
+    """A ball holding every integer of [lo, hi] (its ends are exact dyadics)."""
+    return arb(fmpq_of(Fraction(lo + hi, 2)), fmpq_of(Fraction(hi - lo, 2)))
+
+
+def _binomial_ball(e: sympy.binomial, env: dict[sympy.Symbol, arb] | None) -> arb:
+    """A ball of binomial(n, k) over the range of :func:`_binomial_range`."""
+    lo, hi = _binomial_range(e, env)
+    return arb(lo).union(arb(hi))
+
+
+def _binomial_range(e: sympy.binomial, env: dict[sympy.Symbol, arb] | None
+                    ) -> tuple[int, int]:
+    """(least, largest) binomial(n, k) for an exact integer n and an integer-valued k
+    ranging over a ball: exact at the integers of the ball's range (unimodal in k: its
+    ends and the middle)."""
+    import math
+
+    n_e, k_e = e.args
+    if not (n_e.is_Integer and int(n_e) >= 0 and k_e.is_integer):
+        raise Unsupported(f"{e}: only binomial(n, k) with an integer n and an integer k")
+    k = _const_ball(k_e, env)
+    if not (k.is_finite() and abs(k) < 2**50):
+        raise Unsupported(f"{e}: k not finite")
+    nn = int(n_e)
+    # the true k are integers inside the ball: those of [ceil(lower), floor(upper)]
+    lo, hi = int(float(k.lower().ceil())), int(float(k.upper().floor()))
+    if lo > hi:
+        raise Unsupported(f"{e}: no integer in the index range")
+    if lo < 0 or hi > nn:
+        raise Unsupported(f"{e}: index range beyond [0, n]")
+    mid = min(max(nn // 2, lo), hi)
+    vals = [math.comb(nn, j) for j in {lo, hi, mid, min(mid + 1, hi)}]
+    return min(vals), max(vals)
+
+
+def _log_const(e: sympy.Basic, env: dict[sympy.Symbol, arb]) -> arb | None:
+    """A ball of log(e) for a constant e proved positive, structurally (a product of a
+    range of terms spans many orders of magnitude: its log is a narrow ball where its
+    value is not), or None."""
+    if isinstance(e, sympy.Mul):
+        out = arb(0)
+        for a in e.args:
+            v = _log_const(a, env)
+            if v is None:
+                return None
+            out = out + v
+        return out
+    if isinstance(e, sympy.exp):
+        return _const_ball(e.args[0], env)
+    if isinstance(e, sympy.Pow) and not e.exp.free_symbols:
+        v = _log_const(e.base, env)
+        return None if v is None else v * _const_ball(e.exp, env)
+    if isinstance(e, sympy.binomial):
+        lo, hi = _binomial_range(e, env)
+        return arb(lo).log().union(arb(hi).log())
+    c = _const_ball(e, env)
+    return c.log() if c > 0 else None
+
+
+def _const_ball(e: sympy.Basic, env: dict[sympy.Symbol, arb] | None = None) -> arb:
+    """A ball of a constant expression, structurally (compiling it is far slower);
+    ``env`` binds summation indices to balls."""
     if e.is_Number or e in (sympy.pi, sympy.E):
         return to_arb(e)
+    if env and e in env:
+        return env[e]
     if isinstance(e, sympy.Add):
-        return sum((_const_ball(a) for a in e.args), arb(0))
+        return sum((_const_ball(a, env) for a in e.args), arb(0))
     if isinstance(e, sympy.Mul):
         out = arb(1)
         for a in e.args:
-            out = out * _const_ball(a)
+            out = out * _const_ball(a, env)
         return out
     if isinstance(e, sympy.Pow):
         b, n = e.args
         if n.is_Integer:
-            return _const_ball(b) ** int(n)
-        return _const_ball(b) ** _const_ball(n)
+            return _const_ball(b, env) ** int(n)
+        return _const_ball(b, env) ** _const_ball(n, env)
+    if isinstance(e, sympy.binomial):
+        return _binomial_ball(e, env)
     f = _UNARY.get(type(e))
     if f is not None:
-        return f(_const_ball(e.args[0]))
+        x = _const_ball(e.args[0], env)
+        if x.is_finite() and x.rad() > 2.0**-20 * (1 + abs(x.mid())):
+            # a wide ball (a range of summation indices): these functions are monotone,
+            # their values at the two ends enclose the range far more tightly
+            return f(arb(x.lower())).union(f(arb(x.upper())))
+        return f(x)
+    if env and e.free_symbols & set(env):
+        raise Unsupported(f"no ball rule for {type(e).__name__} of a summation index")
     return lambdify_arb(e, sympy.Dummy())(0)
 
 

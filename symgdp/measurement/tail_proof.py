@@ -50,6 +50,7 @@ import sympy
 from flint import arb, ctx
 
 from ..interval import lambdify_arb, log_delta_mu_arb, to_arb
+from ..interval_base import prove
 from .tail_forms import (
     _CONST,
     _PREC,
@@ -69,6 +70,10 @@ __all__ = ["TailProof", "prove_tail", "whole_line", "gaussian_below", "log_delta
 _LADDER = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 
 
+#: Rules (with their caches of log enclosures) per (expression, variable, E)
+_RULES: dict[tuple[Any, Any, float], Rules] = {}
+
+
 def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
          ) -> tuple[bool | None, arb | None, str]:
     """Prove log delta <= log delta_mu on [E, inf).  Returns (proved, A, why) with A a
@@ -76,13 +81,24 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
     no larger E can help (the leading coefficient of the difference is not positive, or
     the expression is outside the rules)."""
     with ctx.workprec(_PREC):
-        cx = Rules(var, E)
+        key = (expr, var, E)
+        cx = _RULES.get(key)
+        if cx is None:
+            # the enclosure of log delta does not depend on mu: kept for the retry with
+            # the tail's mu and for later measurements of the same profile
+            cx = Rules(var, E)
+            if len(_RULES) >= 32:
+                _RULES.pop(next(iter(_RULES)))
+            _RULES[key] = cx
         try:
             lg = cx.log(expr)
             if lg.zero:
                 return True, None, "the profile is <= 0 there"
             if lg.hi is None:
                 return False, None, "no upper enclosure"
+            slow = _slower_than_gaussian(lg.lo, cx.E)
+            if slow:
+                return None, None, slow
             u = _upper_end(lg.hi)
             two = (Fraction(2), 0)
             lead = max(u.c) if u.c else _CONST
@@ -92,15 +108,34 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
             d = _add(log_delta_mu_lower_form(mu, E), _neg(u))
             lead, b = _bracket(d, cx.E)
         except Unsupported as exc:
-            return None, None, str(exc)
+            return (False if cx.switch else None), None, str(exc)
         except (ZeroDivisionError, ValueError, TypeError, AttributeError) as exc:
             return None, None, f"{type(exc).__name__}"
         if b > 0:
             return True, a, ""
         if not d.c or not d.c[lead].lower() > 0:
-            return None, a, ("the leading term of log delta_mu - log delta at infinity is "
-                             "not proved positive")
+            # a larger E helps only where a branch may still switch beyond this one
+            return (False if cx.switch else None), a, (
+                "the leading term of log delta_mu - log delta at infinity is not proved "
+                "positive")
         return False, a, "the leading terms do not prove it"
+
+
+def _slower_than_gaussian(lo: Any, E: arb) -> str:
+    """A reason when the lower enclosure of log delta on [E, inf) proves that delta
+    decays slower than every exp(-c eps^2) (G grows without bound), else ''."""
+    if lo is None or not lo.c:
+        return ""
+    try:
+        lead, b = _bracket(lo, E)
+    except Unsupported:
+        return ""
+    p, q = lead
+    if p >= 2 or not b.is_finite():
+        return ""
+    return (f"the profile itself is at least exp(c eps^{p} log(eps)^{q}) at infinity: it "
+            "decays slower than every delta_mu, so G grows without bound and no mu holds on "
+            "the whole line for this expression")
 
 
 def _ball_interval(x: float, y: float) -> arb:
@@ -311,14 +346,29 @@ def _far_lower(p: Any, eps_h: float, certifier: Any) -> tuple[float, float]:
     from ..gaussian import mu_gdp
 
     best, where = 0.0, math.nan
-    for x in (eps_h * 10, *_FAR_POINTS):
-        if x <= eps_h:
+    # farthest first, and the first certified value is kept: where the tail is the
+    # maximum G climbs towards its limit, so the farthest point is the best lower bound
+    # (any certified G value is a valid one; each costs a certified point evaluation)
+    for x in sorted((eps_h * 10, *_FAR_POINTS), reverse=True):
+        if x <= eps_h or best > 0:
             continue
         try:
             guess = float(mu_gdp(x, log_delta=float(np.asarray(p.log_delta(x)))))
             if not (math.isfinite(guess) and guess > best):
                 continue
-            lo = certifier.lower(x, guess)
+            # a relative slack of 2^-30 below the float guess, proved in one ball test
+            # (delta_lo(x) <= delta(x) means G(x) >= lo); where the balls cannot decide
+            # it (delta far below the float range), the point is skipped
+            lo = guess * (1.0 - 2.0**-30)
+
+            def check(x: float = x, lo: float = lo) -> bool | None:
+                g, d = log_delta_mu_arb(x, lo), certifier.delta(x, ctx.prec)
+                if not (d > 0 and g.is_finite()):
+                    return None
+                return True if g <= d.log() else (False if g > d.log() else None)
+
+            if prove(check, (128, 256)) is not True:
+                continue
         except Exception:  # noqa: BLE001 - a far point is only a better lower bound
             continue
         if lo > best:
@@ -327,7 +377,7 @@ def _far_lower(p: Any, eps_h: float, certifier: Any) -> tuple[float, float]:
 
 
 def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any = None,
-               seconds: float = 30.0) -> Any:
+               seconds: float = 30.0, mu_bound: arb | None = None) -> Any:
     r"""The measurement ``m`` with its tail proved where it can be (theory §14).
 
     When :math:`\delta \le \delta_{\text{upper}}` is proved on :math:`[\varepsilon_h,
@@ -338,6 +388,12 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     :math:`[\max(\text{lower}, \text{far } G, \sqrt{\text{limit}}^-), \mu']`.  Otherwise
     ``proved_until`` says how far beyond :math:`\varepsilon_h` the head bound is proved, and
     a note says why the tail is not.
+
+    ``mu_bound``: a ball whose every point :math:`\mu_b` has :math:`\delta \le
+    \delta_{\mu_b}` on the whole line, proved by the caller (a Gaussian profile written
+    with float literals, :func:`~symgdp.measurement.gaussian_profiles.near_gaussian_mu_bound`);
+    the tail is then certified when :math:`\mu_b \le` upper, else the bracket's upper end
+    becomes :math:`\mu_b` rounded up (the tail is the maximum).
     """
     from dataclasses import replace
 
@@ -370,6 +426,8 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
                         tail_proof=f"the profile is delta_mu with mu = {mu_exact} <= upper "
                                    "(delta_mu increases with mu)")
         return done()
+    if mu_bound is not None:
+        return _bounded_by_gaussian(m, mu_bound, done, notes)
     expr = getattr(p, "bound_expr", None)
     var = getattr(p, "var", None)
     if not isinstance(expr, sympy.Basic) or var is None:
@@ -422,6 +480,34 @@ def whole_line(m: Any, *, fo: Any = None, mu_exact: Any = None, certifier: Any =
     notes.append(f"whole line: not proved ({r.reason}); delta <= delta_mu proved on "
                  f"[0, {until:.6g}]")
     return done(proved_until=until)
+
+
+def _bounded_by_gaussian(m: Any, mu_bound: arb, done: Any, notes: list[str]) -> Any:
+    """The whole line of a profile proved to lie below delta_{mu_b} for mu_b in
+    ``mu_bound`` (theory §14, Gaussians written with float literals)."""
+    with ctx.workprec(256):
+        top = arb(mu_bound.upper())
+        if not top.is_finite():
+            notes.append("whole line: not proved (the dominating mu is not finite)")
+            return done()
+        if top <= to_arb(m.upper):
+            return done(covers_tail=True, failure_prob=0.0, log_failure_prob=-math.inf,
+                        proved_until=math.inf,
+                        tail_proof=f"delta <= delta_mu with mu = "
+                                   f"{top.str(17, radius=False)} <= upper on the whole line "
+                                   "(a Gaussian profile up to the rounding of its literals: "
+                                   "dominated by the larger of its two mu)")
+        up = float(top)
+        if not arb(up) >= top:
+            up = math.nextafter(up, math.inf)
+    notes.append(f"the tail is the maximum: the GDPT tends to {up!r} (the mu that the "
+                 "slope of eps in its literals stands for) above the head bound; the bracket "
+                 f"[{m.lower!r}, {up!r}] is on sup G over the whole line")
+    return done(upper=up, covers_tail=True, failure_prob=0.0, log_failure_prob=-math.inf,
+                proved_until=math.inf,
+                tail_proof=f"the tail is the maximum: delta <= delta_mu with mu = {up!r} on "
+                           "the whole line (a Gaussian profile up to the rounding of its "
+                           "literals: dominated by the larger of its two mu)")
 
 
 def _source_why(src: Any) -> str:
