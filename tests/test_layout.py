@@ -58,6 +58,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("measurement.search",),                       # the searches
     ("measurement.floats",),                       # finalising: certification, float mode
     ("measurement.gaussian_profiles",),            # (nearly) Gaussian profiles, no search
+    ("measurement.tail_implicit",),                # the far tail of an implicit root
     ("measurement.tail_forms",),                   # forms at infinity (tail enclosures)
     ("measurement.tail_proof",),                   # the whole line: tail certificate
     ("measurement",),

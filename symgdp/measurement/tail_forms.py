@@ -28,7 +28,9 @@ from typing import Any
 import sympy
 from flint import arb
 
+from ..implicit import LogDeltaRoot
 from ..interval import lambdify_arb, to_arb
+from .tail_implicit import RootOutside, root_conditions
 
 __all__ = ["Form", "Rules", "Unsupported", "log_delta_mu_lower_form"]
 
@@ -293,6 +295,10 @@ class Rules:
         #: a branch was undecided at this E but may switch at a larger one (a Piecewise
         #: condition, a subtracted term that dominates eventually, a Min)
         self.switch = False
+        #: the mu being proved: an implicit root is enclosed from above by the Gaussian's
+        #: lower form only where its residual proves it (tail_implicit); None: no rule
+        self.mu: float | None = None
+        self._E_in = E
 
     # -- values ----------------------------------------------------------------------
     def value(self, e: sympy.Basic) -> Form:
@@ -405,6 +411,8 @@ class Rules:
             m = _mono(_LOGEPS)
             return _Log(m, m)
         if isinstance(e, sympy.exp):
+            if isinstance(e.args[0], LogDeltaRoot):
+                return self._log_root(e.args[0])
             f = self.value(e.args[0])
             return _Log(f, f)
         if isinstance(e, sympy.Pow):
@@ -423,7 +431,7 @@ class Rules:
         if isinstance(e, sympy.Mul):
             return self._log_mul(e.args)
         if isinstance(e, sympy.Add):
-            return self._log_add(e)
+            return self._log_poly(e) or self._log_add(e)
         if isinstance(e, sympy.erfc):
             return self._log_erfc(e.args[0])
         if isinstance(e, sympy.Max):
@@ -453,7 +461,70 @@ class Rules:
             return self.log(self._branch(e))
         if isinstance(e, sympy.Sum):
             return self._log_sum(e)
+        if isinstance(e, sympy.log):
+            # log of a logarithm (e.g. log(log eps) inside log(c eps^2 + 2 log eps)):
+            # through its value form, where that is proved positive
+            f = self.value(e)
+            lo_f, hi_f = _lower_end(f), _upper_end(f)
+            if not _bracket(lo_f, E)[1] > 0:
+                if not _bracket(hi_f, E)[1] > 0:
+                    raise Unsupported("log of a logarithm not proved positive")
+                return _Log(None, _upper_end(self._log_value(hi_f)))
+            return _Log(_lower_end(self._log_value(lo_f)), _upper_end(self._log_value(hi_f)))
         raise Unsupported(f"no rule for {type(e).__name__}")
+
+    def _log_poly(self, e: sympy.Add) -> _Log | None:
+        r"""The log of a sum through its value form, where that grows and is proved
+        positive (a sum such as :math:`c\varepsilon^2 - \varepsilon/2 + 2\log\varepsilon`):
+        :math:`\log m_{lead} + \log\beta` with the quotient's bracket, tighter than the
+        coefficient-wise maximum of the terms' logs plus :math:`\log n`; None otherwise."""
+        try:
+            f = self.value(e)
+            lo_f, hi_f = _lower_end(f), _upper_end(f)
+            lead, b = _bracket(lo_f, self.E)
+            if lead == _CONST or not b > 0:
+                return None
+            return _Log(_lower_end(self._log_value(lo_f)), _upper_end(self._log_value(hi_f)))
+        except Unsupported:
+            return None
+
+    def _log_root(self, root: LogDeltaRoot) -> _Log:
+        r"""An upper enclosure of an implicit root, :math:`t(\varepsilon) \le
+        \ell(\varepsilon) \le \log\delta_\mu(\varepsilon) - 1` on :math:`[E, \infty)`,
+        where the residual's closed-form conditions
+        (:func:`~symgdp.measurement.tail_implicit.root_conditions`) are proved positive
+        there (theory §14, *Implicit profiles*); there is no lower enclosure."""
+        if self.mu is None:
+            raise Unsupported("an implicit root is bounded only against a given mu")
+        E_in = self._E_in
+        if isinstance(E_in, arb):
+            if not E_in.is_exact():
+                raise Unsupported("an implicit root needs an exact E")
+            E_in = float(E_in)
+        try:
+            ell, cases = root_conditions(root, self.var, self.mu, E_in)
+        except RootOutside as exc:
+            raise Unsupported(f"implicit root: {exc}") from None
+        for _s0, needs in cases:
+            if all(self.positive(n) for n in needs):
+                return _Log(None, self.value(ell))
+        raise Unsupported("implicit root: the residual's conditions are not proved on "
+                          "[E, inf)")
+
+    def positive(self, e: sympy.Expr) -> bool:
+        """``e > 0`` proved on [E, inf): a lower log enclosure with finite coefficients,
+        or the leading term of its value form proved positive."""
+        try:
+            lg = self.log(e)
+            if (lg.lo is not None and not lg.zero
+                    and all(v.is_finite() for v in lg.lo.c.values())):
+                return True
+        except Unsupported:
+            pass
+        try:
+            return self.truth(sympy.StrictGreaterThan(e, 0, evaluate=False)) is True
+        except Unsupported:
+            return False
 
     def _log_sum(self, e: sympy.Sum) -> _Log:
         r"""A finite sum :math:`\sum_{i=a}^{b} f(i, \varepsilon)` with integer limits,

@@ -49,6 +49,7 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
+from ..implicit import LogDeltaRoot
 from ..interval import lambdify_arb, log_delta_mu_arb, to_arb
 from ..interval_base import prove
 from .tail_forms import (
@@ -71,7 +72,7 @@ _LADDER = (1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 
 
 #: Rules (with their caches of log enclosures) per (expression, variable, E)
-_RULES: dict[tuple[Any, Any, float], Rules] = {}
+_RULES: dict[tuple[Any, ...], Rules] = {}
 
 
 def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
@@ -81,12 +82,16 @@ def _far(expr: sympy.Basic, var: sympy.Symbol, mu: float, E: float
     no larger E can help (the leading coefficient of the difference is not positive, or
     the expression is outside the rules)."""
     with ctx.workprec(_PREC):
-        key = (expr, var, E)
+        # the enclosure of log delta does not depend on mu (kept for the retry with the
+        # tail's mu and for later measurements of the same profile), except that of an
+        # implicit root, which is proved against the mu at hand
+        implicit = expr.has(LogDeltaRoot)
+        key = (expr, var, E, mu) if implicit else (expr, var, E)
         cx = _RULES.get(key)
         if cx is None:
-            # the enclosure of log delta does not depend on mu: kept for the retry with
-            # the tail's mu and for later measurements of the same profile
             cx = Rules(var, E)
+            if implicit:
+                cx.mu = mu
             if len(_RULES) >= 32:
                 _RULES.pop(next(iter(_RULES)))
             _RULES[key] = cx
