@@ -28,6 +28,8 @@ from typing import Any
 import sympy
 from flint import arb
 
+from .._bounded import run_in_thread
+from ..errors import AnalysisTimeout
 from ..implicit import LogDeltaRoot
 from ..interval import lambdify_arb, to_arb
 from .tail_implicit import RootOutside, root_conditions
@@ -502,9 +504,14 @@ class Rules:
                 raise Unsupported("an implicit root needs an exact E")
             E_in = float(E_in)
         try:
-            ell, cases = root_conditions(root, self.var, self.mu, E_in)
+            # SymPy's differentiation and sign rules on the residual: bounded like every
+            # symbolic step (the default budget of one bounded call)
+            ell, cases = run_in_thread(root_conditions, root, self.var, self.mu, E_in)
         except RootOutside as exc:
             raise Unsupported(f"implicit root: {exc}") from None
+        except AnalysisTimeout:
+            raise Unsupported("implicit root: the residual's sign analysis ran out of "
+                              "time") from None
         for _s0, needs in cases:
             if all(self.positive(n) for n in needs):
                 return _Log(None, self.value(ell))
