@@ -160,8 +160,10 @@ _REFUSED_NODES: dict[type, str] = {
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant,
                   ast.Compare, ast.BoolOp, ast.Tuple)
-_ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-_ALLOWED_UNARY = (ast.UAdd, ast.USub, ast.Not)
+_ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.BitAnd, ast.BitOr)
+_ALLOWED_UNARY = (ast.UAdd, ast.USub, ast.Not, ast.Invert)
+# SymPy's spelling of and/or/not (``(eps < 2) | (eps < 3)``): in Piecewise conditions only
+_LOGIC_BINOPS = (ast.BitAnd, ast.BitOr)
 _COMPARISONS: dict[type, Callable[..., sympy.Basic]] = {
     ast.Lt: sympy.Lt, ast.LtE: sympy.Le, ast.Gt: sympy.Gt, ast.GtE: sympy.Ge,
     ast.Eq: sympy.Eq, ast.NotEq: sympy.Ne,
@@ -311,11 +313,15 @@ class _Builder:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.Not):
-                raise self.fail(node, "'not' is only allowed in a Piecewise condition")
+            if isinstance(node.op, (ast.Not, ast.Invert)):
+                name = "'not'" if isinstance(node.op, ast.Not) else "'~'"
+                raise self.fail(node, f"{name} is only allowed in a Piecewise condition")
             value = self.expr(node.operand)
             return self.sized(-value if isinstance(node.op, ast.USub) else value, node)
         if isinstance(node, ast.BinOp):
+            if isinstance(node.op, _LOGIC_BINOPS):
+                raise self.fail(node, f"{_OPERATORS[type(node.op)]} is only allowed in a "
+                                      f"Piecewise condition")
             if isinstance(node.op, ast.Pow):
                 return self.power(self.expr(node.left), self.expr(node.right), node)
             return self.chain(node)
@@ -481,10 +487,13 @@ class _Builder:
         if isinstance(node, ast.BoolOp):
             conds = [self.cond(v) for v in node.values]
             return sympy.And(*conds) if isinstance(node.op, ast.And) else sympy.Or(*conds)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, _LOGIC_BINOPS):
+            conds = [self.cond(node.left), self.cond(node.right)]
+            return sympy.And(*conds) if isinstance(node.op, ast.BitAnd) else sympy.Or(*conds)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.Invert)):
             return sympy.Not(self.cond(node.operand))
-        raise self.fail(node, "a Piecewise condition must be a comparison, and/or/not of "
-                              "comparisons, or True")
+        raise self.fail(node, "a Piecewise condition must be a comparison, and/or/not "
+                              "(also &, |, ~) of comparisons, or True")
 
 
 def _one(f: Callable[[sympy.Expr], sympy.Expr], *, limit: float | None = None

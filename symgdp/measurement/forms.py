@@ -24,6 +24,7 @@ from flint import ctx
 from sympy.codegen.cfunctions import expm1
 
 from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
+from ..steps import canonical_steps
 
 __all__ = ["normalise", "erfcx_form", "normalise_fractions", "heaviside_steps"]
 
@@ -42,7 +43,10 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     stays non-increasing, and :math:`\sup G` is unchanged (:math:`G(c)` is at most the
     left limit of :math:`G`, which the rewritten profile attains in the limit).  A
     downward step then is a downward jump of a Piecewise, which the measurement proves
-    and crosses.  Steps whose value at ``c`` is not so proved stay as they are.
+    and crosses.  Steps whose value at ``c`` is not so proved stay as they are.  Piecewise
+    conditions built with And/Or/Not from comparisons with numbers (and sums of steps)
+    become one chain of successive pieces (:func:`symgdp.steps.canonical_steps`), exact on
+    :math:`[0, \infty)`, whose jumps are proved the same way.
 
     Example:
         >>> x = sympy.Symbol("x", positive=True)
@@ -77,7 +81,7 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
             proved = False
         if proved:
             out = out.xreplace({h: pw for h, pw, _ in hs})
-    return out
+    return canonical_steps(out, var)
 
 #: working precision (bits) of the first-order machinery's balls
 _PREC = 64

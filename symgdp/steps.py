@@ -1,0 +1,276 @@
+r"""Step profiles: Piecewise conditions as unions of intervals of :math:`\varepsilon`.
+
+A Piecewise whose conditions are built with ``&``, ``|`` and ``~`` from comparisons of
+:math:`\varepsilon` with numbers (``(eps < 2) | (eps < 3)``, ``(eps >= 1) & (eps < 3)``,
+``~(eps < 1)``) is rewritten as the *chain* of its successive pieces on
+:math:`[0, \infty)`, ``Piecewise((f_1, eps < c_1), (f_2, eps <= c_2), ..., (f_n, True))``
+with increasing ends -- the form whose branch points and jumps the measurement proves
+and crosses (:func:`canonical_steps`).  The rewrite is exact on :math:`[0, \infty)`: every
+condition is turned into a union of intervals by SymPy's set algebra on numeric
+endpoints, and the chain is built only when the pieces provably tile the half-line; any
+other condition leaves the expression as it is.  :func:`step_points` lists the numeric
+points where a condition or a Heaviside argument changes sign (where refinement must
+look besides its grid).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import sympy
+from sympy.core.relational import Relational
+
+__all__ = ["canonical_steps", "step_points"]
+
+#: largest number of pieces of a chain built from a folded expression
+_MAX_PIECES = 64
+#: largest number of Piecewise atoms folded into one chain
+_MAX_FOLD = 6
+
+_HALF_LINE = sympy.Interval(0, sympy.oo)
+
+
+def _root(rel: Relational, var: sympy.Symbol) -> tuple[sympy.Expr, bool] | None:
+    """``(c, increasing)`` where ``rel`` compares ``a*var + b`` (numbers, ``a != 0``) with
+    0: ``c = -b/a``; ``None`` for anything else."""
+    e = rel.lhs - rel.rhs
+    if e.free_symbols != {var} or not e.is_polynomial(var):
+        return None
+    poly = sympy.Poly(e, var)
+    if poly.degree() != 1:
+        return None
+    a, b = poly.all_coeffs()
+    if not (a.is_number and b.is_number and a.is_extended_real and b.is_extended_real):
+        return None
+    if a.is_positive:
+        return -b / a, True
+    if a.is_negative:
+        return -b / a, False
+    return None
+
+
+def _relation_set(rel: Relational, var: sympy.Symbol) -> sympy.Set | None:
+    r = _root(rel, var)
+    if r is None:
+        return None
+    c, inc = r
+    op = rel.rel_op
+    if op in ("==", "!="):
+        s = sympy.FiniteSet(c)
+        return s if op == "==" else sympy.Complement(sympy.Reals, s)
+    # a*var + b op 0 with a > 0 is var op c; with a < 0 the order reverses
+    if not inc:
+        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
+    return {"<": sympy.Interval.open(-sympy.oo, c),
+            "<=": sympy.Interval(-sympy.oo, c),
+            ">": sympy.Interval.open(c, sympy.oo),
+            ">=": sympy.Interval(c, sympy.oo)}[op]
+
+
+def _condition_set(cond: Any, var: sympy.Symbol) -> sympy.Set | None:
+    """The set of real ``var`` where ``cond`` holds, or ``None`` when it is not built from
+    comparisons of ``var`` with numbers by And/Or/Not."""
+    if cond is sympy.true:
+        return sympy.Reals
+    if cond is sympy.false:
+        return sympy.EmptySet
+    if isinstance(cond, Relational):
+        return _relation_set(cond, var)
+    parts = []
+    if isinstance(cond, (sympy.And, sympy.Or, sympy.Not)):
+        for c in cond.args:
+            s = _condition_set(c, var)
+            if s is None:
+                return None
+            parts.append(s)
+        if isinstance(cond, sympy.And):
+            return sympy.Intersection(*parts)
+        if isinstance(cond, sympy.Or):
+            return sympy.Union(*parts)
+        return sympy.Complement(sympy.Reals, parts[0])
+    return None
+
+
+def _pieces_of(s: sympy.Set) -> list[tuple[Any, bool, Any, bool]] | None:
+    """``s`` (a subset of the half-line) as ``(start, closed, end, closed)`` tuples, or
+    ``None`` when SymPy left it unevaluated (an undecided comparison of endpoints)."""
+    if s is sympy.EmptySet:
+        return []
+    if isinstance(s, sympy.Interval):
+        if not (s.start.is_number and s.end.is_number):
+            return None
+        return [(s.start, not s.left_open, s.end, not s.right_open)]
+    if isinstance(s, sympy.FiniteSet):
+        if not all(p.is_number and p.is_extended_real for p in s.args):
+            return None
+        return [(p, True, p, True) for p in s.args]
+    if isinstance(s, sympy.Union):
+        out = []
+        for a in s.args:
+            got = _pieces_of(a)
+            if got is None:
+                return None
+            out += got
+        return out
+    return None
+
+
+def _equal(a: Any, b: Any) -> bool:
+    if a == b:
+        return True
+    d = sympy.Eq(a, b)
+    return d is sympy.true
+
+
+def _before(p: tuple, q: tuple) -> int:
+    less = sympy.Lt(p[0], q[0])
+    if less is sympy.true:
+        return -1
+    if less is sympy.false and sympy.Lt(q[0], p[0]) is sympy.true:
+        return 1
+    if _equal(p[0], q[0]):
+        return (q[1] - p[1]) or 0  # a closed start first (a point, then the open rest)
+    raise TypeError("undecided order of piece ends")
+
+
+def _chain(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Piecewise | None:
+    """The chain of ``pw``'s successive pieces on the half-line, or ``None``."""
+    covered: sympy.Set = sympy.EmptySet
+    pieces = []
+    for branch, cond in pw.args:
+        s = _condition_set(cond, var)
+        if s is None:
+            return None
+        region = sympy.Intersection(sympy.Complement(s, covered), _HALF_LINE)
+        got = _pieces_of(region)
+        if got is None:
+            return None
+        pieces += [(*p, branch) for p in got if not _empty(p)]
+        covered = sympy.Union(covered, s)
+    rest = _pieces_of(sympy.Complement(_HALF_LINE, covered))
+    if rest is None:
+        return None
+    pieces += [(*p, sympy.nan) for p in rest if not _empty(p)]
+    try:
+        pieces.sort(key=functools.cmp_to_key(_before))
+    except TypeError:
+        return None
+    # the pieces must tile [0, oo): each starts where the previous one ends, with the
+    # complementary closedness
+    if not pieces or not (_equal(pieces[0][0], 0) and pieces[0][1]):
+        return None
+    for p, q in zip(pieces, pieces[1:]):
+        if not (_equal(p[2], q[0]) and p[3] != q[1]):
+            return None
+    if pieces[-1][2] is not sympy.oo:
+        return None
+    merged: list[list[Any]] = []
+    for p in pieces:
+        if merged and merged[-1][4] == p[4]:
+            merged[-1][2:4] = p[2:4]
+        else:
+            merged.append(list(p))
+    if len(merged) > _MAX_PIECES:
+        return None
+    args = [(p[4], (var <= p[2]) if p[3] else (var < p[2])) for p in merged[:-1]]
+    args.append((merged[-1][4], sympy.true))
+    return sympy.Piecewise(*args)
+
+
+def _empty(p: tuple) -> bool:
+    """Provably empty (an undecided piece stays, and then fails the tiling check)."""
+    if sympy.Lt(p[2], p[0]) is sympy.true:
+        return True
+    return _equal(p[0], p[2]) and not (p[1] and p[3])
+
+
+def _simple(pw: sympy.Piecewise, var: sympy.Symbol) -> bool:
+    """Already a chain: conditions ``var < c`` / ``var <= c`` (numbers, increasing),
+    then possibly ``True``."""
+    last = None
+    for i, (_b, cond) in enumerate(pw.args):
+        if cond is sympy.true:
+            return i == len(pw.args) - 1
+        if not (isinstance(cond, (sympy.StrictLessThan, sympy.LessThan))
+                and cond.lhs == var and cond.rhs.is_number):
+            return False
+        if last is not None and sympy.Lt(last, cond.rhs) is not sympy.true:
+            return False
+        last = cond.rhs
+    return True
+
+
+def _rewrite_one(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Expr:
+    if var not in pw.free_symbols or _simple(pw, var):
+        return pw
+    try:
+        out = _chain(pw, var)
+    except (TypeError, ValueError, RecursionError, NotImplementedError):
+        out = None
+    return pw if out is None else out
+
+
+def canonical_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
+    r"""``expr`` with each Piecewise in ``var`` whose conditions are not already a chain
+    ``var < c_1``, ``var <= c_2``, ... (increasing numbers) rewritten as one, exactly on
+    :math:`[0, \infty)`; several such Piecewise in one expression (a sum of steps) are
+    folded into one chain when they are few.  Conditions that are not And/Or/Not of
+    comparisons of ``var`` with numbers leave their Piecewise unchanged.
+
+    Example:
+        >>> x = sympy.Symbol("x", positive=True)
+        >>> canonical_steps(sympy.Piecewise((3, (x < 2) | (x < 3)), (1, True)), x)
+        Piecewise((3, x < 3), (1, True))
+        >>> canonical_steps(sympy.Piecewise((3, (x >= 1) & (x < 2)), (1, True)), x)
+        Piecewise((1, x < 1), (3, x < 2), (1, True))
+    """
+    pws = [p for p in expr.atoms(sympy.Piecewise) if var in p.free_symbols]
+    if not pws:
+        return expr
+    out = expr.replace(lambda e: isinstance(e, sympy.Piecewise),
+                       lambda e: _rewrite_one(e, var))
+    pws = [p for p in out.atoms(sympy.Piecewise) if var in p.free_symbols]
+    if 1 < len(pws) <= _MAX_FOLD:
+        try:
+            folded = sympy.piecewise_fold(out)
+        except RecursionError:
+            return out
+        if isinstance(folded, sympy.Piecewise) and not any(
+                var in p.free_symbols for b, _c in folded.args
+                for p in b.atoms(sympy.Piecewise)):
+            chained = _rewrite_one(folded, var)
+            if chained is not folded or _simple(folded, var):
+                return chained
+    return out
+
+
+def step_points(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
+    """The numbers where a Piecewise condition's comparison or a Heaviside argument
+    (``a*var + b``, numbers ``a != 0``, ``b``) changes sign, non-negative, sorted.
+
+    Example:
+        >>> x = sympy.Symbol("x", positive=True)
+        >>> step_points(sympy.Piecewise((1, (x < 2) | (x > 5)), (0, True))
+        ...             + sympy.Heaviside(3 - x), x)
+        [2, 3, 5]
+    """
+    rels: list[sympy.Expr] = []
+    for pw in expr.atoms(sympy.Piecewise):
+        for _b, cond in pw.args:
+            if isinstance(cond, sympy.logic.boolalg.Boolean) and var in cond.free_symbols:
+                rels += [r.lhs - r.rhs for r in
+                         ([cond] if isinstance(cond, Relational) else cond.atoms(Relational))]
+    rels += [h.args[0] for h in expr.atoms(sympy.Heaviside)]
+    out: dict[Any, sympy.Expr] = {}
+    for e in rels:
+        r = _root(sympy.Lt(e, 0, evaluate=False), var)
+        if r is None:
+            continue
+        try:
+            v = float(r[0])
+        except (TypeError, ValueError):
+            continue
+        if v >= 0:
+            out.setdefault(r[0], r[0])
+    return sorted(out.values(), key=float)
