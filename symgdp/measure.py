@@ -194,6 +194,14 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
             ld.count -= 1
             ref = ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
+        if proved and s.lower - lower > 0.25 * tol:
+            # float64 cannot resolve the profile there (delta within 1e-16 of 1: its log
+            # reads as 0 and the slack then costs far more than tol, e.g. the 1000-fold
+            # KOV profile, mu ~ 31): the best point's value is proved in ball arithmetic
+            # instead, which only raises the lower bound to what is proved
+            lower = max(lower, _Certifier(p).lower(s.argmax, s.lower))
+            s.notes.append("lower bound proved in ball arithmetic (float64 cannot resolve "
+                           "the profile at the best point)")
         if proved:
             # the profile has a ball evaluation: every leaf's float value is re-proved in
             # ball arithmetic (no float64 profile value is trusted for the upper bound)
