@@ -21,7 +21,7 @@ from typing import Any
 import sympy
 from sympy.core.relational import Relational
 
-__all__ = ["canonical_steps", "step_points"]
+__all__ = ["canonical_steps", "right_limit", "step_points"]
 
 #: largest number of pieces of a chain built from a folded expression
 _MAX_PIECES = 64
@@ -185,9 +185,10 @@ def _empty(p: tuple) -> bool:
     return _equal(p[0], p[2]) and not (p[1] and p[3])
 
 
-def _simple(pw: sympy.Piecewise, var: sympy.Symbol) -> bool:
-    """Already a chain: conditions ``var < c`` / ``var <= c`` (numbers, increasing),
-    then possibly ``True``."""
+def _simple(pw: sympy.Piecewise, var: sympy.Symbol, strict: bool = True) -> bool:
+    """Already a chain: conditions ``var < c`` / ``var <= c`` (numbers, increasing; only
+    non-decreasing unless ``strict``: a point piece ``var <= c`` after ``var < c``), then
+    possibly ``True``."""
     last = None
     for i, (_b, cond) in enumerate(pw.args):
         if cond is sympy.true:
@@ -195,7 +196,8 @@ def _simple(pw: sympy.Piecewise, var: sympy.Symbol) -> bool:
         if not (isinstance(cond, (sympy.StrictLessThan, sympy.LessThan))
                 and cond.lhs == var and cond.rhs.is_number):
             return False
-        if last is not None and sympy.Lt(last, cond.rhs) is not sympy.true:
+        if last is not None and (sympy.Lt if strict else sympy.Le)(
+                last, cond.rhs) is not sympy.true:
             return False
         last = cond.rhs
     return True
@@ -274,3 +276,39 @@ def step_points(expr: sympy.Expr, var: sympy.Symbol) -> list[sympy.Expr]:
         if v >= 0:
             out.setdefault(r[0], r[0])
     return sorted(out.values(), key=float)
+
+
+_DISCONTINUOUS = (sympy.Piecewise, sympy.Heaviside, sympy.floor, sympy.ceiling, sympy.sign,
+                  sympy.frac, sympy.DiracDelta)
+
+
+def right_limit(expr: sympy.Expr, var: sympy.Symbol, s: sympy.Expr) -> sympy.Expr | None:
+    r"""The exact right limit :math:`\lim_{\varepsilon \downarrow s} f(\varepsilon)` of a
+    step profile at a step point ``s``: the branch of its chain (:func:`canonical_steps`,
+    Heaviside steps included) that holds just right of ``s``, at ``s``.  ``None`` when the
+    expression is not such a chain or that branch could itself jump at ``s``.
+
+    Example:
+        >>> x = sympy.Symbol("x", positive=True)
+        >>> right_limit(sympy.Piecewise((sympy.S(1)/2, x <= 1), (sympy.exp(-x), True)), x, 1)
+        exp(-1)
+        >>> right_limit(sympy.Heaviside(2 - x) / 4 + sympy.Heaviside(3 - x) / 4, x, 2)
+        1/4
+    """
+    e = expr.replace(lambda u: isinstance(u, sympy.Heaviside) and var in u.free_symbols,
+                     lambda u: sympy.Piecewise((0, u.args[0] < 0), (1, u.args[0] > 0),
+                                               (u.args[1] if len(u.args) > 1
+                                                else sympy.S.Half, True)))
+    chain = canonical_steps(e, var)
+    branch = chain
+    if isinstance(chain, sympy.Piecewise):
+        if not _simple(chain, var, strict=False):
+            return None
+        branch = None
+        for b, cond in chain.args:
+            if cond is sympy.true or sympy.Lt(s, cond.rhs) is sympy.true:
+                branch = b
+                break
+    if branch is None or any(var in f.free_symbols for f in branch.atoms(*_DISCONTINUOUS)):
+        return None
+    return branch.subs(var, s)
