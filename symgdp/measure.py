@@ -51,6 +51,7 @@ this module is the entry point: :func:`measure`, :func:`gdpt` and :class:`Measur
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -397,8 +398,22 @@ def measure(
                                        and float(time_limit) >= 0):
         raise DomainError(f"time_limit must be a number >= 0 or None, got {time_limit!r}")
     with _time_limit(None if time_limit is None else float(time_limit)):
-        return _measure(profile, eps_h, tol, refine, how, certify, max_evaluations, seed,
-                        initial_intervals, identify, timeout, progress, t0)
+        try:
+            return _measure(profile, eps_h, tol, refine, how, certify, max_evaluations,
+                            seed, initial_intervals, identify, timeout, progress, t0)
+        except MeasurementTimeLimit:
+            raise
+        except PrecisionError as exc:
+            if certify is not False or not _has_ball_evaluation(
+                    profile.refine(timeout=timeout) if refine and hasattr(profile, "refine")
+                    else profile):
+                raise
+            # float64 cannot be trusted for this profile (a value it gets wrong, or outward
+            # rounding wider than tol): measure it in ball arithmetic instead, labelled so
+            m = _measure(profile, eps_h, tol, refine, how, True, max_evaluations, seed,
+                         initial_intervals, identify, timeout, progress, t0)
+            return dataclasses.replace(m, notes=m.notes + (
+                f"certified: the float64 mode (certify=False) refused ({exc})",))
 
 
 def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,

@@ -507,6 +507,10 @@ def _snapped(naive: _Naive, c: mpmath.mpf, steps: list[sympy.Expr], bound: sympy
     a step point ``s`` (or the float search's point just right of it): the flat piece is
     then the limit ``c -> s+`` of valid ones, exact at the step."""
     for st in steps:
+        if sympy.Rational(float(st)) - st != 0:
+            # a step point that is no float64 (1/10, sqrt(2)): float comparisons with it
+            # may take the wrong side at fl(s), so the flat piece keeps its numeric end
+            continue
         sm = mpmath.mpf(sympy.N(st, dps + 10))
         if abs(c - sm) <= mpmath.mpf(10) ** (-(dps - 10)) * (1 + abs(sm)):
             try:
@@ -751,7 +755,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
             value = flat.xreplace(consts) if exact is not None else _numeric_flat(
-                var, sympy.Float(c_val, dps + 10) if snap is not None else c_val, d_val,
+                var, sympy.N(c_val, dps + 10) if snap is not None else c_val, d_val,
                 dps)
             # at a closed step (the naive value at s is the left one) the flat piece
             # holds at s itself; at an open one the naive value there is the right limit
@@ -766,8 +770,18 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             # rounding of c, which keeps it a valid pair), and a Min would only carry the
             # naive profile's singularities (1/eps at 0) into the result.
             piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
-            pieces.append((sympy.Min(profile.expr, value, evaluate=False) if a > 0
-                           else value, ends[0]))
+            if closed and a > 0 and (m := np.nextafter(float(c_val), -np.inf)) > a:
+                # at a closed step the naive value at s is the left one, so the Min at s
+                # itself would rest on the naive profile's step there (which ball
+                # arithmetic cannot always tell apart, e.g. a Heaviside's value 1/2):
+                # the flat piece alone from the float just left of s -- valid on all of
+                # [0, s], and below the naive profile there (its level is R's supremum)
+                pieces.append((sympy.Min(profile.expr, value, evaluate=False),
+                               var < sympy.Float(m, 53)))
+                pieces.append((value, ends[0]))
+            else:
+                pieces.append((sympy.Min(profile.expr, value, evaluate=False) if a > 0
+                               else value, ends[0]))
             shown_pieces.append((piece.xreplace(shown), ends[1]))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         pieces.append((profile.expr, True))

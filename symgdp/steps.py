@@ -165,6 +165,7 @@ def _chain(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Piecewise | None:
             return None
     if pieces[-1][2] is not sympy.oo:
         return None
+    pieces = _absorb_points([list(p) for p in pieces], var)
     merged: list[list[Any]] = []
     for p in pieces:
         if merged and merged[-1][4] == p[4]:
@@ -176,6 +177,39 @@ def _chain(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Piecewise | None:
     args = [(p[4], (var <= p[2]) if p[3] else (var < p[2])) for p in merged[:-1]]
     args.append((merged[-1][4], sympy.true))
     return sympy.Piecewise(*args)
+
+
+def _value_at(branch: sympy.Expr, var: sympy.Symbol, c: Any) -> sympy.Expr | None:
+    try:
+        v = branch.subs(var, c)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return v if v.is_number else None
+
+
+def _absorb_points(pieces: list[list[Any]], var: sympy.Symbol) -> list[list[Any]]:
+    """A one-point piece ``{c}`` whose value equals, exactly, a neighbour's value at ``c``
+    becomes part of that neighbour (the same function, one piece fewer: a refined step
+    ``Min(naive, flat)`` is such a point at a closed step)."""
+    out: list[list[Any]] = []
+    i = 0
+    while i < len(pieces):
+        p = pieces[i]
+        if p[1] and p[3] and _equal(p[0], p[2]):
+            v = _value_at(p[4], var, p[0])
+            nxt = pieces[i + 1] if i + 1 < len(pieces) else None
+            if v is not None and nxt is not None and (
+                    _value_at(nxt[4], var, p[0]) == v):
+                nxt[0], nxt[1] = p[0], True
+                i += 1
+                continue
+            if v is not None and out and _value_at(out[-1][4], var, p[0]) == v:
+                out[-1][2], out[-1][3] = p[2], True
+                i += 1
+                continue
+        out.append(p)
+        i += 1
+    return out
 
 
 def _empty(p: tuple) -> bool:
@@ -299,7 +333,10 @@ def right_limit(expr: sympy.Expr, var: sympy.Symbol, s: sympy.Expr) -> sympy.Exp
                      lambda u: sympy.Piecewise((0, u.args[0] < 0), (1, u.args[0] > 0),
                                                (u.args[1] if len(u.args) > 1
                                                 else sympy.S.Half, True)))
-    chain = canonical_steps(e, var)
+    try:
+        chain = canonical_steps(sympy.piecewise_fold(e), var)
+    except RecursionError:
+        return None
     branch = chain
     if isinstance(chain, sympy.Piecewise):
         if not _simple(chain, var, strict=False):
