@@ -211,9 +211,14 @@ REFINE_CASES = [
     ((0.999, 1e-6), (1, 2), (True, False)),
     ((0.999, 1e-6), (0.5, 5), (True, False)),
     ((0.3, 0.01), (0.5, 5), (True, True)),
+    # steps at 3 and 3.5: a RecursionError (SymPy's piecewise_fold on eps < 3.5 inside
+    # eps < 3.50000000000000000000000000000000000077) on the last round's code
+    ((0.5, 0.1), (3, 3.5), (False, False)),
+    ((0.3, 0.01), (3, 3.5), (True, False)),
 ]
 
 
+@pytest.mark.slow  # ~7 s each (the reference's grid in mpmath)
 @pytest.mark.parametrize("certify", [False, True])
 @pytest.mark.parametrize("levels,ends,closed", REFINE_CASES)
 def test_refined_closed_steps(levels, ends, closed, certify):
