@@ -160,7 +160,7 @@ def _chain(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Piecewise | None:
     # complementary closedness
     if not pieces or not (_equal(pieces[0][0], 0) and pieces[0][1]):
         return None
-    for p, q in zip(pieces, pieces[1:]):
+    for p, q in zip(pieces, pieces[1:], strict=False):
         if not (_equal(p[2], q[0]) and p[3] != q[1]):
             return None
     if pieces[-1][2] is not sympy.oo:

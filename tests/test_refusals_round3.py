@@ -103,7 +103,7 @@ def test_cli_or_condition():
 @pytest.mark.parametrize("text", ["eps | 2", "~eps", "exp(-eps) & 1",
                                   "Piecewise((0.3, (eps | 2) < 3), (0, True))"])
 def test_logic_operators_only_in_conditions(text):
-    with pytest.raises(ParseError, match="only allowed in a Piecewise condition"):
+    with pytest.raises(ParseError, match="is for Piecewise conditions only"):
         parse_expression(text)
 
 
@@ -176,7 +176,7 @@ def _refined_truth(levels, ends, closed):
     G is maximised over the crossing points a_k, the step points and a grid of each flat
     piece (G increases with eps where delta is constant)."""
     def naive_R(x):
-        for lv, s, c in zip(levels, ends, closed):
+        for lv, s, c in zip(levels, ends, closed, strict=True):
             if x < s or (c and x == s):
                 return (1 - lv) / (1 + mpmath.exp(x))
         return 1 / (1 + mpmath.exp(x))
@@ -185,7 +185,7 @@ def _refined_truth(levels, ends, closed):
              for k, s in enumerate(ends)]
 
     def sup_R(x):
-        return max([naive_R(x)] + [r for s, r in zip(ends, right) if s >= x])
+        return max([naive_R(x)] + [r for s, r in zip(ends, right, strict=True) if s >= x])
 
     def d_ref(x):
         return max(0, 1 - (1 + mpmath.exp(x)) * sup_R(x))
@@ -223,7 +223,7 @@ REFINE_CASES = [
 @pytest.mark.parametrize("levels,ends,closed", REFINE_CASES)
 def test_refined_closed_steps(levels, ends, closed, certify):
     e = P(*[(sympy.Float(lv), (eps <= s) if c else (eps < s))
-            for lv, s, c in zip(levels, ends, closed)], (0, True))
+            for lv, s, c in zip(levels, ends, closed, strict=True)], (0, True))
     m = Profile(e).refine().measure(certify=certify)
     with mpmath.workdps(DPS):
         truth = _refined_truth([mpmath.mpf(sympy.Float(v)) for v in levels], ends, closed)
