@@ -43,13 +43,18 @@ How :func:`refine` finds the pieces (the sign pattern is checked, never assumed)
    :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
    on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
    right is bisected (all at once, in float64) until the bound settles, which finds
-   maxima narrower than the grid and suprema at jumps.  The running maximum from the
+   maxima narrower than the grid and suprema at jumps.  The grid also holds every step
+   point of a Piecewise condition or Heaviside argument and the float just left of it (a
+   flat piece narrower than the grid ends at a step).  The running maximum from the
    right then locates every flat interval.
 2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
    bisection (where there is a derivative, first only to :math:`10^{-14}` relative in
    :math:`R`), polished by regula falsi on the sign of the bracket where there is a
    derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
-   right of it (rounded so that it stays there).  A flat interval whose gain over
+   right of it (rounded so that it stays there) -- at a step point :math:`s` that is a
+   float64 number, the limit :math:`c_k \to s^+` instead: :math:`c_k = s` exactly with
+   the exact right limit :math:`\tilde\delta(s^+)` (rounded up), so that the flat piece
+   ends exactly at the step in every arithmetic.  A flat interval whose gain over
    :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
    pure DP, whose :math:`R` is constant).
 3. Only when a flat piece exists, SymPy's ``solveset`` of the bracket (time-bounded)
