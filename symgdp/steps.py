@@ -6,16 +6,16 @@ A Piecewise whose conditions are built with ``&``, ``|`` and ``~`` from comparis
 :math:`[0, \infty)`, ``Piecewise((f_1, eps < c_1), (f_2, eps <= c_2), ..., (f_n, True))``
 with increasing ends -- the form whose branch points and jumps the measurement proves
 and crosses (:func:`canonical_steps`).  The rewrite is exact on :math:`[0, \infty)`: every
-condition is turned into a union of intervals by SymPy's set algebra on numeric
-endpoints, and the chain is built only when the pieces provably tile the half-line; any
-other condition leaves the expression as it is.  :func:`step_points` lists the numeric
-points where a condition or a Heaviside argument changes sign (where refinement must
-look besides its grid).
+condition is constant between the roots of its comparisons and is decided exactly at one
+point of each such cell; any other condition leaves the expression as it is.
+:func:`step_points` lists the numeric points where a condition or a Heaviside argument
+changes sign (where refinement must look besides its grid).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import sympy
@@ -25,11 +25,9 @@ __all__ = ["canonical_steps", "right_limit", "step_points"]
 
 #: largest number of pieces of a chain built from a folded expression
 _MAX_PIECES = 64
-#: largest number of Piecewise atoms folded into one chain
+#: largest number of Piecewise atoms folded into one chain (and their folded product of
+#: pieces is at most 4 * _MAX_PIECES: folding multiplies the numbers of pieces)
 _MAX_FOLD = 6
-
-_HALF_LINE = sympy.Interval(0, sympy.oo)
-
 
 def _root(rel: Relational, var: sympy.Symbol) -> tuple[sympy.Expr, bool] | None:
     """``(c, increasing)`` where ``rel`` compares ``a*var + b`` (numbers, ``a != 0``) with
@@ -50,122 +48,86 @@ def _root(rel: Relational, var: sympy.Symbol) -> tuple[sympy.Expr, bool] | None:
     return None
 
 
-def _relation_set(rel: Relational, var: sympy.Symbol) -> sympy.Set | None:
-    r = _root(rel, var)
-    if r is None:
-        return None
-    c, inc = r
-    op = rel.rel_op
-    if op in ("==", "!="):
-        s = sympy.FiniteSet(c)
-        return s if op == "==" else sympy.Complement(sympy.Reals, s)
-    # a*var + b op 0 with a > 0 is var op c; with a < 0 the order reverses
-    if not inc:
-        op = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}[op]
-    return {"<": sympy.Interval.open(-sympy.oo, c),
-            "<=": sympy.Interval(-sympy.oo, c),
-            ">": sympy.Interval.open(c, sympy.oo),
-            ">=": sympy.Interval(c, sympy.oo)}[op]
+_LOGIC = (Relational, sympy.And, sympy.Or, sympy.Not, sympy.Xor,
+          sympy.logic.boolalg.BooleanAtom)
 
 
-def _condition_set(cond: Any, var: sympy.Symbol) -> sympy.Set | None:
-    """The set of real ``var`` where ``cond`` holds, or ``None`` when it is not built from
-    comparisons of ``var`` with numbers by And/Or/Not."""
-    if cond is sympy.true:
-        return sympy.Reals
-    if cond is sympy.false:
-        return sympy.EmptySet
-    if isinstance(cond, Relational):
-        return _relation_set(cond, var)
-    parts = []
-    if isinstance(cond, (sympy.And, sympy.Or, sympy.Not)):
-        for c in cond.args:
-            s = _condition_set(c, var)
-            if s is None:
-                return None
-            parts.append(s)
-        if isinstance(cond, sympy.And):
-            return sympy.Intersection(*parts)
-        if isinstance(cond, sympy.Or):
-            return sympy.Union(*parts)
-        return sympy.Complement(sympy.Reals, parts[0])
-    return None
-
-
-def _pieces_of(s: sympy.Set) -> list[tuple[Any, bool, Any, bool]] | None:
-    """``s`` (a subset of the half-line) as ``(start, closed, end, closed)`` tuples, or
-    ``None`` when SymPy left it unevaluated (an undecided comparison of endpoints)."""
-    if s is sympy.EmptySet:
-        return []
-    if isinstance(s, sympy.Interval):
-        if not (s.start.is_number and s.end.is_number):
-            return None
-        return [(s.start, not s.left_open, s.end, not s.right_open)]
-    if isinstance(s, sympy.FiniteSet):
-        if not all(p.is_number and p.is_extended_real for p in s.args):
-            return None
-        return [(p, True, p, True) for p in s.args]
-    if isinstance(s, sympy.Union):
-        out = []
-        for a in s.args:
-            got = _pieces_of(a)
-            if got is None:
-                return None
-            out += got
-        return out
-    return None
+def _logic_of_comparisons(cond: Any) -> bool:
+    if isinstance(cond, (Relational, sympy.logic.boolalg.BooleanAtom)):
+        return True
+    return isinstance(cond, _LOGIC) and all(_logic_of_comparisons(a) for a in cond.args)
 
 
 def _equal(a: Any, b: Any) -> bool:
-    if a == b:
-        return True
-    d = sympy.Eq(a, b)
-    return d is sympy.true
+    return a == b or sympy.Eq(a, b) is sympy.true
 
 
-def _before(p: tuple, q: tuple) -> int:
-    less = sympy.Lt(p[0], q[0])
-    if less is sympy.true:
-        return -1
-    if less is sympy.false and sympy.Lt(q[0], p[0]) is sympy.true:
-        return 1
-    if _equal(p[0], q[0]):
-        return (q[1] - p[1]) or 0  # a closed start first (a point, then the open rest)
-    raise TypeError("undecided order of piece ends")
+def _breakpoints(pw: sympy.Piecewise, var: sympy.Symbol) -> list[sympy.Expr] | None:
+    """The sorted distinct non-negative roots of every comparison in ``pw``'s conditions,
+    or ``None`` when a condition is not a Boolean combination of comparisons of ``var``
+    with numbers, or there are too many, or two of them cannot be ordered."""
+    roots: list[sympy.Expr] = []
+    for _b, cond in pw.args:
+        if cond in (sympy.true, sympy.false):
+            continue
+        if not _logic_of_comparisons(cond):
+            return None
+        for rel in ([cond] if isinstance(cond, Relational) else cond.atoms(Relational)):
+            if var not in rel.free_symbols:
+                continue
+            r = _root(rel, var)
+            if r is None:
+                return None
+            if sympy.Lt(r[0], 0) is not sympy.true and not any(_equal(r[0], q) for q in roots):
+                roots.append(r[0])
+    if len(roots) > _MAX_PIECES:
+        return None
+    return sorted(roots, key=functools.cmp_to_key(
+        lambda a, b: -1 if sympy.Lt(a, b) is sympy.true else (
+            1 if sympy.Lt(b, a) is sympy.true else _undecided())))
+
+
+def _undecided() -> int:
+    raise TypeError("undecided order of two step points")
 
 
 def _chain(pw: sympy.Piecewise, var: sympy.Symbol) -> sympy.Piecewise | None:
-    """The chain of ``pw``'s successive pieces on the half-line, or ``None``."""
-    covered: sympy.Set = sympy.EmptySet
-    pieces = []
-    for branch, cond in pw.args:
-        s = _condition_set(cond, var)
-        if s is None:
-            return None
-        region = sympy.Intersection(sympy.Complement(s, covered), _HALF_LINE)
-        got = _pieces_of(region)
-        if got is None:
-            return None
-        pieces += [(*p, branch) for p in got if not _empty(p)]
-        covered = sympy.Union(covered, s)
-    rest = _pieces_of(sympy.Complement(_HALF_LINE, covered))
-    if rest is None:
+    r"""The chain of ``pw``'s successive pieces on the half-line, or ``None``.
+
+    Every condition is constant on each cell of the partition of :math:`[0, \infty)` by
+    the roots of its comparisons (the roots themselves, and the open intervals between
+    them), so it is decided exactly at one point of each cell: the root, or a rational
+    point inside.  Consecutive cells on the same branch are then merged."""
+    bs = _breakpoints(pw, var)
+    if bs is None:
         return None
-    pieces += [(*p, sympy.nan) for p in rest if not _empty(p)]
-    try:
-        pieces.sort(key=functools.cmp_to_key(_before))
-    except TypeError:
-        return None
-    # the pieces must tile [0, oo): each starts where the previous one ends, with the
-    # complementary closedness
-    if not pieces or not (_equal(pieces[0][0], 0) and pieces[0][1]):
-        return None
-    for p, q in zip(pieces, pieces[1:], strict=False):
-        if not (_equal(p[2], q[0]) and p[3] != q[1]):
-            return None
-    if pieces[-1][2] is not sympy.oo:
-        return None
-    pieces = _absorb_points([list(p) for p in pieces], var)
+    # cells: (start, start closed, end, end closed, representative point)
+    cells: list[tuple[Any, bool, Any, bool, Any]] = []
+    left, closed = sympy.S.Zero, True
+    for b in bs:
+        if _equal(b, left) and closed:
+            cells.append((b, True, b, True, b))
+            closed = False
+            continue
+        cells.append((left, closed, b, False, (left + b) / 2))
+        cells.append((b, True, b, True, b))
+        left, closed = b, False
+    cells.append((left, closed, sympy.oo, False, left + 1))
+    pieces: list[list[Any]] = []
+    for start, sc, end, ec, x in cells:
+        branch = sympy.nan
+        for b, cond in pw.args:
+            v = cond.subs(var, x) if cond not in (sympy.true, sympy.false) else cond
+            if v is sympy.true:
+                branch = b
+                break
+            if v is not sympy.false:
+                return None  # undecided at that point
+        if pieces and pieces[-1][4] == branch:
+            pieces[-1][2:4] = [end, ec]
+        else:
+            pieces.append([start, sc, end, ec, branch])
+    pieces = _absorb_points(pieces, var)
     merged: list[list[Any]] = []
     for p in pieces:
         if merged and merged[-1][4] == p[4]:
@@ -210,13 +172,6 @@ def _absorb_points(pieces: list[list[Any]], var: sympy.Symbol) -> list[list[Any]
         out.append(p)
         i += 1
     return out
-
-
-def _empty(p: tuple) -> bool:
-    """Provably empty (an undecided piece stays, and then fails the tiling check)."""
-    if sympy.Lt(p[2], p[0]) is sympy.true:
-        return True
-    return _equal(p[0], p[2]) and not (p[1] and p[3])
 
 
 def _simple(pw: sympy.Piecewise, var: sympy.Symbol, strict: bool = True) -> bool:
@@ -267,7 +222,7 @@ def canonical_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     out = expr.replace(lambda e: isinstance(e, sympy.Piecewise),
                        lambda e: _rewrite_one(e, var))
     pws = [p for p in out.atoms(sympy.Piecewise) if var in p.free_symbols]
-    if 1 < len(pws) <= _MAX_FOLD:
+    if 1 < len(pws) <= _MAX_FOLD and math.prod(len(p.args) for p in pws) <= 4 * _MAX_PIECES:
         try:
             folded = sympy.piecewise_fold(out)
         except RecursionError:

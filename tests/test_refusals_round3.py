@@ -21,7 +21,7 @@ from symgdp import Profile, eps
 from symgdp.composition import optimal_pure_dp
 from symgdp.errors import ParseError
 from symgdp.parsing import parse_expression
-from symgdp.steps import canonical_steps, right_limit, step_points
+from symgdp.steps import _simple, canonical_steps, right_limit, step_points
 
 P, H = sympy.Piecewise, sympy.Heaviside
 DPS = 40
@@ -135,6 +135,39 @@ def test_canonical_chain_is_the_same_function():
         assert isinstance(c, P)
         for p in pts:
             assert sympy.simplify(c.subs(x, p) - e.subs(x, p)) == 0, (e, c, p)
+
+
+def test_canonical_chain_random_conditions():
+    # random And/Or/Not/Xor trees of comparisons (every operator, both directions, ties
+    # between thresholds), checked exactly at every threshold, just beside it and between
+    # thresholds, against SymPy's evaluation of the original Piecewise
+    import random
+
+    rng = random.Random(20261126)
+    x = sympy.Symbol("x", positive=True)
+    ops = [sympy.Lt, sympy.Le, sympy.Gt, sympy.Ge, sympy.Eq, sympy.Ne]
+
+    def tree(depth):
+        if depth == 0 or rng.random() < 0.3:
+            c = sympy.Rational(rng.randint(0, 12), 2)
+            rel = rng.choice(ops)
+            return rel(x, c) if rng.random() < 0.5 else rel(2 * c - 2 * x, 0)
+        kind = rng.choice([sympy.And, sympy.Or, sympy.Not, sympy.Xor])
+        if kind is sympy.Not:
+            return sympy.Not(tree(depth - 1))
+        return kind(tree(depth - 1), tree(depth - 1))
+
+    for _ in range(40):
+        args = [(sympy.Rational(rng.randint(0, 9), 10), tree(3)) for _ in range(3)]
+        e = P(*args, (1, True))
+        c = canonical_steps(e, x)
+        # a chain: var < c_k / var <= c_k, non-decreasing, then True (or one constant)
+        assert not isinstance(c, P) or _simple(c, x, strict=False), c
+        ends = sorted({sympy.Rational(k, 2) for k in range(13)})
+        pts = {sympy.S.Zero} | {t + d for t in ends for d in (0, sympy.Rational(1, 10**6),
+                                                              -sympy.Rational(1, 10**6))}
+        for p in sorted(q for q in pts if q >= 0):
+            assert c.subs(x, p) == e.subs(x, p), (e, c, p)
 
 
 def test_step_points_and_right_limits():
