@@ -94,7 +94,12 @@ def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
 
 def _log_expression(expr: sympy.Expr) -> sympy.Expr:
     """log(expr) rewritten so that products and exponentials become sums (no underflow)."""
-    expr = sympy.piecewise_fold(expr)
+    try:
+        expr = sympy.piecewise_fold(expr)
+    except RecursionError:
+        # SymPy recurses without end on near-equal Float conditions (eps < 3.5 inside
+        # eps < 3.50000000000000000000000000000000000077): kept unfolded, still exact
+        pass
     if isinstance(expr, sympy.Piecewise):
         return sympy.Piecewise(*[(_log_expression(e), c) for e, c in expr.args])
     if expr.is_zero:

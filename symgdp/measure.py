@@ -51,6 +51,7 @@ this module is the entry point: :func:`measure`, :func:`gdpt` and :class:`Measur
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 import warnings
@@ -198,6 +199,14 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
             # trust to a slack): near delta = 1 that slack alone moved mu by ~1e-6
             ref = ld_arg if source else ld_arg - _profile_slack(ld_arg)
         lower = _float_lower(s, ref)
+        if proved and s.lower - lower > 0.25 * tol:
+            # float64 cannot resolve the profile there (delta within 1e-16 of 1: its log
+            # reads as 0 and the slack then costs far more than tol, e.g. the 1000-fold
+            # KOV profile, mu ~ 31): the best point's value is proved in ball arithmetic
+            # instead, which only raises the lower bound to what is proved
+            lower = max(lower, _Certifier(p).lower(s.argmax, s.lower))
+            s.notes.append("lower bound proved in ball arithmetic (float64 cannot resolve "
+                           "the profile at the best point)")
         if proved:
             # the profile has a ball evaluation: every leaf's float value is re-proved in
             # ball arithmetic (no float64 profile value is trusted for the upper bound)
@@ -394,8 +403,22 @@ def measure(
                                        and float(time_limit) >= 0):
         raise DomainError(f"time_limit must be a number >= 0 or None, got {time_limit!r}")
     with _time_limit(None if time_limit is None else float(time_limit)):
-        return _measure(profile, eps_h, tol, refine, how, certify, max_evaluations, seed,
-                        initial_intervals, identify, timeout, progress, t0)
+        try:
+            return _measure(profile, eps_h, tol, refine, how, certify, max_evaluations,
+                            seed, initial_intervals, identify, timeout, progress, t0)
+        except MeasurementTimeLimit:
+            raise
+        except PrecisionError as exc:
+            if certify is not False or not _has_ball_evaluation(
+                    profile.refine(timeout=timeout) if refine and hasattr(profile, "refine")
+                    else profile):
+                raise
+            # float64 cannot be trusted for this profile (a value it gets wrong, or outward
+            # rounding wider than tol): measure it in ball arithmetic instead, labelled so
+            m = _measure(profile, eps_h, tol, refine, how, True, max_evaluations, seed,
+                         initial_intervals, identify, timeout, progress, t0)
+            return dataclasses.replace(m, notes=m.notes + (
+                f"certified: the float64 mode (certify=False) refused ({exc})",))
 
 
 def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,

@@ -29,8 +29,8 @@ The accepted language:
   :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt 2)/2`), ``Abs``/``abs``, ``Max``/``max``,
   ``Min``/``min``, ``floor``, ``ceiling``/``ceil``, ``binomial``, ``Heaviside`` and
   ``Piecewise((expr, cond), ...)``.
-* comparisons ``< <= > >= == !=`` (chains allowed), ``and``, ``or``, ``not``, ``True`` and
-  ``False`` -- only inside a ``Piecewise`` condition.
+* comparisons ``< <= > >= == !=`` (chains allowed), ``and``/``&``, ``or``/``|``,
+  ``not``/``~``, ``True`` and ``False`` -- only inside a ``Piecewise`` condition.
 
 Refused before anything is evaluated: texts longer than ``max_length``; more than
 :data:`MAX_NODES` syntax nodes or nesting deeper than :data:`MAX_DEPTH`; literals with more
@@ -132,7 +132,7 @@ _OPERATORS: dict[type, str] = {
     ast.MatMult: "'@' (matrix product)", ast.BitAnd: "'&'", ast.BitOr: "'|'",
     ast.BitXor: "bitwise xor", ast.LShift: "'<<'", ast.RShift: "'>>'",
     ast.Invert: "'~'", ast.Is: "'is'", ast.IsNot: "'is not'", ast.In: "'in'",
-    ast.NotIn: "'not in'",
+    ast.NotIn: "'not in'", ast.Not: "'not'",
 }
 
 _REFUSED_NODES: dict[type, str] = {
@@ -160,8 +160,8 @@ _REFUSED_NODES: dict[type, str] = {
 
 _ALLOWED_NODES = (ast.Expression, ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant,
                   ast.Compare, ast.BoolOp, ast.Tuple)
-_ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow)
-_ALLOWED_UNARY = (ast.UAdd, ast.USub, ast.Not)
+_ALLOWED_BINOPS = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.Pow, ast.BitAnd, ast.BitOr)
+_ALLOWED_UNARY = (ast.UAdd, ast.USub, ast.Not, ast.Invert)
 _COMPARISONS: dict[type, Callable[..., sympy.Basic]] = {
     ast.Lt: sympy.Lt, ast.LtE: sympy.Le, ast.Gt: sympy.Gt, ast.GtE: sympy.Ge,
     ast.Eq: sympy.Eq, ast.NotEq: sympy.Ne,
@@ -310,9 +310,9 @@ class _Builder:
             return self.number(node)
         if isinstance(node, ast.Name):
             return self.name(node)
+        if isinstance(getattr(node, "op", None), (ast.Not, ast.Invert, ast.BitAnd, ast.BitOr)):
+            raise self.fail(node, f"{_OPERATORS[type(node.op)]} is for Piecewise conditions only")
         if isinstance(node, ast.UnaryOp):
-            if isinstance(node.op, ast.Not):
-                raise self.fail(node, "'not' is only allowed in a Piecewise condition")
             value = self.expr(node.operand)
             return self.sized(-value if isinstance(node.op, ast.USub) else value, node)
         if isinstance(node, ast.BinOp):
@@ -478,10 +478,10 @@ class _Builder:
                 parts.append(rel(left, right))
                 left = right
             return sympy.And(*parts)
-        if isinstance(node, ast.BoolOp):
-            conds = [self.cond(v) for v in node.values]
-            return sympy.And(*conds) if isinstance(node.op, ast.And) else sympy.Or(*conds)
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        if isinstance(node, ast.BoolOp) or type(getattr(node, "op", 0)) in (ast.BitAnd, ast.BitOr):
+            conds = [self.cond(v) for v in getattr(node, "values", None) or (node.left, node.right)]
+            return (sympy.And if isinstance(node.op, (ast.And, ast.BitAnd)) else sympy.Or)(*conds)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.Invert)):
             return sympy.Not(self.cond(node.operand))
         raise self.fail(node, "a Piecewise condition must be a comparison, and/or/not of "
                               "comparisons, or True")

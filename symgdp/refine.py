@@ -43,13 +43,18 @@ How :func:`refine` finds the pieces (the sign pattern is checked, never assumed)
    :math:`\tilde\delta` is non-increasing, :math:`R \le (1 - \tilde\delta(b))/(1 + e^a)`
    on any cell :math:`[a, b]`; every cell whose bound exceeds the running maximum to its
    right is bisected (all at once, in float64) until the bound settles, which finds
-   maxima narrower than the grid and suprema at jumps.  The running maximum from the
+   maxima narrower than the grid and suprema at jumps.  The grid also holds every step
+   point of a Piecewise condition or Heaviside argument and the float just left of it (a
+   flat piece narrower than the grid ends at a step).  The running maximum from the
    right then locates every flat interval.
 2. Each :math:`c_k` is located in mpmath (``dps`` digits) by the same bound-driven
    bisection (where there is a derivative, first only to :math:`10^{-14}` relative in
    :math:`R`), polished by regula falsi on the sign of the bracket where there is a
    derivative; a supremum reached only from the right of a jump gives a :math:`c_k` just
-   right of it (rounded so that it stays there).  A flat interval whose gain over
+   right of it (rounded so that it stays there) -- at a step point :math:`s` that is a
+   float64 number, the limit :math:`c_k \to s^+` instead: :math:`c_k = s` exactly with
+   the exact right limit :math:`\tilde\delta(s^+)` (rounded up), so that the flat piece
+   ends exactly at the step in every arithmetic.  A flat interval whose gain over
    :math:`\tilde\delta` is below :math:`10^{-20}` relative is dropped (already tight, e.g.
    pure DP, whose :math:`R` is constant).
 3. Only when a flat piece exists, SymPy's ``solveset`` of the bracket (time-bounded)
@@ -89,6 +94,7 @@ from .family import (
     _rewrite_piecewise,
 )
 from .implicit import LogDeltaRoot
+from .steps import right_limit, step_points
 from .symbols import sympify_value
 from .validate import _float_values
 
@@ -488,9 +494,45 @@ def _hidden_peaks(profile: Profile, x: np.ndarray, R: np.ndarray, d: np.ndarray)
     return np.unique(np.concatenate(found)) if found else np.empty(0)
 
 
+def _step_grid(steps: list[sympy.Expr]) -> np.ndarray:
+    """Float points at and around each step point ``s``: ``fl(s)``, its neighbours, and
+    the float just left of ``s`` for sure (``fl(s)`` is within half an ulp of ``s``):
+    a flat piece of the refinement narrower than the grid ends at a step."""
+    pts = []
+    for st in steps:
+        v = float(st)
+        if 0.0 <= v <= _GRID[-1]:
+            pts += [np.nextafter(v, -np.inf), v, np.nextafter(v, np.inf)]
+    return np.array([p for p in pts if p >= 0.0], dtype=np.float64)
+
+
+def _snapped(naive: _Naive, c: mpmath.mpf, steps: list[sympy.Expr], bound: sympy.Expr,
+             dps: int) -> tuple[sympy.Expr, sympy.Expr] | None:
+    """``(s, right limit of the naive profile at s)`` when the located top ``c`` of R is
+    a step point ``s`` (or the float search's point just right of it): the flat piece is
+    then the limit ``c -> s+`` of valid ones, exact at the step."""
+    for st in steps:
+        if sympy.Rational(float(st)) - st != 0:
+            # a step point that is no float64 (1/10, sqrt(2)): float comparisons with it
+            # may take the wrong side at fl(s), so the flat piece keeps its numeric end
+            continue
+        sm = mpmath.mpf(sympy.N(st, dps + 10))
+        if abs(c - sm) <= mpmath.mpf(10) ** (-(dps - 10)) * (1 + abs(sm)):
+            try:
+                r = right_limit(bound, naive.var, st)
+            except (TypeError, ValueError, RecursionError, NotImplementedError):
+                r = None
+            if r is None or not r.is_number:
+                return None
+            return st, r
+    return None
+
+
 def _segments(profile: Profile, naive: _Naive) -> list[tuple]:
-    """Flat intervals (a, c) of the running maximum of R from the right, in mpmath."""
-    x = _GRID
+    """Flat intervals (a, c, snap) of the running maximum of R from the right, in mpmath;
+    ``snap`` is ``(s, right limit)`` where ``c`` is a step point ``s`` (see _snapped)."""
+    steps = step_points(profile.bound_expr, profile.var)
+    x = np.unique(np.concatenate([_GRID, _step_grid(steps)])) if steps else _GRID
     R, d = _R_float(profile, x)
     extra = _hidden_peaks(profile, x, R, d)
     if extra.size:
@@ -533,7 +575,7 @@ def _segments(profile: Profile, naive: _Naive) -> list[tuple]:
         if gain <= _TIGHT_RTOL:
             continue
         a = mpmath.mpf(0) if i0 == 0 else naive.crossing(x[i0 - 1], x[i0], level)
-        out.append((a, c))
+        out.append((a, c, _snapped(naive, c, steps, profile.bound_expr, naive.dps)))
     return out
 
 
@@ -664,7 +706,7 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
             if found is not None:
                 roots = found[0]
                 if roots is not None and not all(_matching_root(roots, c, dps) is not None
-                                                 for _a, c in segs):
+                                                 for _a, c, _s in segs):
                     found = None  # roots, but not of these values: solve for them
             if found is None:
                 dp = sympy.diff(bound, var)
@@ -688,13 +730,23 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
         name = "c"
         while any(n == name or n.startswith(name + "_") for n in taken):
             name += "^{*}"
-        for k, (a, c) in enumerate(segs, start=1):
-            exact = _matching_root(roots or [], c, dps)
+        for k, (a, c, snap) in enumerate(segs, start=1):
+            exact = None if snap else _matching_root(roots or [], c, dps)
             sub = "" if one else f"_{{{k}}}"
             cs, ds = sympy.Dummy("c", positive=True), sympy.Dummy("d", positive=True)
             shown[cs] = sympy.Symbol(f"{name}{sub}", positive=True)
             shown[ds] = sympy.Symbol(rf"\tilde{{\delta}}({name}{sub})", positive=True)
-            if exact is not None:
+            if snap is not None:
+                # the top of R is approached at the step point s from the right: the flat
+                # piece is the limit c -> s+ of the valid pieces for (c, delta~(c)), with
+                # delta~(s+) (the exact right limit, rounded up) and the step point kept
+                # exact, so that it ends exactly at the step (eps <= s), in every arithmetic
+                c_val = snap[0]
+                with mpmath.workdps(dps + 10):
+                    d_r = mpmath.mpf(sympy.N(snap[1], dps + 10))
+                    d_val = sympy.Float(min(mpmath.mpf(1), d_r * (1 + mpmath.mpf(10) ** (
+                        2 - dps))), dps)
+            elif exact is not None:
                 c_val = exact
                 d_val = bound.subs(var, exact)
             else:
@@ -703,19 +755,39 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
                 # before rounding, so (c, delta~(c)) stays a valid (eps0, delta0) pair
                 d_c = naive.d(mpmath.mpf(c_val))
                 d_val = sympy.Float(d_c * (1 + mpmath.mpf(10) ** (2 - dps)), dps)
-            methods.append("closed form" if exact is not None else "numeric")
+            methods.append("step point" if snap is not None else
+                           "closed form" if exact is not None else "numeric")
             consts[cs], consts[ds] = c_val, d_val
             flat = ds + (1 - ds) * (sympy.exp(cs) - sympy.exp(var)) / (1 + sympy.exp(cs))
             value = flat.xreplace(consts) if exact is not None else _numeric_flat(
-                var, c_val, d_val, dps)
+                var, sympy.N(c_val, dps + 10) if snap is not None else c_val, d_val,
+                dps)
+            # at a closed step (the naive value at s is the left one) the flat piece
+            # holds at s itself; at an open one the naive value there is the right limit
+            # already, and the next piece takes over (no one-point piece, whose value
+            # would differ from both sides by the nudge of d and look like a jump)
+            closed = snap is not None and naive.d(mpmath.mpf(sympy.N(c_val, dps + 10))) > (
+                mpmath.mpf(sympy.N(d_val, dps + 10)))
+            ends = (var <= c_val, var <= shown[cs]) if closed else (var < c_val,
+                                                                    var < shown[cs])
             # below a > 0 the naive profile beats the flat piece (a jump): keep the better
             # of the two there.  Where a = 0 the flat piece is the infimum itself (up to the
             # rounding of c, which keeps it a valid pair), and a Min would only carry the
             # naive profile's singularities (1/eps at 0) into the result.
             piece = sympy.Min(profile.expr, flat, evaluate=False) if a > 0 else flat
-            pieces.append((sympy.Min(profile.expr, value, evaluate=False) if a > 0
-                           else value, var < c_val))
-            shown_pieces.append((piece.xreplace(shown), var < shown[cs]))
+            if closed and a > 0 and (m := np.nextafter(float(c_val), -np.inf)) > a:
+                # at a closed step the naive value at s is the left one, so the Min at s
+                # itself would rest on the naive profile's step there (which ball
+                # arithmetic cannot always tell apart, e.g. a Heaviside's value 1/2):
+                # the flat piece alone from the float just left of s -- valid on all of
+                # [0, s], and below the naive profile there (its level is R's supremum)
+                pieces.append((sympy.Min(profile.expr, value, evaluate=False),
+                               var < sympy.Float(m, 53)))
+                pieces.append((value, ends[0]))
+            else:
+                pieces.append((sympy.Min(profile.expr, value, evaluate=False) if a > 0
+                               else value, ends[0]))
+            shown_pieces.append((piece.xreplace(shown), ends[1]))
             segments.append((sympy.Float(a, dps) if a > 0 else sympy.S.Zero, c_val, d_val))
         pieces.append((profile.expr, True))
         expr = sympy.Piecewise(*pieces, evaluate=False)

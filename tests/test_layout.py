@@ -42,7 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gaussian_core",),                            # log delta_mu with its error bound
     ("gaussian_scalar",),                          # the scalar fast path
     ("gaussian", "interval"),                      # the GDP family; ball arithmetic
-    ("float_trust",),                              # when a float64 value is trusted
+    ("float_trust", "steps"),                      # when a float64 value is trusted; steps
     ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
     ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
     ("notions",),

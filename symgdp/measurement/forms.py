@@ -24,6 +24,7 @@ from flint import ctx
 from sympy.codegen.cfunctions import expm1
 
 from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
+from ..steps import canonical_steps
 
 __all__ = ["normalise", "erfcx_form", "normalise_fractions", "heaviside_steps"]
 
@@ -42,7 +43,10 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     stays non-increasing, and :math:`\sup G` is unchanged (:math:`G(c)` is at most the
     left limit of :math:`G`, which the rewritten profile attains in the limit).  A
     downward step then is a downward jump of a Piecewise, which the measurement proves
-    and crosses.  Steps whose value at ``c`` is not so proved stay as they are.
+    and crosses.  Steps whose value at ``c`` is not so proved stay as they are.  Piecewise
+    conditions built with And/Or/Not from comparisons with numbers (and sums of steps)
+    become one chain of successive pieces (:func:`symgdp.steps.canonical_steps`), exact on
+    :math:`[0, \infty)`, whose jumps are proved the same way.
 
     Example:
         >>> x = sympy.Symbol("x", positive=True)
@@ -62,22 +66,28 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         c = -b / a
         up = a.is_positive  # Heaviside(a (var - c)): 0 left of c when a > 0
         left = sympy.Piecewise((0 if up else 1, var < c), (1 if up else 0, True))
-        steps.setdefault(c, []).append((h, left, up))
+        closed = sympy.Piecewise((0 if up else 1, var <= c), (1 if up else 0, True))
+        steps.setdefault(c, []).append((h, left, up, closed))
     out = expr
     for c, hs in steps.items():
         try:
             with ctx.workprec(256):
                 cb = lambdify_arb(c, var)(0)
                 # value at c minus the left limit (branches without the step fold to 0)
-                at_c = expr.xreplace({h: _heaviside_at_zero(h) for h, _, _ in hs})
-                left = expr.xreplace({h: 0 if up else 1 for h, _, up in hs})
+                at_c = expr.xreplace({h: _heaviside_at_zero(h) for h, _, _, _ in hs})
+                left = expr.xreplace({h: 0 if up else 1 for h, _, up, _ in hs})
                 d = lambdify_arb(sympy.piecewise_fold(at_c - left), var)(cb)
-                proved = bool(d <= 0) or bool(d.is_exact() and d.is_zero())
+                same = bool(d.is_exact() and d.is_zero())
+                proved = bool(d <= 0) or same
         except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError, RecursionError):
-            proved = False
-        if proved:
-            out = out.xreplace({h: pw for h, pw, _ in hs})
-    return out
+            proved = same = False
+        if same:
+            # the value at c is the left limit: the step closed at c is the same function
+            # (the ball certification of the bracket evaluates the original one)
+            out = out.xreplace({h: pw for h, _, _, pw in hs})
+        elif proved:
+            out = out.xreplace({h: pw for h, pw, _, _ in hs})
+    return canonical_steps(out, var)
 
 #: working precision (bits) of the first-order machinery's balls
 _PREC = 64
