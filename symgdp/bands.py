@@ -379,12 +379,17 @@ def _guide(profile: Any) -> Callable[[Any], Any] | None:
     end of ``e`` (the point the upper bound is read at, so a source that caches its
     answers computes each point once).  It never enters a bound of the band: it only
     tells the refinement how far the source's own accuracy lets the lower band move
-    (``None`` when there is no such lower bound, or the band may use it anyway)."""
+    (``None`` when there is no such lower bound, it is not free, or the band may use it
+    anyway)."""
     src = getattr(profile, "source", None) or profile
     log_lo = getattr(src, "log_delta_lower", None)
     log_up = getattr(profile, "log_delta", None)
     implied = getattr(profile, "implied", False) or getattr(src, "implied", False)
-    if not (implied and callable(log_lo) and callable(log_up)):
+    # only a source whose two bounds come from one computation (``shares_bounds``: asking
+    # for the lower one after the upper costs nothing); for others (zCDP, RDP) the guide
+    # would double the cost of every grid point
+    if not (implied and getattr(src, "shares_bounds", False) and callable(log_lo)
+            and callable(log_up)):
         return None
     from flint import arb
 
@@ -512,7 +517,7 @@ class _Branch:
         self.x = np.empty(0)
         self.alo = np.empty(0)
         self.ahi = np.empty(0)
-        self.ghi = np.empty(0)  # A's upper end from the guide (refinement only)
+        self.ghi = np.empty(0)  # A's upper end from the guide (stopping only), else alo
         self.add(xs)
 
     def _ball(self, xv: float) -> tuple[float, float, float]:
@@ -523,7 +528,7 @@ class _Branch:
             e = xb.log() if self.kind == 1 else -xb.log()
             w = xb if self.kind == 2 else arb(1)
             a = w * (1 - self.enclose(e))
-            g = _fup(w * (1 - self.guide(e))) if self.guide is not None else _fup(a)
+            g = _fup(w * (1 - self.guide(e))) if self.guide is not None else _fdown(a)
             return _fdown(a), _fup(a), g
 
     def add(self, xs: np.ndarray) -> None:
@@ -611,14 +616,12 @@ def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarra
     method = "conjugate"
     history: list[np.ndarray] = []
 
-    def top(br: _Branch) -> np.ndarray:
-        # the upper ends of A that steer the refinement: the enclosure's; without a lower
-        # bound of delta (the upper band is then trivial), the source's own lower bound
-        # (a guide, see _guide), else the lower ends alone (not a bound: a guide)
-        return br.ahi if has_lower else (br.ghi if guide is not None else br.alo)
-
     for _ in range(40):
-        t1, t2 = top(b1), top(b2)
+        # without a lower bound of delta the upper band is trivial; the refinement is then
+        # steered by the band the lower ends alone would give (not a bound: a guide), and
+        # stopped by the gap to the source's own lower bound if it has one (_guide)
+        t1, t2 = (b1.ahi, b2.ahi) if has_lower else (b1.alo, b2.alo)
+        g1, g2 = (b1.ahi, b2.ahi) if has_lower else (b1.ghi, b2.ghi)
         lo1, up1, L1, R1 = _sup_concave(b1.x, b1.alo, t1, al)
         lo2, up2, L2, R2 = _sup_concave(b2.x, b2.alo, t2, al)
         lower = np.maximum(np.maximum(lo1, lo2), 0.0)
@@ -634,8 +637,8 @@ def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarra
         # the gap plus tol can shrink by about the gap plus tol only: refining further
         # cannot move the band by more than the profile's accuracy.  Where the
         # refinement stops is a matter of tightness only: the band is valid at any grid
-        floor = np.where(lo1 >= lo2, _range_max(t1 - b1.alo, L1, R1),
-                         _range_max(t2 - b2.alo, L2, R2))
+        floor = np.where(lo1 >= lo2, _range_max(g1 - b1.alo, L1, R1),
+                         _range_max(g2 - b2.alo, L2, R2))
         need = (width > tol) & (width > 2.0 * floor + tol)
         # a width that two rounds of refinement did not shrink by a tenth is the gap
         # between the profile's own upper and lower bounds (a numeric profile's

@@ -174,6 +174,10 @@ class TradeoffSource:
 
     kind = "f-DP"
 
+    #: log_delta and log_delta_lower come from one cached search: the second is free
+    #: (symgdp.bands reads it to know when refining its grid stops paying)
+    shares_bounds = True
+
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
                  tol: float = 1e-6, max_points: int = 1500, latex: str = "",
                  free: list[sympy.Symbol] | None = None) -> None:
