@@ -6,6 +6,9 @@ r"""Benchmark of two-sided certified trade-off bands for numeric profiles.
     on a four times finer grid (``discretization=2.5e-5``);
 (b) compositions: 25-fold randomized response and 25-fold Laplace (:math:`\varepsilon_0 =
     0.2`) and 4 Gaussians of :math:`\mu = 0.5` (:math:`G_1` exactly): band time and width.
+(c) implied profiles: ``Profile.from_tradeoff_curve(G_1)`` and ``Profile.from_zcdp(0.5)``
+    (lower band only): band time, and the distance of the lower band from :math:`G_1`
+    (scipy, a rough check of tightness; the certified checks are in the tests).
 
 The ``dpsgd`` / ``compose`` calls themselves are timed separately (not band time).
 Prints one markdown table.  Usage: ``python benchmarks/bench_bands.py``.
@@ -49,6 +52,25 @@ def main() -> int:
         sec = time.perf_counter() - t0
         rows.append(f"| {name} | {setup:.2f} | {sec:.2f} | {float(b.width.max()):.2e} | "
                     f"{b.method} |")
+    import sympy
+    from scipy.stats import norm
+
+    from symgdp import Profile
+    from symgdp.notions import alpha as a_sym
+
+    g1 = sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * a_sym) - 1) / sympy.sqrt(2)) / 2
+    truth = norm.cdf(norm.ppf(1 - alpha) - 1)
+    for name, make in (("from_tradeoff_curve(G_1)", lambda: Profile.from_tradeoff_curve(g1)),
+                       ("from_zcdp(0.5)", lambda: Profile.from_zcdp(0.5))):
+        t0 = time.perf_counter()
+        p = make()
+        setup = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        b = p.tradeoff(alpha)
+        sec = time.perf_counter() - t0
+        gap = float(np.max(truth - b.lower))
+        rows.append(f"| {name} | {setup:.2f} | {sec:.2f} | {float(b.width.max()):.2e} "
+                    f"(G_1 - lower <= {gap:.1e}) | {b.method} |")
     print("\n".join(rows))
     return 0
 

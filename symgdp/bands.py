@@ -372,6 +372,38 @@ def _enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
     return enclose_num, has_lower
 
 
+def _guide(profile: Any) -> Callable[[Any], Any] | None:
+    r"""For a numeric profile whose lower bound the band may not use (one implied by a
+    notion), its source's own ``log_delta_lower`` as a *refinement guide*: ``guide(e)`` is
+    a ball from the source's lower bound to its upper bound of :math:`\delta` at the left
+    end of ``e`` (the point the upper bound is read at, so a source that caches its
+    answers computes each point once).  It never enters a bound of the band: it only
+    tells the refinement how far the source's own accuracy lets the lower band move
+    (``None`` when there is no such lower bound, it is not free, or the band may use it
+    anyway)."""
+    src = getattr(profile, "source", None) or profile
+    log_lo = getattr(src, "log_delta_lower", None)
+    log_up = getattr(profile, "log_delta", None)
+    implied = getattr(profile, "implied", False) or getattr(src, "implied", False)
+    # only a source whose two bounds come from one computation (``shares_bounds``: asking
+    # for the lower one after the upper costs nothing); for others (zCDP, RDP) the guide
+    # would double the cost of every grid point
+    if not (implied and getattr(src, "shares_bounds", False) and callable(log_lo)
+            and callable(log_up)):
+        return None
+    from flint import arb
+
+    def guide(e: Any) -> Any:
+        a = max(math.nextafter(float(e.lower()), -math.inf), 0.0)
+        hi = float(np.asarray(log_up(a), dtype=np.float64))
+        lg = float(np.asarray(log_lo(a), dtype=np.float64))
+        up = min(math.exp(hi), 1.0) if hi < 0 else 1.0
+        lo = min(math.exp(lg), up) if lg == lg else 0.0
+        return arb(lo).union(arb(up))
+
+    return guide
+
+
 # -- the conjugate: f(alpha) from delta by Prop. 2.12 ---------------------------------------
 def _sup_concave(x: np.ndarray, alo: np.ndarray, ahi: np.ndarray, al: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -477,35 +509,39 @@ class _Branch:
       function is convex).
     """
 
-    def __init__(self, kind: int, enclose: Callable[[Any], Any], xs: np.ndarray) -> None:
+    def __init__(self, kind: int, enclose: Callable[[Any], Any], xs: np.ndarray,
+                 guide: Callable[[Any], Any] | None = None) -> None:
         self.kind = kind
         self.enclose = enclose
+        self.guide = guide
         self.x = np.empty(0)
         self.alo = np.empty(0)
         self.ahi = np.empty(0)
+        self.ghi = np.empty(0)  # A's upper end from the guide (stopping only), else alo
         self.add(xs)
 
-    def _ball(self, xv: float) -> tuple[float, float]:
+    def _ball(self, xv: float) -> tuple[float, float, float]:
         from flint import arb, ctx
 
         with ctx.workprec(_PREC):
             xb = arb(xv)
-            if self.kind == 1:
-                a = 1 - self.enclose(xb.log())
-            else:
-                a = xb * (1 - self.enclose(-xb.log()))
-            return _fdown(a), _fup(a)
+            e = xb.log() if self.kind == 1 else -xb.log()
+            w = xb if self.kind == 2 else arb(1)
+            a = w * (1 - self.enclose(e))
+            g = _fup(w * (1 - self.guide(e))) if self.guide is not None else _fdown(a)
+            return _fdown(a), _fup(a), g
 
     def add(self, xs: np.ndarray) -> None:
         xs = np.setdiff1d(np.unique(xs), self.x)
         if xs.size == 0:
             return
-        vals = np.array([self._ball(float(v)) for v in xs]).reshape(-1, 2)
+        vals = np.array([self._ball(float(v)) for v in xs]).reshape(-1, 3)
         x = np.concatenate([self.x, xs])
         order = np.argsort(x, kind="stable")
         self.x = x[order]
         self.alo = np.concatenate([self.alo, vals[:, 0]])[order]
         self.ahi = np.concatenate([self.ahi, vals[:, 1]])[order]
+        self.ghi = np.concatenate([self.ghi, vals[:, 2]])[order]
 
     def concave(self) -> bool:
         """False when the enclosures prove that a secant slope exceeds an earlier one
@@ -516,9 +552,10 @@ class _Branch:
         earlier_min = np.minimum.accumulate(s_hi)[:-1]
         return not bool(np.any(s_lo[1:] > earlier_min))
 
-    def outside(self, al: np.ndarray) -> np.ndarray:
-        """Upper bound of the supremum beyond the grid (t > t_max, resp. s < s_min)."""
-        x, ahi = self.x, self.ahi
+    def outside(self, al: np.ndarray, ahi: np.ndarray | None = None) -> np.ndarray:
+        """Upper bound of the supremum beyond the grid (t > t_max, resp. s < s_min), from
+        the upper ends ``ahi`` of A (default: the enclosure's)."""
+        x, ahi = self.x, (self.ahi if ahi is None else ahi)
         if self.kind == 1:
             # A <= 1; and where the last secant certifiably falls, g <= g(t_max)
             trivial = _up(1.0 - _dn(al * x[-1]))
@@ -546,31 +583,63 @@ def _eps_max(enclose: Callable[[Any], Any], tol: float) -> float:
     return 700.0
 
 
+def _range_max(v: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """``max(v[min(i, j) : max(i, j) + 1])`` for each pair (a sparse table, O(n log n))."""
+    lo, hi = np.minimum(i, j), np.maximum(i, j)
+    table = [v]
+    while 2 ** len(table) <= v.size:
+        h = 2 ** (len(table) - 1)
+        table.append(np.maximum(table[-1][:-h], table[-1][h:]))
+    level = np.floor(np.log2(hi - lo + 1)).astype(np.int64)
+    out = np.empty(lo.shape)
+    for k in np.unique(level):
+        m = level == k
+        t = table[k]
+        out[m] = np.maximum(t[lo[m]], t[hi[m] - 2 ** k + 1])
+    return out
+
+
 def _conjugate_band(enclose: Callable[[Any], Any], has_lower: bool, a: np.ndarray,
-                    tol: float, max_points: int) -> tuple[np.ndarray, np.ndarray, str]:
+                    tol: float, max_points: int, guide: Callable[[Any], Any] | None = None
+                    ) -> tuple[np.ndarray, np.ndarray, str]:
     # beyond the point where delta is negligible, so that the grid's ends are not the
     # suprema of a profile that vanishes there (pure DP, Laplace)
     emax = min(2.0 * _eps_max(enclose, 1e-3 * tol) + 2.0, 700.0)
     eps = np.unique(np.concatenate([np.linspace(0.0, min(emax, 8.0), 97),
                                     np.geomspace(min(emax, 8.0), emax, 48)]))
-    b1 = _Branch(1, enclose, np.exp(eps))
-    b2 = _Branch(2, enclose, np.exp(-eps))
+    guide = None if has_lower else guide
+    b1 = _Branch(1, enclose, np.exp(eps), guide)
+    b2 = _Branch(2, enclose, np.exp(-eps), guide)
     b1.add(np.array([1.0]))
     b2.add(np.array([1.0]))
     al = a.ravel()
     method = "conjugate"
     history: list[np.ndarray] = []
+
     for _ in range(40):
         # without a lower bound of delta the upper band is trivial; the refinement is then
-        # guided by the band the lower ends alone would give (not a bound: a guide)
-        lo1, up1, L1, R1 = _sup_concave(b1.x, b1.alo, b1.ahi if has_lower else b1.alo, al)
-        lo2, up2, L2, R2 = _sup_concave(b2.x, b2.alo, b2.ahi if has_lower else b2.alo, al)
+        # steered by the band the lower ends alone would give (not a bound: a guide), and
+        # stopped by the gap to the source's own lower bound if it has one (_guide)
+        t1, t2 = (b1.ahi, b2.ahi) if has_lower else (b1.alo, b2.alo)
+        g1, g2 = (b1.ahi, b2.ahi) if has_lower else (b1.ghi, b2.ghi)
+        lo1, up1, L1, R1 = _sup_concave(b1.x, b1.alo, t1, al)
+        lo2, up2, L2, R2 = _sup_concave(b2.x, b2.alo, t2, al)
         lower = np.maximum(np.maximum(lo1, lo2), 0.0)
-        up1 = np.maximum(up1, b1.outside(al))
-        up2 = np.maximum(up2, b2.outside(al))
+        up1 = np.maximum(up1, b1.outside(al, t1))
+        up2 = np.maximum(up2, b2.outside(al, t2))
         upper = np.maximum(np.maximum(up1, up2), 0.0)
         width = upper - lower
-        need = width > tol
+        # the stopping rule.  However fine the grid, the width stays at least the gap
+        # between the upper and lower ends of A at the point that decides the lower band
+        # (the profile's own accuracy there; 0 for a guide without a lower bound).  With
+        # the gap read as the largest in the window L..R that decides the supremum (the
+        # deciding point moves within it as the grid refines), a width of at most twice
+        # the gap plus tol can shrink by about the gap plus tol only: refining further
+        # cannot move the band by more than the profile's accuracy.  Where the
+        # refinement stops is a matter of tightness only: the band is valid at any grid
+        floor = np.where(lo1 >= lo2, _range_max(g1 - b1.alo, L1, R1),
+                         _range_max(g2 - b2.alo, L2, R2))
+        need = (width > tol) & (width > 2.0 * floor + tol)
         # a width that two rounds of refinement did not shrink by a tenth is the gap
         # between the profile's own upper and lower bounds (a numeric profile's
         # enclosure), which no grid closes: stop refining there (the band stays valid)
@@ -637,7 +706,12 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
       supremum of affine functions of :math:`t`), so each branch is a concave function
       of :math:`t` (resp. :math:`s = e^{-\varepsilon}`) and is bounded between grid
       points by the extensions of the neighbouring secants (error of order
-      :math:`h^2`); the grid is refined where the band is wider than ``tol``.  If the
+      :math:`h^2`); the grid is refined where the band is wider than ``tol``, and no
+      further where it is at most ``tol`` plus twice the gap between the profile's own
+      upper and lower bounds at the points deciding it (a numeric profile's accuracy:
+      no grid shrinks the width below that gap, so refining cannot move the band by more
+      than the gap plus ``tol``).  A profile implied by a notion steers this by its
+      source's own lower bound, which never enters the band.  If the
       enclosures disprove convexity the upper band falls back to the monotone bound
       (``method="conjugate, monotone"``); a numeric profile without
       ``log_delta_lower`` gives the trivial upper band :math:`1 - \alpha`
@@ -656,8 +730,9 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
     Args:
         profile_or_mu: a profile, or :math:`\mu \ge 0` (``inf`` allowed).
         alpha: type I error(s) in [0, 1]; scalar or array.
-        tol: target width of the conjugate band (refinement stops there, or at
-            ``max_points`` grid points).
+        tol: target width of the conjugate band (refinement stops there, at the
+            profile's own accuracy plus ``tol``, or at ``max_points`` grid points; the
+            band is certified wherever it stops).
         max_points: budget of profile evaluations for the conjugate band.
 
     Example:
@@ -674,6 +749,7 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
     if not (tol > 0):
         raise DomainError(f"tol must be > 0, got {tol!r}")
     enclose, has_lower = _enclosure(profile_or_mu)
+    guide = None if has_lower else _guide(profile_or_mu)
     tag = _tag_checked(profile_or_mu, enclose) if has_lower else None
     if tag is not None and tag[0] == "gaussian" and tag[1].is_finite() and tag[1] > 0:
         lo, up = _gdp_band(tag[1], a)
@@ -681,6 +757,6 @@ def band(profile_or_mu: Any, alpha: Any, *, tol: float = 1e-10,
     if tag is not None and tag[0] != "gaussian":
         lo, up = _closed_form_band(tag[0], tag[1], a)
         return _pack(scalar, a, lo, up, f"closed form ({tag[0]})", _SYMMETRIC)
-    lo, up, method = _conjugate_band(enclose, has_lower, a, tol, max_points)
+    lo, up, method = _conjugate_band(enclose, has_lower, a, tol, max_points, guide)
     up = np.minimum(up, _up(1.0 - a))
     return _pack(scalar, a, np.clip(lo, 0.0, 1.0), np.clip(up, 0.0, 1.0), method, _SYMMETRIC)

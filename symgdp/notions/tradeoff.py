@@ -53,6 +53,12 @@ def _key(p: arb) -> tuple[int, int]:
     return int(m), int(e)
 
 
+def _mag(p: arb) -> int:
+    """The binary magnitude of the exact ``p > 0``: 2^(k-1) <= p < 2^k."""
+    m, e = p.man_exp()
+    return int(e) + int(m).bit_length()
+
+
 def _enclose(fs: list[Callable[[Any], arb]], ft: list[Callable[[Any], arb]], b: arb
              ) -> tuple[arb, arb, arb, arb] | None:
     """(S_lo, S_up, T_lo, T_up) on the ball ``b`` from every form of S = 1 - T and of T
@@ -167,6 +173,10 @@ class TradeoffSource:
     implied = True
 
     kind = "f-DP"
+
+    #: log_delta and log_delta_lower come from one cached search: the second is free
+    #: (symgdp.bands reads it to know when refining its grid stops paying)
+    shares_bounds = True
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
                  tol: float = 1e-6, max_points: int = 1500, latex: str = "",
@@ -309,17 +319,19 @@ class TradeoffSource:
 
     @staticmethod
     def _split(p: arb, q: arb) -> arb:
+        # geometric cuts take a power of two between the binary magnitudes of the ends
+        # (the exponent of man_exp() is that of the odd mantissa, not the magnitude: for
+        # an end like 81/4096 it put the cut outside [p, q], and the interval was never
+        # split)
         if p == 0:
             m = q * q * q * q if q < 0.5 else q / 16
             return m.mid() if not m.is_exact() else m
-        if q > 4 * p:
-            e = (_key(p)[1] + _key(q)[1]) // 2
-            return arb(2) ** e
+        if q > 4 * p:   # 2^k, mag(p) <= k <= mag(q) - 2: strictly inside
+            return arb(2) ** ((_mag(p) + _mag(q) - 1) // 2)
         if p >= 0.5 and q == 1:
             return 1 - ((1 - p) / 16)
         if p >= 0.5 and (1 - p) > 4 * (1 - q):
-            e = (_key(1 - p)[1] + _key(1 - q)[1]) // 2
-            return 1 - arb(2) ** e
+            return 1 - arb(2) ** ((_mag(1 - q) + _mag(1 - p) - 1) // 2)
         return (p + q) / 2
 
     def _solve(self, x: float) -> tuple[float, float]:
