@@ -63,12 +63,13 @@ def strip(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class CountingPool(ProcessPoolExecutor):
-    """A process pool that counts the tasks submitted to it."""
+    """A process pool that counts the grid points submitted to it (a task carries a
+    batch of points)."""
 
     submitted = 0
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        self.submitted += 1
+        self.submitted += len(args[0]) if isinstance(args[0], list) else 1
         return super().submit(fn, *args, **kwargs)
 
 
