@@ -80,12 +80,19 @@ def _autogroup() -> bool:
         return False
 
 
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
 def bench_executors(points: int) -> dict[str, Any]:
     g = grid(points)
     n = len(g["A"]) * len(g["sigma"])
+    load: dict[str, float] = {}
+    load["serial"] = _load()
     t0 = time.perf_counter()
     serial = sweep(mechanisms.sgd_family, g, executor="serial", **SETTINGS)
     t_serial = time.perf_counter() - t0
+    load["pool"] = _load()
     t0 = time.perf_counter()
     pooled = sweep(mechanisms.sgd_family, g, workers=WORKERS, **SETTINGS)
     t_pool = time.perf_counter() - t0
@@ -96,19 +103,30 @@ def bench_executors(points: int) -> dict[str, Any]:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.wait_for_workers(WORKERS)
         t_start = time.perf_counter() - t0
+        load["dask"] = _load()
         t0 = time.perf_counter()
         on_dask = sweep(mechanisms.sgd_family, g, executor=client.get_executor(), **SETTINGS)
         t_dask = time.perf_counter() - t0
+        # the same cluster with one point per task (the sweep before batching)
+        load["dask1"] = _load()
+        t0 = time.perf_counter()
+        on_dask1 = sweep(mechanisms.sgd_family, g, executor=client.get_executor(),
+                         chunksize=1, **SETTINGS)
+        t_dask1 = time.perf_counter() - t0
+    load["end"] = _load()
+
     def per_point(t: list[dict[str, Any]]) -> float:
         return sum(r["seconds"] for r in t) / len(t)
 
     return {
         "per": {"serial": per_point(serial), "pool": per_point(pooled),
-                "dask": per_point(on_dask)},
+                "dask": per_point(on_dask), "dask1": per_point(on_dask1)},
         "n": n, "grid": f"{len(g['A'])} values of A in [0.5, 2] × {len(g['sigma'])} of σ "
         "in [0.5, 4], B = 1",
-        "serial": t_serial, "pool": t_pool, "dask": t_dask, "dask_start": t_start,
+        "serial": t_serial, "pool": t_pool, "dask": t_dask, "dask1": t_dask1,
+        "dask_start": t_start, "load": load,
         "pool_same": strip(pooled) == strip(serial), "dask_same": strip(on_dask) == strip(serial),
+        "dask1_same": strip(on_dask1) == strip(serial),
         "errors": len(serial.errors),
     }
 
@@ -224,7 +242,17 @@ def main() -> int:
         f"{'yes' if ex['pool_same'] else '**no**'} |",
         f"| Dask LocalCluster, {WORKERS} worker processes (+ {ex['dask_start']:.1f} s start) "
         f"| {ex['dask']:.1f} s | {ex['serial'] / ex['dask']:.2f}× | "
-        f"{ex['per']['dask'] * 1e3:.0f} ms | {'yes' if ex['dask_same'] else '**no**'} |", "",
+        f"{ex['per']['dask'] * 1e3:.0f} ms | {'yes' if ex['dask_same'] else '**no**'} |",
+        f"| the same cluster, one point per task (`chunksize=1`) | {ex['dask1']:.1f} s | "
+        f"{ex['serial'] / ex['dask1']:.2f}× | {ex['per']['dask1'] * 1e3:.0f} ms | "
+        f"{'yes' if ex['dask1_same'] else '**no**'} |", "",
+        "The executors ran one after the other in this order, in one run; the 1-minute "
+        "load average when each started: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in ex["load"].items() if k != "end")
+        + f"; at the end {ex['load']['end']:.2f}.  By default a task carries a batch of "
+        "points (about 4 tasks per worker, at most 32 points each: here "
+        f"{min(32, -(-ex['n'] // (4 * WORKERS)))} points a task), so an executor's cost per "
+        "task is paid once per batch.", "",
         "A point's own wall time grows when its worker shares a core with other jobs: the "
         "ratio of the per-point times shows how much of the two cores the workers "
         "actually got.  Linux schedules by session here (autogroup "
