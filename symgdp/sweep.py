@@ -7,17 +7,18 @@ points — and returns one record per point.  The work runs on any
 work is CPU-bound, so threads do not help), or a cluster's executor such as Dask's
 ``distributed.Client.get_executor()``.  symgdp does no scheduling of its own.
 
-Every point is an independent, picklable task that carries the SymPy expression as a
-*string* and the parameter values as plain numbers; the worker re-reads the string with
-the safe parser (:mod:`symgdp.parsing`, no ``eval``, no pickled functions) and measures.
-The parent checks once that the string reads back to the same expression.
+Every point is an independent, picklable piece of work that carries the SymPy expression
+as a *string* and the parameter values as plain numbers; the worker re-reads the string
+with the safe parser (:mod:`symgdp.parsing`, no ``eval``, no pickled functions) and
+measures.  The parent checks once that the string reads back to the same expression.
 
-With ``out=`` every record is appended to a JSON-lines file as soon as its point finishes
-(one JSON object per line: the point, ``mu_lower``, ``mu_upper``, ``certified``, timing and
-``error``), so an interrupted sweep resumes with ``resume=True`` where it stopped: finished
-points are read back, not recomputed.  A point that fails (a parameter value outside the
-mechanism's range, a profile that is not a privacy profile there) is a record with an
-``error`` message, not a lost sweep.
+With ``out=`` every record is appended to a JSON-lines file as soon as its point (on an
+executor: its batch, below) finishes -- one JSON object per line: the point,
+``mu_lower``, ``mu_upper``, ``certified``, timing and ``error`` -- so an interrupted sweep
+resumes with ``resume=True`` where it stopped: finished points are read back, not
+recomputed.  A point that fails (a parameter value outside the mechanism's range, a
+profile that is not a privacy profile there) is a record with an ``error`` message, not a
+lost sweep.
 
 On an executor the points travel in batches: one task computes several points (about four
 tasks per worker, at most 32 points each, or ``chunksize=``), so that the executor's cost
@@ -447,7 +448,7 @@ def sweep(
         chunksize: grid points per task on an executor (default: about four tasks per
             worker, at most 32 points each; 1 = one task per point).  Records are written
             to ``out`` and counted by the progress bar as their batch finishes.
-        out: JSON-lines file that receives each record as its point finishes.
+        out: JSON-lines file that receives each record as its point (or batch) finishes.
         resume: read the finished points from ``out`` and compute only the others.
             Without it an existing non-empty ``out`` is an error (nothing is overwritten).
         task: ``"measure"`` (default), ``"identify"`` or ``"calibrate"``.
