@@ -63,12 +63,13 @@ def strip(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 class CountingPool(ProcessPoolExecutor):
-    """A process pool that counts the tasks submitted to it."""
+    """A process pool that counts the grid points submitted to it (a task carries a
+    batch of points)."""
 
     submitted = 0
 
     def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
-        self.submitted += 1
+        self.submitted += len(args[0]) if isinstance(args[0], list) else 1
         return super().submit(fn, *args, **kwargs)
 
 
@@ -79,12 +80,19 @@ def _autogroup() -> bool:
         return False
 
 
+def _load() -> float:
+    return os.getloadavg()[0]
+
+
 def bench_executors(points: int) -> dict[str, Any]:
     g = grid(points)
     n = len(g["A"]) * len(g["sigma"])
+    load: dict[str, float] = {}
+    load["serial"] = _load()
     t0 = time.perf_counter()
     serial = sweep(mechanisms.sgd_family, g, executor="serial", **SETTINGS)
     t_serial = time.perf_counter() - t0
+    load["pool"] = _load()
     t0 = time.perf_counter()
     pooled = sweep(mechanisms.sgd_family, g, workers=WORKERS, **SETTINGS)
     t_pool = time.perf_counter() - t0
@@ -95,19 +103,30 @@ def bench_executors(points: int) -> dict[str, Any]:
                       dashboard_address=None) as cluster, Client(cluster) as client:
         client.wait_for_workers(WORKERS)
         t_start = time.perf_counter() - t0
+        load["dask"] = _load()
         t0 = time.perf_counter()
         on_dask = sweep(mechanisms.sgd_family, g, executor=client.get_executor(), **SETTINGS)
         t_dask = time.perf_counter() - t0
+        # the same cluster with one point per task (the sweep before batching)
+        load["dask1"] = _load()
+        t0 = time.perf_counter()
+        on_dask1 = sweep(mechanisms.sgd_family, g, executor=client.get_executor(),
+                         chunksize=1, **SETTINGS)
+        t_dask1 = time.perf_counter() - t0
+    load["end"] = _load()
+
     def per_point(t: list[dict[str, Any]]) -> float:
         return sum(r["seconds"] for r in t) / len(t)
 
     return {
         "per": {"serial": per_point(serial), "pool": per_point(pooled),
-                "dask": per_point(on_dask)},
+                "dask": per_point(on_dask), "dask1": per_point(on_dask1)},
         "n": n, "grid": f"{len(g['A'])} values of A in [0.5, 2] × {len(g['sigma'])} of σ "
         "in [0.5, 4], B = 1",
-        "serial": t_serial, "pool": t_pool, "dask": t_dask, "dask_start": t_start,
+        "serial": t_serial, "pool": t_pool, "dask": t_dask, "dask1": t_dask1,
+        "dask_start": t_start, "load": load,
         "pool_same": strip(pooled) == strip(serial), "dask_same": strip(on_dask) == strip(serial),
+        "dask1_same": strip(on_dask1) == strip(serial),
         "errors": len(serial.errors),
     }
 
@@ -199,6 +218,10 @@ def main() -> int:
     lines += [f"| {k} | {v} |" for k, v in mach.items()]
     lines += [f"| load (1/5/15 min) at end | {load_end} |", ""]
     dask_x, pool_x = ex["serial"] / ex["dask"], ex["serial"] / ex["pool"]
+
+    def busy(name: str, workers: int) -> str:
+        return f"{ex['n'] * ex['per'][name] / (ex[name] * workers):.2f}"
+
     load_start = float(mach["load (1/5/15 min) at start"].split(" / ")[0])
     lines += [
         ("The machine was shared by several jobs while this ran (see the load): the "
@@ -214,16 +237,31 @@ def main() -> int:
         f"**Sweep** of the refined SGD family at tol 1e-6, ε_h = 100: {ex['n']} points "
         f"({ex['grid']}); {ex['errors']} failed points.", "",
         "| executor | wall time | speed-up over serial | mean wall time of one point "
-        "inside its task | records identical to serial |",
-        "|---|---|---|---|---|",
+        "inside its task | workers busy | records identical to serial |",
+        "|---|---|---|---|---|---|",
         f"| serial (this process) | {ex['serial']:.1f} s | 1 | "
-        f"{ex['per']['serial'] * 1e3:.0f} ms | — |",
+        f"{ex['per']['serial'] * 1e3:.0f} ms | {busy('serial', 1)} | — |",
         f"| process pool, {WORKERS} workers | {ex['pool']:.1f} s | "
         f"{ex['serial'] / ex['pool']:.2f}× | {ex['per']['pool'] * 1e3:.0f} ms | "
-        f"{'yes' if ex['pool_same'] else '**no**'} |",
+        f"{busy('pool', WORKERS)} | {'yes' if ex['pool_same'] else '**no**'} |",
         f"| Dask LocalCluster, {WORKERS} worker processes (+ {ex['dask_start']:.1f} s start) "
         f"| {ex['dask']:.1f} s | {ex['serial'] / ex['dask']:.2f}× | "
-        f"{ex['per']['dask'] * 1e3:.0f} ms | {'yes' if ex['dask_same'] else '**no**'} |", "",
+        f"{ex['per']['dask'] * 1e3:.0f} ms | {busy('dask', WORKERS)} | "
+        f"{'yes' if ex['dask_same'] else '**no**'} |",
+        f"| the same cluster, one point per task (`chunksize=1`) | {ex['dask1']:.1f} s | "
+        f"{ex['serial'] / ex['dask1']:.2f}× | {ex['per']['dask1'] * 1e3:.0f} ms | "
+        f"{busy('dask1', WORKERS)} | {'yes' if ex['dask1_same'] else '**no**'} |", "",
+        "*Workers busy*: the points' own wall time summed, over the wall time times the "
+        "workers — the share of the sweep's time its workers spent inside points, what is "
+        "left being the executor's own cost and the wait for the last task; unlike the "
+        "speed-up it does not depend on how much CPU the other jobs left.", "",
+        "The executors ran one after the other in this order, in one run; the 1-minute "
+        "load average when each started: "
+        + ", ".join(f"{k} {v:.2f}" for k, v in ex["load"].items() if k != "end")
+        + f"; at the end {ex['load']['end']:.2f}.  By default a task carries a batch of "
+        "points (about 4 tasks per worker, at most 32 points each: here "
+        f"{min(32, -(-ex['n'] // (4 * WORKERS)))} points a task), so an executor's cost per "
+        "task is paid once per batch.", "",
         "A point's own wall time grows when its worker shares a core with other jobs: the "
         "ratio of the per-point times shows how much of the two cores the workers "
         "actually got.  Linux schedules by session here (autogroup "

@@ -28,14 +28,22 @@ def strip(records):
 
 
 class Counting(Executor):
-    """A serial executor that counts the tasks it is given."""
+    """A serial executor that counts the grid points and the tasks it is given (a task
+    carries a batch of points); ``fail_after`` tasks it runs no more and fails instead."""
 
-    def __init__(self):
+    def __init__(self, fail_after=None):
         self.submitted = 0
+        self.batches = []
+        self.fail_after = fail_after
 
     def submit(self, fn, /, *args, **kwargs):
-        self.submitted += 1
+        batch = args[0] if isinstance(args[0], list) else [args[0]]
         f = Future()
+        if self.fail_after is not None and len(self.batches) >= self.fail_after:
+            f.set_exception(RuntimeError("the worker died"))
+            return f
+        self.submitted += len(batch)
+        self.batches.append([t.index for t in batch])
         f.set_result(fn(*args, **kwargs))
         return f
 
@@ -83,6 +91,15 @@ def test_process_pool_gives_identical_records(serial):
 def test_dask_gives_identical_records(serial, dask_client):
     on_dask = sweep(mechanisms.sgd_family, SGD_GRID, executor=dask_client.get_executor(),
                     **SETTINGS)
+    assert strip(on_dask) == strip(serial)
+
+
+def test_dask_batches_give_identical_records(serial, dask_client):
+    from symgdp.sweep import _width
+
+    ex = dask_client.get_executor()
+    assert _width(ex, None) == 2  # the cluster's two worker threads size the batches
+    on_dask = sweep(mechanisms.sgd_family, SGD_GRID, executor=ex, chunksize=3, **SETTINGS)
     assert strip(on_dask) == strip(serial)
 
 
@@ -195,3 +212,91 @@ def test_mu_tail_recorded_only_on_request():
     assert (tail[0]["mu_lower"], tail[0]["mu_upper"]) == (plain[0]["mu_lower"],
                                                           plain[0]["mu_upper"])
     assert tail[0]["sweep"] != plain[0]["sweep"]  # a different sweep for resuming
+
+
+LAPLACE_GRID = {"eps0": [0.5, -1.0, 1.0, 2.0, -2.0, 3.0, 0.75]}  # eps0 < 0: refused
+
+
+@pytest.fixture(scope="module")
+def laplace_serial():
+    return sweep(mechanisms.laplace, LAPLACE_GRID, executor="serial", eps_h=10)
+
+
+def test_batches_keep_each_points_record_error_and_the_grid_order(laplace_serial):
+    # the reference is the serial sweep, one point at a time in this process
+    for size in (1, 2, 3, 7, 50):
+        ex = Counting()
+        t = sweep(mechanisms.laplace, LAPLACE_GRID, executor=ex, chunksize=size, eps_h=10)
+        assert strip(t) == strip(laplace_serial)
+        assert [r["index"] for r in t] == list(range(7))
+        assert [r["error"] is None for r in t] == [True, False, True, True, False, True, True]
+        # contiguous batches of the requested size cover every point the factory built
+        # once (the points it refused are records already, never sent)
+        assert sum(ex.batches, []) == [0, 2, 3, 5, 6]
+        assert [len(b) for b in ex.batches[:-1]] == [size] * (len(ex.batches) - 1)
+        assert 1 <= len(ex.batches[-1]) <= size
+
+
+def test_a_point_failing_inside_a_batch_fails_alone():
+    # q < 0 makes an increasing "profile", refused by the validation in the worker, in
+    # the middle of a batch; the reference is the serial sweep, one point at a time
+    p = Profile.parse("exp(-q*eps**2)")
+    grid = {"q": [1.0, -1.0, 2.0, -0.5, 0.5]}
+    ref = sweep(p, grid, executor="serial", eps_h=10)
+    ex = Counting()
+    t = sweep(p, grid, executor=ex, chunksize=5, eps_h=10)
+    assert ex.batches == [[0, 1, 2, 3, 4]] and strip(t) == strip(ref)
+    assert [r["error"] is None for r in t] == [True, False, True, False, True]
+    assert t[1]["error"].startswith("ProfileError")
+
+
+def test_default_batch_size_follows_points_and_workers():
+    from symgdp.sweep import _MAX_CHUNK, _TASKS_PER_WORKER, _chunk_size
+
+    for n in (1, 2, 7, 8, 9, 100, 255, 256, 257, 1000, 10**5):
+        for w in (1, 2, 3, 16):
+            size = _chunk_size(n, w)
+            tasks = -(-n // size)
+            assert 1 <= size <= _MAX_CHUNK
+            # about four tasks per worker, more only when the batches hit their cap
+            assert tasks <= _TASKS_PER_WORKER * w or size == _MAX_CHUNK
+            assert size == 1 or tasks >= min(n, _TASKS_PER_WORKER * w) // 2
+    ex = Counting()
+    sweep(mechanisms.laplace, LAPLACE_GRID, executor=ex, workers=1, eps_h=10)
+    # 5 points the factory built, 1 worker: batches of ceil(5 / 4) = 2
+    assert [len(b) for b in ex.batches] == [2, 2, 1]
+
+
+def test_resume_with_batches_submits_exactly_the_unfinished_points(tmp_path,
+                                                                   laplace_serial):
+    out = tmp_path / "lap.jsonl"
+    # the sweep dies after its first batch (points 0, 2, 3; the factory's refusals 1 and 4
+    # are written at once): those records are in the file
+    with pytest.raises(RuntimeError, match="worker died"):
+        sweep(mechanisms.laplace, LAPLACE_GRID, executor=Counting(fail_after=1),
+              chunksize=3, out=out, eps_h=10)
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["index"] for r in written] == [1, 4, 0, 2, 3]
+    ex = Counting()
+    t = sweep(mechanisms.laplace, LAPLACE_GRID, executor=ex, chunksize=3, out=out,
+              resume=True, eps_h=10)
+    assert ex.submitted == 2 and ex.batches == [[5, 6]]
+    assert strip(t) == strip(laplace_serial)
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert sorted(r["index"] for r in records) == list(range(7))
+
+
+def test_progress_counts_points_not_batches(capsys):
+    sweep(mechanisms.laplace, LAPLACE_GRID, executor=Counting(), chunksize=3, eps_h=10,
+          progress=True)
+    # tqdm's counter: the 5 points to compute (2 batches; the 2 refused points are done)
+    assert "5/5" in capsys.readouterr().err
+
+
+def test_bad_batch_settings_are_named():
+    for bad in (0, -2, 1.5, True):
+        with pytest.raises(DomainError, match="chunksize"):
+            sweep(mechanisms.laplace, {"eps0": [1.0, 2.0]}, executor=Counting(),
+                  chunksize=bad)
+    with pytest.raises(DomainError, match="workers"):
+        sweep(mechanisms.laplace, {"eps0": [1.0, 2.0]}, executor=Counting(), workers=0)

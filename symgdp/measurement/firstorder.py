@@ -45,6 +45,11 @@ Implicit profiles (``LogDeltaRoot``) carry their implicit derivative
 :math:`-h_\varepsilon/h_t`, and their root has a ball evaluation that proves it on the
 whole ball (:func:`symgdp.implicit.log_delta_root_arb`, theory §11), so they are handled
 like any other profile.
+
+:class:`FirstOrder` (the tests of :math:`h \le 0`) stands on three layers, one concern
+each: ``_Enclosures`` (the profile and its derivatives at points and on balls),
+``_SeriesTest`` (the high-order Taylor test) and ``_MonotoneTest`` (the proof that the
+profile is non-increasing on an interval).
 """
 
 from __future__ import annotations
@@ -81,77 +86,11 @@ _PRECISIONS = (64, 128, 256, 512, 1024)
 _POINT_RTOL = 1e-6
 
 
-class FirstOrder:
-    r"""Ball-arithmetic first-order machinery for one profile.
-
-    Args:
-        profile: a :class:`~symgdp.profile.Profile` with every parameter bound.
-        timeout: budget (seconds) for the symbolic differentiation.
-
-    Raises:
-        ArbUnsupported: no ball evaluation of the profile or its derivative.
-
-    Example:
-        >>> from symgdp import mechanisms
-        >>> fo = FirstOrder(mechanisms.laplace(1.0))
-        >>> fo.nonincreasing(0.0, 0.5)
-        True
-        >>> fo.prove_below(0.0, 0.5, 1.1)   # sup G on [0, 0.5] <= 1.1 (it is 1.0300...)
-        True
-        >>> fo.prove_below(0.0, 0.5, 1.0)
-        False
-    """
-
-    def __init__(self, profile: Any, *, timeout: float | None = None) -> None:
-        profile.require_bound()
-        var = profile.var
-        values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
-        if any(set(v.free_symbols) for _, v in values):
-            expr, floats = profile.bound_expr, []
-        else:
-            # exact parameters substituted; Float parameters stay symbols fed as exact
-            # balls (substituting them would let SymPy round exp(Float) to 53 bits), and
-            # so do rational ones where the symbolic preparation cannot depend on their
-            # values (see _kept_params, _value_free), so that every point of a parameter
-            # grid shares one compile
-            floats = list(_kept_params(profile.expr, values, _value_free(profile.expr)))
-            kept = {s for s, _ in floats}
-            expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
-        params = tuple(s for s, _ in floats)
-        pvals = tuple(_param_ball(v) for _, v in floats)
-        # 1 - erf(u) as erfc(u): exact, and its ball (and its derivative's) keeps its sign
-        # where erf(u) is near 1 (the erf form straddles 0 there and proves nothing)
-        expr = heaviside_steps(erfc_form(expr), var)
-        # decimal literals as symbols fed as exact values: profiles that differ only in
-        # them (a refined profile at two parameter points) share the compiled functions
-        expr, csyms, cvals = _shared_form(expr, var, params)
-        compiled = _compiled(expr, var, params + csyms, timeout)
-        pvals += cvals
-        # branch points and possible jumps, with every parameter value in place
-        points, downs, jumps = _split_points(
-            heaviside_steps(_doit_finite(profile.bound_expr), var), var)
-        with ctx.workprec(_PREC):
-            # a downward jump keeps the profile non-increasing, but no mean-value bound
-            # may cross it (or end on it: the value there is not the left limit)
-            down_balls = [lambdify_arb(c, var)(0) for c in downs]
-        self._setup(compiled, pvals, tuple(sorted(float(c) for c in points + downs)),
-                    down_balls, [lambdify_arb(j, var) for j in jumps])
-
-    @classmethod
-    def from_balls(cls, f: Any, d1: Any, l1: Any, l2: Any, *, parts: Any = None,
-                   branch_points: tuple[float, ...] = ()) -> FirstOrder:
-        r"""The same machinery on ball functions supplied by the caller (no symbolic work).
-
-        For a profile whose enclosures are known in closed form (e.g. the exact pieces of
-        the k-fold composition): ``f``, ``d1``, ``l1``, ``l2`` map a ball of
-        :math:`\varepsilon` to enclosures of :math:`\delta`, :math:`\delta'`,
-        :math:`(\log\delta)'` and :math:`(\log\delta)''` on it; ``parts`` (optional)
-        to the enclosures of :math:`\delta'` on each smooth part, for the monotonicity
-        proof; ``branch_points`` split the search.  Higher Taylor orders are not used.
-        """
-        self = cls.__new__(cls)
-        self._setup((f, d1, [], l1, l2, parts, None, ()), (), tuple(branch_points), [], [])
-        return self
+class _Enclosures:
+    r"""The profile and its derivatives at points and on balls, cached: the enclosures
+    every test of :class:`FirstOrder` is built from (:math:`\delta`,
+    :math:`\log\delta`, :math:`(\log\delta)'` and :math:`\log\delta_\mu` with its
+    derivative), and where the profile may jump (:meth:`smooth`)."""
 
     def _setup(self, compiled: tuple, pvals: tuple, branch_points: tuple[float, ...],
                downs: list, jumps: list) -> None:
@@ -169,7 +108,6 @@ class FirstOrder:
         self.count = 0
         self.ball_count = 0
 
-    # -- the profile and its derivative at points and on balls --------------------------
     def _call(self, f: Any, x: Any) -> arb:
         self.ball_count += 1
         check_time_limit()
@@ -251,6 +189,148 @@ class FirstOrder:
                 if not (v.is_finite() and (v > 0 or v < 0)):
                     return False
         return True
+
+    def dlog_on(self, x: float, y: float) -> arb:
+        r"""Enclosure of :math:`(\log\delta)'` on ``[x, y]``: the direct ball evaluation,
+        intersected with the hull of the end-point values where
+        :math:`(\log\delta)''` has a sign on the ball."""
+        return self._on(x, y)[0]
+
+    def _on(self, x: float, y: float) -> tuple[arb, arb]:
+        v = self._on_cache.get((x, y))
+        if v is None:
+            v = self._on_cache[(x, y)] = self._dlog_on(x, y)
+        return v
+
+    def _direct(self, x: float, y: float) -> arb:
+        v = self._direct_cache.get((x, y))
+        if v is None:
+            with ctx.workprec(_PREC):
+                v = self._direct_cache[(x, y)] = self._call(self._l1, self._ball(x, y))
+        return v
+
+    def _gauss(self, x: float, mu: float) -> tuple[arb, arb]:
+        """log delta_mu(x) and its derivative in x (balls; cached for the current mu)."""
+        if mu != self._gauss_mu:
+            self._gauss_mu, self._gauss_cache = mu, {}
+        v = self._gauss_cache.get(x)
+        if v is None:
+            with ctx.workprec(_PREC):
+                g = delta_mu_arb(x, mu)
+                lg = g.log() if _positive(g) else arb("nan")
+                v = self._gauss_cache[x] = (lg, dlog_delta_mu_arb(x, mu))
+        return v
+
+    def _dlog_on(self, x: float, y: float) -> tuple[arb, arb]:
+        with ctx.workprec(_PREC):
+            ball = self._ball(x, y)
+            direct = self._direct(x, y)
+            second = self._call(self._l2, ball)
+            if second.is_finite() and (second <= 0 or second >= 0):
+                lx, ly = self.dlog(x), self.dlog(y)
+                if lx.is_finite() and ly.is_finite():
+                    hull = lx.union(ly)
+                    if not direct.is_finite():
+                        return hull, second
+                    if direct.overlaps(hull):
+                        return direct.intersection(hull), second
+                    # two valid enclosures that do not meet: trust neither
+                    return arb("nan"), arb("nan")
+            return direct, second
+
+
+class _SeriesTest(_Enclosures):
+    r"""The high-order test: Taylor series of :math:`h` of order 12 about the end points
+    of an interval (:mod:`symgdp.measurement.series`), and the order-1 series as a
+    monotonicity proof."""
+
+    #: the profile whose log-series the high-order test uses (see use_series)
+    _series_profile: Any = None
+    _series_state: Any = None
+    #: proofs in a row by the series test where the mean-value tests failed: from
+    #: _SERIES_FIRST on, the series test is tried first (the order of the tests only)
+    _series_wins = 0
+
+    def use_series(self, profile: Any) -> None:
+        r"""Let :meth:`prove_below` use Taylor series of :math:`h` of high order (built
+        lazily from ``profile``'s SymPy expression on first need): the test that keeps a
+        nearly Gaussian profile's flat GDPT from being split into tiny intervals."""
+        if hasattr(profile, "bound_expr"):
+            self._series_profile, self._series_state = profile, None
+
+    def _series(self) -> tuple[Any, tuple[arb, ...], dict] | None:
+        if self._series_state is None:
+            self._series_state = False
+            p = self._series_profile
+            if p is not None:
+                fn, pvals = _profile_series(p)
+                if fn is not None:
+                    self._series_state = (fn, pvals, {})
+        return self._series_state or None
+
+    def _series_nonincreasing(self, x: float, y: float) -> bool:
+        r""":math:`(\log\delta)' \le 0` on the whole ball of ``[x, y]`` from the series
+        (order 1) of the log-profile there: finite, it also proves :math:`\delta > 0`."""
+        st = self._series()
+        if st is None:
+            return False
+        fn, pvals, cache = st
+        with ctx.workprec(_PREC):
+            self.ball_count += 1
+            c = _series_at(fn, self._ball(x, y), 1, pvals, cache, (arb(x), arb(y)))
+        return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
+
+    def _series_below(self, x: float, y: float, mu: float) -> bool | None:
+        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomials of :math:`h` about
+        both end points (point coefficients), the one about x on ``[x, m]`` and the one
+        about y on ``[m, y]`` (m the midpoint), with the Lagrange remainder (the order-n
+        coefficient enclosed on the whole ball) -- as tight as the expansion about the
+        midpoint with the same reach, and the end points' coefficients are shared with
+        the intervals around (the search's neighbours and children); ``None`` where no
+        series is available."""
+        st = self._series()
+        if st is None:
+            return None
+        fn, pvals, cache = st
+        m = 0.5 * (x + y)
+        if not x < m < y:
+            return False
+        gauss = _gauss_log_series()
+        n = _SERIES_ORDER
+        with ctx.workprec(_PREC):
+            amu = (arb(mu),)
+            ax, ay, am = arb(x), arb(y), arb(m)
+            # float enclosures (one ulp outward) of [0, m - x] and [m - y, 0]: the two
+            # reaches cover [x, y]
+            hx = math.nextafter(float((am - ax).upper()), math.inf)
+            hy = math.nextafter(float((am - ay).lower()), -math.inf)
+            sup: arb | None = None
+            for e, t0, t1 in ((x, 0.0, hx), (y, hy, 0.0)):
+                a = _series_point(fn, "a", e, n, pvals, cache)
+                b = _series_point(gauss, "g", e, n, amu, cache)
+                if not all(v.is_finite() for v in a + b):
+                    return None
+                c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
+                if not c[0] < 0:
+                    return False
+                side = _poly_max(c, t0, t1)
+                if not side < 0:
+                    return False  # a Taylor polynomial alone reaches 0
+                sup = side if sup is None else sup.max(side)
+            self.ball_count += 2
+            ball, ends = self._ball(x, y), (ax, ay)
+            top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
+                gauss, ball, n, amu, cache, ends)[n]
+            if not top.is_finite():
+                return None
+            r = arb(hx).max(arb(-hy))
+            return bool(sup + abs(top) * r**n <= 0)
+
+
+class _MonotoneTest(_SeriesTest):
+    r"""The proof that the profile is non-increasing on an interval (up to a bounded
+    rounding excess, :meth:`rise`), from its structure, the series, the derivative
+    :math:`\delta'` and :math:`(\log\delta)'` on the ball."""
 
     def nonincreasing(self, x: float, y: float) -> bool:
         r"""Proved non-increasing on ``[x, y]`` up to rounding: see :meth:`rise`."""
@@ -359,138 +439,79 @@ class FirstOrder:
             d = self._call(self._d1, arb(x))
         return bool(d.is_finite() and d > 0 and self.delta(x) < 1)
 
-    def dlog_on(self, x: float, y: float) -> arb:
-        r"""Enclosure of :math:`(\log\delta)'` on ``[x, y]``: the direct ball evaluation,
-        intersected with the hull of the end-point values where
-        :math:`(\log\delta)''` has a sign on the ball."""
-        return self._on(x, y)[0]
 
-    def _on(self, x: float, y: float) -> tuple[arb, arb]:
-        v = self._on_cache.get((x, y))
-        if v is None:
-            v = self._on_cache[(x, y)] = self._dlog_on(x, y)
-        return v
+class FirstOrder(_MonotoneTest):
+    r"""Ball-arithmetic first-order machinery for one profile.
 
-    def _direct(self, x: float, y: float) -> arb:
-        v = self._direct_cache.get((x, y))
-        if v is None:
-            with ctx.workprec(_PREC):
-                v = self._direct_cache[(x, y)] = self._call(self._l1, self._ball(x, y))
-        return v
+    Args:
+        profile: a :class:`~symgdp.profile.Profile` with every parameter bound.
+        timeout: budget (seconds) for the symbolic differentiation.
 
-    def _gauss(self, x: float, mu: float) -> tuple[arb, arb]:
-        """log delta_mu(x) and its derivative in x (balls; cached for the current mu)."""
-        if mu != self._gauss_mu:
-            self._gauss_mu, self._gauss_cache = mu, {}
-        v = self._gauss_cache.get(x)
-        if v is None:
-            with ctx.workprec(_PREC):
-                g = delta_mu_arb(x, mu)
-                lg = g.log() if _positive(g) else arb("nan")
-                v = self._gauss_cache[x] = (lg, dlog_delta_mu_arb(x, mu))
-        return v
+    Raises:
+        ArbUnsupported: no ball evaluation of the profile or its derivative.
 
-    def _dlog_on(self, x: float, y: float) -> tuple[arb, arb]:
+    Example:
+        >>> from symgdp import mechanisms
+        >>> fo = FirstOrder(mechanisms.laplace(1.0))
+        >>> fo.nonincreasing(0.0, 0.5)
+        True
+        >>> fo.prove_below(0.0, 0.5, 1.1)   # sup G on [0, 0.5] <= 1.1 (it is 1.0300...)
+        True
+        >>> fo.prove_below(0.0, 0.5, 1.0)
+        False
+    """
+
+    def __init__(self, profile: Any, *, timeout: float | None = None) -> None:
+        profile.require_bound()
+        var = profile.var
+        values = [(s, sympy.sympify(v)) for s, v in profile.values.items()]
+        if any(set(v.free_symbols) for _, v in values):
+            expr, floats = profile.bound_expr, []
+        else:
+            # exact parameters substituted; Float parameters stay symbols fed as exact
+            # balls (substituting them would let SymPy round exp(Float) to 53 bits), and
+            # so do rational ones where the symbolic preparation cannot depend on their
+            # values (see _kept_params, _value_free), so that every point of a parameter
+            # grid shares one compile
+            floats = list(_kept_params(profile.expr, values, _value_free(profile.expr)))
+            kept = {s for s, _ in floats}
+            expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
+        params = tuple(s for s, _ in floats)
+        pvals = tuple(_param_ball(v) for _, v in floats)
+        # 1 - erf(u) as erfc(u): exact, and its ball (and its derivative's) keeps its sign
+        # where erf(u) is near 1 (the erf form straddles 0 there and proves nothing)
+        expr = heaviside_steps(erfc_form(expr), var)
+        # decimal literals as symbols fed as exact values: profiles that differ only in
+        # them (a refined profile at two parameter points) share the compiled functions
+        expr, csyms, cvals = _shared_form(expr, var, params)
+        compiled = _compiled(expr, var, params + csyms, timeout)
+        pvals += cvals
+        # branch points and possible jumps, with every parameter value in place
+        points, downs, jumps = _split_points(
+            heaviside_steps(_doit_finite(profile.bound_expr), var), var)
         with ctx.workprec(_PREC):
-            ball = self._ball(x, y)
-            direct = self._direct(x, y)
-            second = self._call(self._l2, ball)
-            if second.is_finite() and (second <= 0 or second >= 0):
-                lx, ly = self.dlog(x), self.dlog(y)
-                if lx.is_finite() and ly.is_finite():
-                    hull = lx.union(ly)
-                    if not direct.is_finite():
-                        return hull, second
-                    if direct.overlaps(hull):
-                        return direct.intersection(hull), second
-                    # two valid enclosures that do not meet: trust neither
-                    return arb("nan"), arb("nan")
-            return direct, second
+            # a downward jump keeps the profile non-increasing, but no mean-value bound
+            # may cross it (or end on it: the value there is not the left limit)
+            down_balls = [lambdify_arb(c, var)(0) for c in downs]
+        self._setup(compiled, pvals, tuple(sorted(float(c) for c in points + downs)),
+                    down_balls, [lambdify_arb(j, var) for j in jumps])
 
-    # -- Taylor series of h (the high-order test) ---------------------------------------
-    #: the profile whose log-series the high-order test uses (see use_series)
-    _series_profile: Any = None
-    _series_state: Any = None
-    #: proofs in a row by the series test where the mean-value tests failed: from
-    #: _SERIES_FIRST on, the series test is tried first (the order of the tests only)
-    _series_wins = 0
+    @classmethod
+    def from_balls(cls, f: Any, d1: Any, l1: Any, l2: Any, *, parts: Any = None,
+                   branch_points: tuple[float, ...] = ()) -> FirstOrder:
+        r"""The same machinery on ball functions supplied by the caller (no symbolic work).
 
-    def use_series(self, profile: Any) -> None:
-        r"""Let :meth:`prove_below` use Taylor series of :math:`h` of high order (built
-        lazily from ``profile``'s SymPy expression on first need): the test that keeps a
-        nearly Gaussian profile's flat GDPT from being split into tiny intervals."""
-        if hasattr(profile, "bound_expr"):
-            self._series_profile, self._series_state = profile, None
+        For a profile whose enclosures are known in closed form (e.g. the exact pieces of
+        the k-fold composition): ``f``, ``d1``, ``l1``, ``l2`` map a ball of
+        :math:`\varepsilon` to enclosures of :math:`\delta`, :math:`\delta'`,
+        :math:`(\log\delta)'` and :math:`(\log\delta)''` on it; ``parts`` (optional)
+        to the enclosures of :math:`\delta'` on each smooth part, for the monotonicity
+        proof; ``branch_points`` split the search.  Higher Taylor orders are not used.
+        """
+        self = cls.__new__(cls)
+        self._setup((f, d1, [], l1, l2, parts, None, ()), (), tuple(branch_points), [], [])
+        return self
 
-    def _series(self) -> tuple[Any, tuple[arb, ...], dict] | None:
-        if self._series_state is None:
-            self._series_state = False
-            p = self._series_profile
-            if p is not None:
-                fn, pvals = _profile_series(p)
-                if fn is not None:
-                    self._series_state = (fn, pvals, {})
-        return self._series_state or None
-
-    def _series_nonincreasing(self, x: float, y: float) -> bool:
-        r""":math:`(\log\delta)' \le 0` on the whole ball of ``[x, y]`` from the series
-        (order 1) of the log-profile there: finite, it also proves :math:`\delta > 0`."""
-        st = self._series()
-        if st is None:
-            return False
-        fn, pvals, cache = st
-        with ctx.workprec(_PREC):
-            self.ball_count += 1
-            c = _series_at(fn, self._ball(x, y), 1, pvals, cache, (arb(x), arb(y)))
-        return bool(c[0].is_finite() and c[1].is_finite() and c[1] <= 0)
-
-    def _series_below(self, x: float, y: float, mu: float) -> bool | None:
-        r""":math:`h \le 0` on ``[x, y]`` from the Taylor polynomials of :math:`h` about
-        both end points (point coefficients), the one about x on ``[x, m]`` and the one
-        about y on ``[m, y]`` (m the midpoint), with the Lagrange remainder (the order-n
-        coefficient enclosed on the whole ball) -- as tight as the expansion about the
-        midpoint with the same reach, and the end points' coefficients are shared with
-        the intervals around (the search's neighbours and children); ``None`` where no
-        series is available."""
-        st = self._series()
-        if st is None:
-            return None
-        fn, pvals, cache = st
-        m = 0.5 * (x + y)
-        if not x < m < y:
-            return False
-        gauss = _gauss_log_series()
-        n = _SERIES_ORDER
-        with ctx.workprec(_PREC):
-            amu = (arb(mu),)
-            ax, ay, am = arb(x), arb(y), arb(m)
-            # float enclosures (one ulp outward) of [0, m - x] and [m - y, 0]: the two
-            # reaches cover [x, y]
-            hx = math.nextafter(float((am - ax).upper()), math.inf)
-            hy = math.nextafter(float((am - ay).lower()), -math.inf)
-            sup: arb | None = None
-            for e, t0, t1 in ((x, 0.0, hx), (y, hy, 0.0)):
-                a = _series_point(fn, "a", e, n, pvals, cache)
-                b = _series_point(gauss, "g", e, n, amu, cache)
-                if not all(v.is_finite() for v in a + b):
-                    return None
-                c = [u - v for u, v in zip(a[:n], b[:n], strict=True)]
-                if not c[0] < 0:
-                    return False
-                side = _poly_max(c, t0, t1)
-                if not side < 0:
-                    return False  # a Taylor polynomial alone reaches 0
-                sup = side if sup is None else sup.max(side)
-            self.ball_count += 2
-            ball, ends = self._ball(x, y), (ax, ay)
-            top = _series_at(fn, ball, n, pvals, cache, ends)[n] - _series_at(
-                gauss, ball, n, amu, cache, ends)[n]
-            if not top.is_finite():
-                return None
-            r = arb(hx).max(arb(-hy))
-            return bool(sup + abs(top) * r**n <= 0)
-
-    # -- the first-order test -------------------------------------------------------------
     def prove_below(self, x: float, y: float, mu: float) -> bool:
         r"""Prove :math:`\sup_{[x, y]} G \le \mu` by the mean-value bound of
         :math:`h = \log\delta_A - \log\delta_\mu` from both end points, or else by its

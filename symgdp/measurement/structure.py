@@ -9,6 +9,10 @@ wrong way; the smooth pieces are differentiated one by one, and the derivative o
 whole on a ball is the hull over the active pieces (Clarke's generalised gradient, with
 Lebourg's mean-value theorem).  Branch points and possible jumps of a Piecewise are found
 by ``_split_points``.
+
+The prover :class:`_Monotone` stands on two layers: :class:`_BallValues` (sub-expressions
+and conditions evaluated on a ball) and :class:`_PieceHull` (the active smooth pieces and
+the hull of their derivatives).
 """
 
 from __future__ import annotations
@@ -139,19 +143,10 @@ _INCREASING = {sympy.erf: 1, sympy.erfc: -1, Erfcx: -1, sympy.atan: 1, sympy.tan
                sympy.sinh: 1, sympy.Heaviside: 1, sympy.exp: 1, sympy.log: 1}
 
 
-class _Monotone:
-    r"""Structural proof that an expression is monotone on a ball (theory §6).
-
-    Sums, products of non-negative factors, increasing functions of monotone arguments
-    and Min/Max of monotone arguments are monotone in the same direction -- no need to
-    locate kinks or crossings.  A Min/Max argument that is provably above (Min) or below
-    (Max) another one on the ball is not active there and is skipped.  A Piecewise with
-    one possible branch on the ball is that branch; with two, the boundary is crossed
-    once when the condition's left side is monotone, and the branches must not jump the
-    wrong way there (decided from their values on the ball or at a constant boundary
-    point).  Anything else is proved by the sign of its SymPy derivative on the ball.
-    Values and derivatives of the sub-expressions are compiled lazily, once.
-    """
+class _BallValues:
+    """Sub-expressions of a profile on a ball of epsilon: their values, derivatives and
+    signs, and the truth of Piecewise conditions, compiled lazily (once per
+    sub-expression) and evaluated at the parameter values of the call in progress."""
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
                  params: tuple[sympy.Symbol, ...]) -> None:
@@ -209,6 +204,63 @@ class _Monotone:
         except (ZeroDivisionError, ValueError, TypeError, OverflowError):
             return arb("nan")
 
+    def _sign(self, e: sympy.Expr, ball: arb) -> int:
+        v = self._value(e, ball)
+        if v.is_finite():
+            if v >= 0:
+                return 1
+            if v <= 0:
+                return -1
+        return 0
+
+    def _signed(self, e: sympy.Expr, ball: arb, s: int) -> bool:
+        """``e`` >= 0 (s = 1) or <= 0 (s = -1) on ``ball``, from the signs of the terms of a
+        sum and of the factors of each product: the midpoint-radius product of two
+        positive balls with large relative radii may contain 0, the signs of the factors
+        do not lose that."""
+        if isinstance(e, sympy.Add):
+            return all(self._signed(a, ball, s) for a in e.args)
+        if isinstance(e, sympy.Mul):
+            sign = 1
+            for f in e.args:
+                sf = self._sign(f, ball)
+                if sf == 0:
+                    break
+                sign *= sf
+            else:
+                return sign == s
+        v = self._value(e, ball)
+        return bool(v.is_finite() and (v >= 0 if s == 1 else v <= 0))
+
+    def _cond(self, c: Any, ball: arb) -> tuple[bool | None, sympy.Expr | None, int]:
+        """(decided value, left side u of ``u < 0``-type condition, +1 for u < 0 / u <= 0,
+        -1 for u > 0 / u >= 0)."""
+        if c is sympy.true:
+            return True, None, 0
+        if c is sympy.false:
+            return False, None, 0
+        if not isinstance(c, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
+                              sympy.GreaterThan)):
+            return None, None, 0
+        u = c.lhs - c.rhs
+        v = self._value(u, ball)
+        if not v.is_finite():
+            return None, u, 0
+        strict = isinstance(c, (sympy.StrictLessThan, sympy.StrictGreaterThan))
+        if isinstance(c, (sympy.StrictLessThan, sympy.LessThan)):
+            yes = (v < 0) if strict else (v <= 0)
+            no = (v >= 0) if strict else (v > 0)
+            side = 1
+        else:
+            yes = (v > 0) if strict else (v >= 0)
+            no = (v <= 0) if strict else (v < 0)
+            side = -1
+        return (True if yes else False if no else None), u, side
+
+
+class _PieceHull(_BallValues):
+    """The smooth pieces below the Min/Max/Piecewise nodes, those active on a ball, and
+    the derivatives of the whole as the hull over the active pieces."""
 
     # -- the derivative as the hull over the active smooth pieces ---------------------
     # A Min/Max of smooth pieces is locally Lipschitz, and its Clarke gradient lies in the
@@ -280,20 +332,37 @@ class _Monotone:
             out = v if out is None else out.union(v)
         return out
 
+    def _active_args(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr]:
+        """The arguments of a Min (Max) not provably above (below) another on ``ball``."""
+        vals = [self._value(a, ball) for a in e.args]
+        if not all(v.is_finite() for v in vals):
+            return list(e.args)
+        if isinstance(e, sympy.Min):
+            ceil = min(vals, key=lambda v: float(v.upper()))
+            return [a for a, v in zip(e.args, vals, strict=True) if not bool(v > ceil)]
+        floor = max(vals, key=lambda v: float(v.lower()))
+        return [a for a, v in zip(e.args, vals, strict=True) if not bool(v < floor)]
+
+
+class _Monotone(_PieceHull):
+    r"""Structural proof that an expression is monotone on a ball (theory §6).
+
+    Sums, products of non-negative factors, increasing functions of monotone arguments
+    and Min/Max of monotone arguments are monotone in the same direction -- no need to
+    locate kinks or crossings.  A Min/Max argument that is provably above (Min) or below
+    (Max) another one on the ball is not active there and is skipped.  A Piecewise with
+    one possible branch on the ball is that branch; with two, the boundary is crossed
+    once when the condition's left side is monotone, and the branches must not jump the
+    wrong way there (decided from their values on the ball or at a constant boundary
+    point).  Anything else is proved by the sign of its SymPy derivative on the ball.
+    Values and derivatives of the sub-expressions are compiled lazily, once.
+    """
+
     def prove(self, ball: arb, pvals: tuple[arb, ...]) -> bool:
         """Non-increasing on ``ball`` (proved)."""
         self.pvals = pvals
         with ctx.workprec(_PREC):
             return self._mono(self.expr, ball, -1)
-
-    def _sign(self, e: sympy.Expr, ball: arb) -> int:
-        v = self._value(e, ball)
-        if v.is_finite():
-            if v >= 0:
-                return 1
-            if v <= 0:
-                return -1
-        return 0
 
     def _mono(self, e: sympy.Expr, ball: arb, d: int) -> bool:
         """``e`` non-decreasing (d = 1) or non-increasing (d = -1) on ``ball``."""
@@ -338,25 +407,6 @@ class _Monotone:
         s = self._slope(e, ball)
         return bool(s.is_finite() and (s >= 0 if d == 1 else s <= 0))
 
-    def _signed(self, e: sympy.Expr, ball: arb, s: int) -> bool:
-        """``e`` >= 0 (s = 1) or <= 0 (s = -1) on ``ball``, from the signs of the terms of a
-        sum and of the factors of each product: the midpoint-radius product of two
-        positive balls with large relative radii may contain 0, the signs of the factors
-        do not lose that."""
-        if isinstance(e, sympy.Add):
-            return all(self._signed(a, ball, s) for a in e.args)
-        if isinstance(e, sympy.Mul):
-            sign = 1
-            for f in e.args:
-                sf = self._sign(f, ball)
-                if sf == 0:
-                    break
-                sign *= sf
-            else:
-                return sign == s
-        v = self._value(e, ball)
-        return bool(v.is_finite() and (v >= 0 if s == 1 else v <= 0))
-
     def _mono_mul(self, e: sympy.Mul, ball: arb, d: int) -> bool:
         const = sympy.Mul(*[f for f in e.args if not self._has(f)])
         rest = [f for f in e.args if self._has(f)]
@@ -392,44 +442,8 @@ class _Monotone:
                 return self._mono(b, ball, -d)
         return False
 
-    def _active_args(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr]:
-        """The arguments of a Min (Max) not provably above (below) another on ``ball``."""
-        vals = [self._value(a, ball) for a in e.args]
-        if not all(v.is_finite() for v in vals):
-            return list(e.args)
-        if isinstance(e, sympy.Min):
-            ceil = min(vals, key=lambda v: float(v.upper()))
-            return [a for a, v in zip(e.args, vals, strict=True) if not bool(v > ceil)]
-        floor = max(vals, key=lambda v: float(v.lower()))
-        return [a for a, v in zip(e.args, vals, strict=True) if not bool(v < floor)]
-
     def _mono_minmax(self, e: sympy.Expr, ball: arb, d: int) -> bool:
         return all(self._mono(a, ball, d) for a in self._active_args(e, ball))
-
-    def _cond(self, c: Any, ball: arb) -> tuple[bool | None, sympy.Expr | None, int]:
-        """(decided value, left side u of ``u < 0``-type condition, +1 for u < 0 / u <= 0,
-        -1 for u > 0 / u >= 0)."""
-        if c is sympy.true:
-            return True, None, 0
-        if c is sympy.false:
-            return False, None, 0
-        if not isinstance(c, (sympy.StrictLessThan, sympy.LessThan, sympy.StrictGreaterThan,
-                              sympy.GreaterThan)):
-            return None, None, 0
-        u = c.lhs - c.rhs
-        v = self._value(u, ball)
-        if not v.is_finite():
-            return None, u, 0
-        strict = isinstance(c, (sympy.StrictLessThan, sympy.StrictGreaterThan))
-        if isinstance(c, (sympy.StrictLessThan, sympy.LessThan)):
-            yes = (v < 0) if strict else (v <= 0)
-            no = (v >= 0) if strict else (v > 0)
-            side = 1
-        else:
-            yes = (v > 0) if strict else (v >= 0)
-            no = (v <= 0) if strict else (v < 0)
-            side = -1
-        return (True if yes else False if no else None), u, side
 
     def _mono_piecewise(self, e: sympy.Piecewise, ball: arb, d: int) -> bool:
         cands: list[tuple[sympy.Expr, sympy.Expr | None, int]] = []
