@@ -45,6 +45,7 @@ import numpy as np
 from scipy import special
 
 from .errors import DomainError
+from .notions.common import log1m_inv
 
 __all__ = [
     "pure_dp_rdp",
@@ -185,11 +186,14 @@ def log_delta_from_rdp(orders: Any, total_rdp: Any, eps: Any) -> Any:
     scalar = np.ndim(eps) == 0
     x = np.atleast_1d(np.asarray(eps, dtype=np.float64))[None, :]
     t1 = (a - 1.0) * (r - x)
-    t2 = (a - 1.0) * np.log1p(-1.0 / a)
+    v, verr = log1m_inv(a)   # log(1 - 1/alpha) and its absolute error (alpha near 1 too)
+    t2 = (a - 1.0) * v
     t3 = np.log(a)
-    # three terms of either sign, each within 3 u of its value: 8 u of their absolute sum
-    # (and one ulp) bounds the float error of the sum, so ``val`` is rounded up
-    val = _up(t1 + t2 - t3, 0.0) + 8.0 * _U * (np.abs(t1) + np.abs(t2) + np.abs(t3))
+    # t1 and t3 within 3 u of their values, t2 within 3 u plus (alpha - 1) times the
+    # error of log(1 - 1/alpha); 8 u of the absolute sum of the terms (and one ulp) bounds
+    # the rest, so ``val`` is rounded up
+    val = (_up(t1 + t2 - t3, 0.0) + 8.0 * _U * (np.abs(t1) + np.abs(t2) + np.abs(t3))
+           + 2.0 * np.abs(a - 1.0) * verr)
     out = np.minimum(val.min(axis=0), 0.0)
     return float(out[0]) if scalar else out.reshape(np.shape(eps))
 
@@ -209,8 +213,13 @@ def eps_from_rdp(orders: Any, total_rdp: Any, delta: float) -> float:
         raise DomainError(f"delta must lie in (0, 1], got {delta!r}")
     a = np.asarray(orders, dtype=np.float64)
     r = np.asarray(total_rdp, dtype=np.float64)
-    t2 = np.log1p(-1.0 / a)
-    t3 = (math.log(d) + np.log(a)) / (a - 1.0)
-    # rounded up: 8 u of the absolute sum of the terms (and one ulp) covers the float error
-    e = _up(r + t2 - t3, 0.0) + 8.0 * _U * (np.abs(r) + np.abs(t2) + np.abs(t3))
+    t2, t2err = log1m_inv(a)   # log(1 - 1/alpha) and its absolute error (alpha near 1 too)
+    ld, la = math.log(d), np.log(a)
+    t3 = (ld + la) / (a - 1.0)
+    # errors: t2's own; the two logarithms' (4 u of their sizes, not of their sum, which
+    # may cancel) divided by alpha - 1; 8 u of the absolute sum of the terms for the
+    # division, alpha - 1 and the sum; then one ulp up
+    t3err = 4.0 * _U * (abs(ld) + np.abs(la)) / (a - 1.0) * (1.0 + 8.0 * _U)
+    e = (_up(r + t2 - t3, 0.0) + 8.0 * _U * (np.abs(r) + np.abs(t2) + np.abs(t3))
+         + t2err + t3err)
     return max(float(e.min()), 0.0)

@@ -254,6 +254,8 @@ orders_real = st.lists(st.one_of(st.floats(-12.0, 0.0).map(lambda t: 1.0 + 10.0*
        st.one_of(log_eps, st.floats(0.0, 2000.0)))
 @example(1e-6, 10**9, [1.0001], 1e-6)
 @example(2000.0, 1, [1.0 + 1e-12, 1e4], 2000.0)
+@example(1.0, 28, [1.00001], 0.4)
+@example(1e-3, 1, [1.0 + 1e-9], 1e-3)
 def test_log_delta_from_rdp_up(e0, k, orders, eps):
     # reference: the improved conversion in 50-digit mpmath at the same float curve values
     curve = k * R.pure_dp_rdp(e0, np.asarray(orders))
@@ -274,6 +276,8 @@ def test_log_delta_from_rdp_up(e0, k, orders, eps):
        st.floats(-300.0, 0.0).map(lambda t: 10.0**t))
 @example(1e-300, 1, [1.0 + 1e-12], 1e-300)
 @example(2000.0, 10**9, [1e4], 1.0)
+@example(1.0, 28, [1.00001], 1.0)     # log1p(-1/alpha) near alpha = 1 (found in CI)
+@example(1.0, 33, [1.000001], 1.0)
 def test_eps_from_rdp_up(e0, k, orders, delta):
     # reference: the conversion formula in 50-digit mpmath at the same float curve values
     curve = k * R.pure_dp_rdp(e0, np.asarray(orders))

@@ -24,6 +24,7 @@ from .common import (
     _float_bounds,
     _fmt,
     _log_g,
+    log1m_inv,
     _require_bound,
     _symbol,
     _up,
@@ -93,9 +94,10 @@ class LinearRdpSource:
     @staticmethod
     def _df(a: np.ndarray, x: np.ndarray, rho: float, xi: float
             ) -> tuple[np.ndarray, np.ndarray]:
-        l1 = np.log1p(-1.0 / a)
+        l1, l1err = log1m_inv(a)
         d = xi + rho * (2 * a - 1) - x + l1
-        return d, 16 * _U * (abs(xi) + rho * (2 * a + 1) + np.abs(x) + np.abs(l1)) + _TINY
+        return d, (16 * _U * (abs(xi) + rho * (2 * a + 1) + np.abs(x) + np.abs(l1)) + l1err
+                   + _TINY)
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta(x) of the converted profile (vectorised)."""
