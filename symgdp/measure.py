@@ -190,7 +190,10 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         # with a ball evaluation every leaf is re-proved below: only the best point's
         # float value (the lower bound) needs the high-precision check
         proved = fo is not None and how == "first-order"
-        source = getattr(p, "source", None) is not None
+        # a numeric source, or a profile whose log_delta says it returns proved upper
+        # bounds (``proved_values``, e.g. DP-SGD's min of two certified bounds)
+        source = getattr(p, "source", None) is not None or \
+            getattr(p, "proved_values", False) is True
         ref = None if source else _spot_check(p, s, _Counted(p), count=0 if proved else 24)
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])

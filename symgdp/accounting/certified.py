@@ -54,7 +54,15 @@ from ..profile import Profile
 from .compose import head_measure
 from .curves import curves_source, first_eps_below
 from .onestep import StepPMFs, profile_step
-from .pmf import SCALE_BITS, int_compose, int_self_compose
+from .pmf import (
+    MAX_SUPPORT,
+    SCALE_BITS,
+    check_count,
+    check_support,
+    int_compose,
+    int_self_compose,
+    support_estimate,
+)
 
 __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "EpsBracket",
            "NEIGHBOURING"]
@@ -106,7 +114,7 @@ def _check_count(count: Any, item: Any) -> int:
     if not ok or int(count) < 1:
         raise DomainError(f"a count must be a positive integer, got {count!r} for "
                           f"{_label(item)}")
-    return int(count)
+    return check_count(int(count), f"the count of {_label(item)}")
 
 
 def _label(item: Any) -> str:
@@ -202,7 +210,8 @@ def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
             if len(it) != 2:
                 raise DomainError(f"a composed item is a profile or a (profile, count) "
                                   f"pair, got a tuple of length {len(it)}: {it!r}")
-            pairs.append((it[0], _check_count(it[1], it[0]) * t))
+            pairs.append((it[0], check_count(_check_count(it[1], it[0]) * t,
+                                             f"the count of {_label(it[0])} times {t}")))
         else:
             pairs.append((it, t))
     return pairs
@@ -586,7 +595,9 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
     atoms: list[tuple[_Atom, int]] = []
     for p, k in pairs:
         _atoms_of(p, k, atoms)
-    total = sum(k for _, k in atoms)
+    for a, k in atoms:  # a composition's counts multiply: check the products again
+        check_count(k, f"the count of {a.name}")
+    total = check_count(sum(k for _, k in atoms), "the total number of steps")
     tail = min(max(1e-3 * fp / total, 1e-30), 1e-16)
     kinks = [e for a, _ in atoms for e in a.kinks()]
     names = [f"({a.name})^{k}" if k > 1 else a.name for a, k in atoms]
@@ -599,12 +610,18 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
         ladder = [_aligned(d, kinks) for d in _LADDER]
     result = None
     t0 = time.perf_counter()
+    # refuse before any work what even the coarsest grid cannot hold in memory
+    check_support([(a.step(ladder[0], tail).remove, k) for a, k in atoms],
+                  f"the composition {name if len(name) <= 80 else name[:77] + '...'}",
+                  "use a coarser discretization or fewer repetitions")
     if len(ladder) > 1:
         # skip grids whose lower side is predicted too loose: g falls as the square of
         # the grid (module onestep), so G(disc) ~ G(first) (disc / first)^2
         g0 = sum(k * a.step(ladder[0], tail).g for a, k in atoms)
         while (len(ladder) > 1 and math.isfinite(g0)
-               and g0 > 0.25 * target_width):
+               and g0 > 0.25 * target_width
+               and support_estimate([(a.step(ladder[1], tail).remove, k)
+                                     for a, k in atoms]) <= min(max_support, MAX_SUPPORT)):
             g0 *= (ladder[1] / ladder[0]) ** 2
             ladder = ladder[1:]
     for i, disc in enumerate(ladder):
@@ -616,6 +633,9 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
         # the next grid: support grows by ladder ratio; stop before max_support
         nxt = sum(k * (a.step(disc, tail).remove.size) for a, k in atoms)
         if nxt * disc / ladder[i + 1] > max_support:
+            break
+        if support_estimate([(a.step(ladder[i + 1], tail).remove, k)
+                             for a, k in atoms]) > min(max_support, MAX_SUPPORT):
             break
         # a wall-clock budget only when asked for: by default the result (and so every
         # test and example) does not depend on the machine's load, max_support bounds it

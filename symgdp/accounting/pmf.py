@@ -30,7 +30,9 @@ import numpy as np
 from ..errors import DomainError
 from .curves import _U, _Curve
 
-__all__ = ["IntPMF", "int_pmf", "int_compose", "int_self_compose", "SCALE_BITS"]
+__all__ = ["IntPMF", "int_pmf", "int_compose", "int_self_compose", "SCALE_BITS",
+           "MAX_SUPPORT", "MAX_COUNT", "check_count", "support_estimate", "check_support",
+           "check_product"]
 
 
 # -- certified composition in integer arithmetic -------------------------------------------
@@ -40,13 +42,74 @@ SCALE_BITS = 80
 _NOISE = 1e-14
 
 
+#: the largest composed support (grid points) an integer composition may reach: a
+#: composed PMF of N points costs about 64 N bytes per exact polynomial (a few are alive
+#: at once) and its products grow like N log N
+MAX_SUPPORT = 10_000_000
+#: the largest number of repetitions of one step (exact in float64, which the
+#: bookkeeping of tails and floors uses)
+MAX_COUNT = 2**53
+# standard deviations each side of the mean that the tail cuts (mass 1e-19) keep
+_Z = 10.0
+
+
+def check_count(count: int, what: str = "times") -> int:
+    """``count`` itself when at most :data:`MAX_COUNT`; else a :class:`DomainError`
+    naming the value and the limit."""
+    if count > MAX_COUNT:
+        raise DomainError(f"{what}={_show(count)} is beyond the {MAX_COUNT} (2^53) "
+                          "repetitions that a certified composition can account")
+    return count
+
+
+def _show(n: int) -> str:
+    """An integer for a message: in full up to 20 digits, else as d.dd...e+k."""
+    t = str(n)
+    return t if len(t) <= 20 else f"{t[0]}.{t[1:4]}e+{len(t) - 1}"
+
+
 def _check_times(times: Any) -> int:
     if isinstance(times, bool) or not isinstance(times, (int, np.integer)):
         if not (isinstance(times, (float, np.floating)) and float(times).is_integer()):
             raise DomainError(f"times must be a positive integer, got {times!r}")
     if int(times) < 1:
         raise DomainError(f"times must be a positive integer, got {times!r}")
-    return int(times)
+    return check_count(int(times))
+
+
+def support_estimate(parts: Any) -> float:
+    r"""About how many grid points the composition of ``parts`` (pairs ``(IntPMF,
+    count)``) keeps after its tail cuts: the exact support :math:`\sum_i k_i(n_i - 1)
+    + 1`, or, when smaller, the one-step widths plus :math:`2\cdot 10` standard
+    deviations of the composed loss (central limit; the cuts drop mass below
+    :math:`10^{-19}`, about 9 standard deviations out).  Only an estimate, used to refuse
+    work that would exhaust memory or time before it starts (``inf`` when too large to
+    say)."""
+    full, width, var = 1.0, 0.0, 0.0
+    for p, k in parts:
+        kf = float(k) if int(k) <= MAX_COUNT else math.inf
+        a = np.asarray(p.approx, dtype=np.float64)
+        n = a.size
+        full += kf * max(n - 1, 0)
+        width += n
+        tot = float(a.sum())
+        if n > 1 and tot > 0:
+            i = np.arange(n, dtype=np.float64)
+            m = float((a * i).sum()) / tot
+            var += kf * float((a * (i - m) ** 2).sum()) / tot
+    return min(full, width + 2.0 * _Z * math.sqrt(var))
+
+
+def check_support(parts: Any, what: str, hint: str = "use a coarser discretization "
+                  "or fewer steps") -> float:
+    """:func:`support_estimate`, or a :class:`DomainError` naming ``what``, the estimate
+    and :data:`MAX_SUPPORT` when the composition would be larger."""
+    est = support_estimate(parts)
+    if est > MAX_SUPPORT:
+        size = "more than 10^300" if math.isinf(est) else f"about {est:.3g}"
+        raise DomainError(f"{what} would need {size} grid points, beyond the limit of "
+                          f"{MAX_SUPPORT:,} for a certified composition: {hint}")
+    return est
 
 
 class IntPMF:
@@ -61,7 +124,7 @@ class IntPMF:
     composition").
     """
 
-    __slots__ = ("disc", "bits", "lower", "poly", "inf", "approx", "up", "_low")
+    __slots__ = ("disc", "bits", "lower", "poly", "inf", "approx", "up", "_low", "_fl")
 
     def __init__(self, disc: float, bits: int, lower: int, poly: Any, inf: int,
                  approx: np.ndarray, up: bool = True) -> None:
@@ -69,6 +132,7 @@ class IntPMF:
         self.poly, self.inf, self.approx = poly, int(inf), approx
         self.up = bool(up)  # True: entries are upper bounds (pessimistic); else lower
         self._low: Any = None  # the arrays of lower_delta, built on first use
+        self._fl: Any = None  # the masses as float64 (nearest), built on first use
 
     @property
     def size(self) -> int:
@@ -89,10 +153,13 @@ class IntPMF:
         return np.maximum(np.nextafter(np.nextafter(out, 0.0), 0.0), 0.0)
 
     def _floats(self) -> np.ndarray:
-        c = [int(v) for v in self.poly.coeffs()]
-        out = np.zeros(self.size)
-        out[:len(c)] = np.asarray(c, dtype=np.float64)
-        return np.ldexp(out, -self.bits)
+        if self._fl is None:
+            c = [int(v) for v in self.poly.coeffs()]
+            out = np.zeros(self.size)
+            out[:len(c)] = np.asarray(c, dtype=np.float64)
+            self._fl = np.ldexp(out, -self.bits)
+            self._fl.flags.writeable = False
+        return self._fl
 
     def lower_delta(self, eps: Any) -> np.ndarray:
         r"""A lower bound on :math:`\sum_{L_i > \varepsilon} p_i(1 - e^{\varepsilon -
@@ -132,9 +199,19 @@ class IntPMF:
         v = math.ldexp(float(self.inf), -self.bits)  # float(int) rounds to nearest
         return float(np.nextafter(np.nextafter(v, np.inf), np.inf))
 
+    def one_minus_total(self) -> float:
+        """A float64 lower bound on 1 - (total mass with infinity), from the exact
+        integers (negative when rounding up added mass)."""
+        missing = (1 << self.bits) - self.total() - self.inf
+        v = math.ldexp(float(missing), -self.bits)  # float(int) rounds to nearest
+        return float(np.nextafter(np.nextafter(v, -np.inf), -np.inf))
+
     def curve(self) -> _Curve:
-        """The profile of this measure as an upper-bound curve (no rounding margin)."""
-        return _Curve(self.lower, self.disc, self.upper_probs(), self.upper_inf())
+        """The profile of this measure as an upper-bound curve (no rounding margin), with
+        its complement form for values near 1 (:func:`~symgdp.accounting.curves.
+        _complement_arrays`)."""
+        return _Curve(self.lower, self.disc, self.upper_probs(), self.upper_inf(),
+                      complement=(self.one_minus_total(), self.lower_probs()))
 
 
 def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float,
@@ -316,6 +393,18 @@ def _approx_conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return best
 
 
+def check_product(n: int, m: int) -> None:
+    """Refuse (:class:`DomainError`) a product of PMFs of ``n`` and ``m`` points whose
+    result would exceed twice :data:`MAX_SUPPORT`: the guard inside a composition (the
+    estimate of :func:`check_support` can be passed when rounding dust widens the
+    support, e.g. a grid much coarser than one step's losses)."""
+    if n + m - 1 > 2 * MAX_SUPPORT:
+        raise DomainError(f"the composition grew to {n + m - 1:,} grid points, beyond the "
+                          f"limit of {2 * MAX_SUPPORT:,} for one product: use a finer "
+                          "discretization for steps with tiny losses, a coarser one for "
+                          "wide compositions, or fewer steps")
+
+
 def int_compose(a: IntPMF, b: IntPMF, tail: float = 1e-19) -> IntPMF:
     r"""The convolution of two :class:`IntPMF`, exact, then rounded up to the common scale,
     with tails of mass at most about ``tail`` each moved to larger losses.
@@ -329,6 +418,7 @@ def int_compose(a: IntPMF, b: IntPMF, tail: float = 1e-19) -> IntPMF:
         raise DomainError("these PMFs live on different grids (discretisation or scale) "
                           "or bound from different sides")
     bits = a.bits
+    check_product(a.size, b.size)
     poly = a.poly * b.poly
     ta, tb = a.total(), b.total()
     inf = a.inf * (tb + b.inf) + b.inf * ta
@@ -356,7 +446,11 @@ def repeated(base: Any, times: int, combine: Any) -> Any:
 
 
 def int_self_compose(p: IntPMF, times: int, tail: float = 1e-19) -> IntPMF:
-    """The ``times``-fold composition by repeated squaring (see :func:`int_compose`)."""
-    return repeated(p, _check_times(times), lambda a, b: int_compose(a, b, tail))
+    r"""The ``times``-fold composition by repeated squaring (see :func:`int_compose`):
+    about :math:`\log_2` ``times`` products; refused (:class:`DomainError`) when the
+    composed support would exceed :data:`MAX_SUPPORT` points."""
+    k = _check_times(times)
+    check_support([(p, k)], f"the {k}-fold composition")
+    return repeated(p, k, lambda a, b: int_compose(a, b, tail))
 
 

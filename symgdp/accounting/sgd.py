@@ -98,7 +98,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DomainError
-from .pmf import repeated
+from .pmf import check_count, check_product, check_support, repeated
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
            "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
@@ -135,14 +135,17 @@ def check_phase(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
     if not (math.isfinite(s) and s > 0):
         raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
     ok = not isinstance(steps, bool)
-    try:
-        st = float(steps)
-        ok = ok and math.isfinite(st) and st.is_integer() and st >= 1
-    except (TypeError, ValueError):
-        ok = False
+    if ok and isinstance(steps, (int, np.integer)):
+        ok = int(steps) >= 1  # exact, however large (float() of it could overflow)
+    else:
+        try:
+            st = float(steps)
+            ok = ok and math.isfinite(st) and st.is_integer() and st >= 1
+        except (TypeError, ValueError, OverflowError):
+            ok = False
     if not ok:
         raise DomainError(f"steps must be a positive integer, got {steps!r}")
-    return qq, s, int(steps)
+    return qq, s, check_count(int(steps), "steps")
 
 
 def check_schedule(schedule: Any) -> tuple[tuple[float, float, int], ...]:
@@ -439,6 +442,7 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
     if x.disc != y.disc or x.bits != y.bits or x.up != y.up:
         raise DomainError("these PMFs live on different grids")
     bits = x.bits
+    check_product(x.size, y.size)
     poly = x.poly * y.poly
     tx, ty = x.total(), y.total()
     inf = x.inf * (ty + y.inf) + y.inf * tx
@@ -509,7 +513,33 @@ def _add_curve(rem: Any, err: float) -> Any:
     n = p.size
     losses = (rem.lower + np.arange(n, dtype=np.float64)) * rem.disc
     q = p * np.exp(-losses) * (1 + 16 * _U)
-    return _Curve(-(rem.lower + n - 1), rem.disc, q[::-1].copy(), float(err))
+    # near delta = 1 (the complement form of the curve): masses nu(l) e^{-l} from below,
+    # and 1 - (sum_l nu(l) e^{-l} + err) from the exact integers in ball arithmetic
+    q_low = rem.lower_probs() * np.exp(-losses) * (1 - 16 * _U)
+    one_m = _one_minus_ey(rem) - float(np.nextafter(err, np.inf))
+    return _Curve(-(rem.lower + n - 1), rem.disc, q[::-1].copy(), float(err),
+                  complement=(float(np.nextafter(one_m, -np.inf)), q_low[::-1].copy()))
+
+
+def _one_minus_ey(pmf: Any) -> float:
+    r"""A float64 lower bound on :math:`1 - \sum_l \nu(l)e^{-l}` for an IntPMF, evaluated
+    exactly in ball arithmetic (:math:`e^{-\mathrm{lower}\,\Delta}` times the integer
+    polynomial at :math:`e^{-\Delta}`, scaled by :math:`2^{-b}`)."""
+    import flint
+
+    if pmf.size == 0:
+        return 1.0
+    old = flint.ctx.prec
+    flint.ctx.prec = 128 + pmf.bits + int(abs(pmf.lower) * pmf.disc / math.log(2.0))
+    try:
+        d = flint.arb(pmf.disc)
+        val = flint.arb_poly(pmf.poly)((-d).exp()) * (-d * pmf.lower).exp()
+        val = val * flint.arb(2) ** (-pmf.bits)
+        low = (flint.arb(1) - val).lower()
+    finally:
+        flint.ctx.prec = old
+    v = float(low)
+    return float(np.nextafter(np.nextafter(v, -np.inf), -np.inf))
 
 
 def compose_schedule(schedule: Any, disc: float, failure_prob: float,
@@ -530,6 +560,10 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
     tau = one_step_tail(failure_prob, total)
     derive = derive_add and rel == "add_remove"
     steps = [one_step_pmfs(q, s, disc, tau, bits, rel, not derive) for q, s, _ in phases]
+    # refuse before composing what would exhaust memory (the products cost log2 T each)
+    check_support([(st.directions[0], t) for st, (_, _, t) in zip(steps, phases, strict=True)],
+                  f"DP-SGD with {total} steps on the grid {disc:g}",
+                  "use a coarser value_discretization_interval or fewer steps")
     ndir = 2 if rel == "add_remove" else 1
     pmfs, moved, cut = [], [], []
     add_error = None
