@@ -62,11 +62,16 @@ from typing import Any
 
 from .errors import AnalysisTimeout
 
-__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "Bounded", "resolve_timeout", "run_bounded",
-           "run_in_thread", "start_bounded"]
+__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "TIMEOUT_SCALE", "Bounded", "resolve_timeout",
+           "run_bounded", "run_in_thread", "start_bounded"]
 
 #: Default time budget in seconds for one bounded SymPy call; users may change it.
 DEFAULT_TIMEOUT: float = 10.0
+
+#: Factor applied to every budget of a bounded call, the explicit ones included: a shared
+#: or slow machine (a loaded CI runner, say) may raise it so that symbolic steps are not
+#: cut short by the load; the answers stay honest either way (a cut step falls back).
+TIMEOUT_SCALE: float = 1.0
 
 FORK_AVAILABLE: bool = hasattr(os, "fork")
 # Lazily imported modules under these prefixes that a child loaded are imported in the
@@ -75,7 +80,8 @@ _PRELOAD_PREFIXES = ("sympy.", "mpmath.")
 
 
 def resolve_timeout(timeout: float | None) -> float:
-    """The budget to use: ``timeout`` itself, or :data:`DEFAULT_TIMEOUT` when ``None``."""
+    """The budget to use: ``timeout`` itself, or :data:`DEFAULT_TIMEOUT` when ``None``
+    (a bounded call enforces it times :data:`TIMEOUT_SCALE`)."""
     t = DEFAULT_TIMEOUT if timeout is None else timeout
     try:
         t = float(t)
@@ -150,7 +156,7 @@ class Bounded:
 
     def __init__(self, fn: Callable[..., Any], args: tuple, kwargs: dict,
                  timeout: float | None) -> None:
-        self._budget = resolve_timeout(timeout)
+        self._budget = resolve_timeout(timeout) * TIMEOUT_SCALE
         self._name = getattr(fn, "__name__", repr(fn))
         self._lock = threading.Lock()
         self._outcome: tuple | None = None
@@ -317,9 +323,9 @@ def run_in_thread(fn: Callable[..., Any], *args: Any, timeout: float | None = No
         >>> t.start(); t.join(); out
         [3]
     """
-    seconds = resolve_timeout(timeout)
+    seconds = resolve_timeout(timeout) * TIMEOUT_SCALE
     if not _thread_budget_available():
-        return run_bounded(fn, *args, timeout=seconds)
+        return run_bounded(fn, *args, timeout=timeout)
     tid = threading.get_ident()
     lock = threading.Lock()
     state = {"armed": True}

@@ -196,6 +196,7 @@ def _conjugate(profile, a: float) -> mpmath.mpf:
     return best
 
 
+@pytest.mark.slow
 def test_dpsgd_band_full_batch_is_gdp():
     """q = 1: T steps of the Gaussian mechanism with sigma = 1 are exactly sqrt(T)-GDP, so
     the band contains G_2 for T = 4 (reference: G_mu at 40 digits)."""
@@ -205,6 +206,7 @@ def test_dpsgd_band_full_batch_is_gdp():
     assert b.method == "conjugate" and float(np.max(b.width)) < 0.01
 
 
+@pytest.mark.slow
 def test_dpsgd_band_one_subsampled_step():
     """One step of the subsampled Gaussian (q = 0.5, sigma = 1): the band contains the
     conjugate of the closed-form two-direction profile (40 digits), and is two-sided."""

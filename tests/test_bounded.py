@@ -17,6 +17,13 @@ from symgdp._bounded import resolve_timeout, run_bounded
 from symgdp.errors import AnalysisTimeout
 
 
+@pytest.fixture(autouse=True)
+def _unscaled_budgets(monkeypatch):
+    # the suite scales every budget for a loaded machine (conftest); these tests are
+    # about the budget itself and read it back
+    monkeypatch.setattr(_bounded, "TIMEOUT_SCALE", 1.0)
+
+
 def test_returns_the_sympy_result():
     x = sympy.Symbol("x")
     # reference: the classical limit sin(x)/x -> 1 and exact SymPy integers round-trip
@@ -161,3 +168,12 @@ def test_started_call_collected_late_keeps_its_result():
     assert select.select([job._rfd], [], [], 60)[0]  # the child has written its result
     time.sleep(max(job._deadline - time.monotonic(), 0.0) + 0.1)  # the budget is over
     assert job.result() == sympy.cos(x)
+
+
+def test_timeout_scale_multiplies_every_budget(monkeypatch):
+    # a loaded machine may scale the budgets (the suite does): the budget enforced and
+    # reported is the given one times the scale
+    monkeypatch.setattr(_bounded, "TIMEOUT_SCALE", 2.0)
+    with pytest.raises(AnalysisTimeout, match="0.4 s"):
+        run_bounded(time.sleep, 60, timeout=0.2)
+    assert resolve_timeout(0.2) == 0.2  # the scale applies where the budget is enforced

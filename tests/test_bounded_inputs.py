@@ -63,6 +63,7 @@ def _mp_sup_gdpt(delta: object, points: list[float]) -> mpmath.mpf:
     "exp(-eps**2 * 10**400)",
     "exp(-eps) * 1e-100000000",  # a decimal literal whose exponent SymPy cannot expand
 ])
+@pytest.mark.slow
 def test_huge_and_tiny_literals_exit_0_or_2(expr: str) -> None:
     # was: exp(-1e308*eps) exited 1 with "internal error (OverflowError: too many digits
     # in integer)" in the exact conversion of the Float exp(-1e308) to a rational
@@ -102,6 +103,7 @@ def test_huge_eps_h_is_refused_before_any_work() -> None:
         measure(p, eps_h=1e300)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tol", [1e-300, 1.0, 0.0, -1.0, float("nan"), float("inf")])
 @pytest.mark.parametrize("certify", [False, True])
 def test_extreme_tol(tol: float, certify: bool) -> None:
@@ -155,6 +157,7 @@ def test_time_limit_domain(bad: object) -> None:
 
 # -- erf forms -----------------------------------------------------------------------------
 
+@pytest.mark.slow
 @pytest.mark.parametrize("certify", [False, True])
 def test_one_minus_erf_is_measured_like_erfc(certify: bool) -> None:
     # was: PrecisionError "cancels to 0 even at 3840 digits" at eps = 76.6 in both modes:

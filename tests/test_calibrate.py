@@ -71,6 +71,7 @@ def test_pure_dp_against_mu_from_pure_dp():
     assert mu_val <= 0.8
 
 
+@pytest.mark.slow
 def test_gaussian_noise_is_delta_over_mu():
     # loose settings so that the flat GDPT of the Gaussian measures fast
     s = sympy.Symbol("sigma", positive=True)
@@ -107,6 +108,7 @@ def test_integer_steps():
     assert isinstance(r.value, int)
 
 
+@pytest.mark.slow
 def test_sgd_family_scales_with_A():
     # delta = B exp(-sigma^2 eps^2 / A^2) depends on sigma/A only, so the calibrated noise
     # scales with A: an exact relation, checked on the brackets (a second search)

@@ -171,6 +171,7 @@ def test_python_dash_m_never_shows_a_traceback():
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("symgdp: error:")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("symgdp") is None, reason="the console script is not installed")
 def test_console_script_runs():
     proc = subprocess.run(["symgdp", "analyze", PURE_DP_1, "--eps-h", "5", "--json"],

@@ -67,6 +67,7 @@ def assert_one_line_error(status: int, out: str, err: str, word: str) -> None:
     assert word in err, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", range(len(END_TO_END)),
                          ids=[" ".join(a)[:40] for a, _ in END_TO_END])
 def test_end_to_end(case, end_to_end):

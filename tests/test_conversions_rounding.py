@@ -222,6 +222,7 @@ def _mp_log_a(q: float, sigma: float, a: int) -> mpmath.mpf:
         return m + mpmath.log(mpmath.fsum(mpmath.exp(t - m) for t in terms))
 
 
+@pytest.mark.slow
 @given(st.floats(-12.0, 0.0).map(lambda t: 10.0**t), st.floats(-1.0, 3.0).map(lambda t: 10.0**t),
        st.lists(st.integers(2, 300), min_size=1, max_size=4))
 @example(1.0, 1.0, [2])
@@ -272,6 +273,7 @@ def test_log_delta_from_rdp_up(e0, k, orders, eps):
     assert got <= ref + 1e-12 * (abs(ref) + 1)
 
 
+@pytest.mark.slow
 @given(log_eps, st.integers(1, 10**9), orders_real,
        st.floats(-300.0, 0.0).map(lambda t: 10.0**t))
 @example(1e-300, 1, [1.0 + 1e-12], 1e-300)

@@ -183,6 +183,7 @@ def test_classical_sigma_rounds_up(eps, delta):
     assert ref <= got <= ref * (1 + 1e-14)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("x", [0.0, 5e-324, 1e-300, 1e-8, 1.0, 700.0, 2000.0, 1e300])
 def test_gdp_family_no_nan_or_negative_at_extremes(x):
     vals = [g.mu_from_pure_dp(x), g.compose_gdp(x, x), g.tradeoff_gdp(min(x, 1.0), x),

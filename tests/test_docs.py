@@ -25,6 +25,7 @@ def load_hook(name: str):
     return module
 
 
+@pytest.mark.slow
 def test_site_builds_strict(tmp_path):
     pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
     pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed")
@@ -63,6 +64,7 @@ def test_griffe_doctest_rewrite():
     assert "Examples:\n    >>> g()" in out and "```pycon\n    >>> g()" not in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("page", ["getting-started.md", "tutorial.md"])
 def test_python_in_the_guides_runs(page, tmp_path, monkeypatch):
     """The guides' Python blocks run in order, as a reader would paste them."""

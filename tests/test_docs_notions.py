@@ -15,6 +15,8 @@ import io
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "notions.md"
 SECTIONS = ("## Which notion to use", "## Other notions as input", "## Trade-off bands",
@@ -30,6 +32,7 @@ def _blocks() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_notions_examples_run():
     blocks = _blocks()
     assert len(blocks) >= 12

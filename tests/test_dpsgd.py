@@ -107,6 +107,7 @@ def _optimistic_gdpt_max(q: float, sigma: float, steps: int, eps_h: float) -> fl
     return float(np.max(mu_gdp(xs[ok], d[ok])))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q,sigma,steps", [(0.01, 1.0, 1000), (0.1, 2.0, 100)])
 def test_dpsgd_bracket_is_valid_and_tight(q, sigma, steps):
     r = _run(q, sigma, steps)
@@ -125,6 +126,7 @@ def test_dpsgd_bracket_is_valid_and_tight(q, sigma, steps):
     assert opt <= r.eps_certified <= r.eps_pld + (r.eps_pld - opt) + 1e-6
 
 
+@pytest.mark.slow
 def test_the_clt_underestimates_for_the_standard_case():
     # q = 0.01, sigma = 1, T = 1000: the CLT's 0.4145 is below the optimistic PLD's GDPT
     # (reference: dp_accounting optimistic PLD), so it is not a valid guarantee

@@ -121,6 +121,7 @@ def test_one_step_profile_against_mpmath(rel):
     assert max(mus) <= r.mu_upper
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
 def test_two_step_profile_against_quadrature(rel):
     # reference: the exact two-step profile by 25-digit numerical integration
@@ -134,6 +135,7 @@ def test_two_step_profile_against_quadrature(rel):
         assert low <= e <= u
 
 
+@pytest.mark.slow
 def test_replace_one_against_dp_accounting():
     # reference: dp_accounting's optimistic (below the truth) and pessimistic (float64,
     # within its discretisation) PLDs with the REPLACE_ONE relation
@@ -187,6 +189,7 @@ def test_bad_calibration_and_accountant_input():
         Accountant(neighbouring="rdp")
 
 
+@pytest.mark.slow
 def test_cli_dpsgd_schedule_and_calibration():
     # reference: the library calls the command wraps
     import io
@@ -228,6 +231,7 @@ def test_accountant_is_dpsgd_on_its_schedule():
 
 
 # -- dpsgd_sigma -----------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_dpsgd_sigma_meets_the_target_and_less_noise_does_not():
     # reference: independent dpsgd calls at the returned value and below it
     c = dpsgd_sigma(0.1, 20, target_mu=1.0, rel=1e-2, value_discretization_interval=1e-3)
@@ -238,6 +242,7 @@ def test_dpsgd_sigma_meets_the_target_and_less_noise_does_not():
     assert down.mu_floor > 1.0
 
 
+@pytest.mark.slow
 def test_dpsgd_sigma_for_an_epsilon_target():
     # reference: independent dpsgd calls; eps_certified meets, the proven lower profile
     # below it exceeds delta
@@ -268,6 +273,7 @@ def _delta1_add(e, q, s):
     return qc - mpmath.exp(e) * pc
 
 
+@pytest.mark.slow
 def test_add_direction_read_from_the_remove_composition():
     # reference: the exact add-direction profile (one step at 40 digits; two steps by
     # 25-digit integration over the first step, x ~ Q = N(0, s^2), loss -L(x)); and the
@@ -295,6 +301,7 @@ def test_add_direction_read_from_the_remove_composition():
             assert abs(u - r) <= 1e-6 * r + 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
 def test_coarse_floor_below_a_fine_upper_profile(rel):
     # reference: the certified upper profile on a ten times finer grid (a second, independent

@@ -88,6 +88,7 @@ def test_an_underflowing_term_is_not_trusted(monkeypatch):
     assert set(spy.calls) >= {400.0, 800.0, 5000.0}
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(B=st.floats(1.01, 50.0), s=st.floats(0.05, 20.0),
        x=st.lists(st.floats(0.0, 1e4), min_size=1, max_size=20))

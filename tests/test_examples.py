@@ -53,8 +53,10 @@ def runs(tmp_path_factory):
     for proc, _ in started.values():
         if proc.poll() is None:
             proc.kill()
+        proc.communicate()  # reap it and close its pipes (no ResourceWarning at exit)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_example_runs_in_small_mode(runs, name):
     if name not in runs:
@@ -69,6 +71,7 @@ def test_example_runs_in_small_mode(runs, name):
         assert "wrote" in stdout
 
 
+@pytest.mark.slow
 def test_walkthrough_report_has_the_closed_form_tail(runs):
     """Reference: theory §5, sigma = A/eps sqrt(log(B/delta)) has tail limit A^2/(2 sigma^2),
     2/9 for A = 1, sigma = 1.5."""

@@ -159,6 +159,7 @@ def test_replace_shares_value_caches_only_for_the_same_function():
     assert "evaluator" not in other._cache and "validated" not in other._cache
 
 
+@pytest.mark.slow
 def test_sweep_records_identical_without_families():
     grid = {"A": [0.7, 1.6], "B": [1.0], "sigma": [0.9, 2.5]}
     tables = []
@@ -181,6 +182,7 @@ def test_sweep_records_identical_without_families():
         assert abs(a["mu_upper"] - b["mu_upper"]) <= 1e-12
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("K", [2, 3, sympy.Rational(5, 2)])
 def test_closed_form_breakpoint_from_the_family_solve(K):
     # K e^{-eps}: the bracket -K e^{-c} + e^c - 2K vanishes at e^c = K + sqrt(K^2 + K)

@@ -291,6 +291,7 @@ def test_delta_within_1e17_of_one_is_resolved():
 SPIKES = [(3.1234, 1e-6), (47.77, 1e-7)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where,width", SPIKES)
 @pytest.mark.parametrize("certify", [None, False])
 def test_spike_between_grid_points_is_refused(where, width, certify):
@@ -302,6 +303,7 @@ def test_spike_between_grid_points_is_refused(where, width, certify):
         measure(p, eps_h=60, tol=1e-6, refine=False, identify=False, certify=certify)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("certify", [None, False])
 def test_underflow_inside_the_head(certify):
     # delta = exp(-eps^2)/2 underflows float64 beyond eps ~ 27; reference: 40-digit sup
@@ -311,6 +313,7 @@ def test_underflow_inside_the_head(certify):
     check(m, truth, 1e-6)
 
 
+@pytest.mark.slow
 def test_deep_peak_at_the_end_of_the_head():
     # delta = delta_2(eps)/1000 (a Gaussian profile scaled down): G rises towards 2 and
     # peaks at eps_h = 50; reference: the 40-digit mu with delta_mu(50) = delta_2(50)/1000
@@ -401,6 +404,7 @@ def test_cli_no_certify_and_certified_default():
         assert json.loads(out.getvalue())["certified"] is want
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("certify", [None, False])
 def test_constant_minus_exp_near_one(certify):
     # delta = exp(-eps) - exp(-30): delta(0) = 1 - 9.4e-14, where float64 keeps only 3
@@ -421,6 +425,7 @@ def test_constant_minus_exp_near_one(certify):
     check(m, truth, 1e-6)
 
 
+@pytest.mark.slow
 def test_tiny_term_that_takes_over_the_tail():
     # 1e-30 e^{-eps^2/16} is invisible next to e^{-eps^2}/2 near 0 but rules the tail
     # (G -> sqrt(8)); reference: the 40-digit sup of G on [0, 30]
@@ -443,6 +448,7 @@ def test_tiny_term_that_takes_over_the_tail():
     check(head, truth, 1e-6)  # float mode: the head alone
 
 
+@pytest.mark.slow
 def test_erf_form_of_a_scaled_gaussian_is_bracketed_or_refused():
     # 0.999 * delta_2 written with erf: not the exact delta_mu identity, so it goes through
     # the search; its G rises towards 2 (sup on [0, 30] at 30).  Reference: the 40-digit

@@ -131,6 +131,7 @@ def test_erfcx_taylor_coefficients_contain_mpmath(z, c):
         assert float(g.rad()) <= 1e-15 * float(abs(r)) + 1e-300, (j, g)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("z", [0.05, 40.0, 700.0, 5000.0])
 @pytest.mark.parametrize("c", [None, 0.2])
 def test_erfcx_taylor_of_the_search_order_is_tight(z, c):

@@ -51,6 +51,7 @@ def test_shuffle_amplification_is_bracketed(eps0, n, certify):
     assert m.method == "first-order"
 
 
+@pytest.mark.slow
 def test_refined_shuffle_amplification_is_bracketed():
     # the tour's path: refinement (a tangent line below a 40-digit branch point) first
     p = mechanisms.shuffle_amplification(2.0, 10**4)
@@ -69,6 +70,7 @@ def test_decimal_literal_gaussian_certified_to_1e9():
     check(m, 1.5, 1e-9, slack=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("certify", [False, True])
 def test_scaled_gaussian_against_a_1d_maximisation(certify):
     # 0.999 delta_1: G rises towards 1 along the head; truth: 40-digit maximisation of
@@ -85,6 +87,7 @@ def test_scaled_gaussian_against_a_1d_maximisation(certify):
     check(m, truth, 1e-7)
 
 
+@pytest.mark.slow
 def test_subsampled_gaussian_against_the_textbook_formula():
     # gamma delta_mu(log(1 + (e^eps - 1)/gamma)) with the textbook delta_mu
     gamma = mpmath.mpf(1) / 5

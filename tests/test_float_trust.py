@@ -213,6 +213,7 @@ def _sup_gdpt(expr: sympy.Expr, eps_h: float) -> mpmath.mpf:
     return best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "eps_h"), [("atan of a subnormal", 28.0),
                                              ("k-fold cancellation", 12.0),
                                              ("log1p of a tiny exp", 12.0)])

@@ -16,6 +16,7 @@ import time
 from collections.abc import Iterator
 from unittest import mock
 
+import pytest
 import sympy
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -163,6 +164,7 @@ def arithmetic(draw, depth=0):
     return f"({draw(arithmetic(depth + 1))}){op}({draw(arithmetic(depth + 1))})"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(arithmetic())
 @example("(9)**((9)**((9)**(9)))")

@@ -18,8 +18,8 @@ import sympy
 from flint import arb, ctx
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from reference import ref_log_delta
+
 from symgdp.errors import SymgdpError
 from symgdp.implicit import LogDeltaRoot
 from symgdp.interval import lambdify_arb, profile_arb
@@ -143,6 +143,7 @@ def _sup_gdpt(log_delta, lo, hi, grid=24):
         return max(G((a + b) / 2), gs[i])
 
 
+@pytest.mark.slow
 def test_measure_certifies_an_implicit_profile_with_an_interior_supremum():
     vals = {"c": 1, "sigma": 0.5}
     p = Profile.from_tradeoff(SGD0, vals, method="numeric")
@@ -159,6 +160,7 @@ def test_measure_certifies_an_implicit_profile_with_an_interior_supremum():
     assert m.lower <= mq.upper and mq.lower <= m.upper
 
 
+@pytest.mark.slow
 def test_measure_certifies_the_refined_implicit_sgd_family():
     vals = {"A": 2, "B": 1, "sigma": 2}
     p = Profile.from_tradeoff(SGD, vals, method="numeric")
@@ -203,6 +205,7 @@ def _search_start(h, x):
         return g
 
 
+@pytest.mark.slow
 def test_residual_with_several_roots_gives_nan_never_a_root():
     # h = t + 2e + 0.6 sin(3t) is not monotone in t: one root in the search's range
     # [-4^k, 0] for some eps, three for others (reference: 40-digit mpmath sign changes on
@@ -330,6 +333,7 @@ def test_a_residual_whose_t_derivative_has_no_ball_version_is_refused_cleanly():
         profile_arb(p)
 
 
+@pytest.mark.slow
 def test_measure_certifies_an_equation_sympy_cannot_solve():
     # sigma = sqrt(log(1/delta))/eps + delta has no closed form; reference: the refined
     # profile with its root found by 40-digit mpmath bisection of the equation itself,

@@ -44,6 +44,7 @@ def test_help_loads_neither_sympy_nor_scipy():
     assert not any(got.values()), got
 
 
+@pytest.mark.slow
 def test_every_public_name_without_heavy_optional_libraries():
     """Touching every public name loads SymPy and SciPy's special functions, but not
     scipy.stats, scipy.optimize, matplotlib or the other optional libraries."""

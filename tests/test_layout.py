@@ -241,6 +241,7 @@ def test_no_import_cycle_at_all():
     assert cycle is None, "import cycle: " + " -> ".join(cycle)
 
 
+@pytest.mark.slow
 def test_imports_point_down_the_pipeline():
     imports, known = _graph()
     if not set(known) <= {m for layer in LAYERS for m in layer}:

@@ -211,6 +211,7 @@ def k_fold_rr(e0: float, k: int) -> Profile:
     return Profile(sympy.Add(*terms))
 
 
+@pytest.mark.slow
 def test_many_local_maxima() -> None:
     p = k_fold_rr(0.3, 6)
     xs = np.linspace(0.0, 1.8, 37)

@@ -226,6 +226,7 @@ def test_shuffle_amplification_floor_and_pure_dp_cut():
     assert p(0.0) == pytest.approx(M.pure_dp(eps0)(0.0), rel=1e-14)
 
 
+@pytest.mark.slow
 @settings(max_examples=10)  # each example lambdifies a new Profile (~0.1 s)
 @given(eps0=st.floats(0.01, 8.0), n=st.integers(10, 10**7))
 @example(eps0=0.0625, n=12)

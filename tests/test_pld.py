@@ -18,11 +18,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symgdp import Profile, compose, measure
+from symgdp import Profile, compose, measure, precise
 from symgdp import mechanisms as M
 from symgdp import pld as L
 from symgdp.accounting import connect as C
-from symgdp import precise
 from symgdp.errors import DomainError, ProfileError
 
 DPS = 40
@@ -191,6 +190,7 @@ def test_bad_input_is_refused(call):
         call()
 
 
+@pytest.mark.slow
 def test_cli_compose_and_dpsgd():
     # reference: the library calls the commands wrap
     import io
@@ -242,6 +242,7 @@ def test_random_kfold_randomized_response_never_below_kov(e0, k, u):
     assert ref <= p(x) <= ref + 2e-4 * k
 
 
+@pytest.mark.slow
 @settings(max_examples=6 * _SCALE, deadline=None)
 @given(mu=st.floats(0.05, 2.0), k=st.integers(1, 20), x=st.floats(0.0, 8.0))
 def test_random_kfold_gaussian_never_below_exact(mu, k, x):

@@ -18,14 +18,13 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from test_pld import kov_delta
 
 from symgdp import pld as L
-from symgdp.accounting import pmf as K
 from symgdp import precise
+from symgdp.accounting import pmf as K
 from symgdp.dpsgd import _subsampled_gaussian_pmfs, certified_pld, dpsgd
 from symgdp.errors import DomainError
-
-from test_pld import kov_delta
 
 
 # -- the integer engine -------------------------------------------------------------------
@@ -151,6 +150,7 @@ def _truth(q: float, sigma: float, steps: int, eps: float) -> float:
         return float(max(rem, add))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("q, sigma, steps", [
     (0.01, 1.0, 1), (0.1, 0.8, 1), (0.01, 1.0, 2), (1.0, 1.0, 1),
     pytest.param(0.3, 2.0, 2, marks=pytest.mark.skipif(
@@ -196,6 +196,7 @@ def test_one_step_pmfs_are_valid_measures():
     assert one - opt.total() < one / 2**40 + opt.size + 4
 
 
+@pytest.mark.slow
 def test_dpsgd_mu_floor_is_below_and_close_to_the_bracket():
     # reference: the floor comes from an optimistic (lower-bound) composition, the
     # bracket from the pessimistic one; a valid mu must exceed the floor, so

@@ -120,6 +120,7 @@ def test_numeric_inversion_derivative_is_the_implicit_derivative():
             assert abs(d(x) + 2 * x * mpmath.exp(-x**2)) < mpmath.mpf("1e-30")
 
 
+@pytest.mark.slow
 def test_fallback_when_sympy_cannot_solve():
     eq = "sigma = sqrt(log(1/delta))/eps + delta"
     p = Profile.from_tradeoff(eq, {"sigma": 3}, timeout=20)

@@ -85,6 +85,7 @@ def command_runs(tmp_path_factory):
             proc.kill()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(COMMANDS)),
                          ids=[" ".join(w[1:3]) for w in COMMANDS])
 def test_readme_symgdp_commands_succeed(index, command_runs):

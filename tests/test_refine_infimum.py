@@ -118,6 +118,7 @@ POINTS = sorted({mpmath.mpf(i) / 10 for i in range(0, 41)}
                    mpmath.mpf(1) - mpmath.mpf(10) ** -9, mpmath.mpf(1) / 2 - mpmath.mpf(10) ** -9})
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(CASES))
 def test_refinement_matches_the_infimum(name):
     expr, dfun, jumps, dense = CASES[name]

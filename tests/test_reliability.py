@@ -475,6 +475,7 @@ def test_kfold_randomized_response_float(e0, k):
     assert_brackets(m, truth, 1e-6)
 
 
+@pytest.mark.slow
 @SLOW
 @given(e0=st.floats(0.1, 1.5), k=st.integers(2, 5))
 def test_kfold_randomized_response_certified(e0, k):

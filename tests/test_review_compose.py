@@ -93,6 +93,7 @@ def check_profile(c, truth, xs) -> None:
 
 
 # -- finding 1: the lower side of an asymmetric (subsampled) profile --------------------------
+@pytest.mark.slow
 def test_subsampled_profile_floor_is_below_the_mechanism():
     # Reference: exact two-point PLDs of both directions of Poisson-subsampled RR, binomial
     # sums at 50 digits.  Before the fix, the 2-fold composition of

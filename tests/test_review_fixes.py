@@ -284,6 +284,7 @@ def test_rescaled_gaussian_with_large_mu_is_refused_fast():
         p.measure(refine=False, identify=False)
 
 
+@pytest.mark.slow
 def test_rescaled_gaussian_far_from_1_is_searched_not_refused():
     # the same form with kappa = 2 at mu = 30 is nowhere near flat: the search resolves
     # it, and the bracket holds the truth: G(0) = mu exactly (the profile equals delta_mu

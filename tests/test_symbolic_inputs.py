@@ -65,6 +65,7 @@ def test_profile_objects_with_undefined_pieces_are_profile_errors():
         Profile(sympy.exp(-eps) + sympy.zoo * eps).validate()
 
 
+@pytest.mark.slow
 def test_erf_form_gaussian_is_not_a_false_alarm():
     # float64 cancellation makes 1 + erf(x) - e^eps (1 + erf(y)) look negative or rising
     def phi(x):
