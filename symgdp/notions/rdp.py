@@ -24,12 +24,12 @@ from .common import (
     _float_bounds,
     _fmt,
     _log_g,
-    log1m_inv,
     _require_bound,
     _symbol,
     _up,
     _xs,
     alpha,
+    log1m_inv,
 )
 
 # -- zCDP and every RDP curve linear in the order -------------------------------------------
