@@ -14,6 +14,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
+from references import gdp_curve
 
 from symgdp import compose, dpsgd, mechanisms
 from symgdp.accounting.pmf import SCALE_BITS, int_self_compose
@@ -62,16 +63,8 @@ def _rr_profile(eps0: float, k: int, x: float) -> mpmath.mpf:
 
 
 def _gdp_curve(mu: float, a: float) -> mpmath.mpf:
-    """Reference: G_mu(a) = Phi(Phi^{-1}(1 - a) - mu), Phi^{-1}(p) = sqrt(2) erfinv(2p - 1)."""
-    with mpmath.workdps(DPS):
-        a = mpmath.mpf(a)
-        if a == 0:
-            return mpmath.mpf(1)
-        if a == 1:
-            return mpmath.mpf(0)
-        z = mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * a)
-        return mpmath.ncdf(z - mu)
-
+    """Reference: G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) at 40 digits (references.gdp_curve)."""
+    return gdp_curve(mu, a, DPS)
 
 def _assert_band(b, truth) -> None:
     for a, lo, up in zip(b.alpha, b.lower, b.upper, strict=True):

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import sympy
 from flint import arb, ctx
+from references import gdp_curve
 
 import symgdp.bands as B
 from symgdp import Profile, compose, mechanisms
@@ -25,17 +26,8 @@ ALPHA = np.array([0.0, 1e-8, 1e-4, 0.003, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0
 
 
 def _gdp_curve(mu: float, a: float) -> mpmath.mpf:
-    """Reference: G_mu(a) at 40 digits, Phi^{-1}(1 - a) = sqrt(2) erfinv(1 - 2a) (the
-    precision raised for tiny a so that 1 - 2a does not round to 1)."""
-    with mpmath.workdps(DPS + 20):
-        a = mpmath.mpf(a)
-        if a == 0:
-            return mpmath.mpf(1)
-        if a == 1:
-            return mpmath.mpf(0)
-        z = mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * a)
-        return mpmath.ncdf(z - mu)
-
+    """Reference: G_mu(a) at 40 digits (references.gdp_curve)."""
+    return gdp_curve(mu, a, DPS)
 
 def _contains(b, mu: float) -> np.ndarray:
     """The 40-digit truths, after asserting lower <= truth <= upper at every alpha."""

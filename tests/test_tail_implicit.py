@@ -14,6 +14,7 @@ import math
 import mpmath
 import pytest
 import sympy
+from references import log_grid
 
 from symgdp import Profile, precise
 from symgdp.implicit import LogDeltaRoot
@@ -24,10 +25,8 @@ DPS = 60
 
 
 def _grid(a: float, b: float = 1e4, n: int = 60) -> list[mpmath.mpf]:
-    with mpmath.workdps(DPS):
-        la, lb = mpmath.log(a), mpmath.log(b)
-        return [mpmath.exp(la + (lb - la) * i / (n - 1)) for i in range(n)]
-
+    """A log grid on [a, b] (mpmath numbers; references.log_grid)."""
+    return log_grid(a, b, n, DPS)
 
 def _mu_of(x: mpmath.mpf, log_delta: mpmath.mpf) -> mpmath.mpf:
     """mu_GDP(x, delta) in 50-digit mpmath: log delta_mu(x) is increasing in mu (bisection

@@ -15,6 +15,7 @@ import sympy
 from flint import ctx
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from references import log_grid
 
 from symgdp import Profile, mechanisms, precise
 from symgdp.amplify import clip_and_rectify
@@ -27,11 +28,8 @@ DPS = 60
 
 
 def _grid(a: float, b: float = 1e4, n: int = 60) -> list[mpmath.mpf]:
-    """A log grid on [a, b] (mpmath numbers)."""
-    with mpmath.workdps(DPS):
-        la, lb = mpmath.log(a), mpmath.log(b)
-        return [mpmath.exp(la + (lb - la) * i / (n - 1)) for i in range(n)]
-
+    """A log grid on [a, b] (mpmath numbers; references.log_grid)."""
+    return log_grid(a, b, n, DPS)
 
 def _log_delta_mp(expr: sympy.Expr, x: mpmath.mpf) -> mpmath.mpf:
     """log delta(x) in mpmath at DPS + 60 working digits (cancellation of the erfc

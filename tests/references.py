@@ -1,0 +1,30 @@
+"""Independent mpmath references shared by several test files; not a test file.
+
+The tests import it as ``references`` (pytest puts ``tests/`` on ``sys.path``, the folder
+having no ``__init__.py``).  Nothing here calls symgdp: these are the truths the package's
+answers are compared with.
+"""
+
+from __future__ import annotations
+
+import mpmath
+
+
+def gdp_curve(mu: float, a: float, dps: int = 40) -> mpmath.mpf:
+    """G_mu(a) = Phi(Phi^{-1}(1 - a) - mu) at ``dps`` digits, Phi^{-1}(1 - a) =
+    sqrt(2) erfinv(1 - 2a) (20 guard digits, so that 1 - 2a keeps a tiny a)."""
+    with mpmath.workdps(dps + 20):
+        a = mpmath.mpf(a)
+        if a == 0:
+            return mpmath.mpf(1)
+        if a == 1:
+            return mpmath.mpf(0)
+        z = mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * a)
+        return mpmath.ncdf(z - mu)
+
+
+def log_grid(a: float, b: float = 1e4, n: int = 60, dps: int = 60) -> list[mpmath.mpf]:
+    """n points of a logarithmic grid on [a, b] (mpmath numbers at ``dps`` digits)."""
+    with mpmath.workdps(dps):
+        la, lb = mpmath.log(a), mpmath.log(b)
+        return [mpmath.exp(la + (lb - la) * i / (n - 1)) for i in range(n)]
