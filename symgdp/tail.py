@@ -53,6 +53,7 @@ from typing import Any
 import mpmath
 import sympy
 
+from . import _bounded
 from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
 from .evaluate import evaluator_of
@@ -230,7 +231,9 @@ def _bound_truth(expr: sympy.Expr, var: sympy.Symbol, left: float) -> tuple[str,
 def _bound_truths(expr: sympy.Expr, var: sympy.Symbol, points: list[dict],
                   end: float) -> list[tuple[str, Any]]:
     """:func:`_bound_truth` at every point (one bounded child runs them all)."""
-    return [_bound_truth(expr.xreplace(d), var, end - time.monotonic()) for d in points]
+    scale = float(_bounded.TIMEOUT_SCALE)  # ``end`` is a wall-clock deadline, scaled
+    return [_bound_truth(expr.xreplace(d), var, (end - time.monotonic()) / scale)
+            for d in points]
 
 
 def _same_value(formula: Any, truth: sympy.Expr) -> bool | None:
@@ -255,8 +258,8 @@ def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
     values substituted first (exact rules; a 60-digit q(eps) far out where they fail)."""
     params = (expr.free_symbols | lim.free_symbols) - {var}
     points = _parameter_points(params)
-    allowance = max(budget.end - time.monotonic(), _CHECK_MIN_SECONDS)
-    end = time.monotonic() + allowance
+    allowance = max(budget.left(), _CHECK_MIN_SECONDS)
+    end = time.monotonic() + allowance * budget.scale
     try:
         truths = run_bounded(_bound_truths, expr, var, points, end, timeout=allowance)
     except (AnalysisTimeout, SymgdpError, RuntimeError, MemoryError):
@@ -275,7 +278,7 @@ def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
                                f"values is {truth}, the formula gives {li}")
             agreed += 1
             continue
-        left = end - time.monotonic()
+        left = (end - time.monotonic()) / budget.scale
         if left <= 0:
             return None, f"parameter check ran out of its {allowance:.3g} s"
         try:
@@ -341,7 +344,7 @@ def _check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
         return _parameter_check(expr, var, lim, budget)
     try:
         qs = run_bounded(_q_values, expr, var,
-                         timeout=max(min(_CHECK_SECONDS, budget.end - time.monotonic()), 1e-3))
+                         timeout=max(min(_CHECK_SECONDS, budget.left()), 1e-3))
     except Exception:  # noqa: BLE001 - an unresolvable check is inconclusive
         qs = None
     if qs is None:
@@ -461,7 +464,8 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
             for lx in pts:
                 ld = _mp_log_delta(profile, lx)
                 if ld is None:
-                    return None, f"numeric tail inconclusive: log delta unresolved at eps = 1e{lx:.4g}"
+                    return None, ("numeric tail inconclusive: log delta unresolved at "
+                                  f"eps = 1e{lx:.4g}")
                 x = mpmath.mpf(10) ** mpmath.mpf(lx)
                 if ld >= 0:
                     qs.append(mpmath.inf)
@@ -607,7 +611,7 @@ def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, st
     try:
         # bounded like every other step: a double exponential can stall mpmath far out
         val, ndetail = run_bounded(_numeric_tail, profile,
-                                   timeout=max(budget.end - time.monotonic(), _NUMERIC_MIN_SECONDS))
+                                   timeout=max(budget.left(), _NUMERIC_MIN_SECONDS))
     except AnalysisTimeout:
         val, ndetail = None, "the numeric tail ran out of time"
         budget.timed_out = True

@@ -15,20 +15,30 @@ from typing import Any
 
 import sympy
 
+from . import _bounded
 from ._bounded import resolve_timeout, run_bounded
 from .errors import AnalysisTimeout
 
 
 class _Budget:
-    """A wall-clock deadline shared by the bounded SymPy calls of one analysis."""
+    """A wall-clock deadline shared by the bounded SymPy calls of one analysis.
+
+    ``total`` is the budget as given; the deadline ``end`` is ``total`` times
+    :data:`symgdp._bounded.TIMEOUT_SCALE` from now, like every bounded call's.  Budgets
+    handed on to bounded calls come from :meth:`left`, in the same unscaled seconds."""
 
     def __init__(self, timeout: float | None) -> None:
         self.total = resolve_timeout(timeout)
-        self.end = time.monotonic() + self.total
+        self.scale = float(_bounded.TIMEOUT_SCALE)
+        self.end = time.monotonic() + self.total * self.scale
         self.timed_out = False
 
+    def left(self) -> float:
+        """The seconds left, unscaled (a bounded call scales them back to ``end``)."""
+        return (self.end - time.monotonic()) / self.scale
+
     def call(self, fn: Any, *args: Any) -> Any:
-        left = self.end - time.monotonic()
+        left = self.left()
         if left <= 0:
             self.timed_out = True
             raise AnalysisTimeout(f"the tail analysis exceeded its budget of {self.total:g} s")

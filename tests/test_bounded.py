@@ -177,3 +177,20 @@ def test_timeout_scale_multiplies_every_budget(monkeypatch):
     with pytest.raises(AnalysisTimeout, match="0.4 s"):
         run_bounded(time.sleep, 60, timeout=0.2)
     assert resolve_timeout(0.2) == 0.2  # the scale applies where the budget is enforced
+
+
+def test_tail_budget_is_scaled_too(monkeypatch):
+    # the tail analysis shares one deadline between its bounded calls: that deadline is
+    # scaled like every bounded call's, and what it hands on is unscaled (reference: the
+    # arithmetic of the definition, bracketed by clock readings before and after)
+    from symgdp import tail_rules
+
+    monkeypatch.setattr(_bounded, "TIMEOUT_SCALE", 4.0)
+    t0 = time.monotonic()
+    b = tail_rules._Budget(2.5)
+    t1 = time.monotonic()
+    assert b.total == 2.5 and t0 + 10.0 <= b.end <= t1 + 10.0
+    t2 = time.monotonic()
+    left = b.left()
+    t3 = time.monotonic()
+    assert (b.end - t3) / 4.0 <= left <= (b.end - t2) / 4.0  # scaled back by a bounded call
