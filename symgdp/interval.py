@@ -58,6 +58,8 @@ from .interval_base import (
     _not,
     _or,
     _piecewise,
+    _rpow,
+    _sqrt,
     _tri,
     float_exact,
     prove,
@@ -117,7 +119,7 @@ _NAMESPACE: dict[str, Any] = {
     "_A": to_arb,
     "exp": lambda x: _monotone(to_arb(x), arb.exp),
     "log": _log,
-    "sqrt": lambda x: to_arb(x).sqrt(),
+    "sqrt": _sqrt,
     "erf": lambda x: _monotone(to_arb(x), arb.erf),
     "erfc": lambda x: _monotone(to_arb(x), arb.erfc),
     "erfinv": lambda x: _monotone(to_arb(x), arb.erfinv),
@@ -142,6 +144,7 @@ _NAMESPACE: dict[str, Any] = {
     # put the float root search (LogDeltaRoot._imp_) in its place
     "LogDeltaRootBall": log_delta_root_arb,
     "_ipow": _ipow,
+    "_rpow": _rpow,
     "_max": _max,
     "_min": _min,
     "_pw": _piecewise,
@@ -157,7 +160,8 @@ _NAMESPACE: dict[str, Any] = {
 }
 
 _FUNCTIONS = {
-    sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.erfinv, sympy.erfcinv, sympy.Abs, sympy.sin, sympy.cos,
+    sympy.exp, sympy.log, sympy.erf, sympy.erfc, sympy.erfinv, sympy.erfcinv, sympy.Abs,
+    sympy.sin, sympy.cos,
     sympy.tanh, sympy.sinh, sympy.cosh, sympy.atan, sympy.gamma, sympy.loggamma,
     sympy.Heaviside, sympy.Max, sympy.Min, sympy.Piecewise, Erfcx, ErfcxDiff, _expm1,
 
@@ -229,7 +233,7 @@ class _ArbPrinter(LambdaPrinter):
             # integer powers of balls are exact operations; keep them so (x**2 of a
             # ball straddling 0 is then correctly non-negative)
             return f"_ipow({self._print(base)}, {int(e)})"
-        return f"(_A({self._print(base)})**_A({self._print(e)}))"
+        return f"_rpow({self._print(base)}, {self._print(e)})"
 
     def _print_Relational(self, expr: sympy.core.relational.Relational) -> str:
         fn = {"<": "_lt", "<=": "_le", ">": "_gt", ">=": "_ge", "==": "_eq",

@@ -187,6 +187,36 @@ def _ipow(x: Any, n: int) -> arb:
     return out.nonnegative_part() if n % 2 == 0 else out
 
 
+def _touches_zero_from_above(x: arb) -> bool:
+    """Whether ``x`` is a ball of non-negative numbers whose midpoint-radius form reaches
+    just below 0: a ball built from ``[0, b]`` has its radius rounded up to 30 bits, so
+    its lower end is about :math:`-2^{-30} b`, below 0 by rounding, not by any argument
+    (a genuinely sign-changing ball, like ``eps - 1`` near 1, is not one)."""
+    if not x.is_finite():
+        return False
+    up = x.upper()
+    return bool(up > 0) and bool(x.lower() >= -up * arb(2) ** -26)
+
+
+def _rpow(x: Any, e: Any) -> arb:
+    r"""``x**e`` for a non-integer exponent.  A real power is defined for :math:`x \ge 0`
+    only, where :math:`t \mapsto t^e` is increasing for :math:`e > 0`: on a ball of
+    non-negative numbers touching 0 (see :func:`_touches_zero_from_above`) the enclosure
+    is :math:`[0, b^e]` (Arb's own power is NaN there).  Every other ball: Arb's power."""
+    x, e = to_arb(x), to_arb(e)
+    if not (x > 0) and e > 0 and _touches_zero_from_above(x):
+        return arb(0).union(arb(x.upper()) ** e)
+    return x**e
+
+
+def _sqrt(x: Any) -> arb:
+    """``sqrt(x)``, with :func:`_rpow`'s rule for balls touching 0 (Arb's is NaN)."""
+    x = to_arb(x)
+    if not (x > 0) and _touches_zero_from_above(x):
+        return arb(0).union(arb(x.upper()).sqrt())
+    return x.sqrt()
+
+
 def _log(x: Any, base: Any = None) -> arb:
     v = _monotone(to_arb(x), arb.log)
 
