@@ -118,18 +118,13 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:
-    from .errors import SymgdpWarning
-    from .pld import compose
-    from .events import from_dp_event
-    from .dpsgd import dpsgd
-    from .dpsgd import DPSGDResult, dpsgd_sigma
-    from .accountant import Accountant
     from . import composition, conversions, mechanisms, plot, risk, tradeoff
-    from .audit import AuditResult, audit, audit_one_run
     from . import precise as mp
+    from .accountant import Accountant
     from .amplify import ClipAndRectify, clip_and_rectify
+    from .audit import AuditResult, audit, audit_one_run
     from .calibrate import CalibrationResult, calibrate
-    from .sweep import SweepTable, sweep
+    from .dpsgd import DPSGDResult, dpsgd, dpsgd_sigma
     from .errors import (
         AnalysisTimeout,
         ConvergenceError,
@@ -138,8 +133,10 @@ if TYPE_CHECKING:
         PrecisionError,
         ProfileError,
         SymgdpError,
+        SymgdpWarning,
         UnboundParameterError,
     )
+    from .events import from_dp_event
     from .gaussian import (
         compose_gdp,
         delta_mu,
@@ -151,10 +148,12 @@ if TYPE_CHECKING:
     )
     from .measure import Measurement, gdpt, measure
     from .parsing import parse_equation, parse_expression
+    from .pld import compose
     from .profile import Profile
     from .progress import ProgressEvent
     from .refine_calibration import Calibration, refine_calibration
     from .report import Report, report
+    from .sweep import SweepTable, sweep
     from .symbols import delta, eps
     from .tail import Identification
 

@@ -167,12 +167,12 @@ class _Family:
         return self._memo["verdict"]
 
     def cannot_reject(self, point: _Point) -> bool:
-        r"""Whether the symbolic verdict of :func:`~symgdp.validate.check_profile` is proved empty at these
-        values by ball arithmetic: SymPy calls the profile complex, negative, at least 1
-        or increasing only when that holds at every :math:`\varepsilon > 0`, so one
-        point with a real value, one with a value :math:`\ge 0`, one with a value
-        :math:`< 1` and one with a derivative :math:`\le 0` rule each verdict out (the
-        per-value SymPy call is then skipped)."""
+        r"""Whether the symbolic verdict of :func:`~symgdp.validate.check_profile` is proved empty
+        at these values by ball arithmetic: SymPy calls the profile complex, negative, at least 1 or
+        increasing only when that holds at every :math:`\varepsilon > 0`, so one point with a real
+        value, one with a value :math:`\ge 0`, one with a value :math:`< 1` and one with a
+        derivative :math:`\le 0` rule each verdict out (the per-value SymPy call is then
+        skipped)."""
         fns = self.verdict_functions()
         if fns is None:
             return False
@@ -236,7 +236,7 @@ def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
     params = tuple(sorted((s for s in profile.values if s in free),
                           key=lambda s: (s.name, sorted(s.assumptions0.items()))))
     values = [profile.values[s] for s in params]
-    for s, v in zip(params, values):
+    for s, v in zip(params, values, strict=True):
         if not isinstance(v, (sympy.Rational, sympy.Float)) or not v.is_finite:
             return None
         if any(getattr(v, f"is_{fact}") is not truth
@@ -291,9 +291,9 @@ def _log_slope(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol, timeout: float
     pairs = [(pw, dd, sympy.true)]
     if isinstance(pw, sympy.Piecewise):
         if not (isinstance(dd, sympy.Piecewise) and len(dd.args) == len(pw.args)
-                and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args))):
+                and all(c == c2 for (_e, c), (_d, c2) in zip(pw.args, dd.args, strict=True))):
             return None, True
-        pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args)]
+        pairs = [(e, d, c) for (e, c), (d, _c) in zip(pw.args, dd.args, strict=True)]
     ts = [d / (1 - e) + 1 / (1 + sympy.exp(-var)) for e, d, _c in pairs]
     todo = [i for i, t in enumerate(ts) if _rational_in_exp(t, var)]
     final = True
@@ -304,9 +304,9 @@ def _log_slope(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol, timeout: float
         except (AnalysisTimeout, Exception) as exc:  # noqa: BLE001 - keep them as they are
             final = not isinstance(exc, AnalysisTimeout)
             done = [ts[i] for i in todo]
-        for i, t in zip(todo, done):
+        for i, t in zip(todo, done, strict=True):
             ts[i] = t
-    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts)], final
+    return [(e, t, c) for (e, _d, c), t in zip(pairs, ts, strict=True)], final
 
 
 def _proof_functions(pw: sympy.Expr, dd: sympy.Expr, var: sympy.Symbol,

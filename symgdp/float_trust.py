@@ -51,10 +51,10 @@ def _cancelling_sums(e: sympy.Expr, var: sympy.Symbol,
     Looks through sums, products, powers, Max/Min and Piecewise branches for a sum (that
     depends on ``var``) with a negative term, constant or not (e.g. the erfc difference of
     the Gaussian profile, or :math:`e^{-\varepsilon} - c`, which cancels where
-    :math:`e^{-\varepsilon} \approx c`); function arguments (exp, erfc, ...) are not inspected, since a cancellation
-    there does not make the function value lose relative accuracy in the same way.  Each
-    sum comes with ``inside_log``: in a log-expression (``_log_expression``) a sum inside
-    ``log(...)`` is a difference of the profile's own values, one outside is a sum of
+    :math:`e^{-\varepsilon} \approx c`); function arguments (exp, erfc, ...) are not
+    inspected, since a cancellation there does not make the function value lose relative accuracy in
+    the same way.  Each sum comes with ``inside_log``: in a log-expression (``_log_expression``) a
+    sum inside ``log(...)`` is a difference of the profile's own values, one outside is a sum of
     logarithms and exponents.
     """
     if var not in e.free_symbols:
@@ -367,7 +367,7 @@ class _ErrorBound:
                 ratios = []
                 dummies = [sympy.Dummy() for _ in e.args]
                 g = e.func(*dummies)
-                for op, d, a in zip(ops, dummies, e.args, strict=True):
+                for op, d, _a in zip(ops, dummies, e.args, strict=True):
                     if op[0] == "c":
                         ratios.append(None)
                         continue

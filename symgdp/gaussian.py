@@ -43,7 +43,6 @@ from scipy import special
 
 from .errors import ConvergenceError, DomainError, PrecisionError
 from .gaussian_core import (  # noqa: F401 (re-exported names of the family's core)
-    _scalar_first,
     _A_SWITCH,
     _CANCEL,
     _CUBIC_DONE,
@@ -62,6 +61,7 @@ from .gaussian_core import (  # noqa: F401 (re-exported names of the family's co
     _prepare,
     _quiet,
     _rr_side,
+    _scalar_first,
 )
 from .gaussian_scalar import (  # noqa: F401 (re-exported names of the family's core)
     _check_rounding,

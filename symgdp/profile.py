@@ -706,7 +706,8 @@ class Profile:
         return self._evaluator().eval_float(x, kind)
 
     def _mp_log(self, e: float) -> float:
-        """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in :mod:`symgdp.evaluate`)."""
+        """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in
+        :mod:`symgdp.evaluate`)."""
         if self._source is not None:
             return float(self.log_delta(float(e)))
         return self._evaluator().mp_log(e)

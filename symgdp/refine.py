@@ -408,7 +408,7 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
         # exact cell ends in arb (bisection goes below float64's resolution at a switch);
         # the cells nearest 0 first, where a crossing usually shows
         cells = [(arb(a), arb(b)) for a, b in zip(_PROOF_START[:-1].tolist(),
-                                                  _PROOF_START[1:].tolist())][::-1]
+                                                  _PROOF_START[1:].tolist(), strict=True)][::-1]
         while cells:
             a, b = cells.pop()
             used += 1

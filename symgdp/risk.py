@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from .errors import DomainError
 from .bands import _PREC, _dn, _enclosure, _fdown, _fup, _mu_value, _up, band
+from .errors import DomainError
 
 __all__ = ["Interval", "max_tpr", "advantage", "bayes_success"]
 

@@ -45,8 +45,8 @@ from typing import Any
 
 import sympy
 
-from .formatting import json_number
 from .errors import DomainError, SymgdpError
+from .formatting import json_number
 from .profile import Profile
 
 __all__ = ["SweepTable", "sweep", "grid_points", "TASKS"]
@@ -246,7 +246,7 @@ def grid_points(grid: Mapping[str, Iterable[Any]] | Sequence[Mapping[str, Any]]
             if not vals:
                 raise DomainError(f"the grid gives no values for {n!r}")
             columns.append([_plain(n, v) for v in vals])
-        return [dict(zip(names, combo)) for combo in itertools.product(*columns)]
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*columns)]
     points = []
     for i, pt in enumerate(grid):
         if not isinstance(pt, Mapping):

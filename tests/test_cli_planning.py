@@ -56,7 +56,7 @@ def test_sweep_text_out_resume_and_plot(tmp_path):
     assert rows[0].split("\t")[:3] == ["e0", "mu_lower", "mu_upper"] and len(rows) == 6
     api = sweep(mechanisms.laplace, {"eps0": [0.5, 1.0, 1.5, 2.0]}, executor="serial",
                 eps_h=10)
-    for row, r in zip(rows[1:5], api):
+    for row, r in zip(rows[1:5], api, strict=False):
         assert [float(c) for c in row.split("\t")[1:3]] == [r["mu_lower"], r["mu_upper"]]
     status, _, err = run(args)  # the file exists: refused without --resume
     assert status == 2 and err.count("\n") == 1 and "resume" in err

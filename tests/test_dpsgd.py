@@ -83,12 +83,12 @@ def test_clt_formula():
     assert mu_clt(0.01, 1.0, 1000) == pytest.approx(float(ref), rel=1e-14)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _run(q: float, sigma: float, steps: int) -> object:
     return dpsgd(q, sigma, steps, failure_prob=1e-10, tol=1e-3, floor=False, compare=True)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _optimistic_pld(q: float, sigma: float, steps: int) -> object:
     """dp_accounting's optimistic PLD of DP-SGD: a lower bound on the true profile."""
     from dp_accounting.pld import privacy_loss_distribution as P

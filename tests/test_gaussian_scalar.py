@@ -13,9 +13,9 @@ import math
 
 import mpmath
 import numpy as np
-from scipy.special import log_ndtr
 import pytest
 from reference import ref_log_delta
+from scipy.special import log_ndtr
 
 import symgdp.gaussian as g
 from symgdp.errors import DomainError

@@ -184,7 +184,7 @@ def _mp_roots(h, x, lo=-30, hi=0, n=600):
         ts = [mpmath.mpf(lo) + (mpmath.mpf(hi) - lo) * i / n for i in range(n + 1)]
         vs = [h(mpmath.mpf(x), t) for t in ts]
         roots = []
-        for t0, t1, v0, v1 in zip(ts, ts[1:], vs, vs[1:]):
+        for t0, t1, v0, v1 in zip(ts, ts[1:], vs, vs[1:], strict=False):
             if v0 == 0 or v0 * v1 < 0:
                 a, b = t0, t1
                 for _ in range(140):

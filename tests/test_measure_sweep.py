@@ -80,7 +80,7 @@ def test_leaves_and_cells_cover_the_input_exactly(seed, hole):
                     + [(a, b, "leaf") for a, b in zip(first.a, first.b, strict=True)])
     # contiguous from 0 to eps_h: no gap, no overlap
     assert pieces[0][0] == 0.0 and pieces[-1][1] == 100.0
-    for (a0, b0, _), (a1, b1, _) in zip(pieces, pieces[1:], strict=False):
+    for (_a0, b0, _), (a1, b1, _) in zip(pieces, pieces[1:], strict=False):
         assert b0 == a1, (b0, a1)
         assert a1 < b1
     # every leaf was proved by the test (and its monotonicity checked), never across

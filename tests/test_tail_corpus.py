@@ -27,7 +27,7 @@ from symgdp import mechanisms
 from symgdp.parsing import parse_expression
 from symgdp.profile import Profile
 from symgdp.symbols import eps, mu
-from symgdp.tail import _numeric_check, _Budget, identify
+from symgdp.tail import _Budget, _numeric_check, identify
 
 E, S, R, oo = sympy.exp, sympy.sqrt, sympy.Rational, sympy.oo
 a, b, c, d, s, A, B, K, g, e0 = sympy.symbols("a b c d s A B K gamma eps0", positive=True)
