@@ -1,0 +1,594 @@
+r"""Certified convexity and monotonicity of a typed trade-off curve.
+
+A trade-off function (Dong, Roth & Su 2021) is convex, continuous and non-increasing on
+:math:`[0, 1]`.  :func:`check_curve` proves both properties of a curve :math:`T(\alpha)`
+typed as a SymPy expression, or disproves one of them with a rigorous witness, by
+branch-and-bound in ball arithmetic (python-flint's ``arb``) over a cover of
+:math:`[0, 1]` by closed boxes; or, when its budget runs out or the enclosures blow up
+(a singular end such as ``erfcinv(2*alpha)`` at 0), says where it was not proved.
+
+**Pieces.**  ``Max``, ``Min`` and ``Abs`` (taken as ``Max(u, -u)``) make :math:`T` non-smooth.
+On a box, an argument of such a node is dropped when another one is proved at least as
+large (``Max``; as small, ``Min``) on the whole box, by the ball enclosure of their
+difference.  When every node keeps one argument, :math:`T` equals on the box a *resolved*
+expression :math:`R` without nodes, and :math:`R'`, :math:`R''` are SymPy's derivatives.
+When exactly one node keeps two arguments :math:`u, v` (a *kink box*), :math:`T` is
+:math:`T_u` on one side of the zero of :math:`h = u - v` and :math:`T_v` on the other;
+with :math:`h' \ne 0` proved on the box, :math:`h` has at most one zero there, and the
+side of each branch follows from the sign of :math:`h'`.  Any other box is split.
+
+**Convex on a box.**  Smooth box: :math:`R'' \ge 0` on it (every subexpression of
+:math:`R` finite there, so :math:`R` is continuous, and :math:`R'`, :math:`R''` finite).
+Kink box: :math:`T_u'' \ge 0`, :math:`T_v'' \ge 0` on the box and the slope's jump at the
+kink, :math:`T_{\mathrm{right}}' - T_{\mathrm{left}}'`, :math:`\ge 0` on the box (a convex
+kink; ``Max`` of two lines has one, ``Min`` of two lines a concave one).
+
+**From boxes to** :math:`[0, 1]`.  A continuous function convex on each box of a cover of
+:math:`[p, q]` by boxes meeting at points :math:`m`, and differentiable at each such
+:math:`m`, is convex on :math:`[p, q]` (its right derivative is non-decreasing on each box
+and continuous at each :math:`m`).  Every split point :math:`m` is chosen where every
+node's choice is *strict* (one argument proved strictly larger at the exact point), so
+:math:`T` equals one resolved :math:`R` near :math:`m`, and :math:`R'(m)` is proved
+finite: :math:`T` is differentiable at :math:`m`.  Where no such point is found the box
+is left unproved.  Near a singular end, a cover of :math:`[2^{-k}, 1 - 2^{-k}]` is *not*
+enough: a function convex there and continuous on :math:`[0, 1]` may still be concave on
+:math:`[0, 2^{-k}]`; so the end boxes :math:`[0, 2^{-k}]` and :math:`[1 - 2^{-k}, 1]` are
+boxes of the cover like any other, proved only where the enclosures of :math:`R''` on
+them are finite (the piecewise-linear curves), and otherwise reported as not proved
+(``erfcinv(2*alpha)`` at 0): never proved by continuity alone.
+
+**Non-increasing** likewise: :math:`R' \le 0` on smooth boxes, :math:`T_u' \le 0` and
+:math:`T_v' \le 0` on kink boxes (:math:`T` is continuous: no jump up at a box's end).
+
+**Disproof.**  A box on which :math:`R'' < 0` is proved (smooth), or a kink box with a
+jump :math:`< 0` proved and a sign change of :math:`h` proved at its ends, shows
+:math:`T` is not convex; a box with the slopes :math:`> 0` proved shows :math:`T`
+increases.  The error names a witness checked by ball evaluation of :math:`T` at exact
+points: :math:`T(b)` above the chord through :math:`(a, T(a))`, :math:`(c, T(c))`, or
+:math:`T(c) > T(a)` with :math:`a < c` (when the points' balls cannot separate so finely,
+the proved box itself is named).  ``Piecewise``, ``Heaviside`` and other functions
+without a ball counterpart are not analysed: not proved, never refused here.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+from flint import arb, ctx
+
+from .._bounded import TIMEOUT_SCALE
+from ..errors import DomainError
+from ..interval import ArbUnsupported, lambdify_arb
+
+__all__ = ["CurveCheck", "check_curve"]
+
+#: boxes evaluated at most (each one or two compiled ball calls)
+MAX_BOXES = 3000
+#: the end box [0, 2^-END_BITS] is not split further (nor [1 - 2^-53, 1])
+END_BITS = 60
+#: boxes narrower than this times their distance to the nearer end are not split further
+MIN_WIDTH = 2.0**-40
+#: seconds for the symbolic derivatives of every resolved piece together (times
+#: symgdp._bounded.TIMEOUT_SCALE)
+SYMBOLIC_BUDGET = 10.0
+_PREC = 128
+_POINT_PRECS = (128, 256, 512, 1024, 2048)
+_NODES = (sympy.Max, sympy.Min)
+_JUMPS = (sympy.Piecewise, sympy.Heaviside, sympy.DiracDelta, sympy.sign)
+
+
+@dataclass(frozen=True)
+class CurveCheck:
+    """What :func:`check_curve` proved: ``convexity`` and ``monotonicity`` are
+    ``"proved"`` or ``"not proved on ...: why"``; ``boxes`` is the count evaluated."""
+
+    convexity: str
+    monotonicity: str
+    boxes: int = 0
+
+    @property
+    def proved(self) -> bool:
+        return self.convexity == "proved" and self.monotonicity == "proved"
+
+    def notes(self) -> tuple[str, ...]:
+        """The caveats a profile built from the curve carries (empty when proved)."""
+        out = []
+        if self.convexity != "proved":
+            out.append(
+                f"the trade-off curve's convexity is {self.convexity}; the profile is the "
+                "conjugate of the curve as typed, which is that of its convex envelope "
+                "(still an upper bound on the profile of a mechanism that is T-DP)")
+        if self.monotonicity != "proved":
+            out.append(f"the trade-off curve's non-increase is {self.monotonicity}")
+        return tuple(out)
+
+
+def _fmt(x: Any) -> str:
+    return f"{float(x.mid() if isinstance(x, arb) else x):.10g}"
+
+
+def _pt(x: arb) -> str:
+    """An exact point (a float): its shortest round-trip decimal."""
+    return repr(float(x.mid()))
+
+
+class _Plan:
+    """How a box with given node choices is analysed, and its compiled ball functions."""
+
+    def __init__(self, kind: str, fn: Callable[[Any], Any] | None = None, why: str = "",
+                 node: int = -1, is_max: bool = True) -> None:
+        self.kind, self.fn, self.why, self.node, self.is_max = kind, fn, why, node, is_max
+
+
+class _Checker:
+    def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
+                 t_funcs: list[Callable[[Any], arb]]) -> None:
+        self.var, self.t_funcs = var, t_funcs
+        expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
+        self.expr = expr.replace(sympy.Abs, lambda u: sympy.Max(u, -u))
+        self.nodes = list(dict.fromkeys(
+            n for n in sympy.postorder_traversal(self.expr) if isinstance(n, _NODES)))
+        self.index = {n: i for i, n in enumerate(self.nodes)}
+        pairs, diffs = [], []
+        for i, n in enumerate(self.nodes):
+            for j in range(len(n.args)):
+                for k in range(j + 1, len(n.args)):
+                    pairs.append((i, j, k))
+                    diffs.append(n.args[j] - n.args[k])
+        self.pairs = pairs
+        self.diffs = lambdify_arb(sympy.Tuple(*diffs), var, cse=True) if diffs else None
+        self.plans: dict[tuple[tuple[int, ...], ...], _Plan] = {}
+        self.compiled: dict[Any, Callable[[Any], Any]] = {}
+        self.budget = SYMBOLIC_BUDGET * TIMEOUT_SCALE
+
+    # -- node choices on a box -------------------------------------------------------------
+    def choices(self, ball: arb, strict: bool) -> tuple[tuple[int, ...], ...]:
+        if not self.nodes:
+            return ()
+        got = self.diffs(ball)
+        vals = got if isinstance(got, tuple) else (got,)
+        d: dict[tuple[int, int, int], arb] = {}
+        for (i, j, k), v in zip(self.pairs, vals, strict=True):
+            d[(i, j, k)] = v
+            d[(i, k, j)] = -v
+        out = []
+        for i, n in enumerate(self.nodes):
+            is_max = isinstance(n, sympy.Max)
+            alive = list(range(len(n.args)))
+            for k in range(len(n.args)):
+                for j in alive:
+                    if j == k:
+                        continue
+                    v = d[(i, j, k)]        # a_j - a_k
+                    if not v.is_finite():
+                        continue
+                    if is_max:
+                        dom = v > 0 if strict else v >= 0
+                    else:
+                        dom = v < 0 if strict else v <= 0
+                    if dom:
+                        alive.remove(k)
+                        break
+            out.append(tuple(alive))
+        return tuple(out)
+
+    def _resolve(self, e: sympy.Basic, choice: dict[int, tuple[int, ...]]) -> sympy.Basic:
+        """``e`` with each node of ``choice`` replaced by its kept arguments (one: the
+        argument itself; more: the node of those only)."""
+        i = self.index.get(e)
+        if i is not None and i in choice:
+            kept = [self._resolve(e.args[j], choice) for j in choice[i]]
+            return kept[0] if len(kept) == 1 else e.func(*kept)
+        if e.is_Atom or not e.args:
+            return e
+        return e.func(*[self._resolve(a, choice) for a in e.args])
+
+    def _open(self, e: sympy.Basic, key: tuple[tuple[int, ...], ...], seen: set[int]) -> None:
+        """The nodes still open (more than one argument kept) that ``e`` reaches."""
+        i = self.index.get(e)
+        if i is not None:
+            if len(key[i]) == 1:
+                self._open(e.args[key[i][0]], key, seen)
+                return
+            seen.add(i)
+        for a in e.args:
+            self._open(a, key, seen)
+
+    def _compile(self, items: list[Any]) -> Callable[[Any], tuple[arb, ...]]:
+        """One ball function of every item (an expression, or ``(order, expr)`` for a
+        derivative).  A derivative is taken in two equal forms, SymPy's and
+        :func:`_tidy`'s, and its value is the intersection of their finite enclosures."""
+        from ..parsing import _OutOfTime, _with_budget
+
+        k = tuple(items)
+        hit = self.compiled.get(k)
+        if hit is None:
+            if self.budget <= 0:
+                raise _OutOfTime
+            t0 = time.perf_counter()
+            try:
+                hit = _with_budget(lambda: self._build(items), self.budget)
+            finally:
+                self.budget -= time.perf_counter() - t0
+            self.compiled[k] = hit
+        return hit
+
+    def _build(self, items: list[Any]) -> Callable[[Any], tuple[arb, ...]]:
+        exprs: list[sympy.Expr] = []
+        groups: list[tuple[int, ...]] = []
+        for e in items:
+            if isinstance(e, tuple):
+                d = sympy.diff(e[1], self.var, e[0])
+                forms = list(dict.fromkeys([d, _tidy(d)]))
+            else:
+                forms = [e]
+            groups.append(tuple(range(len(exprs), len(exprs) + len(forms))))
+            exprs.extend(forms)
+        f = lambdify_arb(sympy.Tuple(*exprs), self.var, cse=True)
+
+        def run(x: Any) -> tuple[arb, ...]:
+            got = f(x)
+            vals = got if isinstance(got, tuple) else (got,)
+            return tuple(_meet([vals[i] for i in g]) for g in groups)
+
+        return run
+
+    def plan(self, key: tuple[tuple[int, ...], ...]) -> _Plan:
+        hit = self.plans.get(key)
+        if hit is not None:
+            return hit
+        from ..parsing import _OutOfTime
+
+        seen: set[int] = set()
+        self._open(self.expr, key, seen)
+        choice = dict(enumerate(key))
+        try:
+            if not seen:
+                r = self._resolve(self.expr, choice)
+                subs = [n for n in sympy.preorder_traversal(r) if not n.is_Atom]
+                out = _Plan("smooth", self._compile([(2, r), (1, r), *subs]))
+            elif len(seen) == 1 and len(key[next(iter(seen))]) == 2:
+                i = next(iter(seen))
+                n = self.nodes[i]
+                j, k = key[i]
+                tu = self._resolve(self.expr, {**choice, i: (j,)})
+                tv = self._resolve(self.expr, {**choice, i: (k,)})
+                h = self._resolve(n.args[j] - n.args[k], choice)
+                t = self._resolve(self.expr, choice)
+                subs = [m for m in sympy.preorder_traversal(t) if not m.is_Atom]
+                out = _Plan("kink", self._compile([(1, h), (2, tu), (2, tv), (1, tu), (1, tv),
+                                                   h, *subs]),
+                            node=i, is_max=isinstance(n, sympy.Max))
+            else:
+                out = _Plan("open", why="several non-smooth points in one box")
+        except ArbUnsupported as exc:
+            out = _Plan("open", why=f"no ball arithmetic ({exc})")
+        except (_OutOfTime, TypeError, ValueError, NotImplementedError):
+            out = _Plan("open", why="the symbolic derivatives did not finish")
+        self.plans[key] = out
+        return out
+
+    # -- values of T at exact points -------------------------------------------------------
+    def value(self, p: arb) -> arb | None:
+        """T at the exact point ``p``, as tight as the forms and precisions give."""
+        best = None
+        for prec in _POINT_PRECS:
+            with ctx.workprec(prec):
+                for f in self.t_funcs:
+                    v = f(p)
+                    if v.is_finite():
+                        best = v if best is None else (best.intersection(v)
+                                                       if best.overlaps(v) else v)
+                if best is not None and best.rad() <= abs(best.mid()) * 2.0**-100 + 2.0**-300:
+                    return best
+        return best
+
+
+def _meet(vals: list[arb]) -> arb:
+    """The intersection of the finite enclosures among ``vals`` of one value (the first
+    value when none is finite)."""
+    out = None
+    for v in vals:
+        if v.is_finite():
+            out = v if out is None else (out.intersection(v) if out.overlaps(v) else out)
+    return vals[0] if out is None else out
+
+
+def _tidy(e: sympy.Expr) -> sympy.Expr:
+    r"""An equal form of a derivative that cancels less in ball arithmetic: products of
+    exponentials as one (``G_mu''``'s :math:`e^{2z^2} e^{-(\sqrt2 z - \mu)^2/2}` becomes
+    :math:`e^{z^2 + \sqrt2\mu z - \mu^2/2}`, finite where the factors over- and
+    underflow), exponents and polynomial factors expanded (:math:`\sqrt2(\sqrt2 z - 1) -
+    2z = -\sqrt2`).  ``e`` itself when SymPy fails."""
+    try:
+        g = sympy.powsimp(sympy.expand(e), combine="exp")
+        g = g.replace(sympy.exp, lambda u: sympy.exp(sympy.expand(u)))
+        g = sympy.factor_terms(g)
+    except Exception:  # noqa: BLE001 - an alternative form is optional
+        return e
+    return g if not g.has(sympy.nan, sympy.zoo) else e
+
+
+def _prec(p: arb, q: arb) -> int:
+    """Working precision on [p, q]: more bits near the ends, where T's argument (e.g.
+    2 alpha near 2 in erfcinv) carries the small distance to the end."""
+    d = float(p.min(1 - q).mid())
+    return _PREC + (END_BITS + 8 if d <= 0 else max(0, int(-math.log2(d)) + 8))
+
+
+def _split(p: arb, q: arb) -> arb:
+    """A dyadic point strictly inside [p, q]: geometric towards the ends 0 and 1."""
+    if p == 0:
+        m = q * q * q * q if q < 0.5 else q / 16
+    elif q == 1 and p >= 0.5:
+        m = 1 - (1 - p) / 16
+    elif q > 4 * p:
+        m = (p * q).sqrt()
+    elif p >= 0.5 and (1 - p) > 4 * (1 - q):
+        m = 1 - ((1 - p) * (1 - q)).sqrt()
+    else:
+        m = (p + q) / 2
+    return arb(float(m.mid()))
+
+
+def _end(x: arb) -> str:
+    """An end of a box: near 1 as ``1 - d`` (so that 1 - 2^-60 does not read as 1)."""
+    return f"1 - {_fmt(1 - x)}" if 0.5 < x < 1 else _fmt(x)
+
+
+def _intervals(boxes: list[tuple[arb, arb]]) -> str:
+    """The union of the boxes, merged where they touch, as text (at most 3 shown)."""
+    boxes.sort(key=lambda b: float(b[0].mid()))
+    merged: list[list[arb]] = []
+    for p, q in boxes:
+        if merged and merged[-1][1] == p:
+            merged[-1][1] = q
+        else:
+            merged.append([p, q])
+    txt = ", ".join(f"[{_end(p)}, {_end(q)}]" for p, q in merged[:3])
+    return txt + (f" and {len(merged) - 3} more intervals" if len(merged) > 3 else "")
+
+
+class _Found(Exception):
+    pass
+
+
+def check_curve(expr: sympy.Expr, var: sympy.Symbol, t_funcs: list[Callable[[Any], arb]],
+                *, max_boxes: int = MAX_BOXES) -> CurveCheck:
+    r"""Prove that the curve ``expr`` in ``var`` is convex and non-increasing on
+    :math:`[0, 1]`, or refuse it with a witness (module notes).
+
+    Args:
+        expr: the curve, every parameter bound.
+        var: its argument.
+        t_funcs: ball functions of equal forms of the curve (their intersection is used
+            for the witnesses' values).
+        max_boxes: the most boxes evaluated.
+
+    Returns:
+        A :class:`CurveCheck`: each property ``"proved"`` or ``"not proved on ...: why"``.
+
+    Raises:
+        DomainError: a witness that the curve is not convex, or that it increases.
+
+    Example:
+        >>> import sympy
+        >>> a = sympy.Symbol("alpha")
+        >>> curve = sympy.Max(0, 1 - 2 * a, (1 - a) / 2)
+        >>> check_curve(curve, a, [lambdify_arb(curve, a)]).proved
+        True
+    """
+    if expr.has(*_JUMPS):
+        why = "not proved: Piecewise, Heaviside and sign are not analysed"
+        return CurveCheck(why, why)
+    try:
+        ck = _Checker(expr, var, t_funcs)
+    except ArbUnsupported as exc:
+        why = f"not proved: no ball arithmetic for the curve ({exc})"
+        return CurveCheck(why, why)
+    open_c: list[tuple[arb, arb, str]] = []
+    open_m: list[tuple[arb, arb, str]] = []
+    queue: deque[tuple[arb, arb, bool, bool]] = deque([(arb(0), arb(1), True, True)])
+    n = 0
+    while queue:
+        p, q, need_c, need_m = queue.popleft()
+        if n >= max_boxes:
+            why = f"budget of {max_boxes} boxes exhausted"
+            if need_c:
+                open_c.append((p, q, why))
+            if need_m:
+                open_m.append((p, q, why))
+            continue
+        n += 1
+        conv, mono, why = _box(ck, expr, p, q, need_c, need_m)
+        if (conv is None and need_c) or (mono is None and need_m):
+            # split points are floats: none lies in (1 - 2^-53, 1)
+            end = (p == 0 and q <= 2.0**-END_BITS) or (q == 1 and 1 - p <= 2.0**-52)
+            narrow = q - p < MIN_WIDTH * p.min(1 - q)
+            m = None if end or narrow else _strict_split(ck, p, q)
+            if m is None:
+                why = why or "no point to split at"
+                if end:
+                    why = f"the end piece ({why})"
+                if conv is None and need_c:
+                    open_c.append((p, q, why))
+                if mono is None and need_m:
+                    open_m.append((p, q, why))
+                continue
+            queue.append((p, m, need_c and conv is None, need_m and mono is None))
+            queue.append((m, q, need_c and conv is None, need_m and mono is None))
+
+    def status(boxes: list[tuple[arb, arb, str]]) -> str:
+        if not boxes:
+            return "proved"
+        whys = list(dict.fromkeys(b[2] for b in boxes))
+        return (f"not proved on {_intervals([(b[0], b[1]) for b in boxes])}: "
+                + "; ".join(whys[:2]))
+
+    return CurveCheck(status(open_c), status(open_m), n)
+
+
+def _strict_split(ck: _Checker, p: arb, q: arb) -> arb | None:
+    """A split point where every node's choice is strict and T is differentiable."""
+    m0 = _split(p, q)
+    cands = [m0] + [arb(float((p + (q - p) * k / 32).mid())) for k in (15, 17, 13, 19, 11, 21)]
+    for m in cands:
+        if not p < m < q:
+            continue
+        with ctx.workprec(_prec(p, q)):
+            key = ck.choices(m, strict=True)
+            if any(len(c) != 1 for c in key):
+                continue
+            plan = ck.plan(key)
+            if plan.kind != "smooth":
+                continue
+            got = plan.fn(m)
+            if all(v.is_finite() for v in got[1:2]):
+                return m
+    return None
+
+
+def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: bool
+         ) -> tuple[bool | None, bool | None, str]:
+    """(convex proved, non-increasing proved, why not) on [p, q]: True proved, None open;
+    a disproof raises DomainError."""
+    with ctx.workprec(_prec(p, q)):
+        ball = p.union(q)
+        key = ck.choices(ball, strict=False)
+        plan = ck.plan(key)
+        if plan.kind == "open":
+            return None, None, plan.why
+        got = plan.fn(ball)
+        if plan.kind == "smooth":
+            d2, d1, subs = got[0], got[1], got[2:]
+            if not all(v.is_finite() for v in (d2, d1, *subs)):
+                return None, None, "the enclosures are not finite"
+            conv = True if d2 >= 0 else None
+            mono = True if d1 <= 0 else None
+            if mono is None and conv:
+                # T' is non-decreasing on the box: at most its value at the right end
+                end = plan.fn(q)[1]       # (still at the box's precision)
+                mono = True if end.is_finite() and end <= 0 else None
+            if need_c and d2 < 0:
+                _refute_concave(ck, expr, p, q, f"T'' <= {_fmt(d2.upper())} < 0")
+            if need_m and d1 > 0:
+                _refute_increase(ck, expr, p, q, f"T' >= {_fmt(d1.lower())} > 0")
+            return conv, mono, "" if conv and mono else "the enclosures are too wide"
+        hd, tu2, tv2, tu1, tv1, subs = got[0], got[1], got[2], got[3], got[4], got[6:]
+        if not all(v.is_finite() for v in (hd, tu2, tv2, tu1, tv1, *subs)):
+            return None, None, "the enclosures are not finite"
+        if not (hd > 0 or hd < 0):
+            return None, None, "a kink not separated"
+        # h has at most one zero on the box: T is T_u on one side of it, T_v on the other
+        mono = True if (tu1 <= 0 and tv1 <= 0) else None
+        if need_m and tu1 > 0 and tv1 > 0:
+            _refute_increase(ck, expr, p, q, f"T' >= {_fmt(tu1.lower().min(tv1.lower()))} > 0")
+        # right of the zero of h = u - v: h > 0 where h' > 0; Max then takes u, Min v
+        u_right = (hd > 0) == plan.is_max
+        jump = (tu1 - tv1) if u_right else (tv1 - tu1)
+        conv = True if (tu2 >= 0 and tv2 >= 0 and jump >= 0) else None
+        if mono is None and conv:
+            # T' is non-decreasing on the box: at most the larger branch slope at its end
+            at_q = plan.fn(q)
+            if all(v.is_finite() and v <= 0 for v in at_q[3:5]):
+                mono = True
+        if need_c and jump < 0:
+            hp, hq = _h_at(ck, plan, p), _h_at(ck, plan, q)
+            if hp is not None and hq is not None and ((hp < 0 < hq) or (hq < 0 < hp)):
+                _refute_kink(ck, expr, plan, p, q, jump)
+        return conv, mono, "" if conv and mono else "the enclosures are too wide"
+
+
+def _h_at(ck: _Checker, plan: _Plan, x: arb) -> arb | None:
+    with ctx.workprec(_prec(x, x)):
+        v = plan.fn(x)[5]
+    return v if v.is_finite() else None
+
+
+def _chord(ck: _Checker, a: arb, b: arb, c: arb) -> tuple[arb, arb] | None:
+    """(T(b), chord value at b) when T(b) is proved above the chord through a and c."""
+    ta, tb, tc = ck.value(a), ck.value(b), ck.value(c)
+    if ta is None or tb is None or tc is None:
+        return None
+    with ctx.workprec(_POINT_PRECS[-1]):
+        chord = ta + (tc - ta) * (b - a) / (c - a)
+        return (tb, chord) if tb > chord else None
+
+
+def _concave_error(expr: sympy.Expr, a: arb, b: arb, c: arb, tb: arb, chord: arb
+                   ) -> DomainError:
+    err = DomainError(
+        f"the trade-off curve {expr} is not convex near alpha = {_pt(b)}: {_fmt(tb)} lies "
+        f"above the chord value {_fmt(chord)} through alpha = {_pt(a)} and {_pt(c)} "
+        f"(proved in ball arithmetic; a trade-off function is convex)")
+    err.witness = ("chord", float(a.mid()), float(b.mid()), float(c.mid()))
+    return err
+
+
+def _refute_concave(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, what: str) -> None:
+    """T is proved strictly concave on [p, q]: the chord through its ends is below it."""
+    m = _split(p, q) if p > 0 and q < 1 else arb(float(((p + q) / 2).mid()))
+    got = _chord(ck, p, m, q) if p < m < q else None
+    if got is not None:
+        raise _concave_error(expr, p, m, q, *got)
+    err = DomainError(f"the trade-off curve {expr} is not convex near alpha = {_pt(p)}: "
+                      f"{what} on [{_pt(p)}, {_pt(q)}] (proved in ball arithmetic; a "
+                      "trade-off function is convex)")
+    err.witness = ("concave", float(p.mid()), float(q.mid()))
+    raise err
+
+
+def _refute_kink(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, jump: arb
+                 ) -> None:
+    """A concave kink in [p, q]: find b near it and a chord below T(b)."""
+    lo, hi = p, q
+    hp = _h_at(ck, plan, p)
+    for _ in range(60):                 # bisect h's sign change to a float point
+        m = arb(float(((lo + hi) / 2).mid()))
+        if not lo < m < hi:
+            break
+        hm = _h_at(ck, plan, m)
+        if hm is None or not (hm > 0 or hm < 0):
+            lo = hi = m
+            break
+        if (hm > 0) == (hp > 0):
+            lo = m
+        else:
+            hi = m
+    b = lo if lo == hi else arb(float(((lo + hi) / 2).mid()))
+    r = (b - p).min(q - b)
+    for _ in range(40):
+        a, c = arb(float((b - r).mid())), arb(float((b + r).mid()))
+        if a < b < c:
+            got = _chord(ck, a, b, c)
+            if got is not None:
+                raise _concave_error(expr, a, b, c, *got)
+        r = r / 4
+    err = DomainError(f"the trade-off curve {expr} is not convex near alpha = {_pt(b)}: its "
+                      f"slope drops by {_fmt(-jump.upper())} or more at a kink in "
+                      f"[{_pt(p)}, {_pt(q)}] (proved in ball arithmetic; a trade-off "
+                      "function is convex)")
+    err.witness = ("kink", float(p.mid()), float(q.mid()))
+    raise err
+
+
+def _refute_increase(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, what: str) -> None:
+    """T' > 0 is proved on [p, q]: T(q) > T(p)."""
+    tp, tq = ck.value(p), ck.value(q)
+    if tp is not None and tq is not None and tq > tp:
+        err = DomainError(f"the trade-off curve {expr} increases: {_fmt(tp)} at alpha = "
+                          f"{_pt(p)} but {_fmt(tq)} at alpha = {_pt(q)} (proved in ball "
+                          "arithmetic; a trade-off function is non-increasing)")
+        err.witness = ("increase", float(p.mid()), float(q.mid()))
+        raise err
+    err = DomainError(f"the trade-off curve {expr} increases near alpha = {_pt(p)}: {what} "
+                      f"on [{_pt(p)}, {_pt(q)}] (proved in ball arithmetic; a trade-off "
+                      "function is non-increasing)")
+    err.witness = ("slope", float(p.mid()), float(q.mid()))
+    raise err
