@@ -99,12 +99,14 @@ class CurveCheck:
     def notes(self) -> tuple[str, ...]:
         """The caveats a profile built from the curve carries (empty when proved)."""
         out = []
+        both = self.convexity == self.monotonicity
         if self.convexity != "proved":
+            what = "convexity and non-increase are" if both else "convexity is"
             out.append(
-                f"the trade-off curve's convexity is {self.convexity}; the profile is the "
+                f"the trade-off curve's {what} {self.convexity}; the profile is the "
                 "conjugate of the curve as typed, which is that of its convex envelope "
                 "(still an upper bound on the profile of a mechanism that is T-DP)")
-        if self.monotonicity != "proved":
+        if self.monotonicity != "proved" and not both:
             out.append(f"the trade-off curve's non-increase is {self.monotonicity}")
         return tuple(out)
 
@@ -479,6 +481,8 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
                 _refute_concave(ck, expr, p, q, f"T'' <= {_fmt(d2.upper())} < 0")
             if need_m and d1 > 0:
                 _refute_increase(ck, expr, p, q, f"T' >= {_fmt(d1.lower())} > 0")
+            if (need_c and conv is None) or (need_m and mono is None):
+                _probe(ck, expr, plan, p, q, need_c and conv is None, need_m and mono is None)
             return conv, mono, "" if conv and mono else "the enclosures are too wide"
         hd, tu2, tv2, tu1, tv1, subs = got[0], got[1], got[2], got[3], got[4], got[6:]
         if not all(v.is_finite() for v in (hd, tu2, tv2, tu1, tv1, *subs)):
@@ -505,6 +509,34 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
         return conv, mono, "" if conv and mono else "the enclosures are too wide"
 
 
+def _probe(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, conv: bool,
+           mono: bool) -> None:
+    """On an open smooth box: where T'' < 0 (T' > 0) is proved at its midpoint, look for
+    a small box around it where it is proved throughout, and refuse the curve there.
+    (A violation on a scale far below the box is found at once, not after the
+    branch-and-bound has split down to its scale everywhere.)"""
+    m = arb(float(((p + q) / 2).mid()))
+    if not p < m < q:
+        return
+    at = plan.fn(m)
+    bad_c = conv and at[0].is_finite() and at[0] < 0
+    bad_m = mono and at[1].is_finite() and at[1] > 0
+    if not (bad_c or bad_m):
+        return
+    r = (q - p) / 4
+    for _ in range(24):
+        a, c = arb(float((m - r).mid())), arb(float((m + r).mid()))
+        if not p <= a < m < c <= q:
+            break
+        got = plan.fn(a.union(c))
+        if all(v.is_finite() for v in got[2:]):
+            if bad_c and got[0] < 0:
+                _refute_concave(ck, expr, a, c, f"T'' <= {_fmt(got[0].upper())} < 0")
+            if bad_m and got[1] > 0:
+                _refute_increase(ck, expr, a, c, f"T' >= {_fmt(got[1].lower())} > 0")
+        r = r / 4
+
+
 def _h_at(ck: _Checker, plan: _Plan, x: arb) -> arb | None:
     with ctx.workprec(_prec(x, x)):
         v = plan.fn(x)[5]
@@ -525,8 +557,9 @@ def _concave_error(expr: sympy.Expr, a: arb, b: arb, c: arb, tb: arb, chord: arb
                    ) -> DomainError:
     err = DomainError(
         f"the trade-off curve {expr} is not convex near alpha = {_pt(b)}: {_fmt(tb)} lies "
-        f"above the chord value {_fmt(chord)} through alpha = {_pt(a)} and {_pt(c)} "
-        f"(proved in ball arithmetic; a trade-off function is convex)")
+        f"above the chord value {_fmt(chord)} through alpha = {_pt(a)} and {_pt(c)}, by "
+        f"at least {float((tb - chord).lower()):.3g} (proved in ball arithmetic; a "
+        "trade-off function is convex)")
     err.witness = ("chord", float(a.mid()), float(b.mid()), float(c.mid()))
     return err
 
