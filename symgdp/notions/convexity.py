@@ -91,6 +91,9 @@ class CurveCheck:
     convexity: str
     monotonicity: str
     boxes: int = 0
+    #: the intervals where convexity (non-increase) was not proved, merged, as floats
+    open_convex: tuple[tuple[float, float], ...] = ()
+    open_monotone: tuple[tuple[float, float], ...] = ()
 
     @property
     def proved(self) -> bool:
@@ -344,21 +347,22 @@ def _end(x: arb) -> str:
     return f"1 - {_fmt(1 - x)}" if 0.5 < x < 1 else _fmt(x)
 
 
-def _intervals(boxes: list[tuple[arb, arb]]) -> str:
-    """The union of the boxes, merged where they touch, as text (at most 3 shown)."""
-    boxes.sort(key=lambda b: float(b[0].mid()))
+def _merge(boxes: list[tuple[arb, arb]]) -> list[tuple[arb, arb]]:
+    """The union of the boxes, merged where they touch, in order."""
+    boxes = sorted(boxes, key=lambda b: float(b[0].mid()))
     merged: list[list[arb]] = []
     for p, q in boxes:
         if merged and merged[-1][1] == p:
             merged[-1][1] = q
         else:
             merged.append([p, q])
+    return [(p, q) for p, q in merged]
+
+
+def _intervals(merged: list[tuple[arb, arb]]) -> str:
+    """Merged boxes as text (at most 3 shown)."""
     txt = ", ".join(f"[{_end(p)}, {_end(q)}]" for p, q in merged[:3])
     return txt + (f" and {len(merged) - 3} more intervals" if len(merged) > 3 else "")
-
-
-class _Found(Exception):
-    pass
 
 
 def check_curve(expr: sympy.Expr, var: sympy.Symbol, t_funcs: list[Callable[[Any], arb]],
@@ -426,14 +430,16 @@ def check_curve(expr: sympy.Expr, var: sympy.Symbol, t_funcs: list[Callable[[Any
             queue.append((p, m, need_c and conv is None, need_m and mono is None))
             queue.append((m, q, need_c and conv is None, need_m and mono is None))
 
-    def status(boxes: list[tuple[arb, arb, str]]) -> str:
+    def status(boxes: list[tuple[arb, arb, str]]) -> tuple[str, tuple[tuple[float, float], ...]]:
         if not boxes:
-            return "proved"
+            return "proved", ()
         whys = list(dict.fromkeys(b[2] for b in boxes))
-        return (f"not proved on {_intervals([(b[0], b[1]) for b in boxes])}: "
-                + "; ".join(whys[:2]))
+        merged = _merge([(b[0], b[1]) for b in boxes])
+        return (f"not proved on {_intervals(merged)}: " + "; ".join(whys[:2]),
+                tuple((float(p.mid()), float(q.mid())) for p, q in merged))
 
-    return CurveCheck(status(open_c), status(open_m), n)
+    (c_txt, c_open), (m_txt, m_open) = status(open_c), status(open_m)
+    return CurveCheck(c_txt, m_txt, n, c_open, m_open)
 
 
 def _strict_split(ck: _Checker, p: arb, q: arb) -> arb | None:
@@ -477,10 +483,10 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
                 # T' is non-decreasing on the box: at most its value at the right end
                 end = plan.fn(q)[1]       # (still at the box's precision)
                 mono = True if end.is_finite() and end <= 0 else None
-            if need_c and d2 < 0:
-                _refute_concave(ck, expr, p, q, f"T'' <= {_fmt(d2.upper())} < 0")
             if need_m and d1 > 0:
                 _refute_increase(ck, expr, p, q, f"T' >= {_fmt(d1.lower())} > 0")
+            if need_c and d2 < 0:
+                _refute_concave(ck, expr, p, q, f"T'' <= {_fmt(d2.upper())} < 0")
             if (need_c and conv is None) or (need_m and mono is None):
                 _probe(ck, expr, plan, p, q, need_c and conv is None, need_m and mono is None)
             return conv, mono, "" if conv and mono else "the enclosures are too wide"
@@ -530,10 +536,10 @@ def _probe(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, conv: bo
             break
         got = plan.fn(a.union(c))
         if all(v.is_finite() for v in got[2:]):
-            if bad_c and got[0] < 0:
-                _refute_concave(ck, expr, a, c, f"T'' <= {_fmt(got[0].upper())} < 0")
             if bad_m and got[1] > 0:
                 _refute_increase(ck, expr, a, c, f"T' >= {_fmt(got[1].lower())} > 0")
+            if bad_c and got[0] < 0:
+                _refute_concave(ck, expr, a, c, f"T'' <= {_fmt(got[0].upper())} < 0")
         r = r / 4
 
 

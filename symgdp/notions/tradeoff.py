@@ -474,17 +474,22 @@ def _check_tradeoff_curve(expr: sympy.Expr, var: sympy.Symbol) -> None:
         vals.append(v)
     for i in range(len(grid) - 1):
         if vals[i + 1] > vals[i]:
-            raise DomainError(f"the trade-off curve {expr} increases: {_fmt(vals[i].mid())} at "
+            err = DomainError(f"the trade-off curve {expr} increases: {_fmt(vals[i].mid())} at "
                               f"alpha = {_fmt(grid[i].mid())} but {_fmt(vals[i + 1].mid())} "
                               f"at alpha = {_fmt(grid[i + 1].mid())}")
+            # the grid points are floats: the exact points of the witness
+            err.witness = ("increase", float(grid[i].mid()), float(grid[i + 1].mid()))
+            raise err
     for i in range(1, len(grid) - 1):
         a0, a1, a2 = grid[i - 1], grid[i], grid[i + 1]
         with ctx.workprec(256):
             chord = vals[i - 1] + (vals[i + 1] - vals[i - 1]) * (a1 - a0) / (a2 - a0)
         if vals[i] > chord:
-            raise DomainError(f"the trade-off curve {expr} is not convex near alpha = "
+            err = DomainError(f"the trade-off curve {expr} is not convex near alpha = "
                               f"{_fmt(a1.mid())}: {_fmt(vals[i].mid())} lies above the chord "
                               f"value {_fmt(chord.mid())}")
+            err.witness = ("chord", float(a0.mid()), float(a1.mid()), float(a2.mid()))
+            raise err
 
 
 def tradeoff_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | None = None,
