@@ -187,16 +187,50 @@ def test_tiny_concave_corner_between_grid_points_is_refused():
 
 # -- not proved: accepted, and said so -----------------------------------------------------
 
-def test_piecewise_curve_is_accepted_as_not_proved():
-    # the Laplace mechanism's exact curve (Dong, Roth & Su 2021), typed with Piecewise:
-    # convex, but jumps of Piecewise are not analysed
-    e = sympy.Integer(1)
+@pytest.mark.parametrize("e", [R(1, 2), 1, 3])
+def test_laplace_curve_typed_with_piecewise_is_proved(e):
+    # the Laplace mechanism's exact curve (Dong, Roth & Su 2021): a line, a hyperbola and
+    # a line, joined C^1 at e^-e/2 and 1/2 (the switches are proved continuous and their
+    # slope jumps exactly 0 by SymPy)
     curve = sympy.Piecewise((1 - sympy.exp(e) * A, A < sympy.exp(-e) / 2),
                             (sympy.exp(-e) / (4 * A), A <= R(1, 2)),
                             (sympy.exp(-e) * (1 - A), True))
     s = N.tradeoff_source(curve)
-    assert s.convexity.startswith("not proved") and "Piecewise" in s.convexity
-    assert s.notes and "convex envelope" in s.notes[0]
+    assert s.convexity == "proved" and s.monotonicity == "proved"
+    # reference: the hyperbola's value and slope meet the lines' at both switches
+    with mpmath.workdps(DPS):
+        E = mpmath.exp(mpmath.mpf(e))
+        a1 = 1 / (2 * E)
+        assert abs((1 - E * a1) - 1 / (E * 4 * a1)) < mpmath.mpf(10) ** -35
+        assert abs(-E + 1 / (E * 4 * a1**2)) < mpmath.mpf(10) ** -35
+
+
+def test_piecewise_jumps_are_refused():
+    # a jump up of 1e-6 at c = 0.300051 (between grid points; the pieces are lines whose
+    # grid values look convex and decreasing): an increase
+    c = R(300051, 10**6)
+    up = sympy.Piecewise(((1 - A) / 2 + (c - A) - R(1, 10**6), A < c), ((1 - A) / 2, True))
+    err = _refused(up, float(c), 1e-6)
+    assert "increases" in str(err)
+    # a jump down of 5e-8 (the first piece's condition typed as a decimal, 0.3333333,
+    # while the lines meet at 1/3): not convex
+    down = sympy.Piecewise((1 - 2 * A, A < R(3333333, 10**7)), ((1 - A) / 2, True))
+    err = _refused(down, 1 / 3, 1e-6)
+    assert "not convex" in str(err)
+
+
+def test_piecewise_switch_not_proved_stays_open():
+    # the switch at the root of h = e^alpha + alpha - 2 (no closed form: solveset gives a
+    # ConditionSet) between (1 - alpha)^2 - h^2/100 and (1 - alpha)^2, which agree there
+    # (convex and decreasing in fact): accepted, not proved only at the switch (reference:
+    # the root by mpmath's findroot)
+    h = sympy.exp(A) + A - 2
+    curve = sympy.Piecewise(((1 - A) ** 2 - h**2 / 100, h < 0), ((1 - A) ** 2, True))
+    s = N.tradeoff_source(curve)
+    assert "Piecewise switch not proved continuous" in s.convexity
+    root = float(mpmath.findroot(lambda x: mpmath.exp(x) + x - 2, 0.5))
+    assert s.check.open_convex and all(p <= root <= q and q - p < 1e-9
+                                       for p, q in s.check.open_convex)
 
 
 def test_budget_exhausted_is_not_proved():

@@ -7,15 +7,26 @@ branch-and-bound in ball arithmetic (python-flint's ``arb``) over a cover of
 :math:`[0, 1]` by closed boxes; or, when its budget runs out or the enclosures blow up
 (a singular end such as ``erfcinv(2*alpha)`` at 0), says where it was not proved.
 
-**Pieces.**  ``Max``, ``Min`` and ``Abs`` (taken as ``Max(u, -u)``) make :math:`T` non-smooth.
-On a box, an argument of such a node is dropped when another one is proved at least as
-large (``Max``; as small, ``Min``) on the whole box, by the ball enclosure of their
-difference.  When every node keeps one argument, :math:`T` equals on the box a *resolved*
-expression :math:`R` without nodes, and :math:`R'`, :math:`R''` are SymPy's derivatives.
+**Pieces.**  ``Max``, ``Min``, ``Abs`` (taken as ``Max(u, -u)``) and ``Piecewise`` make
+:math:`T` non-smooth.  On a box, an argument of ``Max`` (``Min``) is dropped when another
+one is proved at least as large (as small) on the whole box, by the ball enclosure of
+their difference; a branch of ``Piecewise`` is dropped where its condition (one
+comparison ``lhs < rhs``, ``<=``, ``>``, ``>=``) is proved false, and the later ones
+where it is proved true.  When every node keeps one argument, :math:`T` equals on the
+box a *resolved* expression :math:`R` without nodes, and :math:`R'`, :math:`R''` are
+SymPy's derivatives.
 When exactly one node keeps two arguments :math:`u, v` (a *kink box*), :math:`T` is
 :math:`T_u` on one side of the zero of :math:`h = u - v` and :math:`T_v` on the other;
 with :math:`h' \ne 0` proved on the box, :math:`h` has at most one zero there, and the
-side of each branch follows from the sign of :math:`h'`.  Any other box is split.
+side of each branch follows from the sign of :math:`h'`.  For ``Piecewise`` the two
+branches :math:`e_j, e_k` and :math:`h = \mathrm{lhs} - \mathrm{rhs}` of condition
+:math:`j`; a ``Piecewise`` may jump, so its switch must be proved continuous first:
+SymPy's ``solveset`` gives every point of :math:`[0, 1]` where the condition switches (a
+finite set, else not proved) and ``simplify`` proves :math:`e_j = e_k` at each; the slope
+jump there is also simplified exactly (Laplace's curve is :math:`C^1` at its switches: a
+jump of exactly 0, which no enclosure proves :math:`\ge 0`).  A switch not proved
+continuous is tried for a witness just left and right of it (a jump up is an increase, a
+jump down is not convex).  Any other box is split.
 
 **Convex on a box.**  Smooth box: :math:`R'' \ge 0` on it (every subexpression of
 :math:`R` finite there, so :math:`R` is continuous, and :math:`R'`, :math:`R''` finite).
@@ -46,8 +57,8 @@ jump :math:`< 0` proved and a sign change of :math:`h` proved at its ends, shows
 increases.  The error names a witness checked by ball evaluation of :math:`T` at exact
 points: :math:`T(b)` above the chord through :math:`(a, T(a))`, :math:`(c, T(c))`, or
 :math:`T(c) > T(a)` with :math:`a < c` (when the points' balls cannot separate so finely,
-the proved box itself is named).  ``Piecewise``, ``Heaviside`` and other functions
-without a ball counterpart are not analysed: not proved, never refused here.
+the proved box itself is named).  ``Heaviside``, ``sign`` and functions without a ball
+counterpart are not analysed: not proved, never refused here.
 """
 
 from __future__ import annotations
@@ -79,8 +90,9 @@ MIN_WIDTH = 2.0**-40
 SYMBOLIC_BUDGET = 10.0
 _PREC = 128
 _POINT_PRECS = (128, 256, 512, 1024, 2048)
-_NODES = (sympy.Max, sympy.Min)
-_JUMPS = (sympy.Piecewise, sympy.Heaviside, sympy.DiracDelta, sympy.sign)
+_NODES = (sympy.Max, sympy.Min, sympy.Piecewise)
+_JUMPS = (sympy.Heaviside, sympy.DiracDelta, sympy.sign)
+_OPS = ("<", "<=", ">", ">=")
 
 
 @dataclass(frozen=True)
@@ -114,6 +126,10 @@ class CurveCheck:
         return tuple(out)
 
 
+class _NotProved(Exception):
+    """A piece the check cannot analyse (its box stays open)."""
+
+
 def _fmt(x: Any) -> str:
     return f"{float(x.mid() if isinstance(x, arb) else x):.10g}"
 
@@ -127,24 +143,44 @@ class _Plan:
     """How a box with given node choices is analysed, and its compiled ball functions."""
 
     def __init__(self, kind: str, fn: Callable[[Any], Any] | None = None, why: str = "",
-                 node: int = -1, is_max: bool = True) -> None:
-        self.kind, self.fn, self.why, self.node, self.is_max = kind, fn, why, node, is_max
+                 first_right: bool = True) -> None:
+        # a kink's first branch lies right of the zero of h where h' > 0 (else left)
+        self.kind, self.fn, self.why, self.first_right = kind, fn, why, first_right
+        #: T_u' - T_v' at a Piecewise node's switch points, exactly (see _exact_jumps)
+        self.exact: list[arb] | None = None
 
 
 class _Checker:
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
                  t_funcs: list[Callable[[Any], arb]]) -> None:
-        self.var, self.t_funcs = var, t_funcs
+        self.var, self.t_funcs, self.shown = var, t_funcs, expr
         expr = expr.xreplace({f: sympy.Rational(f) for f in expr.atoms(sympy.Float)})
         self.expr = expr.replace(sympy.Abs, lambda u: sympy.Max(u, -u))
         self.nodes = list(dict.fromkeys(
             n for n in sympy.postorder_traversal(self.expr) if isinstance(n, _NODES)))
         self.index = {n: i for i, n in enumerate(self.nodes)}
         pairs, diffs = [], []
+        #: per Piecewise node: its conditions as (operator, index of lhs - rhs in diffs),
+        #: ("T", -1) for True; None when a condition is not one comparison
+        self.conds: dict[int, list[tuple[str, int]] | None] = {}
+        self.switch: dict[tuple[int, int, int], tuple[sympy.Expr, ...] | None] = {}
         for i, n in enumerate(self.nodes):
+            if isinstance(n, sympy.Piecewise):
+                conds: list[tuple[str, int]] | None = []
+                for _e, c in n.args:
+                    if c is sympy.true:
+                        conds.append(("T", -1))
+                    elif isinstance(c, sympy.core.relational.Relational) and c.rel_op in _OPS:
+                        conds.append((c.rel_op, len(diffs)))
+                        diffs.append(c.lhs - c.rhs)
+                    else:
+                        conds = None
+                        break
+                self.conds[i] = conds
+                continue
             for j in range(len(n.args)):
                 for k in range(j + 1, len(n.args)):
-                    pairs.append((i, j, k))
+                    pairs.append((i, j, k, len(diffs)))
                     diffs.append(n.args[j] - n.args[k])
         self.pairs = pairs
         self.diffs = lambdify_arb(sympy.Tuple(*diffs), var, cse=True) if diffs else None
@@ -159,11 +195,14 @@ class _Checker:
         got = self.diffs(ball)
         vals = got if isinstance(got, tuple) else (got,)
         d: dict[tuple[int, int, int], arb] = {}
-        for (i, j, k), v in zip(self.pairs, vals, strict=True):
-            d[(i, j, k)] = v
-            d[(i, k, j)] = -v
+        for i, j, k, m in self.pairs:
+            d[(i, j, k)] = vals[m]
+            d[(i, k, j)] = -vals[m]
         out = []
         for i, n in enumerate(self.nodes):
+            if isinstance(n, sympy.Piecewise):
+                out.append(self._branches(i, vals, strict))
+                continue
             is_max = isinstance(n, sympy.Max)
             alive = list(range(len(n.args)))
             for k in range(len(n.args)):
@@ -183,10 +222,50 @@ class _Checker:
             out.append(tuple(alive))
         return tuple(out)
 
+    def _branches(self, i: int, vals: tuple[arb, ...], strict: bool) -> tuple[int, ...]:
+        """The branches of the Piecewise node ``i`` that may hold on the box, in order;
+        ``-1`` last where no condition may hold (the Piecewise is undefined there)."""
+        conds = self.conds[i]
+        if conds is None:
+            return tuple(range(len(self.nodes[i].args))) + (-1,)
+        alive: list[int] = []
+        for k, (op, m) in enumerate(conds):
+            if op == "T":
+                alive.append(k)
+                return tuple(alive)
+            v = vals[m]             # lhs - rhs on the box
+            if not v.is_finite():
+                state = None
+            elif strict:            # decided in a neighbourhood: v != 0
+                below = v < 0
+                state = (below == (op in ("<", "<="))) if (below or v > 0) else None
+            elif op == "<":
+                state = True if v < 0 else (False if v >= 0 else None)
+            elif op == "<=":
+                state = True if v <= 0 else (False if v > 0 else None)
+            elif op == ">":
+                state = True if v > 0 else (False if v <= 0 else None)
+            else:
+                state = True if v >= 0 else (False if v < 0 else None)
+            if state is False:
+                continue
+            alive.append(k)
+            if state is True:
+                return tuple(alive)
+        return tuple(alive) + (-1,)
+
+    def _arg(self, i: int, j: int) -> sympy.Basic:
+        n = self.nodes[i]
+        return n.args[j].expr if isinstance(n, sympy.Piecewise) else n.args[j]
+
     def _resolve(self, e: sympy.Basic, choice: dict[int, tuple[int, ...]]) -> sympy.Basic:
         """``e`` with each node of ``choice`` replaced by its kept arguments (one: the
         argument itself; more: the node of those only)."""
         i = self.index.get(e)
+        if i is not None and i in choice and isinstance(e, sympy.Piecewise):
+            if len(choice[i]) == 1 and choice[i][0] >= 0:
+                return self._resolve(e.args[choice[i][0]].expr, choice)
+            return e        # kept whole (only the continuity check evaluates it)
         if i is not None and i in choice:
             kept = [self._resolve(e.args[j], choice) for j in choice[i]]
             return kept[0] if len(kept) == 1 else e.func(*kept)
@@ -198,10 +277,12 @@ class _Checker:
         """The nodes still open (more than one argument kept) that ``e`` reaches."""
         i = self.index.get(e)
         if i is not None:
-            if len(key[i]) == 1:
-                self._open(e.args[key[i][0]], key, seen)
+            if len(key[i]) == 1 and key[i][0] >= 0:
+                self._open(self._arg(i, key[i][0]), key, seen)
                 return
             seen.add(i)
+            if isinstance(e, sympy.Piecewise):
+                return
         for a in e.args:
             self._open(a, key, seen)
 
@@ -258,26 +339,137 @@ class _Checker:
                 r = self._resolve(self.expr, choice)
                 subs = [n for n in sympy.preorder_traversal(r) if not n.is_Atom]
                 out = _Plan("smooth", self._compile([(2, r), (1, r), *subs]))
-            elif len(seen) == 1 and len(key[next(iter(seen))]) == 2:
+            elif len(seen) == 1 and len(key[next(iter(seen))]) == 2 and \
+                    min(key[next(iter(seen))]) >= 0:
                 i = next(iter(seen))
                 n = self.nodes[i]
                 j, k = key[i]
                 tu = self._resolve(self.expr, {**choice, i: (j,)})
                 tv = self._resolve(self.expr, {**choice, i: (k,)})
-                h = self._resolve(n.args[j] - n.args[k], choice)
-                t = self._resolve(self.expr, choice)
-                subs = [m for m in sympy.preorder_traversal(t) if not m.is_Atom]
+                exact = None
+                if isinstance(n, sympy.Piecewise):
+                    # T is e_j where c_j holds, e_k elsewhere: continuous only where they
+                    # are proved equal where c_j switches
+                    zeros = self._switch(i, j, k)
+                    if zeros is None:
+                        self._refute_switch(n.args[j].cond)
+                        raise _NotProved("a Piecewise switch not proved continuous")
+                    exact = self._exact_jumps(tu, tv, zeros)
+                    c = n.args[j].cond
+                    h = self._resolve(c.lhs - c.rhs, choice)
+                    first_right = c.rel_op in (">", ">=")
+                    subs = [m for t in (tu, tv) for m in sympy.preorder_traversal(t)
+                            if not m.is_Atom]
+                else:
+                    h = self._resolve(n.args[j] - n.args[k], choice)
+                    first_right = isinstance(n, sympy.Max)
+                    t = self._resolve(self.expr, choice)
+                    subs = [m for m in sympy.preorder_traversal(t) if not m.is_Atom]
                 out = _Plan("kink", self._compile([(1, h), (2, tu), (2, tv), (1, tu), (1, tv),
-                                                   h, *subs]),
-                            node=i, is_max=isinstance(n, sympy.Max))
+                                                   h, *subs]), first_right=first_right)
+                out.exact = exact
+            elif any(-1 in key[i] for i in seen):
+                out = _Plan("open", why="a Piecewise without a branch for every alpha")
             else:
                 out = _Plan("open", why="several non-smooth points in one box")
+        except DomainError:
+            raise
         except ArbUnsupported as exc:
             out = _Plan("open", why=f"no ball arithmetic ({exc})")
-        except (_OutOfTime, TypeError, ValueError, NotImplementedError):
-            out = _Plan("open", why="the symbolic derivatives did not finish")
+        except _NotProved as exc:
+            out = _Plan("open", why=str(exc))
+        except _OutOfTime:
+            # an interrupted assumption query may have left "unknown" in SymPy's cache
+            sympy.core.cache.clear_cache()
+            out = _Plan("open", why="the symbolic derivatives did not finish in time")
+        except (TypeError, ValueError, NotImplementedError, AttributeError):
+            out = _Plan("open", why="the symbolic derivatives failed")
         self.plans[key] = out
         return out
+
+    def _switch(self, i: int, j: int, k: int) -> tuple[sympy.Expr, ...] | None:
+        r"""The points of :math:`[0, 1]` where condition ``j`` of the Piecewise node ``i``
+        switches, when branches ``j`` and ``k`` are proved equal at every one of them
+        (SymPy's solveset of lhs = rhs on [0, 1], a finite set, and simplify of the
+        difference to 0 there, under the symbolic budget); else ``None``."""
+        if (i, j, k) in self.switch:
+            return self.switch[(i, j, k)]
+        n = self.nodes[i]
+        c = n.args[j].cond
+
+        def prove() -> tuple[sympy.Expr, ...] | None:
+            zeros = sympy.solveset(c.lhs - c.rhs, self.var, sympy.Interval(0, 1))
+            if not isinstance(zeros, sympy.FiniteSet):
+                return None
+            ok = all(sympy.simplify(n.args[j].expr.subs(self.var, z)
+                                    - n.args[k].expr.subs(self.var, z)) == 0 for z in zeros)
+            return tuple(zeros) if ok else None
+
+        got = self._symbolic(prove)
+        self.switch[(i, j, k)] = got
+        return got
+
+    def _refute_switch(self, cond: sympy.Basic) -> None:
+        """A Piecewise switch not proved continuous: T evaluated just left and right of
+        it; a jump up is an increase, a jump down is not convex (both with witnesses
+        checked at exact points, as every refusal)."""
+        zeros = self._symbolic(
+            lambda: sympy.solveset(cond.lhs - cond.rhs, self.var, sympy.Interval(0, 1)))
+        if not isinstance(zeros, sympy.FiniteSet):
+            return
+        for z in zeros:
+            try:
+                x0 = float(z)
+            except (TypeError, ValueError):
+                continue
+            for bits in (30, 40):
+                eps = max(abs(x0), 1e-300) * 2.0**-bits
+                a, c, far = arb(x0 - eps), arb(x0 + eps), arb(x0 - 64 * eps)
+                if not 0 <= far < a < c <= 1:
+                    continue
+                ta, tc = self.value(a), self.value(c)
+                if ta is not None and tc is not None and tc > ta:
+                    _increase_error(self.shown, a, c, ta, tc)
+                got = _chord(self, far, a, c)
+                if got is not None:
+                    raise _concave_error(self.shown, far, a, c, *got)
+
+    def _symbolic(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` under what is left of the symbolic budget; ``None`` when it runs out
+        or fails (a proof that fails is no proof)."""
+        from ..parsing import _OutOfTime, _with_budget
+
+        if self.budget <= 0:
+            return None
+        t0 = time.perf_counter()
+        try:
+            return _with_budget(fn, self.budget)
+        except _OutOfTime:
+            sympy.core.cache.clear_cache()
+            return None
+        except Exception:  # noqa: BLE001 - a proof that fails is no proof
+            return None
+        finally:
+            self.budget -= time.perf_counter() - t0
+
+    def _exact_jumps(self, tu: sympy.Expr, tv: sympy.Expr, zeros: tuple[sympy.Expr, ...]
+                     ) -> list[arb] | None:
+        r""":math:`T_u'(z) - T_v'(z)` at each switch point, simplified exactly and then
+        enclosed: a join that is :math:`C^1` (Laplace's curve) has 0 exactly, which no
+        enclosure on a box can prove :math:`\ge 0`."""
+        def run() -> list[arb]:
+            out = []
+            for z in zeros:
+                d = sympy.simplify(sympy.diff(tu, self.var).subs(self.var, z)
+                                   - sympy.diff(tv, self.var).subs(self.var, z))
+                if d == 0:
+                    out.append(arb(0))
+                    continue
+                with ctx.workprec(256):
+                    out.append(lambdify_arb(d, self.var)(arb(0)))
+            return out
+
+        return self._symbolic(run)
 
     # -- values of T at exact points -------------------------------------------------------
     def value(self, p: arb) -> arb | None:
@@ -391,7 +583,7 @@ def check_curve(expr: sympy.Expr, var: sympy.Symbol, t_funcs: list[Callable[[Any
         True
     """
     if expr.has(*_JUMPS):
-        why = "not proved: Piecewise, Heaviside and sign are not analysed"
+        why = "not proved: Heaviside, DiracDelta and sign are not analysed"
         return CurveCheck(why, why)
     try:
         ck = _Checker(expr, var, t_funcs)
@@ -412,7 +604,13 @@ def check_curve(expr: sympy.Expr, var: sympy.Symbol, t_funcs: list[Callable[[Any
                 open_m.append((p, q, why))
             continue
         n += 1
-        conv, mono, why = _box(ck, expr, p, q, need_c, need_m)
+        try:
+            conv, mono, why = _box(ck, expr, p, q, need_c, need_m)
+        except DomainError:
+            raise
+        except (ArithmeticError, ValueError, TypeError) as exc:
+            conv = mono = None
+            why = f"the ball evaluation failed ({type(exc).__name__})"
         if (conv is None and need_c) or (mono is None and need_m):
             # split points are floats: none lies in (1 - 2^-53, 1)
             end = (p == 0 and q <= 2.0**-END_BITS) or (q == 1 and 1 - p <= 2.0**-52)
@@ -499,9 +697,13 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
         mono = True if (tu1 <= 0 and tv1 <= 0) else None
         if need_m and tu1 > 0 and tv1 > 0:
             _refute_increase(ck, expr, p, q, f"T' >= {_fmt(tu1.lower().min(tv1.lower()))} > 0")
-        # right of the zero of h = u - v: h > 0 where h' > 0; Max then takes u, Min v
-        u_right = (hd > 0) == plan.is_max
+        # which branch lies right of the zero of h (Max: u where h = u - v > 0; Min: v;
+        # Piecewise: e_j where its condition holds)
+        u_right = (hd > 0) == plan.first_right
         jump = (tu1 - tv1) if u_right else (tv1 - tu1)
+        if not jump >= 0 and plan.exact is not None and \
+                all((d if u_right else -d) >= 0 for d in plan.exact):
+            jump = arb(0)       # every switch point's exact jump is >= 0
         conv = True if (tu2 >= 0 and tv2 >= 0 and jump >= 0) else None
         if mono is None and conv:
             # T' is non-decreasing on the box: at most the larger branch slope at its end
@@ -617,15 +819,19 @@ def _refute_kink(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, ju
     raise err
 
 
+def _increase_error(expr: sympy.Expr, p: arb, q: arb, tp: arb, tq: arb) -> None:
+    err = DomainError(f"the trade-off curve {expr} increases: {_fmt(tp)} at alpha = "
+                      f"{_pt(p)} but {_fmt(tq)} at alpha = {_pt(q)} (proved in ball "
+                      "arithmetic; a trade-off function is non-increasing)")
+    err.witness = ("increase", float(p.mid()), float(q.mid()))
+    raise err
+
+
 def _refute_increase(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, what: str) -> None:
     """T' > 0 is proved on [p, q]: T(q) > T(p)."""
     tp, tq = ck.value(p), ck.value(q)
     if tp is not None and tq is not None and tq > tp:
-        err = DomainError(f"the trade-off curve {expr} increases: {_fmt(tp)} at alpha = "
-                          f"{_pt(p)} but {_fmt(tq)} at alpha = {_pt(q)} (proved in ball "
-                          "arithmetic; a trade-off function is non-increasing)")
-        err.witness = ("increase", float(p.mid()), float(q.mid()))
-        raise err
+        _increase_error(expr, p, q, tp, tq)
     err = DomainError(f"the trade-off curve {expr} increases near alpha = {_pt(p)}: {what} "
                       f"on [{_pt(p)}, {_pt(q)}] (proved in ball arithmetic; a trade-off "
                       "function is non-increasing)")

@@ -517,10 +517,11 @@ def tradeoff_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | N
 
     Convexity and non-increase are *proved* by branch-and-bound in ball arithmetic
     (:mod:`symgdp.notions.convexity`): :math:`T'' \ge 0` and :math:`T' \le 0` on every box
-    of a cover of :math:`[0, 1]`, kinks of ``Max``/``Min``/``Abs`` checked to be convex,
-    the boxes joined where :math:`T` is differentiable.  What could not be proved (a
-    singular end such as ``erfcinv(2*alpha)`` at 0 and 1, the budget of boxes spent,
-    ``Piecewise``) is accepted and recorded: ``source.convexity`` and
+    of a cover of :math:`[0, 1]`, kinks of ``Max``/``Min``/``Abs`` and switches of
+    ``Piecewise`` (proved continuous by SymPy) checked to be convex, the boxes joined where
+    :math:`T` is differentiable.  What could not be proved (a singular end such as
+    ``erfcinv(2*alpha)`` at 0 and 1, the budget of boxes spent, a ``Piecewise`` switch
+    SymPy cannot place, ``Heaviside``) is accepted and recorded: ``source.convexity`` and
     ``source.monotonicity`` say ``"proved"`` or ``"not proved on [a, b]: why"``, and
     ``source.notes`` (shown in a measurement's notes) says that the profile is then
     the conjugate of the curve's convex envelope, still an upper bound on the profile of
