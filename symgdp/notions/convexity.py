@@ -49,12 +49,16 @@ them are finite (the piecewise-linear curves), and otherwise reported as not pro
 (``erfcinv(2*alpha)`` at 0): never proved by continuity alone.
 
 **Non-increasing** likewise: :math:`R' \le 0` on smooth boxes, :math:`T_u' \le 0` and
-:math:`T_v' \le 0` on kink boxes (:math:`T` is continuous: no jump up at a box's end).
+:math:`T_v' \le 0` on kink boxes (:math:`T` is continuous: no jump up at a box's end);
+on a box already proved convex, the slopes at its right end :math:`\le 0` suffice
+(:math:`T'` is non-decreasing there: :math:`(1 - \alpha)^2` at :math:`\alpha = 1`).
 
 **Disproof.**  A box on which :math:`R'' < 0` is proved (smooth), or a kink box with a
 jump :math:`< 0` proved and a sign change of :math:`h` proved at its ends, shows
 :math:`T` is not convex; a box with the slopes :math:`> 0` proved shows :math:`T`
-increases.  The error names a witness checked by ball evaluation of :math:`T` at exact
+increases; an open smooth box whose midpoint has :math:`R'' < 0` (:math:`R' > 0`) is
+searched for a small box around it where that is proved (a violation far narrower than
+the box).  The error names a witness checked by ball evaluation of :math:`T` at exact
 points: :math:`T(b)` above the chord through :math:`(a, T(a))`, :math:`(c, T(c))`, or
 :math:`T(c) > T(a)` with :math:`a < c` (when the points' balls cannot separate so finely,
 the proved box itself is named).  ``Heaviside``, ``sign`` and functions without a ball
