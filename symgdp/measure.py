@@ -430,6 +430,10 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
              ) -> Measurement:
     """The body of :func:`measure`, its arguments checked, under its time limit."""
     notes: list[str] = []
+    # a numeric source's caveats (a trade-off curve whose convexity was not proved)
+    source_notes = getattr(getattr(profile, "source", None), "notes", None)
+    if isinstance(source_notes, tuple):
+        notes.extend(str(n) for n in source_notes)
     rounded = _rounded_constants(profile)
     if rounded:
         msg = (f"the constant {rounded} of the profile lies beyond the float64 range, so "

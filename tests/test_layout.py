@@ -44,6 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gaussian", "interval"),                      # the GDP family; ball arithmetic
     ("float_trust", "steps"),                      # when a float64 value is trusted; steps
     ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
+    ("notions.convexity",),                        # certified shape of a trade-off curve
     ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
     ("notions",),
     ("family",),                                   # symbolic work shared across values

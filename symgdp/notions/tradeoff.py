@@ -22,6 +22,7 @@ from .common import (
     _xs,
     alpha,
 )
+from .convexity import CurveCheck, check_curve
 
 # -- trade-off curves -----------------------------------------------------------------------
 
@@ -147,8 +148,9 @@ class TradeoffSource:
     certified by branch-and-bound in ball arithmetic.
 
     The bounds on an interval :math:`[p, q]` never assume that the typed :math:`T` is
-    convex or monotone (the input check is on a grid only): they are :math:`T`'s ball
-    enclosure on :math:`[p, q]`, a mean-value bound with :math:`T'` enclosed (where
+    convex or monotone (the input check may leave them not proved, see ``convexity``):
+    they are :math:`T`'s ball enclosure on :math:`[p, q]`, a mean-value bound with
+    :math:`T'` enclosed (where
     every subexpression of :math:`T` is finite on the interval, so :math:`T` is
     continuous there; :math:`T'` between its end values where :math:`T'' \ge 0` is
     proved), and :math:`T(a) \ge T(q)` where :math:`T' \le 0` is proved.  Only where
@@ -167,6 +169,8 @@ class TradeoffSource:
         >>> lo, up = s.log_delta_lower(1.0), s.log_delta(1.0)
         >>> bool(lo <= log_delta_mu(1.0, 1.0) <= up) and up - lo < 1e-5
         True
+        >>> s.convexity.startswith("not proved on [0, ")   # erfcinv(0) = oo: singular end
+        True
     """
 
     #: the profile is implied by a notion: an upper bound of the mechanism's only
@@ -180,8 +184,16 @@ class TradeoffSource:
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
                  tol: float = 1e-6, max_points: int = 1500, latex: str = "",
-                 free: list[sympy.Symbol] | None = None) -> None:
+                 free: list[sympy.Symbol] | None = None,
+                 check: CurveCheck | None = None) -> None:
         self.expr, self.var, self.symmetric = expr, var, bool(symmetric)
+        why = "not checked (free parameters)" if free else "not checked"
+        #: what was proved of the curve's shape (:func:`tradeoff_source` checks it):
+        #: ``convexity`` and ``monotonicity`` are "proved" or "not proved on ...: why"
+        self.check = check if check is not None else CurveCheck(why, why)
+        self.convexity, self.monotonicity = self.check.convexity, self.check.monotonicity
+        #: caveats for a measurement of the profile (empty when both are proved)
+        self.notes = self.check.notes()
         if not (tol > 0 and math.isfinite(tol)):
             raise DomainError(f"tol must be a positive number, got {tol!r}")
         self.tol, self.max_points = float(tol), int(max_points)
@@ -431,8 +443,11 @@ class TradeoffSource:
 
 def _check_tradeoff_curve(expr: sympy.Expr, var: sympy.Symbol) -> None:
     """DomainError for a curve that is provably outside [0, 1], above 1 - alpha,
-    increasing or not convex at points of a grid of balls over [0, 1].  A check for
-    mistyped curves, not a premise: the bounds of TradeoffSource hold for any curve."""
+    increasing or not convex at points of a grid of balls over [0, 1]: the quick first
+    check (a grossly mistyped curve is named at a grid point); convexity and
+    non-increase between the points are proved or refused by
+    :func:`symgdp.notions.convexity.check_curve`.  Not a premise: the bounds of
+    TradeoffSource hold for any curve."""
     f = lambdify_arb(expr, var)
     inner = np.unique(np.concatenate([np.geomspace(1e-12, 0.5, 60),
                                       1 - np.geomspace(1e-12, 0.5, 60)[::-1],
@@ -459,17 +474,22 @@ def _check_tradeoff_curve(expr: sympy.Expr, var: sympy.Symbol) -> None:
         vals.append(v)
     for i in range(len(grid) - 1):
         if vals[i + 1] > vals[i]:
-            raise DomainError(f"the trade-off curve {expr} increases: {_fmt(vals[i].mid())} at "
+            err = DomainError(f"the trade-off curve {expr} increases: {_fmt(vals[i].mid())} at "
                               f"alpha = {_fmt(grid[i].mid())} but {_fmt(vals[i + 1].mid())} "
                               f"at alpha = {_fmt(grid[i + 1].mid())}")
+            # the grid points are floats: the exact points of the witness
+            err.witness = ("increase", float(grid[i].mid()), float(grid[i + 1].mid()))
+            raise err
     for i in range(1, len(grid) - 1):
         a0, a1, a2 = grid[i - 1], grid[i], grid[i + 1]
         with ctx.workprec(256):
             chord = vals[i - 1] + (vals[i + 1] - vals[i - 1]) * (a1 - a0) / (a2 - a0)
         if vals[i] > chord:
-            raise DomainError(f"the trade-off curve {expr} is not convex near alpha = "
+            err = DomainError(f"the trade-off curve {expr} is not convex near alpha = "
                               f"{_fmt(a1.mid())}: {_fmt(vals[i].mid())} lies above the chord "
                               f"value {_fmt(chord.mid())}")
+            err.witness = ("chord", float(a0.mid()), float(a1.mid()), float(a2.mid()))
+            raise err
 
 
 def tradeoff_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | None = None,
@@ -488,8 +508,25 @@ def tradeoff_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | N
         tol: target gap between the proved bounds on :math:`\log\delta`.
 
     Raises:
-        DomainError: the curve is not finite and real, leaves :math:`[0, 1]`, exceeds
-            :math:`1 - \alpha`, increases, or is not convex at a point of a grid of balls.
+        DomainError: the curve is not finite and real, leaves :math:`[0, 1]` or exceeds
+            :math:`1 - \alpha` at a point of a grid of balls; or it is proved not convex
+            (a point proved above a chord, or a box where :math:`T'' < 0` or a concave
+            kink is proved) or proved to increase (:math:`T(c) > T(a)` at :math:`a < c`,
+            or :math:`T' > 0` proved on a box), anywhere in :math:`[0, 1]`: the message
+            names :math:`\alpha` and the values (and ``exc.witness`` holds the points).
+
+    Convexity and non-increase are *proved* by branch-and-bound in ball arithmetic
+    (:mod:`symgdp.notions.convexity`): :math:`T'' \ge 0` and :math:`T' \le 0` on every box
+    of a cover of :math:`[0, 1]`, kinks of ``Max``/``Min``/``Abs`` and switches of
+    ``Piecewise`` (proved continuous by SymPy) checked to be convex, the boxes joined where
+    :math:`T` is differentiable.  What could not be proved (a singular end such as
+    ``erfcinv(2*alpha)`` at 0 and 1, the budget of boxes spent, a ``Piecewise`` switch
+    SymPy cannot place, ``Heaviside``) is accepted and recorded: ``source.convexity`` and
+    ``source.monotonicity`` say ``"proved"`` or ``"not proved on [a, b]: why"``, and
+    ``source.notes`` (shown in a measurement's notes) says that the profile is then
+    the conjugate of the curve's convex envelope, still an upper bound on the profile of
+    a mechanism that is :math:`T`-DP.  With free parameters (``values`` missing) nothing
+    is checked.
 
     Example:
         >>> s = tradeoff_source("Max(0, 1 - 2*alpha, (1 - alpha)/2)")
@@ -501,10 +538,13 @@ def tradeoff_source(expr: Any, alpha: Any = alpha, values: Mapping[Any, Any] | N
     var = _symbol(alpha)
     original = _expression(expr, var, "a trade-off curve")
     bound, free = _bind(original, values, var)
+    check = None
     if not free:
         try:
             _check_tradeoff_curve(bound, var)
         except ArbUnsupported as exc:
             raise DomainError(str(exc)) from exc
+        check = check_curve(bound, var, [lambdify_arb(f, var) for f in _forms(bound)])
     latex = rf"T({sympy.latex(var)}) = {sympy.latex(original)}"
-    return TradeoffSource(bound, var, symmetric=symmetric, tol=tol, latex=latex, free=free)
+    return TradeoffSource(bound, var, symmetric=symmetric, tol=tol, latex=latex, free=free,
+                          check=check)
