@@ -218,3 +218,18 @@ def test_gaussian_and_pure_dp_stay_tight():
         ref = math.log((math.exp(0.7) - math.exp(e)) / (1 + math.exp(0.7)))
         assert pure.log_delta_lower(e) <= ref <= pure.log_delta(e) <= ref + 2e-6
     assert pure.log_delta(0.71) == -math.inf
+
+
+@pytest.mark.slow
+def test_erfinv_spelling_at_tiny_alpha():
+    # G_1 typed with erfinv(1 - 2 alpha): 1 - 2 alpha keeps a tiny alpha only with about
+    # log2(1/alpha) bits, so the values there were not finite at any of the fixed
+    # precisions and the search refused ("not a finite real number at alpha = 0").
+    # Reference: delta_1(eps) in 30-digit mpmath (Dong, Roth & Su, Cor. 2.13)
+    s = N.tradeoff_source(sympy.erfc(-(sympy.sqrt(2) * sympy.erfinv(1 - 2 * A) - 1)
+                                     / sympy.sqrt(2)) / 2)
+    for e, rel in ((1.0, 1e-6), (10.0, 1e-6), (60.0, 1e-3)):  # eps = 60: alpha ~ 2^-2600
+        with mpmath.workdps(DPS):
+            ref = float(mpmath.log(mpmath.ncdf(-e + mpmath.mpf(1) / 2)
+                                   - mpmath.exp(e) * mpmath.ncdf(-e - mpmath.mpf(1) / 2)))
+        assert s.log_delta_lower(e) <= ref <= s.log_delta(e) <= ref + rel * abs(ref)

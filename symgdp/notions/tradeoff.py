@@ -224,7 +224,13 @@ class TradeoffSource:
         if hit is not None:
             return hit
         best: tuple[arb, arb, arb, arb] | None = None
-        for prec in _PRECS:
+        precs = _PRECS
+        if 0 < p < 1:
+            # 1 - 2 alpha (say) keeps a tiny alpha only with about log2(1/alpha) bits
+            need = 128 + max(-_mag(p), -_mag(1 - p) if p > 0.5 else 0)
+            if need > _PRECS[-1]:
+                precs = _PRECS + (need,)
+        for prec in precs:
             with ctx.workprec(prec):
                 got = _enclose(self._fs, self._ft, p)
                 if got is None:
