@@ -31,8 +31,9 @@ For both pairs the privacy loss :math:`L(x) = \log(P(x)/Q(x))` is increasing in
 direction (connect the dots on :math:`\Delta\mathbb Z`, the theorem in
 :mod:`symgdp.dpsgd`), :math:`T` the number of steps, :math:`\tau` the mass each step
 moves from outside its grid (to the first point or to :math:`+\infty`), :math:`m` the
-mass the compositions moved when cutting tails, and :math:`A = \nu(\text{all}) - 1`
-the mass they added by rounding up.  Then for every :math:`\varepsilon` and
+mass the compositions moved to larger losses (cut tails, and the rests of rounding
+down, moved to :math:`+\infty`), and :math:`A = \nu(\text{all}) - 1` the mass they
+added by rounding up.  Then for every :math:`\varepsilon` and
 :math:`t > 0`, with :math:`g_x(l) = (1 - e^{x - l})_+`,
 
 .. math::
@@ -59,8 +60,8 @@ and Bernstein's inequality (:math:`d_i - \mathbb E d_i \le \Delta`) bounds
 :math:`P(D > s)` by the exponential above.  Finally :math:`\nu` arises from the law of
 :math:`\sum W_i` by moving the out-of-grid masses (changing the expectation of a
 function with values in :math:`[0, 1]` by at most :math:`\sum \tau_i`), cutting tails
-(each moved mass, later convolved with measures of total at most 2, changes it by at
-most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
+and moving rounding rests (each moved mass, later convolved with measures of total at
+most 2, changes it by at most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
 
 **Theorem (the add direction from the remove composition).**  For add/remove the add
 pair is :math:`(Q, P)`; its profile after :math:`T` steps is
@@ -90,7 +91,9 @@ floor comes from the same composition as the upper bound (no second composition)
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -98,7 +101,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DomainError
-from .pmf import check_count, check_product, check_support, repeated
+from .pmf import chained, check_count, check_product, check_support
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
            "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
@@ -389,97 +392,219 @@ def _ey_upper(pmf: Any) -> float:
 
 # -- composition over a schedule, with the bookkeeping of the floor --------------------------
 class _Tracked:
-    r"""An IntPMF with float upper bounds on: the mass its tail cuts moved (``cut``), its
-    :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted mass moved to
-    larger losses since the exact law (``erry``; it bounds how much the add direction
-    read from this measure can miss, see :func:`compose_schedule`)."""
+    r"""An IntPMF with float upper bounds on: the mass its tail cuts and roundings moved
+    (``cut``), its :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted
+    mass moved to larger losses since the exact law (``erry``; it bounds how much the add
+    direction read from this measure can miss, see :func:`compose_schedule`); ``coarse``:
+    a float64 sketch of the measure in blocks (:func:`_coarse`; only to guess where to cut
+    tails)."""
 
-    __slots__ = ("pmf", "cut", "ey", "erry")
+    __slots__ = ("pmf", "cut", "ey", "erry", "_coarse")
 
     def __init__(self, pmf: Any, cut: float = 0.0, ey: float = math.inf,
-                 erry: float = math.inf) -> None:
+                 erry: float = math.inf, coarse: Any = None) -> None:
         self.pmf, self.cut, self.ey, self.erry = pmf, float(cut), float(ey), float(erry)
+        self._coarse = coarse
+
+    @property
+    def coarse(self) -> tuple[int, int, np.ndarray]:
+        if self._coarse is None:
+            p = self.pmf
+            self._coarse = _rebin((1, p.lower, np.asarray(p.approx, dtype=np.float64)))
+        return self._coarse
 
 
-_TILTS = (0.0, 1 / 8, 1 / 2)
-_NOISE = 1e-14
+#: the longest block sketch of a measure (blocks of 2^k grid points)
+_SKETCH = 1024
 
 
-def _approx_conv(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
-    """The float64 approximation of a * b of :func:`symgdp.accounting.pmf._approx_conv`
-    (exponentially tilted FFT convolutions, each entry from the tilt that resolves it
-    best), with one transform per input and tilt (one in all for a square)."""
-    from scipy import fft
+def _rebin(c: tuple[int, int, np.ndarray], block: int = 1) -> tuple[int, int, np.ndarray]:
+    """A sketch ``(B, s, m)`` (``m[k]`` the mass of the grid indices j with floor(j / B)
+    = s + k, B a power of 2) in blocks of at least ``block`` and at most :data:`_SKETCH`
+    of them."""
+    b, s, m = c
+    while b < block or m.size > _SKETCH:
+        if s % 2:  # align to even block indices, then sum pairs
+            m = np.concatenate([[0.0], m])
+            s -= 1
+        if m.size % 2:
+            m = np.concatenate([m, [0.0]])
+        m = m[0::2] + m[1::2]
+        b, s = 2 * b, s // 2
+    return b, s, m
 
-    n = a.size + b.size - 1
-    m = fft.next_fast_len(n, real=True)
-    k = np.arange(max(a.size, b.size), dtype=np.float64)
-    kn = np.arange(n, dtype=np.float64)
-    best = np.zeros(n)
-    quality = np.full(n, -np.inf)
-    for frac in _TILTS:
-        t = 300.0 * frac / max(n, 1)
-        fa = fft.rfft(a * np.exp(t * k[:a.size]), m)
-        fb = fa if same else fft.rfft(b * np.exp(t * k[:b.size]), m)
-        c = np.maximum(fft.irfft(fa * fb, m)[:n], 0.0)
-        top = float(c.max(initial=0.0))
-        if top <= 0:
-            continue
-        with np.errstate(divide="ignore"):
-            qual = np.log(c / top)
-        better = qual > quality
-        quality[better] = qual[better]
-        best[better] = c[better] * np.exp(-t * kn[better])
-    best[quality < math.log(_NOISE)] = 0.0
-    return best
+
+def _sketch_product(x: tuple[int, int, np.ndarray], y: tuple[int, int, np.ndarray]
+                    ) -> tuple[int, int, np.ndarray]:
+    """The sketch of the convolution (direct, so tiny tail masses keep their relative
+    accuracy; each product of blocks split evenly between the two blocks it reaches)."""
+    b = max(x[0], y[0])
+    x, y = _rebin(x, b), _rebin(y, b)
+    c = 0.5 * np.convolve(x[2], y[2])
+    return _rebin((b, x[1] + y[1], np.concatenate([c, [0.0]]) + np.concatenate([[0.0], c])))
+
+
+def _clip(sk: tuple[int, int, np.ndarray], lo: int, hi: int) -> tuple[int, int, np.ndarray]:
+    """The sketch restricted to the blocks meeting the grid indices [lo, hi) (the masses
+    outside, the cut tails, dropped)."""
+    b, s, m = sk
+    k0 = min(max(lo // b - s, 0), m.size - 1)
+    k1 = min(max((hi - 1) // b - s + 1, k0 + 1), m.size)
+    return _rebin((b, s + k0, m[k0:k1].copy()))
+
+
+def _guess_cuts(sk: tuple[int, int, np.ndarray], lower: int, size: int, tail: float
+                ) -> tuple[int, int, int]:
+    """Guesses (cl, cr, width) of the cuts from the sketch of the product (relative to
+    ``lower``), and how far off they may be (checked exactly afterwards)."""
+    b, s, m = sk
+    if m.size == 0 or not np.all(np.isfinite(m)):
+        return 0, size, size
+    pre = np.cumsum(m)
+    suf = np.cumsum(m[::-1])[::-1]
+    ok_l = np.flatnonzero(pre <= tail)
+    ok_r = np.flatnonzero(suf <= tail)
+    kl = int(ok_l[-1]) + 1 if ok_l.size else 0       # blocks < kl carry at most tail
+    kr = int(ok_r[0]) if ok_r.size else m.size       # blocks >= kr carry at most tail
+    cl = min(max((s + kl) * b - lower, 0), size - 1)
+    cr = min(max((s + kr + 2) * b - lower, cl + 1), size)
+    return cl, cr, 2 * b + 64
+
+
+def _cut_window(poly: Any, size: int, cl: int, cr: int, width: int, limit: int
+                ) -> tuple[int, int, int, int]:
+    """The cuts ``(cl, cr, low, high)`` searched exactly near the guesses: the largest
+    ``cl`` whose prefix mass ``low`` is at most ``limit`` and the smallest ``cr`` whose
+    suffix mass ``high`` is (windows of exact coefficients around the guesses, moved
+    until they contain the answer)."""
+    w = max(int(width), 16)
+
+    def beyond(m: int) -> int:
+        return int(poly.right_shift(m)(1)) if m < size else 0
+
+    # right: a window [a, e) with the exact mass from e on
+    e = min(cr + w, size)
+    high = beyond(e)
+    step = 2 * w
+    while high > limit:  # the guess was too far in: move out, doubling the step
+        e = min(e + step, size)
+        high = beyond(e)
+        step *= 2
+    cut_r = e
+    while True:
+        a = max(e - 2 * w, cl + 1, 1)
+        seg = [int(v) for v in poly.truncate(e).right_shift(a).coeffs()] if a < 2 * w \
+            else [int(v) for v in poly.right_shift(a).truncate(e - a).coeffs()]
+        seg += [0] * (e - a - len(seg))
+        # suffix sums from e leftward: the first one beyond the limit stops the cut
+        suf = list(itertools.accumulate(reversed(seg), initial=high))
+        k = bisect.bisect_right(suf, limit) - 1  # suf[k] <= limit < suf[k + 1]
+        cut_r, high = e - k, suf[k]
+        if k < len(seg) or a <= max(cl + 1, 1):
+            break
+        e = a
+    # left: a window [a, e) with the exact mass below a
+    a = max(cl - w, 0)
+    low = int(poly.truncate(a)(1)) if a else 0
+    while low > limit and a > 0:
+        a = max(a - 4 * w, 0)
+        low = int(poly.truncate(a)(1)) if a else 0
+    cut_l = a
+    while True:
+        e = min(a + 2 * w, cut_r - 1)
+        if e <= a:
+            break
+        seg = [int(v) for v in poly.truncate(e).right_shift(a).coeffs()]
+        seg += [0] * (e - a - len(seg))
+        pre = list(itertools.accumulate(seg, initial=low))
+        k = bisect.bisect_right(pre, limit) - 1  # pre[k] <= limit < pre[k + 1]
+        cut_l, low = a + k, pre[k]
+        if k < len(seg):
+            break
+        a = e
+    return cut_l, cut_r, low, high
+
+
+def _weighted_upper(poly: Any, lower: int, disc: float, bits: int) -> float:
+    r"""A float64 upper bound on :math:`2^{-b}\sum_i c_i e^{-(\mathrm{lower} + i)\Delta}`
+    for a non-negative ``fmpz_poly`` (ball arithmetic: the polynomial at
+    :math:`e^{-\Delta}`)."""
+    import flint
+
+    if poly.length() == 0:
+        return 0.0
+    old = flint.ctx.prec
+    flint.ctx.prec = 64
+    try:
+        d = flint.arb(disc)
+        v = flint.arb_poly(poly)((-d).exp()) * (-d * lower).exp() * flint.arb(2) ** (-bits)
+        return _arb_up(v)
+    finally:
+        flint.ctx.prec = old
 
 
 def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
-    """int_compose, recording the mass its truncation moved (exact, rounded up)."""
-    from .pmf import IntPMF, _shift, _truncate
+    r"""The convolution of two tracked measures: the exact product, tails cut where their
+    exact masses are at most ``tail`` (the left one moved onto the first kept loss, the
+    right one to :math:`+\infty`), then every coefficient rounded *down* to the scale and
+    the mass so removed moved to :math:`+\infty` (exact, rounded up).  Each is a move of
+    mass to larger losses, so the result dominates the convolution of the inputs (the
+    module notes of :mod:`symgdp.accounting.pmf`); the moved masses go into ``cut`` (the
+    floor's :math:`m`) and, weighted by :math:`e^{-l}` at their origins, into ``erry``.
+    Where to cut is guessed from block sketches of the factors (:func:`_sketch_product`)
+    and found on the exact sums (:func:`_cut_window`): the guess affects only speed."""
+    from .pmf import IntPMF, floor_scale, product
 
     x, y = a.pmf, b.pmf
-    if x.disc != y.disc or x.bits != y.bits or x.up != y.up:
+    if x.disc != y.disc or x.bits != y.bits or x.up != y.up or not x.up:
         raise DomainError("these PMFs live on different grids")
-    bits = x.bits
+    bits, disc = x.bits, x.disc
     check_product(x.size, y.size)
-    poly = x.poly * y.poly
+    poly = product(x.poly, y.poly) if a is not b else product(x.poly, x.poly)
     tx, ty = x.total(), y.total()
-    inf = x.inf * (ty + y.inf) + y.inf * tx
-    approx = _approx_conv(x.approx, y.approx, a is b)
-    lower = x.lower + y.lower
-    p2, approx, lower2, inf2 = _truncate(poly, approx, lower, inf, tail, bits, True)
-    cl = lower2 - lower
-    left = int(poly.truncate(cl)(1)) if cl > 0 else 0
-    moved = left + (inf2 - inf)  # exact, in units of 2^-2bits
-    cut = a.cut + b.cut + math.ldexp(float(moved), -2 * bits) * (1 + 4 * _U) if moved else \
-        a.cut + b.cut
-    out = IntPMF(x.disc, bits, lower2, _shift(p2, bits, True), int(_shift(inf2, bits, True)),
-                 approx, True)
+    inf = x.inf * (ty + y.inf) + y.inf * tx  # units of 2^-2bits
+    lower, n = x.lower + y.lower, x.size + y.size - 1
+    sk = _sketch_product(a.coarse, b.coarse)
+    if tail > 0 and n >= 3:
+        gl, gr, width = _guess_cuts(sk, lower, n, tail)
+        cl, cr, left, right = _cut_window(poly, n, gl, gr, width,
+                                          int(tail * float(2 ** (2 * bits))))
+    else:
+        cl, cr, left, right = 0, n, 0, 0
+    kept = poly.truncate(cr).right_shift(cl) if cl else poly.truncate(cr)
+    if left:
+        kept = kept + left  # the left tail onto the first kept loss
+    lower2, n2 = lower + cl, cr - cl
+    f, tf, rest = floor_scale(kept, bits)
+    inf2 = inf + right + rest
+    out = IntPMF(disc, bits, lower2, f, (inf2 + (1 << bits) - 1) >> bits, None, True,
+                 size=n2, total=tf)
+    moved = left + right + rest  # exact, in units of 2^-2bits
+    cut = a.cut + b.cut + (math.ldexp(float(moved), -2 * bits) * (1 + 4 * _U) if moved
+                           else 0.0)
     ey, erry = math.inf, math.inf
     if math.isfinite(a.ey) and math.isfinite(b.ey):
-        disc = x.disc
-        # rounding up adds less than one unit per entry, each weighted at most e^{-l_min}
-        ey = (a.ey * b.ey + math.ldexp(float(out.size + 1), -bits)
-              * math.exp(-lower2 * disc)) * (1 + 16 * _U)
-        wl = 0.0
-        if cl > 0:  # the left cut: its e^{-l}-weighted mass, exactly summed in floats
-            c = np.asarray([int(v) for v in poly.truncate(cl).coeffs()], dtype=np.float64)
-            e = np.exp(-(lower + np.arange(c.size, dtype=np.float64)) * disc)
-            wl = math.ldexp(float(np.sum(c * e)), -2 * bits) * (1 + 4 * (c.size + 16) * _U)
-        # the right cut went to +infinity from losses above the last kept one
-        wr = (math.ldexp(float(inf2 - inf), -2 * bits)
-              * math.exp(-(lower2 + out.size) * disc) * (1 + 16 * _U))
+        # every move above is to larger losses and drops no finite mass onto smaller ones:
+        # the weighted sum only falls
+        ey = a.ey * b.ey * (1 + 16 * _U)
+        wl = _weighted_upper(poly.truncate(cl), lower, disc, 2 * bits) if cl else 0.0
+        # the right cut went to +infinity from losses at or above the first cut one
+        wr = (math.ldexp(float(right), -2 * bits) * math.exp(-(lower2 + n2) * disc)
+              * (1 + 16 * _U))
+        # the rounding's rest went to +infinity from the kept losses (at least lower2)
+        wrest = (math.ldexp(float(rest), -2 * bits) * math.exp(-lower2 * disc)
+                 * (1 + 16 * _U))
         # swap the factors for their measures one at a time: the first swap's error is
         # weighted by the other factor's exact E[y] = 1, the second by its measure's ey;
         # ey can fall below 1 (tails moved to larger losses), so max(ey, 1) covers both
-        erry = (a.erry * max(b.ey, 1.0) + b.erry * max(a.ey, 1.0) + wl + wr) * (1 + 16 * _U)
-    return _Tracked(out, cut, ey, erry)
+        erry = (a.erry * max(b.ey, 1.0) + b.erry * max(a.ey, 1.0) + wl + wr + wrest) \
+            * (1 + 16 * _U)
+    return _Tracked(out, cut, ey, erry, _clip(sk, lower2, lower2 + n2))
 
 
 def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
-    """The ``times``-fold composition by repeated squaring."""
-    return repeated(p, times, lambda a, b: _compose2(a, b, tail))
+    """The ``times``-fold composition along a short addition chain."""
+    return chained(p, times, lambda a, b: _compose2(a, b, tail))
 
 
 @dataclass(frozen=True)
