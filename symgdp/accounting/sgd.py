@@ -276,14 +276,20 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         n = j1 - j0 + 1
         rem = [arb(0)] * n
         add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
-        iy = [one / e for e in ey]
+        # with y_a - y_b = e^{-l_i}(1 - e^{-disc}): (Q_c - y_b P_c)/(y_a - y_b) =
+        # (e^{l_i} Q_c - e^{-disc} P_c)/c1 to l_i and (P_c - e^{l_i} Q_c)/c1 to l_{i+1}
+        edm, ic1 = (-d).exp(), one / c1
+        carry = arb(0)
         for i in range(n - 1):
-            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
-            ya, yb = iy[i], iy[i + 1]
-            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
-            rem[i] += (qc - yb * pc) * inv
-            rem[i + 1] += (ya * pc - qc) * inv
-            if want_add:
+            pc = pbar[i] - pbar[i + 1]
+            qt = (abar[i] - abar[i + 1]) * ey[i]
+            rem[i] = carry + (qt - edm * pc) * ic1
+            carry = (pc - qt) * ic1
+        rem[n - 1] = carry
+        if want_add:
+            iy = [one / e for e in ey]
+            for i in range(n - 1):
+                pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
                 inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
                 add[i] += (ey[i + 1] * qc - pc) * inv2
                 add[i + 1] += (pc - ey[i] * qc) * inv2
@@ -343,6 +349,11 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
         if rep:
             k2 = (-one / (2 * s2)).exp() * qa  # q e^{-1/(2 sigma^2)}
             omq = one - qa
+        if not rep:  # certified Taylor blocks (symgdp.accounting.tailblocks)
+            from .tailblocks import addremove_tails
+
+            pbar, abar, ey = addremove_tails(q, sigma, disc, j0, j1, prec)
+            return j0, j1, prec, pbar, abar, ey
         pbar, abar, ey = [], [], []
         for j in range(j0, j1 + 1):
             lj = arb(j) * d
