@@ -470,19 +470,20 @@ def product(a: Any, b: Any) -> Any:
         flint.ctx.threads = old
 
 
-def floor_scale(poly: Any, bits: int) -> tuple[Any, int, int]:
+def floor_scale(poly: Any, bits: int, total: int | None = None) -> tuple[Any, int, int]:
     """``(f, total_f, rest)``: ``f`` the coefficients of a non-negative ``fmpz_poly``
     divided by ``2^bits`` and rounded down, ``total_f`` their exact sum and ``rest`` the
     exact mass the rounding removed (units of the input's scale): ``sum(poly) = 2^bits
     total_f + rest`` with ``0 <= rest < 2^bits`` per coefficient.  The numerators are
-    non-negative, so truncating division is the floor."""
+    non-negative, so truncating division is the floor.  ``total``: ``sum(poly)`` when
+    the caller knows it exactly."""
     import flint
 
     if poly.length() == 0:
         return poly, 0, 0
     f = poly // flint.fmpz(1 << bits)
     tf = int(f(1))
-    return f, tf, int(poly(1)) - (tf << bits)
+    return f, tf, (int(poly(1)) if total is None else int(total)) - (tf << bits)
 
 
 def addition_chain(times: int) -> list[tuple[int, int]]:

@@ -556,9 +556,9 @@ def _weighted_upper(poly: Any, lower: int, disc: float, bits: int) -> float:
 
 def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
     r"""The convolution of two tracked measures: the exact product, tails cut where their
-    exact masses are at most ``tail`` (the left one moved onto the first kept loss, the
-    right one to :math:`+\infty`), then every coefficient rounded *down* to the scale and
-    the mass so removed moved to :math:`+\infty` (exact, rounded up).  Each is a move of
+    exact masses are at most ``tail`` (both moved to :math:`+\infty`), then every
+    coefficient rounded *down* to the scale and the mass so removed moved to
+    :math:`+\infty` (exact, rounded up).  Each is a move of
     mass to larger losses, so the result dominates the convolution of the inputs (the
     module notes of :mod:`symgdp.accounting.pmf`); the moved masses go into ``cut`` (the
     floor's :math:`m`) and, weighted by :math:`e^{-l}` at their origins, into ``erry``.
@@ -583,11 +583,11 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
     else:
         cl, cr, left, right = 0, n, 0, 0
     kept = poly.truncate(cr).right_shift(cl) if cl else poly.truncate(cr)
-    if left:
-        kept = kept + left  # the left tail onto the first kept loss
     lower2, n2 = lower + cl, cr - cl
-    f, tf, rest = floor_scale(kept, bits)
-    inf2 = inf + right + rest
+    # the product's sum is tx * ty exactly; both cut tails (at most ``tail`` each) go to
+    # +infinity, the left one too (cheaper than adding it to the first kept loss)
+    f, tf, rest = floor_scale(kept, bits, tx * ty - left - right)
+    inf2 = inf + left + right + rest
     out = IntPMF(disc, bits, lower2, f, (inf2 + (1 << bits) - 1) >> bits, None, True,
                  size=n2, total=tf)
     moved = left + right + rest  # exact, in units of 2^-2bits
@@ -595,7 +595,7 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
                            else 0.0)
     ey, erry = math.inf, math.inf
     if math.isfinite(a.ey) and math.isfinite(b.ey):
-        # every move above is to larger losses and drops no finite mass onto smaller ones:
+        # every move above is to +infinity (no finite loss gains mass):
         # the weighted sum only falls
         ey = a.ey * b.ey * (1 + 16 * _U)
         wl = _weighted_upper(poly.truncate(cl), lower, disc, 2 * bits) if cl else 0.0

@@ -19,10 +19,12 @@ closed box :math:`B = \{z : |\mathrm{Re}(z - c)| \le R, |\mathrm{Im}\,z| \le R\}
 :math:`|a_k| \le M R^{-k}`, and the tail of the series is at most the geometric sum.
 :math:`\square`
 
-:math:`K` is chosen so that this is at most :math:`2^{-p-6}` times the smallest value of
-:math:`F` on the block (:math:`p` the working precision): far right the split of a cell
-multiplies the error of a :math:`Q`-tail by up to :math:`e^{l}/\Delta`, so there the
-balls must be tight relatively, as the point-by-point ``erfc`` balls are.
+:math:`K` is chosen so that this is at most :math:`2^{-p-6}` for :math:`G` (:math:`p`
+the working precision) and :math:`2^{-p-6}\min(1, e^{-l})` for :math:`F` at the
+block's right end: the split of a cell multiplies the error of a :math:`Q`-tail by up to
+:math:`e^{l}/\Delta` and that of a :math:`P`-tail by about :math:`1/\Delta`, so both
+reach the masses as about :math:`2^{-p-6}/\Delta`, far below their unit
+:math:`2^{-80}` (the precision is chosen so).
 
 Both :math:`F` and :math:`G` are analytic wherever :math:`\mathrm{Re}\,w(z) > 0` (the
 principal logarithm is analytic on the right half-plane and ``erfc`` is entire).  The
@@ -149,34 +151,35 @@ def _block(j: int, hw: int, j0: int, j1: int, F: list[Any], G: list[Any], arb: A
     if not w.real > 0:
         return False
     xs = (w.log() * s2 + half) * irt
-    m = max(abs(xs.erfc() * half).upper(), abs((xs - irt).erfc() * half).upper())
-    if not m.is_finite():
+    mf, mg = abs(xs.erfc() * half).upper(), abs((xs - irt).erfc() * half).upper()
+    if not (mf.is_finite() and mg.is_finite()):
         return False
-    # the remainder relative to the smallest value on the block: F at its right end (F
-    # falls with l, and G >= F); the split multiplies the Q-tails' errors by up to
-    # e^{l}/Delta, so far right their balls must be tight relatively, as erfc's are
+    # accuracy targets: G (in P's tails) absolutely; F (the Q-tails) relative to e^{-l} at
+    # the block's right end, since the split multiplies a Q-tail's error by e^{l}/Delta
+    # (and F(l) <= e^{-l} P(L > l): F's own size is never needed)
     end = min(jc + hw, j1)
-    fmin = _point(arb(end) * d, qa, s2, half, irt)[0].lower()
-    if not fmin > 0:
-        return False
-    # terms K with M RATIO^-K / (1 - 1/RATIO) <= 2^-prec F_min
-    need = (float(m.log()) - float(fmin.log()) + float(-eps.log()) + 1.0) / math.log(RATIO)
-    if not math.isfinite(need) or need > _MAX_TERMS:
-        return False
-    terms = max(int(math.ceil(need)), 2)
-    rem = m * arb(RATIO) ** (-terms) * RATIO / (RATIO - 1)
-    if not rem <= eps * fmin * 2:  # the float estimate of the terms was off: refuse
-        return False
-    # the series in u = (l - c) / Delta (the integer offsets of the grid points), the
-    # remainder's ball added to the constant term
-    z = flint.arb_series([c, d], prec=terms)
+    tf = eps * min(arb(1), (-(arb(end) * d)).exp())
+    terms, rems = [], []
+    for m, target in ((mf, tf), (mg, eps)):
+        # terms K with M RATIO^-K / (1 - 1/RATIO) <= target
+        need = (float(m.log()) - float(target.log()) + 1.0) / math.log(RATIO)
+        if not math.isfinite(need) or need > _MAX_TERMS:
+            return False
+        k = max(int(math.ceil(need)), 2)
+        rem = m * arb(RATIO) ** (-k) * RATIO / (RATIO - 1)
+        if not rem <= target * 2:  # the float estimate of the terms was off: refuse
+            return False
+        terms.append(k)
+        rems.append(rem)
+    # the series in u = (l - c) / Delta (the integer offsets of the grid points), each
+    # remainder's ball added to its constant term
+    z = flint.arb_series([c, d], prec=max(terms))
     xz = (((z.exp() - 1) + qa) / qa).log() * s2 + half
     xz = xz * irt
-    err = arb(0, rem.upper())
-    cf = (xz.erfc() * half).coeffs()
-    cg = ((xz - irt).erfc() * half).coeffs()
-    cf[0] += err
-    cg[0] += err
+    cf = (xz.erfc() * half).coeffs()[:terms[0]]
+    cg = ((xz - irt).erfc() * half).coeffs()[:terms[1]]
+    cf[0] += arb(0, rems[0].upper())
+    cg[0] += arb(0, rems[1].upper())
     pf, pg = flint.arb_poly(cf), flint.arb_poly(cg)
     lo, hi = j - j0, min(jc + hw, j1) - j0 + 1
     F[lo:hi] = [pf(u) for u in range(j - jc, hi - lo + j - jc)]
