@@ -264,7 +264,7 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
 
     from .pmf import int_pmf
 
-    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation)
+    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation, bits)
     rep = relation == "replace_one"
     old = flint.ctx.prec
     flint.ctx.prec = prec
@@ -319,7 +319,7 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
 
 
 @functools.lru_cache(maxsize=16)
-def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
+def _tails(q: float, sigma: float, disc: float, tail: float, relation: str, bits: int = 80
            ) -> tuple[int, int, int, list[Any], list[Any], list[Any]]:
     """(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls."""
     import flint
@@ -337,6 +337,7 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
     # the add direction read from this measure weights its masses by e^{-l}: add the bits
     # that weight costs (q near 1 with a small sigma reaches losses of -20 and below)
     prec += min(math.ceil(max(0.0, -j0 * disc) / math.log(2.0)) + 8, 400)
+    prec += max(int(bits) - 80, 0)  # a finer integer scale (large mu) wants tighter balls
     flint.ctx.prec = prec
     try:
         arb = flint.arb
@@ -554,9 +555,10 @@ def _weighted_upper(poly: Any, lower: int, disc: float, bits: int) -> float:
         flint.ctx.prec = old
 
 
-def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
+def _compose2(a: _Tracked, b: _Tracked, tail: float, keep_left: bool = False) -> _Tracked:
     r"""The convolution of two tracked measures: the exact product, tails cut where their
-    exact masses are at most ``tail`` (both moved to :math:`+\infty`), then every
+    exact masses are at most ``tail`` (the right one moved to :math:`+\infty`, the left
+    one too, or with ``keep_left`` onto the first kept loss), then every
     coefficient rounded *down* to the scale and the mass so removed moved to
     :math:`+\infty` (exact, rounded up).  Each is a move of
     mass to larger losses, so the result dominates the convolution of the inputs (the
@@ -583,11 +585,16 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
     else:
         cl, cr, left, right = 0, n, 0, 0
     kept = poly.truncate(cr).right_shift(cl) if cl else poly.truncate(cr)
+    to_inf = right  # the masses moved to +infinity
+    if left and keep_left:
+        kept = kept + left  # the left tail onto the first kept loss (a negative one, as a
+        # rule: near eps = 0, where a large mu's 1 - delta is tiny, it then adds nothing)
+    else:  # to +infinity: one copy of the polynomial less
+        to_inf += left
     lower2, n2 = lower + cl, cr - cl
-    # the product's sum is tx * ty exactly; both cut tails (at most ``tail`` each) go to
-    # +infinity, the left one too (cheaper than adding it to the first kept loss)
-    f, tf, rest = floor_scale(kept, bits, tx * ty - left - right)
-    inf2 = inf + left + right + rest
+    # the product's sum is tx * ty exactly
+    f, tf, rest = floor_scale(kept, bits, tx * ty - to_inf)
+    inf2 = inf + to_inf + rest
     out = IntPMF(disc, bits, lower2, f, (inf2 + (1 << bits) - 1) >> bits, None, True,
                  size=n2, total=tf)
     moved = left + right + rest  # exact, in units of 2^-2bits
@@ -595,7 +602,7 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
                            else 0.0)
     ey, erry = math.inf, math.inf
     if math.isfinite(a.ey) and math.isfinite(b.ey):
-        # every move above is to +infinity (no finite loss gains mass):
+        # every move above is to larger losses and adds no mass:
         # the weighted sum only falls
         ey = a.ey * b.ey * (1 + 16 * _U)
         wl = _weighted_upper(poly.truncate(cl), lower, disc, 2 * bits) if cl else 0.0
@@ -613,9 +620,9 @@ def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
     return _Tracked(out, cut, ey, erry, _clip(sk, lower2, lower2 + n2))
 
 
-def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
+def _power(p: _Tracked, times: int, tail: float, keep_left: bool = False) -> _Tracked:
     """The ``times``-fold composition along a short addition chain."""
-    return chained(p, times, lambda a, b: _compose2(a, b, tail))
+    return chained(p, times, lambda a, b: _compose2(a, b, tail, keep_left))
 
 
 @dataclass(frozen=True)
@@ -678,9 +685,47 @@ def _one_minus_ey(pmf: Any) -> float:
     return float(np.nextafter(np.nextafter(v, -np.inf), -np.inf))
 
 
+def scale_for(phases: Any, relation: str, support: float) -> tuple[int, float]:
+    r"""The integer scale (bits) and the tail cut of a composition, from a guess of its
+    :math:`\mu`: 80 bits and :math:`10^{-19}` unless the guessed :math:`1 - \delta(0)
+    = 2\Phi(-\mu/2)` is so small that the composition's dust would reach a thousandth of
+    it (large :math:`\mu`, beyond about 14).  The dust: each of the :math:`T` one-step
+    roundings and of the (at most :math:`2\log_2 T` a phase) products moves or adds at
+    most ``support`` units of :math:`2^{-b}`, each cut at most the tail; near
+    :math:`\varepsilon = 0` it raises :math:`\delta` by as much.  The guess is the
+    smaller of the phases' unsampled Gaussian composition :math:`\sqrt{\sum_i T_i /
+    \sigma_i^2}` (twice that for replace-one) and the CLT's
+    :math:`\sqrt{\sum_i T_i q_i^2(e^{1/\sigma_i^2} - 1)}`; it only tunes tightness and
+    cost, never validity.
+
+    Example:
+        >>> scale_for([(0.01, 1.0, 1000)], "add_remove", 1e5)
+        (80, 1e-19)
+        >>> bits, tail = scale_for([(1.0, 0.5, 70)], "add_remove", 3e6)
+        >>> bits > 80 and tail < 1e-19
+        True
+    """
+    from scipy.special import ndtr
+
+    k = 2.0 if relation == "replace_one" else 1.0
+    mu_g = k * math.sqrt(sum(t / (s * s) for _, s, t in phases))
+    mu_c = k * math.sqrt(sum(t * q * q * math.expm1(min(1.0 / (s * s), 700.0))
+                             for q, s, t in phases))
+    mu = min(mu_g, mu_c)
+    room = 1e-3 * 2.0 * float(ndtr(-mu / 2.0))  # a thousandth of 1 - delta(0)
+    ops = sum(t + 2 * max(int(t).bit_length(), 1) for _, _, t in phases) + len(phases)
+    if not room > 0:
+        room = 1e-300
+    bits = 80
+    while bits < 256 and ops * max(support, 1.0) * 2.0**-bits > room / 2:
+        bits += 1
+    tail = min(1e-19, room / (4.0 * ops))
+    return bits, max(tail, 1e-300)
+
+
 def compose_schedule(schedule: Any, disc: float, failure_prob: float,
-                     neighbouring: str = "add_remove", bits: int = 80,
-                     tail: float = 1e-19, derive_add: bool = True) -> ComposedSGD:
+                     neighbouring: str = "add_remove", bits: int | None = None,
+                     tail: float | None = None, derive_add: bool = True) -> ComposedSGD:
     r"""Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
     convolved in order, for each direction of the relation.
 
@@ -689,12 +734,19 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
     notes), which halves the work; when the error term of that reading exceeds a
     hundredth of ``failure_prob`` (a remove measure whose left tail, weighted by
     :math:`e^{-l}`, is heavy, as for :math:`q = 1`), the add direction is composed
-    itself."""
+    itself.  ``bits`` and ``tail`` default to :func:`scale_for`'s choice."""
     phases = check_schedule(schedule)
     rel = check_neighbouring(neighbouring)
     total = sum(p[2] for p in phases)
     tau = one_step_tail(failure_prob, total)
     derive = derive_add and rel == "add_remove"
+    if bits is None or tail is None:
+        width = sum(np.diff(_loss_grid(q, s, disc, tau, rel))[0] + 1 for q, s, _ in phases)
+        b, tl = scale_for(phases, rel, float(width) * math.sqrt(total))
+        bits = b if bits is None else bits
+        tail = tl if tail is None else tail
+    # a large mu (a finer scale or smaller cuts): left tails onto the first kept loss
+    keep_left = bits > 80 or tail < 1e-19
     steps = [one_step_pmfs(q, s, disc, tau, bits, rel, not derive) for q, s, _ in phases]
     # refuse before composing what would exhaust memory (the products cost log2 T each)
     check_support([(st.directions[0], t) for st, (_, _, t) in zip(steps, phases, strict=True)],
@@ -715,9 +767,9 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
         for (_, _, t), st in zip(phases, steps, strict=True):
             leaf = (_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
                     else _Tracked(st.directions[k]))
-            part = _power(leaf, t, tail)
+            part = _power(leaf, t, tail, keep_left)
             mv += t * st.moved[k]
-            acc = part if acc is None else _compose2(acc, part, tail)
+            acc = part if acc is None else _compose2(acc, part, tail, keep_left)
         assert acc is not None
         pmfs.append(acc.pmf)
         moved.append(mv * (1 + 1e-12))
