@@ -176,3 +176,33 @@ def test_product_threads_do_not_change_the_product():
         pmf_mod.PRODUCT_THREADS = old
     assert one == two
     assert flint.ctx.threads >= 1
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sigma, steps", [(0.5, 70), (0.4, 50)])
+def test_gaussian_composition_beyond_mu_16_is_bracketed(sigma, steps):
+    # reference: q = 1 is the Gaussian mechanism composed, exactly sqrt(T)/sigma-GDP (Dong,
+    # Roth & Su); 1 - delta(0) = 2 Phi(-mu/2) is about 6e-17 and 1e-18 here, below the
+    # dust of the default 2^-80 scale (the upper end was inf before scale_for)
+    from symgdp import dpsgd
+
+    mu = math.sqrt(steps) / sigma
+    assert mu > 16
+    r = dpsgd(1.0, sigma, steps, value_discretization_interval=1e-3, rdp_only=False)
+    assert math.isfinite(r.mu_upper)
+    assert r.mu_floor <= mu <= r.mu_upper
+    assert r.mu_upper - r.mu_floor <= 3e-3
+
+
+def test_scale_grows_with_the_guessed_mu():
+    # reference: 2 Phi(-mu/2) from scipy; the dust bound ops * support * 2^-bits must stay
+    # below half a thousandth of it, and the default scale is kept for small mu
+    from scipy.special import ndtr
+
+    assert sgd.scale_for([(0.01, 1.0, 1000)], "add_remove", 1e6) == (80, 1e-19)
+    for sigma, steps in ((0.5, 70), (0.4, 50), (0.3, 60), (0.25, 64)):
+        bits, tail = sgd.scale_for([(1.0, sigma, steps)], "add_remove", 1e6)
+        room = 1e-3 * 2 * float(ndtr(-math.sqrt(steps) / sigma / 2))
+        ops = steps + 2 * int(steps).bit_length() + 1
+        assert bits > 80 and ops * 1e6 * 2.0**-bits <= room / 2
+        assert tail * 4 * ops <= room * (1 + 1e-12)
