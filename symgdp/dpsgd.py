@@ -56,10 +56,14 @@ What is computed, and how each hypothesis is met:
   :math:`P_c, Q_c` come from the closed-form tails of the mixture
   (:math:`\bar\Phi`, i.e. ``erfc``), the split in balls, each mass rounded *up* to an
   integer multiple of :math:`2^{-80}`;
-* the :math:`T`-fold composition by repeated squaring in **exact integer arithmetic**
-  (``fmpz_poly`` products), each product rounded up to :math:`2^{-80}`; tails are cut
-  where their exact mass is below :math:`10^{-19}`, the left tail moved onto the first
-  kept loss, the right tail to :math:`+\infty` (no FFT, so no rounding margin);
+* the :math:`T`-fold composition along a short addition chain (squares and products,
+  e.g. 9 squares and 3 products for :math:`T = 1000`) in **exact integer arithmetic**
+  (``fmpz_poly`` products); tails are cut where their exact mass is at most
+  :math:`10^{-19}`, the left tail moved onto the first kept loss, the right tail to
+  :math:`+\infty`; each product is then rounded *down* to :math:`2^{-80}` and the mass
+  so removed (exact) moved to :math:`+\infty`, rounded up (no FFT, so no rounding
+  margin; for a large :math:`\mu` a finer scale and smaller cuts, see
+  :func:`symgdp.accounting.sgd.scale_for`);
 * the profile of :math:`\nu_T` evaluated as an exact piecewise-affine function of
   :math:`e^\varepsilon` with float64 sums of non-negative terms, masses and losses
   rounded up and the sums inflated by their worst-case relative rounding

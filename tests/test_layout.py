@@ -66,7 +66,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("measure",),                                  # the entry: measure(), gdpt()
     ("accounting.curves",),                        # a PLD's profile: a numeric source
     ("accounting.pmf", "accounting.connect"),      # integer composition; profile -> PLD
-    ("accounting.onestep", "accounting.kov"),      # one certified step; the exact KOV pieces
+    ("accounting.onestep", "accounting.kov", "accounting.tailblocks"),  # one step;
+    # the exact KOV pieces; DP-SGD's tails by certified Taylor blocks
     ("bands",),                                    # certified trade-off bands (duck-typed)
     ("group",),                                    # group privacy (duck-typed)
     ("profile",),                                  # the value object and its pipeline

@@ -22,6 +22,7 @@ tail onto the last kept loss, and gives lower bounds (:meth:`IntPMF.lower_delta`
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -124,23 +125,40 @@ class IntPMF:
     composition").
     """
 
-    __slots__ = ("disc", "bits", "lower", "poly", "inf", "approx", "up", "_low", "_fl")
+    __slots__ = ("disc", "bits", "lower", "poly", "inf", "_approx", "up", "_low", "_fl",
+                 "_n", "_tot")
 
     def __init__(self, disc: float, bits: int, lower: int, poly: Any, inf: int,
-                 approx: np.ndarray, up: bool = True) -> None:
+                 approx: np.ndarray | None, up: bool = True, size: int | None = None,
+                 total: int | None = None) -> None:
         self.disc, self.bits, self.lower = float(disc), int(bits), int(lower)
-        self.poly, self.inf, self.approx = poly, int(inf), approx
+        self.poly, self.inf, self._approx = poly, int(inf), approx
         self.up = bool(up)  # True: entries are upper bounds (pessimistic); else lower
         self._low: Any = None  # the arrays of lower_delta, built on first use
         self._fl: Any = None  # the masses as float64 (nearest), built on first use
+        if size is None:
+            if approx is None:
+                raise DomainError("an IntPMF needs its size or its float approximation")
+            size = approx.size
+        self._n = int(size)  # grid points (the polynomial drops trailing zeros)
+        self._tot = None if total is None else int(total)  # exact finite mass, if known
 
     @property
     def size(self) -> int:
-        return int(self.approx.size)
+        return self._n
+
+    @property
+    def approx(self) -> np.ndarray:
+        """The masses as float64 (a compositions' measure builds them on first use)."""
+        if self._approx is None:
+            self._approx = self._floats()
+        return self._approx
 
     def total(self) -> int:
         """The finite mass, exactly (units of 2^-bits)."""
-        return int(self.poly(1)) if self.size else 0
+        if self._tot is None:
+            self._tot = int(self.poly(1)) if self.size else 0
+        return self._tot
 
     def upper_probs(self) -> np.ndarray:
         """Float64 upper bounds on the masses (each rounded up by two ulps)."""
@@ -427,6 +445,117 @@ def int_compose(a: IntPMF, b: IntPMF, tail: float = 1e-19) -> IntPMF:
     poly, approx, lower, inf = _truncate(poly, approx, lower, inf, tail, bits, a.up)
     return IntPMF(a.disc, bits, lower, _shift(poly, bits, a.up),
                   int(_shift(inf, bits, a.up)), approx, a.up)
+
+
+#: threads FLINT may use inside one exact product of polynomials (results are exact
+#: integers, so this changes only the wall time); ``None``: ``min(os.cpu_count(), 2)``
+PRODUCT_THREADS: int | None = None
+
+
+def product(a: Any, b: Any) -> Any:
+    """The exact product ``a * b`` of two ``fmpz_poly`` (a square when ``a is b``), with
+    FLINT's thread count set to :data:`PRODUCT_THREADS` for the call and restored after."""
+    import os
+
+    import flint
+
+    want = PRODUCT_THREADS if PRODUCT_THREADS is not None else min(os.cpu_count() or 1, 2)
+    old = flint.ctx.threads
+    if want == old or want < 1:
+        return a * b
+    flint.ctx.threads = int(want)
+    try:
+        return a * b
+    finally:
+        flint.ctx.threads = old
+
+
+def floor_scale(poly: Any, bits: int, total: int | None = None) -> tuple[Any, int, int]:
+    """``(f, total_f, rest)``: ``f`` the coefficients of a non-negative ``fmpz_poly``
+    divided by ``2^bits`` and rounded down, ``total_f`` their exact sum and ``rest`` the
+    exact mass the rounding removed (units of the input's scale): ``sum(poly) = 2^bits
+    total_f + rest`` with ``0 <= rest < 2^bits`` per coefficient.  The numerators are
+    non-negative, so truncating division is the floor.  ``total``: ``sum(poly)`` when
+    the caller knows it exactly."""
+    import flint
+
+    if poly.length() == 0:
+        return poly, 0, 0
+    f = poly // flint.fmpz(1 << bits)
+    tf = int(f(1))
+    return f, tf, (int(poly(1)) if total is None else int(total)) - (tf << bits)
+
+
+def addition_chain(times: int) -> list[tuple[int, int]]:
+    """A short addition chain for ``times`` as steps ``(i, j)``: entry ``k + 1`` of the
+    chain is entry ``i`` plus entry ``j`` (entry 0 is 1).  Squares (``i == j``) cost about
+    two thirds of a product, so the chain is chosen by that cost among the binary method
+    and factor chains (``times = a b``: the chain of ``b`` then the chain of ``a`` on its
+    result), e.g. 1000 = 10^3 in 9 squares and 3 products instead of the binary 9 and 5;
+    beyond ``2^24`` the binary method alone."""
+    k = int(times)
+    if k < 1:
+        raise DomainError(f"times must be a positive integer, got {times!r}")
+    if k > 1 << 24:
+        return _binary_chain(k)
+    return list(_best_chain(k)[1])
+
+
+def _binary_chain(k: int) -> list[tuple[int, int]]:
+    steps: list[tuple[int, int]] = []
+    cur = 0  # index of the running result
+    for bit in bin(k)[3:]:
+        steps.append((cur, cur))
+        cur = len(steps)
+        if bit == "1":
+            steps.append((cur, 0))
+            cur = len(steps)
+    return steps
+
+
+_SQUARE, _PRODUCT = 2.0, 3.0
+
+
+@functools.lru_cache(maxsize=4096)
+def _best_chain(k: int) -> tuple[float, tuple[tuple[int, int], ...]]:
+    """(cost, steps) of a cheap chain for k; the last step's entry is k."""
+    if k == 1:
+        return 0.0, ()
+    options = []
+    if k % 2 == 0:
+        c, st = _best_chain(k // 2)
+        options.append((c + _SQUARE, st + ((len(st), len(st)),)))
+    else:
+        c, st = _best_chain(k - 1)
+        options.append((c + _PRODUCT, st + ((len(st), 0),)))
+    for a in (3, 5, 7, 11, 13):
+        if k % a == 0 and k > a:
+            cb, sb = _best_chain(k // a)
+            ca, sa = _best_chain(a)
+            # the chain of a with entry 0 replaced by the last entry of b's chain
+            base = len(sb)
+            moved = tuple((base + i, base + j) for i, j in sa)
+            options.append((cb + ca, sb + moved))
+    return min(options, key=lambda o: (o[0], len(o[1])))
+
+
+def chained(base: Any, times: int, combine: Any) -> Any:
+    """``base`` composed ``times`` times with itself along :func:`addition_chain`, through
+    ``combine(a, b)`` (associative; called with ``a is b`` for a square); entries are
+    dropped after their last use."""
+    steps = addition_chain(times)
+    last = {0: -1}
+    for k, (i, j) in enumerate(steps):
+        last[i] = last[j] = k
+    vals: dict[int, Any] = {0: base}
+    for k, (i, j) in enumerate(steps):
+        a = vals[i]
+        out = combine(a, a) if i == j else combine(a, vals[j])
+        for e in (i, j):
+            if last.get(e) == k:
+                vals.pop(e, None)
+        vals[k + 1] = out
+    return vals[len(steps)]
 
 
 def repeated(base: Any, times: int, combine: Any) -> Any:

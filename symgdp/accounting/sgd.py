@@ -31,8 +31,9 @@ For both pairs the privacy loss :math:`L(x) = \log(P(x)/Q(x))` is increasing in
 direction (connect the dots on :math:`\Delta\mathbb Z`, the theorem in
 :mod:`symgdp.dpsgd`), :math:`T` the number of steps, :math:`\tau` the mass each step
 moves from outside its grid (to the first point or to :math:`+\infty`), :math:`m` the
-mass the compositions moved when cutting tails, and :math:`A = \nu(\text{all}) - 1`
-the mass they added by rounding up.  Then for every :math:`\varepsilon` and
+mass the compositions moved to larger losses (cut tails, and the rests of rounding
+down, moved to :math:`+\infty`), and :math:`A = \nu(\text{all}) - 1` the mass they
+added by rounding up.  Then for every :math:`\varepsilon` and
 :math:`t > 0`, with :math:`g_x(l) = (1 - e^{x - l})_+`,
 
 .. math::
@@ -59,8 +60,8 @@ and Bernstein's inequality (:math:`d_i - \mathbb E d_i \le \Delta`) bounds
 :math:`P(D > s)` by the exponential above.  Finally :math:`\nu` arises from the law of
 :math:`\sum W_i` by moving the out-of-grid masses (changing the expectation of a
 function with values in :math:`[0, 1]` by at most :math:`\sum \tau_i`), cutting tails
-(each moved mass, later convolved with measures of total at most 2, changes it by at
-most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
+and moving rounding rests (each moved mass, later convolved with measures of total at
+most 2, changes it by at most twice that mass) and adding :math:`A` by rounding up. :math:`\square`
 
 **Theorem (the add direction from the remove composition).**  For add/remove the add
 pair is :math:`(Q, P)`; its profile after :math:`T` steps is
@@ -90,7 +91,9 @@ floor comes from the same composition as the upper bound (no second composition)
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -98,7 +101,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DomainError
-from .pmf import check_count, check_product, check_support, repeated
+from .pmf import chained, check_count, check_product, check_support
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
            "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
@@ -261,7 +264,7 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
 
     from .pmf import int_pmf
 
-    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation)
+    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation, bits)
     rep = relation == "replace_one"
     old = flint.ctx.prec
     flint.ctx.prec = prec
@@ -273,14 +276,20 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         n = j1 - j0 + 1
         rem = [arb(0)] * n
         add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
-        iy = [one / e for e in ey]
+        # with y_a - y_b = e^{-l_i}(1 - e^{-disc}): (Q_c - y_b P_c)/(y_a - y_b) =
+        # (e^{l_i} Q_c - e^{-disc} P_c)/c1 to l_i and (P_c - e^{l_i} Q_c)/c1 to l_{i+1}
+        edm, ic1 = (-d).exp(), one / c1
+        carry = arb(0)
         for i in range(n - 1):
-            pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
-            ya, yb = iy[i], iy[i + 1]
-            inv = ey[i] / c1  # 1 / (y_a - y_b), y_a - y_b = e^{-l_i} (1 - e^{-disc})
-            rem[i] += (qc - yb * pc) * inv
-            rem[i + 1] += (ya * pc - qc) * inv
-            if want_add:
+            pc = pbar[i] - pbar[i + 1]
+            qt = (abar[i] - abar[i + 1]) * ey[i]
+            rem[i] = carry + (qt - edm * pc) * ic1
+            carry = (pc - qt) * ic1
+        rem[n - 1] = carry
+        if want_add:
+            iy = [one / e for e in ey]
+            for i in range(n - 1):
+                pc, qc = pbar[i] - pbar[i + 1], abar[i] - abar[i + 1]
                 inv2 = iy[i] / c2  # 1 / (e^{l_{i+1}} - e^{l_i})
                 add[i] += (ey[i + 1] * qc - pc) * inv2
                 add[i + 1] += (pc - ey[i] * qc) * inv2
@@ -310,7 +319,7 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
 
 
 @functools.lru_cache(maxsize=16)
-def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
+def _tails(q: float, sigma: float, disc: float, tail: float, relation: str, bits: int = 80
            ) -> tuple[int, int, int, list[Any], list[Any], list[Any]]:
     """(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls."""
     import flint
@@ -328,6 +337,7 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
     # the add direction read from this measure weights its masses by e^{-l}: add the bits
     # that weight costs (q near 1 with a small sigma reaches losses of -20 and below)
     prec += min(math.ceil(max(0.0, -j0 * disc) / math.log(2.0)) + 8, 400)
+    prec += max(int(bits) - 80, 0)  # a finer integer scale (large mu) wants tighter balls
     flint.ctx.prec = prec
     try:
         arb = flint.arb
@@ -340,6 +350,11 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str
         if rep:
             k2 = (-one / (2 * s2)).exp() * qa  # q e^{-1/(2 sigma^2)}
             omq = one - qa
+        if not rep:  # certified Taylor blocks (symgdp.accounting.tailblocks)
+            from .tailblocks import addremove_tails
+
+            pbar, abar, ey = addremove_tails(q, sigma, disc, j0, j1, prec)
+            return j0, j1, prec, pbar, abar, ey
         pbar, abar, ey = [], [], []
         for j in range(j0, j1 + 1):
             lj = arb(j) * d
@@ -389,97 +404,225 @@ def _ey_upper(pmf: Any) -> float:
 
 # -- composition over a schedule, with the bookkeeping of the floor --------------------------
 class _Tracked:
-    r"""An IntPMF with float upper bounds on: the mass its tail cuts moved (``cut``), its
-    :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted mass moved to
-    larger losses since the exact law (``erry``; it bounds how much the add direction
-    read from this measure can miss, see :func:`compose_schedule`)."""
+    r"""An IntPMF with float upper bounds on: the mass its tail cuts and roundings moved
+    (``cut``), its :math:`\sum_l \nu(l)e^{-l}` (``ey``) and the :math:`e^{-l}`-weighted
+    mass moved to larger losses since the exact law (``erry``; it bounds how much the add
+    direction read from this measure can miss, see :func:`compose_schedule`); ``coarse``:
+    a float64 sketch of the measure in blocks (:func:`_coarse`; only to guess where to cut
+    tails)."""
 
-    __slots__ = ("pmf", "cut", "ey", "erry")
+    __slots__ = ("pmf", "cut", "ey", "erry", "_coarse")
 
     def __init__(self, pmf: Any, cut: float = 0.0, ey: float = math.inf,
-                 erry: float = math.inf) -> None:
+                 erry: float = math.inf, coarse: Any = None) -> None:
         self.pmf, self.cut, self.ey, self.erry = pmf, float(cut), float(ey), float(erry)
+        self._coarse = coarse
+
+    @property
+    def coarse(self) -> tuple[int, int, np.ndarray]:
+        if self._coarse is None:
+            p = self.pmf
+            self._coarse = _rebin((1, p.lower, np.asarray(p.approx, dtype=np.float64)))
+        return self._coarse
 
 
-_TILTS = (0.0, 1 / 8, 1 / 2)
-_NOISE = 1e-14
+#: the longest block sketch of a measure (blocks of 2^k grid points)
+_SKETCH = 1024
 
 
-def _approx_conv(a: np.ndarray, b: np.ndarray, same: bool) -> np.ndarray:
-    """The float64 approximation of a * b of :func:`symgdp.accounting.pmf._approx_conv`
-    (exponentially tilted FFT convolutions, each entry from the tilt that resolves it
-    best), with one transform per input and tilt (one in all for a square)."""
-    from scipy import fft
-
-    n = a.size + b.size - 1
-    m = fft.next_fast_len(n, real=True)
-    k = np.arange(max(a.size, b.size), dtype=np.float64)
-    kn = np.arange(n, dtype=np.float64)
-    best = np.zeros(n)
-    quality = np.full(n, -np.inf)
-    for frac in _TILTS:
-        t = 300.0 * frac / max(n, 1)
-        fa = fft.rfft(a * np.exp(t * k[:a.size]), m)
-        fb = fa if same else fft.rfft(b * np.exp(t * k[:b.size]), m)
-        c = np.maximum(fft.irfft(fa * fb, m)[:n], 0.0)
-        top = float(c.max(initial=0.0))
-        if top <= 0:
-            continue
-        with np.errstate(divide="ignore"):
-            qual = np.log(c / top)
-        better = qual > quality
-        quality[better] = qual[better]
-        best[better] = c[better] * np.exp(-t * kn[better])
-    best[quality < math.log(_NOISE)] = 0.0
-    return best
+def _rebin(c: tuple[int, int, np.ndarray], block: int = 1) -> tuple[int, int, np.ndarray]:
+    """A sketch ``(B, s, m)`` (``m[k]`` the mass of the grid indices j with floor(j / B)
+    = s + k, B a power of 2) in blocks of at least ``block`` and at most :data:`_SKETCH`
+    of them."""
+    b, s, m = c
+    while b < block or m.size > _SKETCH:
+        if s % 2:  # align to even block indices, then sum pairs
+            m = np.concatenate([[0.0], m])
+            s -= 1
+        if m.size % 2:
+            m = np.concatenate([m, [0.0]])
+        m = m[0::2] + m[1::2]
+        b, s = 2 * b, s // 2
+    return b, s, m
 
 
-def _compose2(a: _Tracked, b: _Tracked, tail: float) -> _Tracked:
-    """int_compose, recording the mass its truncation moved (exact, rounded up)."""
-    from .pmf import IntPMF, _shift, _truncate
+def _sketch_product(x: tuple[int, int, np.ndarray], y: tuple[int, int, np.ndarray]
+                    ) -> tuple[int, int, np.ndarray]:
+    """The sketch of the convolution (direct, so tiny tail masses keep their relative
+    accuracy; each product of blocks split evenly between the two blocks it reaches)."""
+    b = max(x[0], y[0])
+    x, y = _rebin(x, b), _rebin(y, b)
+    c = 0.5 * np.convolve(x[2], y[2])
+    return _rebin((b, x[1] + y[1], np.concatenate([c, [0.0]]) + np.concatenate([[0.0], c])))
+
+
+def _clip(sk: tuple[int, int, np.ndarray], lo: int, hi: int) -> tuple[int, int, np.ndarray]:
+    """The sketch restricted to the blocks meeting the grid indices [lo, hi) (the masses
+    outside, the cut tails, dropped)."""
+    b, s, m = sk
+    k0 = min(max(lo // b - s, 0), m.size - 1)
+    k1 = min(max((hi - 1) // b - s + 1, k0 + 1), m.size)
+    return _rebin((b, s + k0, m[k0:k1].copy()))
+
+
+def _guess_cuts(sk: tuple[int, int, np.ndarray], lower: int, size: int, tail: float
+                ) -> tuple[int, int, int]:
+    """Guesses (cl, cr, width) of the cuts from the sketch of the product (relative to
+    ``lower``), and how far off they may be (checked exactly afterwards)."""
+    b, s, m = sk
+    if m.size == 0 or not np.all(np.isfinite(m)):
+        return 0, size, size
+    pre = np.cumsum(m)
+    suf = np.cumsum(m[::-1])[::-1]
+    ok_l = np.flatnonzero(pre <= tail)
+    ok_r = np.flatnonzero(suf <= tail)
+    kl = int(ok_l[-1]) + 1 if ok_l.size else 0       # blocks < kl carry at most tail
+    kr = int(ok_r[0]) if ok_r.size else m.size       # blocks >= kr carry at most tail
+    cl = min(max((s + kl) * b - lower, 0), size - 1)
+    cr = min(max((s + kr + 2) * b - lower, cl + 1), size)
+    return cl, cr, 2 * b + 64
+
+
+def _cut_window(poly: Any, size: int, cl: int, cr: int, width: int, limit: int
+                ) -> tuple[int, int, int, int]:
+    """The cuts ``(cl, cr, low, high)`` searched exactly near the guesses: the largest
+    ``cl`` whose prefix mass ``low`` is at most ``limit`` and the smallest ``cr`` whose
+    suffix mass ``high`` is (windows of exact coefficients around the guesses, moved
+    until they contain the answer)."""
+    w = max(int(width), 16)
+
+    def beyond(m: int) -> int:
+        return int(poly.right_shift(m)(1)) if m < size else 0
+
+    # right: a window [a, e) with the exact mass from e on
+    e = min(cr + w, size)
+    high = beyond(e)
+    step = 2 * w
+    while high > limit:  # the guess was too far in: move out, doubling the step
+        e = min(e + step, size)
+        high = beyond(e)
+        step *= 2
+    cut_r = e
+    while True:
+        a = max(e - 2 * w, cl + 1, 1)
+        seg = [int(v) for v in poly.truncate(e).right_shift(a).coeffs()] if a < 2 * w \
+            else [int(v) for v in poly.right_shift(a).truncate(e - a).coeffs()]
+        seg += [0] * (e - a - len(seg))
+        # suffix sums from e leftward: the first one beyond the limit stops the cut
+        suf = list(itertools.accumulate(reversed(seg), initial=high))
+        k = bisect.bisect_right(suf, limit) - 1  # suf[k] <= limit < suf[k + 1]
+        cut_r, high = e - k, suf[k]
+        if k < len(seg) or a <= max(cl + 1, 1):
+            break
+        e = a
+    # left: a window [a, e) with the exact mass below a
+    a = max(cl - w, 0)
+    low = int(poly.truncate(a)(1)) if a else 0
+    while low > limit and a > 0:
+        a = max(a - 4 * w, 0)
+        low = int(poly.truncate(a)(1)) if a else 0
+    cut_l = a
+    while True:
+        e = min(a + 2 * w, cut_r - 1)
+        if e <= a:
+            break
+        seg = [int(v) for v in poly.truncate(e).right_shift(a).coeffs()]
+        seg += [0] * (e - a - len(seg))
+        pre = list(itertools.accumulate(seg, initial=low))
+        k = bisect.bisect_right(pre, limit) - 1  # pre[k] <= limit < pre[k + 1]
+        cut_l, low = a + k, pre[k]
+        if k < len(seg):
+            break
+        a = e
+    return cut_l, cut_r, low, high
+
+
+def _weighted_upper(poly: Any, lower: int, disc: float, bits: int) -> float:
+    r"""A float64 upper bound on :math:`2^{-b}\sum_i c_i e^{-(\mathrm{lower} + i)\Delta}`
+    for a non-negative ``fmpz_poly`` (ball arithmetic: the polynomial at
+    :math:`e^{-\Delta}`)."""
+    import flint
+
+    if poly.length() == 0:
+        return 0.0
+    old = flint.ctx.prec
+    flint.ctx.prec = 64
+    try:
+        d = flint.arb(disc)
+        v = flint.arb_poly(poly)((-d).exp()) * (-d * lower).exp() * flint.arb(2) ** (-bits)
+        return _arb_up(v)
+    finally:
+        flint.ctx.prec = old
+
+
+def _compose2(a: _Tracked, b: _Tracked, tail: float, keep_left: bool = False) -> _Tracked:
+    r"""The convolution of two tracked measures: the exact product, tails cut where their
+    exact masses are at most ``tail`` (the right one moved to :math:`+\infty`, the left
+    one too, or with ``keep_left`` onto the first kept loss), then every
+    coefficient rounded *down* to the scale and the mass so removed moved to
+    :math:`+\infty` (exact, rounded up).  Each is a move of
+    mass to larger losses, so the result dominates the convolution of the inputs (the
+    module notes of :mod:`symgdp.accounting.pmf`); the moved masses go into ``cut`` (the
+    floor's :math:`m`) and, weighted by :math:`e^{-l}` at their origins, into ``erry``.
+    Where to cut is guessed from block sketches of the factors (:func:`_sketch_product`)
+    and found on the exact sums (:func:`_cut_window`): the guess affects only speed."""
+    from .pmf import IntPMF, floor_scale, product
 
     x, y = a.pmf, b.pmf
-    if x.disc != y.disc or x.bits != y.bits or x.up != y.up:
+    if x.disc != y.disc or x.bits != y.bits or x.up != y.up or not x.up:
         raise DomainError("these PMFs live on different grids")
-    bits = x.bits
+    bits, disc = x.bits, x.disc
     check_product(x.size, y.size)
-    poly = x.poly * y.poly
+    poly = product(x.poly, y.poly) if a is not b else product(x.poly, x.poly)
     tx, ty = x.total(), y.total()
-    inf = x.inf * (ty + y.inf) + y.inf * tx
-    approx = _approx_conv(x.approx, y.approx, a is b)
-    lower = x.lower + y.lower
-    p2, approx, lower2, inf2 = _truncate(poly, approx, lower, inf, tail, bits, True)
-    cl = lower2 - lower
-    left = int(poly.truncate(cl)(1)) if cl > 0 else 0
-    moved = left + (inf2 - inf)  # exact, in units of 2^-2bits
-    cut = a.cut + b.cut + math.ldexp(float(moved), -2 * bits) * (1 + 4 * _U) if moved else \
-        a.cut + b.cut
-    out = IntPMF(x.disc, bits, lower2, _shift(p2, bits, True), int(_shift(inf2, bits, True)),
-                 approx, True)
+    inf = x.inf * (ty + y.inf) + y.inf * tx  # units of 2^-2bits
+    lower, n = x.lower + y.lower, x.size + y.size - 1
+    sk = _sketch_product(a.coarse, b.coarse)
+    if tail > 0 and n >= 3:
+        gl, gr, width = _guess_cuts(sk, lower, n, tail)
+        cl, cr, left, right = _cut_window(poly, n, gl, gr, width,
+                                          int(tail * float(2 ** (2 * bits))))
+    else:
+        cl, cr, left, right = 0, n, 0, 0
+    kept = poly.truncate(cr).right_shift(cl) if cl else poly.truncate(cr)
+    to_inf = right  # the masses moved to +infinity
+    if left and keep_left:
+        kept = kept + left  # the left tail onto the first kept loss (a negative one, as a
+        # rule: near eps = 0, where a large mu's 1 - delta is tiny, it then adds nothing)
+    else:  # to +infinity: one copy of the polynomial less
+        to_inf += left
+    lower2, n2 = lower + cl, cr - cl
+    # the product's sum is tx * ty exactly
+    f, tf, rest = floor_scale(kept, bits, tx * ty - to_inf)
+    inf2 = inf + to_inf + rest
+    out = IntPMF(disc, bits, lower2, f, (inf2 + (1 << bits) - 1) >> bits, None, True,
+                 size=n2, total=tf)
+    moved = left + right + rest  # exact, in units of 2^-2bits
+    cut = a.cut + b.cut + (math.ldexp(float(moved), -2 * bits) * (1 + 4 * _U) if moved
+                           else 0.0)
     ey, erry = math.inf, math.inf
     if math.isfinite(a.ey) and math.isfinite(b.ey):
-        disc = x.disc
-        # rounding up adds less than one unit per entry, each weighted at most e^{-l_min}
-        ey = (a.ey * b.ey + math.ldexp(float(out.size + 1), -bits)
-              * math.exp(-lower2 * disc)) * (1 + 16 * _U)
-        wl = 0.0
-        if cl > 0:  # the left cut: its e^{-l}-weighted mass, exactly summed in floats
-            c = np.asarray([int(v) for v in poly.truncate(cl).coeffs()], dtype=np.float64)
-            e = np.exp(-(lower + np.arange(c.size, dtype=np.float64)) * disc)
-            wl = math.ldexp(float(np.sum(c * e)), -2 * bits) * (1 + 4 * (c.size + 16) * _U)
-        # the right cut went to +infinity from losses above the last kept one
-        wr = (math.ldexp(float(inf2 - inf), -2 * bits)
-              * math.exp(-(lower2 + out.size) * disc) * (1 + 16 * _U))
+        # every move above is to larger losses and adds no mass:
+        # the weighted sum only falls
+        ey = a.ey * b.ey * (1 + 16 * _U)
+        wl = _weighted_upper(poly.truncate(cl), lower, disc, 2 * bits) if cl else 0.0
+        # the right cut went to +infinity from losses at or above the first cut one
+        wr = (math.ldexp(float(right), -2 * bits) * math.exp(-(lower2 + n2) * disc)
+              * (1 + 16 * _U))
+        # the rounding's rest went to +infinity from the kept losses (at least lower2)
+        wrest = (math.ldexp(float(rest), -2 * bits) * math.exp(-lower2 * disc)
+                 * (1 + 16 * _U))
         # swap the factors for their measures one at a time: the first swap's error is
         # weighted by the other factor's exact E[y] = 1, the second by its measure's ey;
         # ey can fall below 1 (tails moved to larger losses), so max(ey, 1) covers both
-        erry = (a.erry * max(b.ey, 1.0) + b.erry * max(a.ey, 1.0) + wl + wr) * (1 + 16 * _U)
-    return _Tracked(out, cut, ey, erry)
+        erry = (a.erry * max(b.ey, 1.0) + b.erry * max(a.ey, 1.0) + wl + wr + wrest) \
+            * (1 + 16 * _U)
+    return _Tracked(out, cut, ey, erry, _clip(sk, lower2, lower2 + n2))
 
 
-def _power(p: _Tracked, times: int, tail: float) -> _Tracked:
-    """The ``times``-fold composition by repeated squaring."""
-    return repeated(p, times, lambda a, b: _compose2(a, b, tail))
+def _power(p: _Tracked, times: int, tail: float, keep_left: bool = False) -> _Tracked:
+    """The ``times``-fold composition along a short addition chain."""
+    return chained(p, times, lambda a, b: _compose2(a, b, tail, keep_left))
 
 
 @dataclass(frozen=True)
@@ -542,9 +685,47 @@ def _one_minus_ey(pmf: Any) -> float:
     return float(np.nextafter(np.nextafter(v, -np.inf), -np.inf))
 
 
+def scale_for(phases: Any, relation: str, support: float) -> tuple[int, float]:
+    r"""The integer scale (bits) and the tail cut of a composition, from a guess of its
+    :math:`\mu`: 80 bits and :math:`10^{-19}` unless the guessed :math:`1 - \delta(0)
+    = 2\Phi(-\mu/2)` is so small that the composition's dust would reach a thousandth of
+    it (large :math:`\mu`, beyond about 14).  The dust: each of the :math:`T` one-step
+    roundings and of the (at most :math:`2\log_2 T` a phase) products moves or adds at
+    most ``support`` units of :math:`2^{-b}`, each cut at most the tail; near
+    :math:`\varepsilon = 0` it raises :math:`\delta` by as much.  The guess is the
+    smaller of the phases' unsampled Gaussian composition :math:`\sqrt{\sum_i T_i /
+    \sigma_i^2}` (twice that for replace-one) and the CLT's
+    :math:`\sqrt{\sum_i T_i q_i^2(e^{1/\sigma_i^2} - 1)}`; it only tunes tightness and
+    cost, never validity.
+
+    Example:
+        >>> scale_for([(0.01, 1.0, 1000)], "add_remove", 1e5)
+        (80, 1e-19)
+        >>> bits, tail = scale_for([(1.0, 0.5, 70)], "add_remove", 3e6)
+        >>> bits > 80 and tail < 1e-19
+        True
+    """
+    from scipy.special import ndtr
+
+    k = 2.0 if relation == "replace_one" else 1.0
+    mu_g = k * math.sqrt(sum(t / (s * s) for _, s, t in phases))
+    mu_c = k * math.sqrt(sum(t * q * q * math.expm1(min(1.0 / (s * s), 700.0))
+                             for q, s, t in phases))
+    mu = min(mu_g, mu_c)
+    room = 1e-3 * 2.0 * float(ndtr(-mu / 2.0))  # a thousandth of 1 - delta(0)
+    ops = sum(t + 2 * max(int(t).bit_length(), 1) for _, _, t in phases) + len(phases)
+    if not room > 0:
+        room = 1e-300
+    bits = 80
+    while bits < 256 and ops * max(support, 1.0) * 2.0**-bits > room / 2:
+        bits += 1
+    tail = min(1e-19, room / (4.0 * ops))
+    return bits, max(tail, 1e-300)
+
+
 def compose_schedule(schedule: Any, disc: float, failure_prob: float,
-                     neighbouring: str = "add_remove", bits: int = 80,
-                     tail: float = 1e-19, derive_add: bool = True) -> ComposedSGD:
+                     neighbouring: str = "add_remove", bits: int | None = None,
+                     tail: float | None = None, derive_add: bool = True) -> ComposedSGD:
     r"""Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
     convolved in order, for each direction of the relation.
 
@@ -553,12 +734,19 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
     notes), which halves the work; when the error term of that reading exceeds a
     hundredth of ``failure_prob`` (a remove measure whose left tail, weighted by
     :math:`e^{-l}`, is heavy, as for :math:`q = 1`), the add direction is composed
-    itself."""
+    itself.  ``bits`` and ``tail`` default to :func:`scale_for`'s choice."""
     phases = check_schedule(schedule)
     rel = check_neighbouring(neighbouring)
     total = sum(p[2] for p in phases)
     tau = one_step_tail(failure_prob, total)
     derive = derive_add and rel == "add_remove"
+    if bits is None or tail is None:
+        width = sum(np.diff(_loss_grid(q, s, disc, tau, rel))[0] + 1 for q, s, _ in phases)
+        b, tl = scale_for(phases, rel, float(width) * math.sqrt(total))
+        bits = b if bits is None else bits
+        tail = tl if tail is None else tail
+    # a large mu (a finer scale or smaller cuts): left tails onto the first kept loss
+    keep_left = bits > 80 or tail < 1e-19
     steps = [one_step_pmfs(q, s, disc, tau, bits, rel, not derive) for q, s, _ in phases]
     # refuse before composing what would exhaust memory (the products cost log2 T each)
     check_support([(st.directions[0], t) for st, (_, _, t) in zip(steps, phases, strict=True)],
@@ -579,9 +767,9 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
         for (_, _, t), st in zip(phases, steps, strict=True):
             leaf = (_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
                     else _Tracked(st.directions[k]))
-            part = _power(leaf, t, tail)
+            part = _power(leaf, t, tail, keep_left)
             mv += t * st.moved[k]
-            acc = part if acc is None else _compose2(acc, part, tail)
+            acc = part if acc is None else _compose2(acc, part, tail, keep_left)
         assert acc is not None
         pmfs.append(acc.pmf)
         moved.append(mv * (1 + 1e-12))
