@@ -126,7 +126,9 @@ class Report:
         tail_limit: :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))`; ``None`` = unknown.
         is_gdp: verdict of the tail analysis; ``None`` = unknown.
         mu_tail: :math:`\sqrt{L}` (``inf`` when not GDP, ``None`` when unknown or symbolic).
-        tail_method: ``"symbolic"`` or ``"numeric"``.
+        tail_method: ``"symbolic"`` or ``"numeric"``; when the limit is unknown,
+            ``"inconclusive"`` (the analysis finished without a rule that decides it) or
+            ``"timed out"`` (``None`` when it raised).
         measurement: the ``Measurement`` of the head, ``None`` when not measured.
         timings: seconds spent per step.
         notes: what did not finish or was skipped, and why, and every caveat.
@@ -218,8 +220,9 @@ class Report:
                              f"most {format_log_upper(m.log_failure_prob)}")
                 floor = float(m.lower)
         if self.is_gdp is None and not (m is not None and m.covers_tail):
-            why = "the tail analysis did not finish" if self.tail_limit is None else \
-                "the tail limit depends on unbound parameters"
+            why = "the tail limit depends on unbound parameters" \
+                if self.tail_limit is not None else "the tail analysis " + _unfinished(
+                    self.tail_method)
             parts.append(f"whether it is GDP at all is unknown ({why})")
         elif self.is_gdp is False:
             parts.append("not GDP: the tail limit is infinite, so the profile crosses every "
@@ -284,7 +287,8 @@ class Report:
                          rf"\delta({var}) = {_tex(self.refined.bound_expr)}"))
         lim = (rf"\lim_{{{var}\to\infty}} \frac{{{var}^2}}{{-2\log\delta({var})}}")
         if self.tail_limit is None:
-            rows.append(("tail limit", lim + r" = \text{unknown (did not finish)}"))
+            why = _unfinished(self.tail_method, short=True)
+            rows.append(("tail limit", lim + rf" = \text{{unknown ({why})}}"))
         else:
             tail = rf"{lim} = {_tex(self.tail_limit)}"
             if self.mu_tail is not None and math.isfinite(self.mu_tail) and \
@@ -359,7 +363,8 @@ class Report:
             rows.append(("refinement point", bp))
         if self.refined is not None:
             rows.append(("refined profile", f"delta(eps) = {_text(self.refined.bound_expr, var)}"))
-        rows.append(("tail limit", "unknown (did not finish)" if self.tail_limit is None
+        rows.append(("tail limit", f"unknown ({_unfinished(self.tail_method, short=True)})"
+                     if self.tail_limit is None
                      else f"lim eps^2/(-2 log delta) = {_text(self.tail_limit, var)}"
                      + (f" (method: {self.tail_method})" if self.tail_method else "")))
         rows.append(("verdict", self.verdict))
@@ -539,6 +544,14 @@ def _mechanism_caveats(*profiles: Profile | None) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _unfinished(method: str | None, short: bool = False) -> str:
+    """Why the tail limit is unknown, from the report's ``tail_method``: the analysis ran
+    out of time (``None`` or "timed out") or finished with no rule that decides it."""
+    if method == "inconclusive":
+        return "inconclusive" if short else "was inconclusive"
+    return "did not finish"
+
+
 def _tail(p: Profile, timeout: float | None,
           notes: list[str]) -> tuple[Any, bool | None, float | None, str | None]:
     """(limit, is_gdp, mu_tail, method) of the tail analysis; None entries mean unknown."""
@@ -547,10 +560,18 @@ def _tail(p: Profile, timeout: float | None,
     if p.unbound_symbols:
         notes.append("parameters without values: " + ", ".join(
             sorted(map(str, p.unbound_symbols))) + "; symbolic steps only, no measurement")
-    ident = identify(p, timeout=timeout)
+    if getattr(p, "source", None) is not None:
+        # a numeric source (a notion's profile, a PLD) knows its own tail limit, or not
+        try:
+            ident = p.identify(timeout=timeout)
+        except ProfileError as exc:
+            notes.append(f"tail analysis inconclusive, verdict unknown: {_one_line(exc)}")
+            return None, None, None, "inconclusive"
+    else:
+        ident = identify(p, timeout=timeout)
     if ident.method == "unknown" or ident.limit is None:
         notes.append(f"tail analysis inconclusive, verdict unknown: {ident.detail}")
-        return None, None, None, None
+        return None, None, None, "timed out" if ident.timed_out else "inconclusive"
     mu_tail = float(ident.mu_tail)
     return (ident.limit, ident.is_gdp, None if math.isnan(mu_tail) else mu_tail,
             str(ident.method))

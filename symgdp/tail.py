@@ -88,6 +88,8 @@ class Identification:
             when unknown or still symbolic.
         method: ``"symbolic"``, ``"numeric"`` or ``"unknown"``.
         detail: one line on how the verdict was reached.
+        timed_out: ``True`` when an inconclusive analysis ran out of its time budget (a
+            larger ``timeout`` may decide it), ``False`` when it finished without a rule.
     """
 
     limit: sympy.Expr | None
@@ -95,6 +97,7 @@ class Identification:
     mu_tail: float
     method: str
     detail: str = ""
+    timed_out: bool = False
 
     def __post_init__(self) -> None:
         if self.method not in ("symbolic", "numeric", "unknown"):
@@ -678,13 +681,13 @@ def identify(profile: Any, *, timeout: float | None = None) -> Identification:
         (1/2, True, 0.707106781187, 'symbolic')
     """
     try:
-        val, method, detail, _ = _analyse(profile, timeout)
+        val, method, detail, timed_out = _analyse(profile, timeout)
     except ProfileError:
         raise
     except SymgdpError as exc:  # pragma: no cover - defensive: report, never guess
         return Identification(None, None, math.nan, "unknown", str(exc))
     if val is None:
-        return Identification(None, None, math.nan, "unknown", detail)
+        return Identification(None, None, math.nan, "unknown", detail, bool(timed_out))
     return identify_limit(val, method=method, detail=detail)
 
 

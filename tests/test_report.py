@@ -243,3 +243,24 @@ def test_refinement_that_does_not_finish_is_a_note_not_a_guess(monkeypatch):
     assert r.measurement.refined is False
     assert any("refinement did not finish" in n for n in r.notes)
     assert any("as given" in n for n in r.notes)
+
+
+def test_notion_profiles_carry_their_tail_limit():
+    # a numeric source knows its tail limit: zCDP rho gives log delta ~ -(eps - rho)^2/(4 rho)
+    # (the closed form of the conversion), so lim eps^2/(-2 log delta) = 2 rho; the report
+    # used the generic symbolic analysis instead and called it unknown
+    r = report(Profile.from_zcdp("1/8"))
+    assert r.tail_limit == sympy.Rational(1, 4) and r.is_gdp is True
+    assert "verdict          GDP" in r.to_text()
+
+
+def test_inconclusive_tail_is_not_called_unfinished():
+    # the pure 1-DP trade-off curve (Kairouz et al.'s f_{1,0}) as a numeric f-DP source has
+    # no symbolic tail: the analysis finishes, inconclusive, and says so (not "did not
+    # finish", which would invite a larger timeout that cannot help)
+    r = report(Profile.from_tradeoff_curve("Max(0, 1 - exp(1)*alpha, exp(-1)*(1 - alpha))"),
+               measure=False)
+    assert r.tail_limit is None and r.tail_method == "inconclusive"
+    text = r.to_text()
+    assert "unknown (inconclusive)" in text and "did not finish" not in text
+    assert "unknown (inconclusive)" in r.to_latex()
