@@ -252,6 +252,10 @@ def _first_order_for(p: Any, timeout: float | None, notes: list[str]) -> Any:
         return fo
     if not hasattr(p, "bound_expr"):
         return None
+    if getattr(p, "source", None) is not None:
+        # a numeric source has proved values, no formula to differentiate: nothing missing
+        notes.append("a numeric source (proved values, no derivative): zeroth-order search")
+        return None
     try:
         return FirstOrder(p, timeout=timeout)
     except (ArbUnsupported, SymgdpError) as exc:

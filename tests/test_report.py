@@ -264,3 +264,13 @@ def test_inconclusive_tail_is_not_called_unfinished():
     text = r.to_text()
     assert "unknown (inconclusive)" in text and "did not finish" not in text
     assert "unknown (inconclusive)" in r.to_latex()
+
+
+def test_numeric_source_notes_name_what_applies():
+    # a zCDP profile is no DP-SGD and has no formula to differentiate: the notes said
+    # "the function delta_zCDP has no ball-arithmetic counterpart" and gave DP-SGD's
+    # sqrt(T)/sigma; its tail limit 2 rho = 1/4 (closed form) is what they should name
+    notes = " ".join(report(Profile.from_zcdp("1/8")).notes)
+    assert "numeric source (proved values, no derivative)" in notes
+    assert "ball-arithmetic counterpart" not in notes and "DP-SGD" not in notes
+    assert "mu^2 = 0.25" in notes

@@ -524,9 +524,10 @@ def _source_why(src: Any) -> str:
         lim = None
     if lim is None or not math.isfinite(lim):
         return ""
+    extra = "; for DP-SGD with T steps and noise sigma it is sqrt(T)/sigma" \
+        if getattr(src, "kind", "") == "PLD" else ""
     return (f" (its tail limit is mu^2 = {lim:.6g}, i.e. lim G = {math.sqrt(lim):.6g}: no "
-            "smaller mu holds on the whole line; for DP-SGD with T steps and noise sigma "
-            "it is sqrt(T)/sigma)")
+            f"smaller mu holds on the whole line{extra})")
 
 
 class _LazyBall:
