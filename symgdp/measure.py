@@ -201,6 +201,12 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         source = getattr(p, "source", None) is not None or \
             getattr(p, "proved_values", False) is True
         ref = None if source else _spot_check(p, s, _Counted(p), count=0 if proved else 24)
+        low = getattr(getattr(p, "source", None), "log_delta_lower", None)
+        if ref is None and source and callable(low):
+            # the lower end needs a LOWER bound on log delta at the best point; a source's
+            # log_delta is an upper one (a trade-off curve's conjugate is only bracketed:
+            # the upper end put the lower end of G 5e-15 above the truth for f_{1,1e-6})
+            ref = float(low(float(s.argmax)))
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1

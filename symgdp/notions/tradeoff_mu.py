@@ -98,8 +98,8 @@ __all__ = ["GdpBracket", "probit_form", "gdp_bracket"]
 
 _U = sympy.Symbol("u", real=True)
 _R2 = sympy.sqrt(2)
-#: boxes of the branch-and-bound at most
-MAX_BOXES = 20000
+#: boxes of each pass of the branch-and-bound at most
+MAX_BOXES = 6000
 _PRECS = (128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768)
 _JUMPS = (sympy.Heaviside, sympy.DiracDelta, sympy.sign)
 
@@ -207,7 +207,7 @@ def _ball(fs: list[Callable[[Any], arb]], x: arb, rel: float, *, relative: bool 
             for f in fs:
                 try:
                     v = f(x)
-                except (ArithmeticError, ValueError, ArbUnsupported):
+                except (ArithmeticError, ValueError, TypeError, ArbUnsupported):
                     continue
                 if not v.is_finite():
                     continue
@@ -407,7 +407,7 @@ class _Search:
             for f in self.p.g:                       # (a) the box's enclosure
                 try:
                     v = f(box)
-                except (ArithmeticError, ValueError):
+                except (ArithmeticError, ValueError, TypeError):
                     continue
                 if v.is_finite():
                     best = best.min(v.upper())
@@ -418,7 +418,7 @@ class _Search:
                                     .upper())
         return best
 
-    def run(self, ua: float, ub: float, pieces: int = 32) -> arb:
+    def run(self, ua: float, ub: float, *, tol: float, pieces: int = 32) -> arb:
         """The proved upper bound of h_f over [ua, ub] once it is within tol of the lower
         end (or the budget is spent: then the bound reached)."""
         with ctx.workprec(128):
@@ -429,6 +429,7 @@ class _Search:
         active = [(self.upper(pts[i], pts[i + 1], vals[i], vals[i + 1]), pts[i], pts[i + 1],
                    vals[i], vals[i + 1]) for i in range(pieces)]
         dropped = arb(-1)
+        budget = self.boxes + self.max_boxes
         while True:
             if self.check is not None:
                 self.check()
@@ -441,8 +442,9 @@ class _Search:
             active = keep
             top = max([iv[0] for iv in active] + [dropped], key=lambda b: b.mid())
             with ctx.workprec(128):
-                target = self.lower + self.tol
-            if top <= target or self.boxes >= self.max_boxes or not top.is_finite():
+                # a hair below tol: the floats of the bracket are rounded outward
+                target = self.lower + tol * (1 - 2.0**-20)
+            if top <= target or self.boxes >= budget or not top.is_finite():
                 return top
             active.sort(key=lambda iv: -iv[0].mid())
             grown, rest = [], []
@@ -516,6 +518,70 @@ def gdp_bracket(expr: sympy.Expr, var: sympy.Symbol, eps_h: float, tol: float, *
         return out
 
 
+def _ends(pieces: _Pieces, mu: arb, eps_h: float, symmetric: bool, near: float
+          ) -> tuple[float, float] | str:
+    r"""``(u_lo, u_h)``: the range of :math:`u` to cover for a claim :math:`\mu` (module
+    notes), or why none was found.  :math:`u_h` is (nearly) the smallest with :math:`1 -
+    T(\alpha(u_h)) \le \delta_\mu(\varepsilon_h)`; with ``symmetric``, :math:`u_{lo}` is
+    the largest of :math:`0, -1/4, \dots` with :math:`1 - \alpha_c \le
+    \delta_\mu(-\log\alpha_c)`, else the (nearly) largest with :math:`1 - \alpha_t \le
+    \delta_\mu(\varepsilon_h)`.  ``near``: a lower end of the claim (the guesses)."""
+    with ctx.workprec(128):
+        target = log_delta_mu_arb(eps_h, mu).lower()
+    if not target.is_finite():
+        return "delta_mu(eps_h) not enclosed"
+
+    def head(u: float) -> bool:
+        v = _log_s_upper(pieces, u)
+        return v is not None and v <= target
+
+    def tail(u: float) -> bool:
+        with ctx.workprec(128):
+            one_minus = _phi_minus(arb(u))
+            if symmetric:
+                x = (-(1 - one_minus).log()).upper()
+                return bool(one_minus.upper() <= delta_mu_arb(x, mu).lower())
+            return bool(one_minus.upper().log() <= target)
+
+    # for G_mu the head condition holds from u = eps_h/mu + mu/2 on, exactly
+    base = eps_h / near + near / 2
+    u_h = _first(head, base, 1.0)
+    if u_h is None:
+        return ("1 - T(alpha) stays above delta_L(eps_h) on the probed alpha (T(0) < 1, "
+                "or a power of the test too slowly tending to 1)")
+    if symmetric:
+        u_lo = next((u for u in (-0.25 * k for k in range(41)) if tail(u)), None)
+    else:
+        got = _first(lambda u: tail(-u), max(eps_h / near - near / 2, 1.0), 1.0)
+        u_lo = None if got is None else -got
+    if u_lo is None:
+        return "no end alpha_c close enough to 1 was found"
+    return u_lo, u_h
+
+
+def _first(ok: Callable[[float], bool], base: float, pad: float) -> float | None:
+    """A point ``u >= base - pad`` with ``ok(u)``, near the smallest such one when ``ok``
+    is monotone (bisection; only a point where ``ok`` was checked is returned)."""
+    hi = None
+    for k in range(12):
+        u = base * 1.25**k + pad
+        if ok(u):
+            hi = u
+            break
+    if hi is None:
+        return None
+    lo = base - pad
+    for _ in range(30):
+        if hi - lo <= 1e-3 * max(1.0, abs(hi)):
+            break
+        mid = (lo + hi) / 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
 def _bracket(search: _Search, pieces: _Pieces, eps_h: float, symmetric: bool,
              out: GdpBracket) -> GdpBracket:
     # a first lower end from a few points (their tangent points must lie in [0, eps_h])
@@ -525,46 +591,24 @@ def _bracket(search: _Search, pieces: _Pieces, eps_h: float, symmetric: bool,
     if not low0 > 0:
         out.reason = "no positive lower end at the probe points"
         return out
-    lf = float(low0.mid())
-    with ctx.workprec(128):
-        target = log_delta_mu_arb(eps_h, low0).lower()      # log delta_L(eps_h), L <= mu
-    if not target.is_finite():
-        out.reason = "delta_L(eps_h) not enclosed"
+    tol = search.tol
+    # a coarse pass on the range that the probes' lower end L0 needs (valid for any claim
+    # >= L0), then the range of the claim L + tol/2 (nearer eps_h: the upper end must not
+    # see alpha whose tangent eps lies beyond eps_h) to tol; the claim is then
+    # max(top, L + tol/2), for which the ends were checked
+    ends = _ends(pieces, low0, eps_h, symmetric, float(low0))
+    if isinstance(ends, str):
+        out.reason = ends
         return out
-    # the head: 1 - T(alpha_h) <= delta_L(eps_h) (exact for G_L at u = eps_h/L + L/2)
-    u_h = None
-    guess = eps_h / lf + lf / 2 + 1.0
-    for _ in range(12):
-        v = _log_s_upper(pieces, guess)
-        if v is not None and v <= target:
-            u_h = guess
-            break
-        guess *= 1.5
-    if u_h is None:
-        out.reason = ("1 - T(alpha) stays above delta_L(eps_h) on the probed alpha (T(0) "
-                      "< 1, or a power of the test too slowly tending to 1)")
-        return out
-    # the other end: symmetric -> 1 - alpha_c <= delta_L(-log alpha_c); else 1 - alpha_t
-    # <= delta_L(eps_h) as well
-    u_lo = None
-    with ctx.workprec(128):
-        for k in range(0, 400):
-            u = -0.25 * k if symmetric else -(0.25 * k + 1)
-            one_minus = _phi_minus(arb(u))
-            if symmetric:
-                x = (-(1 - one_minus).log()).upper()
-                ok = one_minus.upper() <= delta_mu_arb(x, low0).lower()
-            else:
-                ok = one_minus.upper().log() <= target
-            if ok:
-                u_lo = u
-                break
-            if not symmetric and k > 8 and u < -guess - 8:
-                break
-    if u_lo is None:
-        out.reason = "no end alpha_c close enough to 1 was found"
-        return out
-    top = search.run(u_lo, u_h)
+    top = search.run(*ends, tol=max(tol, 1e-3))
+    if top.is_finite() and top > search.lower + tol:
+        with ctx.workprec(128):
+            claim = (search.lower + tol / 2).upper()
+        got = _ends(pieces, claim, eps_h, symmetric, float(search.lower))
+        if not isinstance(got, str):
+            ends = got
+            top = search.run(*ends, tol=tol).max(claim)
+    u_lo, u_h = ends
     out.boxes, out.points = search.boxes, search.points
     if not top.is_finite():
         out.reason = f"h has no finite upper bound on [{u_lo:g}, {u_h:g}] (probit)"
@@ -581,7 +625,7 @@ def _bracket(search: _Search, pieces: _Pieces, eps_h: float, symmetric: bool,
     out.notes.append(
         f"alpha in [{_alpha(u_h)}, 1 - {_alpha(-u_lo)}] by {search.boxes} boxes and "
         f"{search.points} points in probit coordinates (u from {u_lo:g} to {u_h:.6g})")
-    if upper - lower > search.tol:
+    if upper - lower > tol:
         out.reason = (f"the bracket [{lower:.10g}, {upper:.10g}] did not close within "
                       f"{search.max_boxes} boxes")
         return out
