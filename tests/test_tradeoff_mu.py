@@ -52,16 +52,16 @@ def _mp_curve(expr: sympy.Expr):
 
 def _brute_mu(expr: sympy.Expr) -> mpmath.mpf:
     """sup over alpha of Phi^{-1}(1 - alpha) - Phi^{-1}(T(alpha)), 40 digits: a grid of
-    4001 points in u = Phi^{-1}(1 - alpha) on [-4, 12], then golden-section search around
+    2001 points in u = Phi^{-1}(1 - alpha) on [-4, 12], then golden-section search around
     the best point (the reference of the curves without closed form)."""
-    with mpmath.workdps(80):
+    with mpmath.workdps(40):
         f = _mp_curve(expr)
 
         def h(u: mpmath.mpf) -> mpmath.mpf:
             al = mpmath.erfc(u / mpmath.sqrt(2)) / 2
             return u - _phi_inv(f(al))
 
-        us = [mpmath.mpf(-4) + mpmath.mpf(16) * k / 4000 for k in range(4001)]
+        us = [mpmath.mpf(-4) + mpmath.mpf(16) * k / 2000 for k in range(2001)]
         vals = [h(u) for u in us]
         k = max(range(len(us)), key=lambda i: vals[i])
         lo, hi = us[max(k - 1, 0)], us[min(k + 1, len(us) - 1)]
@@ -212,3 +212,18 @@ def test_lower_end_is_a_value_of_the_gdpt():
     assert 0 <= m.argmax <= m.eps_h
     up = float(p.source.log_delta(m.argmax))
     assert up >= float(mpmath.log(_mp_delta_mu(m.argmax, m.lower))) - 1e-12
+
+
+def test_asymmetric_curve_keeps_a_true_lower_end():
+    # T = (1 - alpha)^2 is not symmetric and h is largest where the tangent eps is
+    # negative: the alpha route gives up and the eps search measures it.  reference: the
+    # closed-form conjugate delta(eps) = (1 - e^eps/2)^2 on [0, log 2] (0 beyond), whose
+    # GDPT is largest at eps = 0 (grid + golden section confirm it there), solved for mu
+    # in 40-digit mpmath.  The eps search once took G's lower end from the source's
+    # UPPER bound on delta and reported 0.6372789244 > the truth 0.6372787279.
+    with mpmath.workdps(40):
+        ref = mpmath.findroot(lambda m: 2 * mpmath.ncdf(m / 2) - 1 - mpmath.mpf(1) / 4, 0.6)
+    m = symgdp.Profile.from_tradeoff_curve((1 - a) ** 2, alpha=a).measure(eps_h=5.0,
+                                                                         tol=1e-5)
+    assert m.method != TRADEOFF_METHOD
+    assert m.lower <= ref <= m.upper

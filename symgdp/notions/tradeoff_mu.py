@@ -187,8 +187,10 @@ def probit_form(expr: sympy.Expr, var: sympy.Symbol, timeout: float | None = 10.
         g0 = _U + _R2 * sympy.erfcinv(2 * t0)
         s0 = 1 - t0
         tu = _rewrite(t0)
-        g = sympy.expand(_rewrite(_U + _R2 * sympy.erfcinv(sympy.expand(2 * tu))),
-                         deep=False)
+        g = _rewrite(_U + _R2 * sympy.erfcinv(sympy.expand(2 * tu)))
+        # the terms distributed at the top only (u cancels for G_mu; nothing inside a
+        # function is expanded, which could loosen its enclosure)
+        g = sympy.Add(*[sympy.expand_mul(t, deep=False) for t in sympy.Add.make_args(g)])
         s = _complement(tu)
         return g, s, g0, s0
 
@@ -550,7 +552,8 @@ def _ends(pieces: _Pieces, mu: arb, eps_h: float, symmetric: bool, near: float
         return ("1 - T(alpha) stays above delta_L(eps_h) on the probed alpha (T(0) < 1, "
                 "or a power of the test too slowly tending to 1)")
     if symmetric:
-        u_lo = next((u for u in (-0.25 * k for k in range(41)) if tail(u)), None)
+        # the largest (the least alpha to cover: a curve 0 beyond some alpha needs it)
+        u_lo = next((u for u in (0.25 * k for k in range(12, -41, -1)) if tail(u)), None)
     else:
         got = _first(lambda u: tail(-u), max(eps_h / near - near / 2, 1.0), 1.0)
         u_lo = None if got is None else -got
