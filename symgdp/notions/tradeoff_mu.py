@@ -603,8 +603,12 @@ def _bracket(search: _Search, pieces: _Pieces, eps_h: float, symmetric: bool,
     if isinstance(ends, str):
         out.reason = ends
         return out
-    top = search.run(*ends, tol=max(tol, 1e-3))
-    if top.is_finite() and top > search.lower + tol:
+    coarse = max(tol, 1e-3)
+    top = search.run(*ends, tol=coarse)
+    with ctx.workprec(128):
+        open_coarse = top > search.lower + coarse
+    if top.is_finite() and top > search.lower + tol and not open_coarse:
+        # (a coarse pass still open will not close finer: the fine pass is skipped)
         with ctx.workprec(128):
             claim = (search.lower + tol / 2).upper()
         got = _ends(pieces, claim, eps_h, symmetric, float(search.lower))
