@@ -78,7 +78,13 @@ from .measurement.gaussian_profiles import (
     _recognised_gaussian,
     near_gaussian_mu_bound,
 )
-from .measurement.result import Measurement, MeasurementTimeLimit, _mu_tail
+from .measurement.result import (
+    TRADEOFF_METHOD,
+    Measurement,
+    MeasurementTimeLimit,
+    _mu_tail,
+    check_time_limit,
+)
 from .measurement.result import time_limit as _time_limit
 from .measurement.search import (
     _EVALS_PER_SECOND,
@@ -195,6 +201,12 @@ def _search_and_finalise(p: Any, ld: _Counted, how: str, eps_h: float, tol: floa
         source = getattr(p, "source", None) is not None or \
             getattr(p, "proved_values", False) is True
         ref = None if source else _spot_check(p, s, _Counted(p), count=0 if proved else 24)
+        low = getattr(getattr(p, "source", None), "log_delta_lower", None)
+        if ref is None and source and callable(low):
+            # the lower end needs a LOWER bound on log delta at the best point; a source's
+            # log_delta is an upper one (a trade-off curve's conjugate is only bracketed:
+            # the upper end put the lower end of G 5e-15 above the truth for f_{1,1e-6})
+            ref = float(low(float(s.argmax)))
         if ref is None:
             ld_arg = float(ld(np.array([s.argmax]))[0])
             ld.count -= 1
@@ -448,6 +460,11 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
                "c Rational)")
         warnings.warn(msg, SymgdpWarning, stacklevel=3)
         notes.append(msg)
+    src = getattr(profile, "source", None)
+    if how == "first-order" and callable(getattr(src, "gdp_bracket", None)):
+        m = _alpha_route(profile, src, eps_h, tol, refine, notes, identify, timeout, t0)
+        if m is not None:
+            return m
     if how == "first-order" and hasattr(profile, "require_bound"):
         profile.require_bound()
         mu_exact = _recognised_gaussian(profile, timeout)
@@ -547,6 +564,31 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
         seconds=time.perf_counter() - t0, certify_evaluations=cert_evals,
         notes=tuple(notes), cover=cover, profile=p)
     return _whole_line(m, fo=fo, certifier=certifier)
+
+
+def _alpha_route(profile: Any, src: Any, eps_h: float, tol: float, refine: bool,
+                 notes: list[str], identify: bool, timeout: float | None, t0: float
+                 ) -> Measurement | None:
+    """A trade-off curve's profile measured in the alpha domain
+    (:meth:`~symgdp.notions.tradeoff.TradeoffSource.gdp_bracket`: certified, with the same
+    head and failure probability as a search over eps), or ``None`` with a note when that
+    route gave up (the search over eps then runs)."""
+    b = src.gdp_bracket(eps_h, tol, check=check_time_limit, timeout=timeout)
+    if b.upper is None:
+        notes.append(f"{TRADEOFF_METHOD}: gave up ({b.reason}); measured over eps")
+        return None
+    lfp = log_delta_mu_upper(eps_h, b.upper)
+    fp = math.nextafter(max(math.exp(lfp), float(delta_mu(eps_h, b.upper))), math.inf) \
+        if lfp > -math.inf else 0.0
+    mu_tail = _mu_tail(profile, False, identify, notes, timeout)
+    m = Measurement(
+        lower=b.lower, upper=b.upper, eps_h=eps_h, tol=tol, covers_tail=False,
+        mu_tail=mu_tail, failure_prob=fp, log_failure_prob=lfp,
+        refined=bool(refine) and hasattr(profile, "refine"), method=TRADEOFF_METHOD,
+        certified=True, evaluations=b.points, argmax=b.argmax,
+        seconds=time.perf_counter() - t0, certify_evaluations=b.boxes,
+        notes=tuple(notes + b.notes), cover=None, profile=profile)
+    return _whole_line(m)
 
 
 # -- the whole-line hook (symgdp.measurement.tail_proof), apart from the search ----------

@@ -45,6 +45,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("float_trust", "steps"),                      # when a float64 value is trusted; steps
     ("evaluate", "notions.common"),                # numeric evaluation; the notions wing:
     ("notions.convexity",),                        # certified shape of a trade-off curve
+    ("notions.tradeoff_mu",),                      # mu of a trade-off curve (alpha domain)
     ("notions.rdp", "notions.tradeoff"),           # RDP, zCDP and f-DP as numeric sources
     ("notions",),
     ("family",),                                   # symbolic work shared across values

@@ -20,7 +20,12 @@ from ..formatting import (
     latex_text,
 )
 
-__all__ = ["Measurement", "MeasurementTimeLimit", "time_limit", "check_time_limit"]
+__all__ = ["Measurement", "MeasurementTimeLimit", "time_limit", "check_time_limit",
+           "TRADEOFF_METHOD"]
+
+#: the method of a trade-off curve's profile measured in the alpha domain
+#: (:meth:`symgdp.notions.tradeoff.TradeoffSource.gdp_bracket`)
+TRADEOFF_METHOD = "trade-off curve, alpha branch-and-bound"
 
 
 class MeasurementTimeLimit(PrecisionError):
@@ -97,7 +102,10 @@ class Measurement:
             :class:`~symgdp.formatting.Probability`: never prints as 0 when positive.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (theory §2) was measured.
-        method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``.
+        method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``, or
+            :data:`TRADEOFF_METHOD` for a trade-off curve measured in the :math:`\alpha`
+            domain (``lower`` is then proved at the tangent point ``argmax`` of the best
+            :math:`\alpha`, ``upper`` by boxes over :math:`\alpha`).
         certified: every bound was proved in ball arithmetic.
         evaluations: profile values that steered the search (float64, or in a certified
             first-order search the midpoints of point balls; see ``measure``).
@@ -146,7 +154,8 @@ class Measurement:
             raise DomainError(f"lower must be >= 0, got {self.lower!r}")
         if not self.tol > 0:
             raise DomainError(f"tol must be > 0, got {self.tol!r}")
-        if self.method not in ("first-order", "branch-and-bound", "staircase"):
+        if self.method not in ("first-order", "branch-and-bound", "staircase",
+                               TRADEOFF_METHOD):
             raise DomainError(f"unknown method {self.method!r}")
         if not isinstance(self.failure_prob, Probability):
             # one value, printed from its log and rounded up, never as 0.0 when positive

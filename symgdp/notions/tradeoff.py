@@ -23,6 +23,7 @@ from .common import (
     alpha,
 )
 from .convexity import CurveCheck, check_curve
+from .tradeoff_mu import GdpBracket, gdp_bracket
 
 # -- trade-off curves -----------------------------------------------------------------------
 
@@ -442,6 +443,26 @@ class TradeoffSource:
     def tail_limit(self) -> None:
         """Not derived for a general curve: ``None`` (the profile layer decides)."""
         return None
+
+    def gdp_bracket(self, eps_h: float, tol: float, *,
+                    check: Callable[[], None] | None = None,
+                    timeout: float | None = None) -> GdpBracket:
+        r"""A certified bracket on :math:`\sup_{[0, \varepsilon_h]} G` of this profile,
+        found in the :math:`\alpha` domain (:func:`symgdp.notions.tradeoff_mu.gdp_bracket`:
+        :math:`\sup_\alpha \Phi^{-1}(1 - \alpha) - \Phi^{-1}(T(\alpha))`, no search over
+        :math:`\varepsilon`); ``upper is None`` (with ``reason``) when that route gave up.
+        :func:`symgdp.measure.measure` takes it first.
+
+        Example:
+            >>> import sympy
+            >>> s = tradeoff_source(1 - sympy.erfc(sympy.erfcinv(2 * alpha) - 1)/2)
+            >>> b = s.gdp_bracket(100.0, 1e-6)    # G_mu with mu = sqrt(2)
+            >>> b.lower <= 2**0.5 <= b.upper
+            True
+        """
+        _require_bound(self._free, "the trade-off curve")
+        return gdp_bracket(self.expr, self.var, eps_h, tol, symmetric=self.symmetric,
+                           check=check, timeout=10.0 if timeout is None else timeout)
 
     def latex(self) -> str:
         return self._latex
