@@ -48,6 +48,8 @@ examples:
   symgdp analyze "2*exp(-eps**2)"
   symgdp analyze --tradeoff "sigma = sqrt(2*log(1.25/delta))/eps" --set sigma=2
   symgdp analyze "B*exp(-sigma**2*eps**2/A**2)" --set A=1 --set B=2 --set sigma=1.5 --json
+  symgdp analyze --notion rdp "alpha/(2*sigma**2)" --set sigma=2
+  symgdp analyze --notion curve "Max(0, 1 - exp(1)*alpha, exp(-1)*(1 - alpha))"
 """
 
 
@@ -90,6 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         "parameter with guaranteed error.", epilog=_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     _add_measure_options(a)
+    a.add_argument("--notion", choices=("profile", "rdp", "zcdp", "curve"),
+                   default="profile",
+                   help="what EXPR is: a privacy profile delta(eps) (default); a Renyi-DP "
+                   "curve eps(alpha) in the order alpha; a zCDP rho; or an f-DP trade-off "
+                   "curve T(alpha), alpha the type I error (each becomes the profile it "
+                   "implies, then is analysed)")
     cert = a.add_mutually_exclusive_group()
     cert.add_argument("--certify", action="store_true",
                       help="require bounds proved in interval arithmetic (the default "
@@ -181,6 +189,10 @@ def _cli_wording(message: str, argv: Sequence[str]) -> str:
     message = re.sub(r"pass (\w+)=True \((--[\w-]+) on the command line\)", r"pass \2",
                      message)
     message = re.sub(r"\bpass resume=True\b", "add --resume", message)
+    message = re.sub(r"unbound parameters ([\w, ]+): give them values= for numeric work",
+                     lambda m: f"parameters without values: {m.group(1)}; give them with "
+                     + " ".join(f"--set {n.strip()}=VALUE" for n in m.group(1).split(",")),
+                     message)
     if argv and argv[0] == "analyze":
         message = re.sub(r"\b(use|pass) certify=True\b", r"\1 --certify", message)
     return message
@@ -265,16 +277,33 @@ def _check_plot_target(path: str) -> None:
                          + ", ".join(sorted(supported)))
 
 
+def _notion_profile(notion: str, text: str, values: dict[str, Any]) -> Any:
+    """The profile implied by EXPR read as ``notion`` (``--notion``), parameters bound."""
+    from .profile import Profile
+
+    if notion == "rdp":
+        return Profile.from_rdp(text, values=values)
+    if notion == "zcdp":
+        return Profile.from_zcdp(text, values=values)
+    return Profile.from_tradeoff_curve(text, values=values)
+
+
 def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     from .report import report
 
     values = _parse_values(args.set)
     _check_domain(_expr_symbols(args.expr, args.tradeoff), values, "--set")
+    if args.notion != "profile" and args.tradeoff:
+        raise UsageError("--tradeoff (an equation sigma = f(eps, delta)) and "
+                         f"--notion {args.notion} are two readings of EXPR: give one")
     if args.plot:
         _check_plot_target(args.plot)
+    subject: Any = args.expr
+    if args.notion != "profile":
+        subject, values = _notion_profile(args.notion, args.expr, values), {}
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
     try:
-        rep = report(args.expr, values=values, eps_h=args.eps_h, tol=args.tol,
+        rep = report(subject, values=values, eps_h=args.eps_h, tol=args.tol,
                      certify=True if args.certify else (False if args.no_certify else None),
                      tradeoff=args.tradeoff,
                      refine=not args.no_refine, method=args.method, progress=progress,

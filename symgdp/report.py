@@ -264,6 +264,9 @@ class Report:
             vals = r",\ ".join(f"{_tex(k)} = {_tex(v)}"
                                for k, v in sorted(self.profile.values.items(), key=str))
             rows.append(("parameters", vals))
+        src = getattr(self.profile, "source", None)
+        if callable(getattr(src, "latex", None)) and src.latex():
+            rows.append((f"{src.kind} statement", src.latex()))
         rows.append(("naive profile", rf"\tilde\delta({var}) = {_tex(self.profile.expr)}"))
         if self.breakpoint is not None:
             bp = _tex(self.breakpoint)
@@ -491,7 +494,7 @@ def _build(obj: Any, values: Mapping[Any, Any] | None,
             merged = {**{str(k): v for k, v in obj.values.items()},
                       **{str(k): v for k, v in values.items()}}
             obj = obj.replace(values=merged)
-        return obj, None, _text(obj.expr, obj.var), "profile"
+        return obj, None, _source_text(obj) or _text(obj.expr, obj.var), "profile"
     if isinstance(obj, sympy.Equality):
         return Profile.from_tradeoff(obj, values or {}), obj, _text(obj), "tradeoff"
     if isinstance(obj, (sympy.Basic, int, float)) and not isinstance(obj, bool):
@@ -502,6 +505,23 @@ def _build(obj: Any, values: Mapping[Any, Any] | None,
         return p, None, _text(p.expr, p.var), "profile"
     raise ProfileError(f"report() takes a Profile, a SymPy expression or equation, or a "
                        f"string; got {type(obj).__name__} {obj!r}")
+
+
+def _source_text(p: Profile) -> str | None:
+    """What a notion's profile was made from (a zCDP rho, an RDP curve, a trade-off
+    curve), for the report's input row; ``None`` for other profiles."""
+    src = getattr(p, "source", None)
+    kind = getattr(src, "kind", None)
+    if kind in ("zCDP", "RDP") and getattr(src, "rho", None) is not None:
+        xi = getattr(src, "xi", 0)
+        if kind == "RDP":  # a linear RDP curve, kept as typed
+            return f"RDP: eps(alpha) = {xi + src.rho * sympy.Symbol('alpha')}"
+        return f"zCDP: rho = {src.rho}" + (f", xi = {xi}" if xi != 0 else "")
+    if kind == "RDP" and getattr(src, "expr", None) is not None:
+        return f"RDP: eps(alpha) = {src.expr}"
+    if kind == "f-DP" and getattr(src, "expr", None) is not None:
+        return f"f-DP: T(alpha) = {src.expr}"
+    return None
 
 
 def _check_values(profile: Profile, equation: Any, values: Mapping[Any, Any] | None) -> None:

@@ -64,6 +64,12 @@ def run(*argv: str, stderr: io.StringIO | None = None) -> tuple[int, str, str]:
     (["analyze", "sigma = 1/eps"], "--tradeoff"),
     (["analyze", "--tradeoff", "sigma = sqrt(2*log(1.25/delta))/eps"], "sigma"),
     (["analyze", "exp(-eps**2)", "--plot", "figure.nope"], "unknown image format"),
+    # --notion: the other notions as input
+    (["analyze", "--notion", "rdp", "alpha/(2*s**2) + b"], "--set b=VALUE --set s=VALUE"),
+    (["analyze", "--notion", "zcdp", "--tradeoff", "sigma = 1/eps"], "two readings"),
+    (["analyze", "--notion", "zcdp", "--", "-1"], "negative"),
+    (["analyze", "--notion", "curve", "Min(1 - alpha, alpha)"], "increases"),
+    (["analyze", "--notion", "dp", "exp(-eps)"], "invalid choice"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, fragment):
     code, out, err = run(*argv)
@@ -201,3 +207,33 @@ def test_timeout_reaches_the_tail_analysis_and_unknown_is_reported(monkeypatch):
     assert 7.0 in seen  # (measure() may consult the tail analysis too)
     assert d["is_gdp"] is None and d["tail_limit"] is None and d["verdict"] == "unknown"
     assert d["mu_upper"] is not None and "unknown" in d["statement"]
+
+
+def test_notions_as_input_on_the_command_line():
+    # the pure 1-DP trade-off curve max(0, 1 - e a, e^-1 (1 - a)) (Kairouz, Oh & Viswanath)
+    # has the pure-DP mu of theory section 3; zCDP rho = 1/8 and the RDP curve alpha/8 are
+    # one statement (Bun & Steinke), so their brackets agree, and both contain G at eps = 0
+    # of the tight RDP conversion, inf over alpha of e^{(alpha-1)(alpha/8)} (1-1/alpha)^alpha
+    # / (alpha - 1) (Canonne, Kamath & Steinke), a lower bound of sup G (40-digit mpmath)
+    with mpmath.workdps(40):
+        pure = float(2 * mpmath.sqrt(2) * mpmath.erfinv(mpmath.tanh(mpmath.mpf(1) / 2)))
+        d0 = mpmath.findroot(lambda a: mpmath.diff(lambda x: mpmath.log(
+            mpmath.exp((x - 1) * x / 8) * (1 - 1 / x) ** x / (x - 1)), a), 3)
+        f = mpmath.exp((d0 - 1) * d0 / 8) * (1 - 1 / d0) ** d0 / (d0 - 1)
+        g0 = float(2 * mpmath.sqrt(2) * mpmath.erfinv(f))  # delta_mu(0) = 2 Phi(mu/2) - 1
+    code, out, err = run("analyze", "--notion", "curve",
+                         "Max(0, 1 - exp(1)*alpha, exp(-1)*(1 - alpha))", "--json",
+                         "--eps-h", "5")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["mu_lower"] <= pure <= d["mu_upper"] and d["input"].startswith("f-DP: T(alpha)")
+    got = []
+    for argv in (("--notion", "zcdp", "1/8"), ("--notion", "rdp", "alpha/(2*s**2)", "--set",
+                                                "s=2")):
+        code, out, err = run("analyze", *argv, "--json")
+        assert code == 0, err
+        d = json.loads(out)
+        assert d["tail_limit"] == "1/4" and d["is_gdp"] is True  # 2 rho
+        assert d["mu_lower"] - 1e-9 <= d["mu_upper"] and g0 <= d["mu_upper"]
+        got.append((d["mu_lower"], d["mu_upper"]))
+    assert got[0] == got[1]
