@@ -465,6 +465,9 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
         m = _alpha_route(profile, src, eps_h, tol, refine, notes, identify, timeout, t0)
         if m is not None:
             return m
+    if callable(getattr(src, "finer", None)) and getattr(src, "tol", 0.0) > tol / 8:
+        # the source's gap on log delta must be well inside the bracket asked for on mu
+        profile = type(profile).from_source(src.finer(tol / 8), name=profile.name)
     if how == "first-order" and hasattr(profile, "require_bound"):
         profile.require_bound()
         mu_exact = _recognised_gaussian(profile, timeout)

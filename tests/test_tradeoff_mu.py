@@ -227,3 +227,15 @@ def test_asymmetric_curve_keeps_a_true_lower_end():
                                                                          tol=1e-5)
     assert m.method != TRADEOFF_METHOD
     assert m.lower <= ref <= m.upper
+
+
+@pytest.mark.parametrize("tol", [1e-6, 1e-7])
+def test_measurement_tol_finer_than_the_source_tol(tol):
+    # the source searches log delta to 1e-6 by default; a measurement asking for 1e-6 or
+    # less on mu once raised PrecisionError (the bracket could not be narrower than the
+    # source's own gap): the source is searched finer now.  reference: as above, the
+    # closed-form conjugate (1 - e^eps/2)^2, G largest at eps = 0, 40-digit mpmath root
+    with mpmath.workdps(40):
+        ref = mpmath.findroot(lambda m: 2 * mpmath.ncdf(m / 2) - 1 - mpmath.mpf(1) / 4, 0.6)
+    m = symgdp.Profile.from_tradeoff_curve((1 - a) ** 2, alpha=a).measure(tol=tol)
+    assert m.lower <= ref <= m.upper and m.upper - m.lower <= tol * (1 + 1e-9)

@@ -210,6 +210,13 @@ class TradeoffSource:
         self._dcache: dict[tuple[int, int], tuple[arb, arb] | None] = {}
         self._nodes: Callable[[Any], Any] | None = None
 
+    def finer(self, tol: float) -> TradeoffSource:
+        """The same profile with the proved bounds on log delta searched to ``tol`` (what a
+        measurement asks when its own tol on mu is finer than this source's)."""
+        return TradeoffSource(self.expr, self.var, symmetric=self.symmetric, tol=tol,
+                              max_points=self.max_points, latex=self._latex,
+                              free=self._free, check=self.check)
+
     def _compile(self) -> None:
         _require_bound(self._free, "the trade-off curve")
         if self._fs is None:
