@@ -28,3 +28,29 @@ def log_grid(a: float, b: float = 1e4, n: int = 60, dps: int = 60) -> list[mpmat
     with mpmath.workdps(dps):
         la, lb = mpmath.log(a), mpmath.log(b)
         return [mpmath.exp(la + (lb - la) * i / (n - 1)) for i in range(n)]
+
+
+def probit_sup(g, lo: float, hi: float, n: int = 2001, iterations: int = 120) -> mpmath.mpf:
+    """sup of ``g(u)`` over [lo, hi] (u a probit coordinate, u = Phi^{-1}(1 - alpha)): the
+    best of ``n`` grid points, then golden-section search between its neighbours (for a
+    function unimodal there); at the caller's working precision."""
+    us = [mpmath.mpf(lo) + (mpmath.mpf(hi) - lo) * k / (n - 1) for k in range(n)]
+    vals = [g(u) for u in us]
+    k = max(range(n), key=lambda i: vals[i])
+    a, b = us[max(k - 1, 0)], us[min(k + 1, n - 1)]
+    r = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(iterations):
+        c, d = b - r * (b - a), a + r * (b - a)
+        if g(c) >= g(d):
+            b = d
+        else:
+            a = c
+    return max(vals[k], g((a + b) / 2))
+
+
+def gdp_curve_expr(mu, alpha):
+    """G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu) as a SymPy expression, written with erfc
+    and erfcinv (the spelling whose ball enclosures stay tight at tiny alpha)."""
+    import sympy
+
+    return sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - mu) / sympy.sqrt(2)) / 2

@@ -19,6 +19,7 @@ import re
 import mpmath
 import pytest
 import sympy
+from references import gdp_curve, gdp_curve_expr
 
 from symgdp import Profile
 from symgdp import notions as N
@@ -32,14 +33,12 @@ R = sympy.Rational
 DPS = 40
 
 
+_g_mp = gdp_curve  # G_mu in mpmath (40 digits)
+
+
 def _g_sym(mu):
-    """G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu), written with erfc and erfcinv."""
-    return sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * A) - mu) / sympy.sqrt(2)) / 2
-
-
-def _g_mp(mu, a):
-    """G_mu in mpmath: Phi^{-1}(1 - a) = sqrt(2) erfinv(1 - 2a)."""
-    return mpmath.ncdf(mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * a) - mu)
+    """G_mu(alpha), written with erfc and erfcinv."""
+    return gdp_curve_expr(mu, A)
 
 
 def _t_mp(expr):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import mpmath
 import pytest
 import sympy
+from references import probit_sup
 
 import symgdp
 from symgdp.measurement.result import TRADEOFF_METHOD
@@ -61,18 +62,7 @@ def _brute_mu(expr: sympy.Expr) -> mpmath.mpf:
             al = mpmath.erfc(u / mpmath.sqrt(2)) / 2
             return u - _phi_inv(f(al))
 
-        us = [mpmath.mpf(-4) + mpmath.mpf(16) * k / 2000 for k in range(2001)]
-        vals = [h(u) for u in us]
-        k = max(range(len(us)), key=lambda i: vals[i])
-        lo, hi = us[max(k - 1, 0)], us[min(k + 1, len(us) - 1)]
-        r = (mpmath.sqrt(5) - 1) / 2
-        for _ in range(120):
-            c, d = hi - r * (hi - lo), lo + r * (hi - lo)
-            if h(c) >= h(d):
-                hi = d
-            else:
-                lo = c
-        return max(vals[k], h((lo + hi) / 2))
+        return probit_sup(h, -4, 12)
 
 
 def _measure(expr: sympy.Expr, **kw):
@@ -165,18 +155,7 @@ def _mp_conjugate(expr: sympy.Expr, eps: float) -> mpmath.mpf:
             al = mpmath.erfc(u / mpmath.sqrt(2)) / 2
             return 1 - f(al) - c * al
 
-        us = [mpmath.mpf(-6) + mpmath.mpf(20) * k / 2000 for k in range(2001)]
-        vals = [g(u) for u in us]
-        k = max(range(len(us)), key=lambda i: vals[i])
-        lo, hi = us[max(k - 1, 0)], us[min(k + 1, len(us) - 1)]
-        r = (mpmath.sqrt(5) - 1) / 2
-        for _ in range(100):
-            x, y = hi - r * (hi - lo), lo + r * (hi - lo)
-            if g(x) >= g(y):
-                hi = y
-            else:
-                lo = x
-        return max(vals[k], g((lo + hi) / 2), mpmath.mpf(0))
+        return max(probit_sup(g, -6, 14, iterations=100), mpmath.mpf(0))
 
 
 def _mp_delta_mu(eps: float, mu: float) -> mpmath.mpf:

@@ -22,6 +22,7 @@ import math
 import mpmath
 import pytest
 import sympy
+from references import gdp_curve, gdp_curve_expr
 
 from symgdp import Profile
 from symgdp import notions as N
@@ -33,13 +34,13 @@ DPS = 30
 
 
 def _g_sym(mu):
-    """G_mu(alpha) = Phi(Phi^{-1}(1 - alpha) - mu), written with erfc and erfcinv."""
-    return sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * A) - mu) / sympy.sqrt(2)) / 2
+    """G_mu(alpha), written with erfc and erfcinv (references.gdp_curve_expr)."""
+    return gdp_curve_expr(mu, A)
 
 
 def _g_mp(mu, a):
-    """G_mu in mpmath: Phi^{-1}(1 - a) = sqrt(2) erfinv(1 - 2a) (40 digits)."""
-    return mpmath.ncdf(mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * a) - mu)
+    """G_mu in mpmath (references.gdp_curve, 40 digits)."""
+    return gdp_curve(mu, a)
 
 
 def _grid(centres=(), width=0.0):
