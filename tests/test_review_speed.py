@@ -91,3 +91,120 @@ def test_tails_from_python_threads_are_still_rigorous():
         for x, y in zip(serial[p][3] + serial[p][4], pb + ab, strict=True):
             assert x.overlaps(y), (p, x, y)
         assert _misses(p[0], p[1], p[2], j0, pb, ab, every=37) == []
+
+
+# -- one step: the integer PMFs dominate the exact pessimistic discretisation -------------
+def _mp_cells(q: float, sigma: float, rel: str, j0: int, j1: int, disc: float
+              ) -> tuple[list, list]:
+    """Reference (40-digit mpmath, from the densities' Gaussian tails, not the code's
+    formulas): P(L > l_j) and Q(L > l_j) at the grid losses l_j = j disc.  Replace-one:
+    x_l found by mpmath's root finder on L(x) = l, L(x) = log(p(x)/q(x))."""
+    qq, s = mp.mpf(q), mp.mpf(sigma)
+    rt = s * mp.sqrt(2)
+
+    def phibar(z):
+        return mp.erfc(z / rt) / 2
+
+    def loss(x):
+        def lmix(sh):
+            e = (2 * sh * x - 1) / (2 * s * s)
+            return e if qq == 1 else mp.log(1 - qq + qq * mp.exp(e))
+        return lmix(1) - (lmix(-1) if rel == "replace_one" else 0)
+
+    pb, qb = [], []
+    for j in range(j0, j1 + 1):
+        l = mp.mpf(j) * mp.mpf(disc)
+        if rel == "add_remove":
+            t = mp.expm1(l) + qq
+            if t <= 0:
+                pb.append(mp.mpf(1))
+                qb.append(mp.mpf(1))
+                continue
+            x = s * s * mp.log(t / qq) + mp.mpf(1) / 2
+            pb.append((1 - qq) * phibar(x) + qq * phibar(x - 1))
+            qb.append(phibar(x))
+        else:
+            lo, hi = mp.mpf(-1), mp.mpf(1)
+            while loss(lo) > l:
+                lo *= 2
+            while loss(hi) < l:
+                hi *= 2
+            x = mp.findroot(lambda z, l=l: loss(z) - l, (lo, hi), solver="illinois",
+                            verify=False)
+            assert abs(loss(x) - l) < mp.mpf(10) ** (-mp.mp.dps + 8) * (1 + abs(l))
+            pb.append((1 - qq) * phibar(x) + qq * phibar(x - 1))
+            qb.append((1 - qq) * phibar(x) + qq * phibar(x + 1))
+    return pb, qb
+
+
+def _exact_pessimistic(pb: list, qb: list, disc: float, add: bool, e0: mp.mpf
+                       ) -> tuple[list, mp.mpf]:
+    """Connect the dots of the exact law on the grid (Doroshenko et al. 2022): each cell's
+    mass to its two ends keeping E[e^{-loss}], mass below the grid onto its first point,
+    above it to +infinity.  Remove: losses l_j under P; add: losses -l_j under Q (the
+    pair swapped); ``e0`` is e^{l_{j0}}.  Returns (masses on the grid in increasing loss,
+    mass at +inf)."""
+    n = len(pb)
+    ed = mp.exp(mp.mpf(disc))
+    m = [mp.mpf(0)] * n
+    for i in range(n - 1):
+        pc, qc = pb[i] - pb[i + 1], qb[i] - qb[i + 1]
+        if not add:  # ends a = l_i, b = l_{i+1}; y = e^{-l}; E_P[y; cell] = qc
+            ya, yb = mp.mpf(1), 1 / ed  # y at a and b, both times e^{l_i}
+            # mass to a: (qc e^{l_i} - yb pc)/(ya - yb), to b: (ya pc - qc e^{l_i})/(ya - yb)
+            qn = qc * mp.exp(mp.mpf(i) * mp.mpf(disc)) * e0
+            m[i] += (qn - yb * pc) / (ya - yb)
+            m[i + 1] += (ya * pc - qn) / (ya - yb)
+        else:  # losses -l_{i+1} < -l_i under Q; E_Q[e^{L}; cell] = pc
+            el = mp.exp(mp.mpf(i) * mp.mpf(disc)) * e0  # e^{l_i}
+            ya, yb = el * ed, el        # y = e^{-loss} at a = -l_{i+1}, b = -l_i
+            m[n - 1 - (i + 1)] += (pc - yb * qc) / (ya - yb)
+            m[n - 1 - i] += (ya * qc - pc) / (ya - yb)
+    if not add:
+        m[0] += 1 - pb[0]
+        return m, pb[-1]
+    m[0] += qb[-1]
+    return m, 1 - qb[0]
+
+
+ONE_STEP = [pytest.param(q, s, rel, marks=[pytest.mark.slow]
+                         if (rel, s) == ("replace_one", 0.2) and q > 0.9 else [])
+            for rel in ("add_remove", "replace_one")
+            for q in (1e-6, 1e-3, 0.5, 0.99999, 1.0) for s in (0.2, 1.0, 50.0)]
+
+
+@pytest.mark.parametrize("q,sigma,rel", ONE_STEP)
+def test_one_step_pmfs_dominate_the_exact_pessimistic_masses(q, sigma, rel):
+    # Claim (symgdp.accounting.sgd.one_step_pmfs): each direction's integer PMF is at
+    # least the exact connect-the-dots measure entrywise (masses rounded up), so its
+    # right-cumulative sums (from +inf down) dominate the exact ones and its total is at
+    # least 1.  Reference: _exact_pessimistic on 40-digit mpmath tails (_mp_cells).
+    from symgdp.accounting.sgd import one_step_pmfs
+
+    disc, tau = 1e-2, 1e-19
+    st = one_step_pmfs(q, sigma, disc, tau, 80, rel, True)
+    rem = st.directions[0]
+    j0, n = rem.lower, rem.size
+    # the add direction weights the P-tails near 1 by e^{-l}: digits for the cancellation
+    with mp.workdps(40 + int(2 * max(0.0, -j0 * disc) / 2.3)):
+        pb, qb = _mp_cells(q, sigma, rel, j0, j0 + n - 1, disc)
+        e0 = mp.exp(mp.mpf(j0) * mp.mpf(disc))
+        dirs = [(rem, False)]
+        if rel == "add_remove":
+            dirs.append((st.directions[1], True))
+        unit = mp.mpf(2) ** -rem.bits
+        slack = mp.mpf(10) ** -35
+        for pmf, add in dirs:
+            m, inf = _exact_pessimistic(pb, qb, disc, add, e0)
+            if add:
+                assert pmf.lower == -(j0 + n - 1)
+            c = [int(v) for v in pmf.poly.coeffs()] + [0] * n
+            got_inf = pmf.inf * unit
+            assert got_inf >= inf - slack, (add, got_inf, inf)
+            acc_g, acc_e = got_inf, inf
+            for i in range(n - 1, -1, -1):
+                acc_g += c[i] * unit
+                acc_e += m[i]
+                assert acc_g >= acc_e - slack, (add, i, acc_g, acc_e)
+            assert acc_e > 1 - mp.mpf(10) ** -30   # the reference is a probability
+            assert acc_g >= 1
