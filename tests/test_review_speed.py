@@ -208,3 +208,176 @@ def test_one_step_pmfs_dominate_the_exact_pessimistic_masses(q, sigma, rel):
                 assert acc_g >= acc_e - slack, (add, i, acc_g, acc_e)
             assert acc_e > 1 - mp.mpf(10) ** -30   # the reference is a probability
             assert acc_g >= 1
+
+
+# -- end to end: brackets against an independent mpmath truth (T = 1, 2) ------------------
+class _Truth:
+    r"""Reference: the exact profile of T = 1 or 2 steps of the Poisson-subsampled
+    Gaussian (clipping 1), in mpmath.  One step: g_R(e) = E_P[(1 - e^{e - L})_+] =
+    P(L > e) - e^e Q(L > e), g_A(e) = E_Q[(1 - e^{e + L})_+] = Q(L < -e) - e^e P(L < -e)
+    from the Gaussian tails at x_e (L increasing).  Two steps: delta(eps) =
+    int p(x) g_R(eps - L(x)) dx (remove) and int q(x) g_A(eps + L(x)) dx (add), by
+    mpmath.quad; the profile is the larger direction (add/remove) or g_R (replace-one,
+    symmetric)."""
+
+    def __init__(self, q: float, sigma: float, rel: str) -> None:
+        self.q, self.s, self.rel = mp.mpf(q), mp.mpf(sigma), rel
+
+    def _phibar(self, z):
+        return mp.erfc(z / (self.s * mp.sqrt(2))) / 2
+
+    def loss(self, x):
+        q, s = self.q, self.s
+
+        def lmix(sh):
+            e = (2 * sh * x - 1) / (2 * s * s)
+            return e if q == 1 else mp.log(1 - q + q * mp.exp(e))
+        return lmix(1) - (lmix(-1) if self.rel == "replace_one" else 0)
+
+    def _x(self, l):
+        if self.rel == "add_remove":
+            t = mp.expm1(l) + self.q
+            return -mp.inf if t <= 0 else self.s ** 2 * mp.log(t / self.q) + mp.mpf(1) / 2
+        lo, hi = mp.mpf(-1), mp.mpf(1)
+        while self.loss(lo) > l:
+            lo *= 2
+        while self.loss(hi) < l:
+            hi *= 2
+        return mp.findroot(lambda z: self.loss(z) - l, (lo, hi), solver="illinois",
+                           verify=False)
+
+    def _tails(self, x):
+        q = self.q
+        if x == -mp.inf:
+            return mp.mpf(1), mp.mpf(1)
+        p = (1 - q) * self._phibar(x) + q * self._phibar(x - 1)
+        if self.rel == "add_remove":
+            return p, self._phibar(x)
+        return p, (1 - q) * self._phibar(x) + q * self._phibar(x + 1)
+
+    def g_r(self, e):
+        p, qq = self._tails(self._x(e))
+        return max(p - mp.exp(e) * qq, mp.mpf(0))
+
+    def g_a(self, e):
+        p, qq = self._tails(self._x(-e))
+        return max((1 - qq) - mp.exp(e) * (1 - p), mp.mpf(0))
+
+    def _dens(self, x, which):
+        q, s = self.q, self.s
+
+        def phi(z):
+            return mp.npdf(z / s) / s
+        if which == "P":
+            return (1 - q) * phi(x) + q * phi(x - 1)
+        if self.rel == "add_remove":
+            return phi(x)
+        return (1 - q) * phi(x) + q * phi(x + 1)
+
+    def delta(self, eps, steps):
+        eps = mp.mpf(eps)
+        two = self.rel == "add_remove"
+        if steps == 1:
+            return max(self.g_r(eps), self.g_a(eps) if two else 0)
+        s = self.s
+        # breakpoints: a fine partition of the bulk, and the kinks of the integrands (the
+        # pole of x_l at l = log(1 - q), where g_R and g_A stop being smooth)
+        base = [-40 * s - 2] + [-8 * s - 1 + (16 * s + 3) * k / 64 for k in range(65)] \
+            + [40 * s + 2]
+        kinks_r, kinks_a = [], []
+        if self.q < 1 and two:
+            kinks_r.append(self._x(eps - mp.log(1 - self.q)))
+            kinks_a.append(self._x(-mp.log(1 - self.q) - eps))
+
+        def parts(extra):
+            return sorted({p for p in base + extra if mp.isfinite(p)})
+        d = mp.quad(lambda x: self._dens(x, "P") * self.g_r(eps - self.loss(x)),
+                    parts(kinks_r))
+        if two:
+            d = max(d, mp.quad(lambda x: self._dens(x, "Q") * self.g_a(eps + self.loss(x)),
+                               parts(kinks_a)))
+        return d
+
+
+def _delta_gdp(mu, eps):
+    """Reference: the Gaussian mechanism's profile (Dong, Roth & Su 2022)."""
+    return mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)
+
+
+def _mu_at(d, eps):
+    """The mu with delta_mu(eps) = d (delta_mu increases with mu), by bisection."""
+    if d <= 0:
+        return mp.mpf(0)
+    lo, hi = mp.mpf(0), mp.mpf(1)
+    while _delta_gdp(hi, eps) < d:
+        hi *= 2
+    for _ in range(70):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if _delta_gdp(mid, eps) < d else (lo, mid)
+    return (lo + hi) / 2
+
+
+def _mu_head(tr: _Truth, steps: int, eps_h: float, n: int = 16):
+    """sup of mu(eps) over a grid of [0, eps_h], refined twice around the best point."""
+    es = [mp.mpf(eps_h) * k / n for k in range(n + 1)]
+    best, k = max((_mu_at(tr.delta(e, steps), e), i) for i, e in enumerate(es))
+    lo, hi = es[max(k - 1, 0)], es[min(k + 1, n)]
+    for _ in range(2):
+        sub = [lo + (hi - lo) * i / 8 for i in range(9)]
+        v, kk = max((_mu_at(tr.delta(e, steps), e), i) for i, e in enumerate(sub))
+        best = max(best, v)
+        lo, hi = sub[max(kk - 1, 0)], sub[min(kk + 1, 8)]
+    return best
+
+
+E2E = [pytest.param(q, s, t, rel, marks=[pytest.mark.slow] if t > 1 else [])
+       for t in (1, 2) for rel in ("add_remove", "replace_one")
+       for q, s in ((1e-3, 0.5), (0.5, 1.0), (0.99999, 2.0), (0.2, 0.3), (0.05, 5.0))]
+
+
+@pytest.mark.parametrize("q,sigma,steps,rel", E2E)
+def test_bracket_profile_and_eps_against_the_exact_mechanism(q, sigma, steps, rel):
+    # Claims: mu_floor <= mu(head) <= mu_upper; delta_lower <= delta <= the upper profile;
+    # eps_at(d) and eps_certified are (eps, d)-DP, i.e. delta(eps) <= d there.
+    # Reference: _Truth (exact profile in 30-digit mpmath), _mu_head (sup over the head).
+    import symgdp
+
+    r = symgdp.dpsgd(q, sigma, steps, neighbouring=rel, value_discretization_interval=1e-3,
+                     tol=1e-4)
+    with mp.workdps(30):
+        tr = _Truth(q, sigma, rel)
+        mu = _mu_head(tr, steps, r.eps_h, n=16 if steps == 1 else 6)
+        assert r.mu_floor <= mu + 1e-9 and mu <= r.mu_upper, (r.mu_floor, mu, r.mu_upper)
+        for e in [r.eps_h * k / 6 for k in range(7)]:
+            d = tr.delta(e, steps)
+            assert r.delta_lower(e) <= d * (1 + 1e-12) + 1e-300, (e, d)
+            assert d <= r.profile(e), (e, d)
+        for d in (r.failure_prob, 1e-6, 1e-3, 0.1):
+            if d >= r.failure_prob:
+                assert tr.delta(r.eps_at(d), steps) <= d
+        assert tr.delta(r.eps_certified, steps) <= r.delta
+
+
+# -- schedules of Gaussian phases: closed form -------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
+def test_many_phase_gaussian_schedule_against_the_closed_form(rel):
+    # q = 1 in every phase: the composition is the Gaussian mechanism with
+    # mu = k sqrt(sum_i T_i / sigma_i^2), k = 1 (add/remove) or 2 (replace-one, sensitivity
+    # 2): Dong, Roth & Su 2022, Cor. 3.3.  Phases of 1, 2, 3, 7, 15 steps exercise the
+    # chains (2^k - 1, odd, one step) and the phase products; eps_at is checked against
+    # the closed-form profile delta_mu (reference: _delta_gdp).
+    import math
+
+    import symgdp
+
+    sch = [(1.0, 2.0, 3), (1.0, 1.5, 7), (1.0, 4.0, 1), (1.0, 3.0, 15), (1.0, 2.5, 2)]
+    k = 2.0 if rel == "replace_one" else 1.0
+    mu = k * math.sqrt(sum(t / s**2 for _, s, t in sch))
+    r = symgdp.dpsgd(schedule=sch, neighbouring=rel, value_discretization_interval=1e-3,
+                     tol=1e-4)
+    assert r.mu_floor <= mu <= r.mu_upper
+    assert r.mu_upper - r.mu_floor < 1e-2
+    with mp.workdps(30):
+        for d in (r.failure_prob, 1e-5, 0.3):
+            assert _delta_gdp(mp.mpf(mu), mp.mpf(r.eps_at(d))) <= d
