@@ -176,8 +176,14 @@ def _block(j: int, hw: int, j0: int, j1: int, F: list[Any], G: list[Any], arb: A
     z = flint.arb_series([c, d], prec=max(terms))
     xz = (((z.exp() - 1) + qa) / qa).log() * s2 + half
     xz = xz * irt
-    cf = (xz.erfc() * half).coeffs()[:terms[0]]
-    cg = ((xz - irt).erfc() * half).coeffs()[:terms[1]]
+    sf, sg = xz.erfc() * half, (xz - irt).erfc() * half
+    # FLINT's series cap is process-wide: another Python thread may have restored it
+    # below the terms needed since it was set above (a truncated series would drop terms
+    # the remainder bound assumes present), so refuse the block then
+    if sf.prec < terms[0] or sg.prec < terms[1]:
+        return False
+    cf = sf.coeffs()[:terms[0]]
+    cg = sg.coeffs()[:terms[1]]
     cf[0] += arb(0, rems[0].upper())
     cg[0] += arb(0, rems[1].upper())
     pf, pg = flint.arb_poly(cf), flint.arb_poly(cg)
