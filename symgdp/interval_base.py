@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +23,12 @@ from flint import arb, ctx, fmpq, fmpz
 
 from .errors import ProfileError
 
-__all__ = ["ArbUnsupported", "PRECISIONS", "prove", "to_arb"]
+__all__ = ["ArbUnsupported", "PRECISIONS", "SERIES_CAP_LOCK", "prove", "to_arb"]
+
+#: Arb's series length (``flint.ctx.cap``) is process-wide state: every code that sets it
+#: for a series computation holds this lock meanwhile, so that another Python thread does
+#: not truncate the series under it (truncated coefficients would read as exact zeros)
+SERIES_CAP_LOCK = threading.RLock()
 
 #: working precisions (bits) tried in turn by :func:`prove`
 PRECISIONS: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048, 4096)

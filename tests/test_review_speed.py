@@ -381,3 +381,28 @@ def test_many_phase_gaussian_schedule_against_the_closed_form(rel):
     with mp.workdps(30):
         for d in (r.failure_prob, 1e-5, 0.3):
             assert _delta_gdp(mp.mpf(mu), mp.mpf(r.eps_at(d))) <= d
+
+
+def test_taylor_blocks_wait_for_the_series_cap_lock():
+    # the measurement's series (symgdp.measurement.series) set FLINT's process-wide series
+    # cap under SERIES_CAP_LOCK; the Taylor blocks set it too, and restoring their saved cap
+    # while a series runs in another thread would truncate that series (its missing
+    # coefficients read as exact zeros).  So the blocks take the same lock: while another
+    # thread holds it, they wait (reference: the lock's own state; no timing is asserted
+    # beyond "not finished while the lock is held", which cannot fail with the lock used)
+    import threading
+
+    from symgdp.interval_base import SERIES_CAP_LOCK
+
+    done = threading.Event()
+
+    def work():
+        addremove_tails(0.01, 1.0, 1e-3, -20, 400, 100)
+        done.set()
+
+    with SERIES_CAP_LOCK:
+        t = threading.Thread(target=work)
+        t.start()
+        finished_while_held = done.wait(1.0)
+    t.join(120)
+    assert done.is_set() and not finished_while_held

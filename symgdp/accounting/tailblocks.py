@@ -44,6 +44,7 @@ import math
 from typing import Any
 
 from ..errors import DomainError
+from ..interval_base import SERIES_CAP_LOCK
 
 __all__ = ["addremove_tails"]
 
@@ -92,6 +93,9 @@ def addremove_tails(q: float, sigma: float, disc: float, j0: int, j1: int, prec:
     G: list[Any] = [None] * n
     ey: list[Any] = [None] * n
     eps = arb(2) ** (-prec - 6)
+    # the series cap is process-wide: held under the lock every series computation takes
+    # (a block the cap truncated anyway is refused by _block, point by point instead)
+    SERIES_CAP_LOCK.acquire()
     old_cap, old_prec = flint.ctx.cap, flint.ctx.prec
     flint.ctx.cap = _MAX_TERMS + 2
     # the blocks work 24 bits above prec: their sums of terms with large coefficients near
@@ -132,6 +136,7 @@ def addremove_tails(q: float, sigma: float, disc: float, j0: int, j1: int, prec:
         pbar = [omq * f + qa * g for f, g in zip(F, G, strict=True)]
     finally:
         flint.ctx.cap, flint.ctx.prec = old_cap, old_prec
+        SERIES_CAP_LOCK.release()
     return pbar, F, ey
 
 

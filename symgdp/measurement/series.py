@@ -26,6 +26,7 @@ from sympy.codegen.cfunctions import expm1
 from .._bounded import Bounded, start_bounded
 from ..errors import AnalysisTimeout
 from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
+from ..interval_base import SERIES_CAP_LOCK
 from .forms import (
     _PREC,
     MAX_OPS,
@@ -443,7 +444,7 @@ def _series_at(fn: Any, x0: arb, n: int, pvals: tuple[arb, ...], cache: dict,
     return cs + [arb(0)] * (n + 1 - len(cs))
 
 
-_SERIES_LOCK = threading.RLock()
+_SERIES_LOCK = SERIES_CAP_LOCK
 
 
 def _series_point(fn: Any, tag: str, x: float, n: int, pvals: tuple[arb, ...],
