@@ -135,3 +135,16 @@ def test_refusal_is_a_symgdp_error_not_overflow():
         with pytest.raises(SymgdpError):
             fn()
     assert np.isfinite(float(MAX_COUNT))
+
+
+def test_q_one_with_tiny_sigma_is_a_clear_refusal():
+    # q = 1, sigma = 0.05 (the Gaussian mechanism, mu = 20): the one-step losses spread
+    # over hundreds, beyond what the balls enclose at the working precision.  It was
+    # refused as "cannot separate a grid point from log(1-q) for q=1.0" (log(1-q) = -inf
+    # there; e^l - 1 + 1 cancelled), then by a ValueError from a NaN ball; now a
+    # DomainError naming the parameters
+    import symgdp
+    from symgdp.errors import DomainError
+
+    with pytest.raises(DomainError, match=r"q=1\.0, sigma=0\.05.*no finite enclosure"):
+        symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False)

@@ -296,6 +296,12 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         below = one - pbar[0]            # mass with loss <= first point, moved onto it
         rem[0] += below
         rem_inf = pbar[-1]               # mass with loss > last point
+        bad = next((i for i, v in enumerate(rem) if not v.is_finite()), None)
+        if bad is not None:
+            raise DomainError(
+                f"DP-SGD one step (q={q!r}, sigma={sigma!r}, discretization {disc!r}): the "
+                f"probability at loss {(j0 + bad) * disc:.6g} has no finite enclosure in "
+                "ball arithmetic; a loss range this wide is beyond the certified route")
         r_int = [_arb_ceil(v, bits) for v in rem]
         r_inf = _arb_ceil(rem_inf, bits)
         moved = [_arb_up(below + rem_inf)]
@@ -375,7 +381,9 @@ def _tails(q: float, sigma: float, disc: float, tail: float, relation: str, bits
                 pbar.append(omq * a + qa * b)
                 abar.append(omq * a + qa * c)
                 continue
-            t = lj.expm1() + qa  # e^l - (1 - q) > 0 iff x_l is finite
+            # e^l - (1 - q) > 0 iff x_l is finite (at q = 1 it is e^l: no cancellation
+            # with the 1 of expm1 far to the left)
+            t = lj.exp() if q == 1 else lj.expm1() + qa
             if t < 0:
                 pbar.append(one)
                 abar.append(one)

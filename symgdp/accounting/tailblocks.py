@@ -105,7 +105,8 @@ def addremove_tails(q: float, sigma: float, disc: float, j0: int, j1: int, prec:
         j = j0
         # below the pole of log w: no loss there (tails 1)
         while j <= j1:
-            t = (arb(j) * d).expm1() + qa
+            # e^l - (1 - q); at q = 1 it is e^l (expm1 + 1 cancels far to the left)
+            t = (arb(j) * d).exp() if q == 1 else (arb(j) * d).expm1() + qa
             if t < 0:
                 F[j - j0], G[j - j0] = one, one
                 j += 1
