@@ -50,7 +50,8 @@ def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[
     Returns the :class:`~symgdp.measure.Measurement` and its failure probability (the same
     value, ``m.failure_prob``): an upper bound of the profile at :math:`\varepsilon_h`,
     rounded up, which bounds the profile at every larger :math:`\varepsilon`.
-    :class:`~symgdp.errors.DomainError` when the profile never falls that low (its floor is above ``failure_prob``).
+    :class:`~symgdp.errors.DomainError` when the profile never falls that low (its floor is
+    above ``failure_prob``).
 
     Example:
         >>> from symgdp import mechanisms
@@ -88,8 +89,8 @@ def compose(*profiles: Any, times: int | None = None,
     times=k)`` the :math:`k`-fold composition of ``a``; ``compose(a, b, times=k)``
     repeats the pair :math:`k` times.  Arguments may be profiles (known mechanisms use
     their exact PLDs, others connect the dots, see :func:`~symgdp.accounting.connect.to_pld`),
-    profiles built from PLDs, or dp_accounting PLDs with the same discretisation.  Extra keywords go to
-    :func:`to_pld`.  ``tail_mass_truncation`` is dp_accounting's: at most this much
+    profiles built from PLDs, or dp_accounting PLDs with the same discretisation.  Extra
+    keywords go to :func:`to_pld`.  ``tail_mass_truncation`` is dp_accounting's: at most this much
     probability is cut from the tails of each convolution and (pessimistically) moved to
     the mass at infinity; 0 keeps the whole support (slower for many steps, but a
     mechanism with bounded loss then keeps a profile that is exactly 0 beyond it).
