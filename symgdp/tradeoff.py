@@ -470,7 +470,10 @@ def gdp_mu(curve: TradeoffCurve, *, n: int = 4001) -> MuBracket:
     For any other curve only the lower end is proved (the best value on a probit-spaced
     grid of ``n`` points, refined locally, rounded down); ``upper`` is ``inf``: values of
     a curve alone cannot bound its behaviour as :math:`\alpha \to 0`, which decides GDP.
-    The float value is the best estimate (the midpoint of a proved bracket).
+    A curve typed as a SymPy expression gets a certified bracket on both sides from
+    ``Profile.from_tradeoff_curve(expr).measure()`` (the same supremum, by branch-and-bound
+    in ball arithmetic).  The float value is the best estimate (the midpoint of a proved
+    bracket).
 
     Example:
         >>> m = gdp_mu(randomized_response(0.2))  # -2 Phi^{-1}(1/(1 + e^0.2))
