@@ -177,3 +177,32 @@ def test_dip_in_the_unproved_end_box_measurement():
     m = p.measure(eps_h=1.0, tol=1e-6)
     _, g = _dip_reference(1.0)
     assert m.upper >= g
+
+
+# -- finding: a narrow dip that the input check leaves "not proved" (budget) -----------------
+# T = Max(0, 1 - e alpha, (1 - alpha)/e) - (1 - alpha)/2 exp(-((alpha - 1/10) 10^30)^2):
+# pure 1-DP with a dip of width 1e-30 and depth ~0.45 at alpha = 1/10.  Its monotonicity
+# is "not proved on [0.0995, 0.1006]: budget" (no refusal), T is finite everywhere, and the
+# profile (TradeoffSource: bounds for T as typed) sees the dip: p(0.5) = 0.557.  The alpha
+# route bounds h_f by the mechanism's monotonicity (bound (c), and the head split below
+# alpha_h) and returns [1.23203, 1.23204] (pure 1-DP's mu), below G(0.5, delta_T(0.5)) =
+# 1.864: the Measurement contradicts its own profile, and the eps route (taken before the
+# merge) measured >= 1.86 for the same profile.
+NARROW = (sympy.Max(0, 1 - sympy.E * a, (1 - a) / sympy.E)
+          - (1 - a) / 2 * sympy.exp(-((a - sympy.Rational(1, 10)) * sympy.Integer(10) ** 30) ** 2))
+
+
+def test_narrow_dip_not_proved_monotone_measurement_against_its_conjugate():
+    # reference: 40-digit mpmath value of 1 - T(1/10) - e^{1/2}/10 (a lower bound on
+    # delta_T(1/2)) and its GDPT by bisection (a lower bound on sup G on [0, 1])
+    try:
+        p = symgdp.Profile.from_tradeoff_curve(NARROW, alpha=a)
+    except SymgdpError:
+        return          # refusing the curve is a correct answer
+    with mpmath.workdps(40):
+        al = mpmath.mpf(1) / 10
+        d = 1 - _mp_curve(NARROW)(al) - mpmath.exp(mpmath.mpf(1) / 2) * al
+        g = _gdpt(mpmath.mpf(1) / 2, d)
+    assert p(0.5) >= d        # the profile itself holds (TradeoffSource takes T as typed)
+    m = p.measure(eps_h=1.0, tol=1e-6)
+    assert m.upper >= g, (m.method, m.lower, m.upper, g)
