@@ -206,3 +206,89 @@ def test_narrow_dip_not_proved_monotone_measurement_against_its_conjugate():
     assert p(0.5) >= d        # the profile itself holds (TradeoffSource takes T as typed)
     m = p.measure(eps_h=1.0, tol=1e-6)
     assert m.upper >= g, (m.method, m.lower, m.upper, g)
+
+
+# -- attacks that held on main (regression tests) ----------------------------------------------
+def _eps_delta(e0: sympy.Expr, d: sympy.Expr) -> sympy.Expr:
+    return sympy.Max(0, 1 - d - sympy.exp(e0) * a, sympy.exp(-e0) * (1 - d - a))
+
+
+def _laplace(e0: sympy.Expr) -> sympy.Expr:
+    return sympy.Piecewise((1 - sympy.exp(e0) * a, a < sympy.exp(-e0) / 2),
+                           (sympy.exp(-e0) / (4 * a), a <= sympy.Rational(1, 2)),
+                           (sympy.exp(-e0) * (1 - a), True))
+
+
+def _rr(k: int, p: sympy.Rational) -> sympy.Expr:
+    """k-fold randomized response: the Neyman-Pearson curve between Bin(k, 1 - p) and
+    Bin(k, p), the Max of the lines through its vertices."""
+    P = [comb(k, j) * (1 - p) ** j * p ** (k - j) for j in range(k + 1)]
+    Q = [comb(k, j) * p ** j * (1 - p) ** (k - j) for j in range(k + 1)]
+    pts, x, y = [(sympy.Integer(0), sympy.Integer(1))], sympy.Integer(0), sympy.Integer(1)
+    for j in range(k, -1, -1):
+        x, y = x + P[j], y - Q[j]
+        pts.append((x, y))
+    lines = [sympy.Integer(0)] + [y0 + (y1 - y0) / (x1 - x0) * (a - x0)
+                                  for (x0, y0), (x1, y1) in zip(pts, pts[1:])]
+    return sympy.Max(*lines)
+
+
+CASES = {
+    # T(0) = 1 - 1e-6 < 1: the head still fits at eps_h = 1; failure_prob >= delta
+    "eps-delta, eps_h 1": (_eps_delta(sympy.Integer(1), sympy.Rational(1, 10**6)), 1.0, True),
+    "eps-delta small, eps_h .3": (_eps_delta(sympy.Rational(1, 2), sympy.Rational(1, 1000)),
+                                  0.3, True),
+    "Laplace 5, eps_h 3": (_laplace(sympy.Integer(5)), 3.0, True),
+    "Laplace 5, eps_h 3, not symmetric": (_laplace(sympy.Integer(5)), 3.0, False),
+    "Laplace 1/10, eps_h 1/10": (_laplace(sympy.Rational(1, 10)), 0.1, True),
+    "5-fold RR, p = 3/5": (_rr(5, sympy.Rational(3, 5)), 5.0, True),
+    "5-fold RR, p = 3/5, not symmetric": (_rr(5, sympy.Rational(3, 5)), 5.0, False),
+    # asymmetric kinks: the best alpha's tangent point is interior (eps ~ 1.16)
+    "asymmetric RR mix": (sympy.Max(0, 1 - 9 * a, sympy.Rational(1, 2) - a, (1 - a) / 3),
+                          3.0, True),
+    "asymmetric RR mix, not symmetric": (
+        sympy.Max(0, 1 - 9 * a, sympy.Rational(1, 2) - a, (1 - a) / 3), 3.0, False),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_alpha_route_against_the_eps_brute_force(name):
+    # reference: 40-digit mpmath sup over eps of G(eps, delta_T(eps)) (module notes); the
+    # lower end against G at the reported argmax; failure_prob against delta_T beyond eps_h
+    expr, eps_h, symmetric = CASES[name]
+    m = _measure(expr, eps_h, symmetric=symmetric)
+    assert m.method == TRADEOFF_METHOD
+    _check(m, expr, eps_h, symmetric=symmetric)
+
+
+@pytest.mark.slow
+def test_three_fold_rr_tight_tol_large_eps_h():
+    # reference: as above (tol 1e-8, eps_h = 50: the failure probability ~ 1e-125)
+    expr = _rr(3, sympy.Rational(3, 4))
+    m = _measure(expr, 50.0, tol=1e-8)
+    assert m.method == TRADEOFF_METHOD and m.upper - m.lower <= 1e-8
+    _check(m, expr, 50.0)
+
+
+@pytest.mark.parametrize("mu, eps_h", [(sympy.Integer(10), 0.1),
+                                       (sympy.Rational(1, 20), 50.0)])
+def test_gaussian_curve_extremes(mu, eps_h):
+    # reference: mu itself (the GDPT of G_mu is flat: mu at every eps)
+    m = _measure(_g(mu), eps_h, tol=1e-8)
+    assert m.method == TRADEOFF_METHOD
+    assert m.lower <= float(mu) <= m.upper
+
+
+@pytest.mark.parametrize("spelling", [
+    # the same G_1, typed with erf/erfinv and a Float mu; with 1/sqrt(2) as a Float (a
+    # different curve: mu' = sqrt(2) * 0.70710678118654757... = 1 - 4e-17, enclosed)
+    lambda: (1 + sympy.erf(sympy.erfinv(1 - 2 * a) - sympy.Float(1.0) / sympy.sqrt(2))) / 2,
+    lambda: 1 - sympy.erfc(sympy.erfcinv(2 * a) - 1 / sympy.Float(1.4142135623730951)) / 2,
+])
+def test_gaussian_spellings(spelling):
+    # reference: mu = 1 up to the float spelling (a relative 1e-16: within [lower, upper]
+    # widened by 1e-15)
+    m = _measure(spelling(), 10.0)
+    assert m.method == TRADEOFF_METHOD
+    assert m.lower - 1e-15 <= 1.0 <= m.upper + 1e-15 and m.upper - m.lower <= 1e-6
