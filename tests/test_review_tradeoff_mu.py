@@ -229,7 +229,7 @@ def _rr(k: int, p: sympy.Rational) -> sympy.Expr:
         x, y = x + P[j], y - Q[j]
         pts.append((x, y))
     lines = [sympy.Integer(0)] + [y0 + (y1 - y0) / (x1 - x0) * (a - x0)
-                                  for (x0, y0), (x1, y1) in zip(pts, pts[1:])]
+                                  for (x0, y0), (x1, y1) in zip(pts, pts[1:], strict=False)]
     return sympy.Max(*lines)
 
 
