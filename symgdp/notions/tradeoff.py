@@ -155,8 +155,10 @@ class TradeoffSource:
     every subexpression of :math:`T` is finite on the interval, so :math:`T` is
     continuous there; :math:`T'` between its end values where :math:`T'' \ge 0` is
     proved), and :math:`T(a) \ge T(q)` where :math:`T' \le 0` is proved.  Only where
-    :math:`T` has no finite enclosure (a singular end point) is the bound that of the
-    mechanism's curve :math:`f \ge T`, non-increasing as every trade-off function.
+    :math:`T` has no finite enclosure (a box reaching a singular end point) is the bound
+    that of the mechanism's curve :math:`f \ge T`, non-increasing as every trade-off
+    function: valid for every mechanism that is :math:`T`-DP, though a dip of the typed
+    curve inside such a box is not seen.
 
     ``log_delta_lower`` is a proved lower bound on the same profile, i.e. on the
     conjugate of the curve as typed (exact when the curve is the mechanism's).
@@ -460,6 +462,13 @@ class TradeoffSource:
         :math:`\varepsilon`); ``upper is None`` (with ``reason``) when that route gave up.
         :func:`symgdp.measure.measure` takes it first.
 
+        The route bounds boxes and the part below :math:`\alpha_h` with the monotonicity
+        of the mechanism's curve, so it is taken only where the typed curve was proved
+        non-increasing, up to end pieces of width at most :math:`2^{-40}` at 0 or 1
+        (singular ends such as :math:`\operatorname{erfcinv}(0)`, where the bounds of
+        this source use that monotonicity too); otherwise it gives up and the search
+        over :math:`\varepsilon` measures the conjugate of the curve as typed.
+
         Example:
             >>> import sympy
             >>> s = tradeoff_source(1 - sympy.erfc(sympy.erfcinv(2 * alpha) - 1)/2)
@@ -468,6 +477,12 @@ class TradeoffSource:
             True
         """
         _require_bound(self._free, "the trade-off curve")
+        chk = self.check
+        ends_only = bool(chk.open_monotone) and all(
+            (a == 0.0 or b == 1.0) and b - a <= 2.0**-40 for a, b in chk.open_monotone)
+        if chk.monotonicity != "proved" and not ends_only:
+            return GdpBracket(eps_h=eps_h, reason="the curve's non-increase is "
+                              f"{chk.monotonicity}, which the alpha route would assume")
         return gdp_bracket(self.expr, self.var, eps_h, tol, symmetric=self.symmetric,
                            check=check, timeout=10.0 if timeout is None else timeout)
 
