@@ -54,3 +54,27 @@ def gdp_curve_expr(mu, alpha):
     import sympy
 
     return sympy.erfc(-(sympy.sqrt(2) * sympy.erfcinv(2 * alpha) - mu) / sympy.sqrt(2)) / 2
+
+
+def delta_gdp(mu, eps) -> mpmath.mpf:
+    """The profile of mu-GDP, delta_mu(eps) = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)
+    (Dong, Roth & Su 2022, Cor. 2.13), at the caller's working precision."""
+    mu, eps = mpmath.mpf(mu), mpmath.mpf(eps)
+    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+
+
+def gdpt_below(eps, d, iterations: int = 90) -> mpmath.mpf:
+    """G(eps, d) from below: the bisection end mu with delta_mu(eps) < d (delta_mu increases
+    with mu); 0 for d <= 0."""
+    if d <= 0:
+        return mpmath.mpf(0)
+    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+    while delta_gdp(hi, eps) < d:
+        hi *= 2
+    for _ in range(iterations):
+        mid = (lo + hi) / 2
+        if delta_gdp(mid, eps) < d:
+            lo = mid
+        else:
+            hi = mid
+    return lo

@@ -20,7 +20,7 @@ from math import comb
 import mpmath
 import pytest
 import sympy
-from references import probit_sup
+from references import delta_gdp, gdpt_below, probit_sup
 
 import symgdp
 from symgdp.errors import SymgdpError
@@ -65,24 +65,12 @@ def _mp_curve(expr: sympy.Expr):
 
 
 def _delta_mu(eps, mu) -> mpmath.mpf:
-    eps, mu = mpmath.mpf(eps), mpmath.mpf(mu)
-    return mpmath.ncdf(-eps / mu + mu / 2) - mpmath.exp(eps) * mpmath.ncdf(-eps / mu - mu / 2)
+    return delta_gdp(mu, eps)
 
 
 def _gdpt(eps, d) -> mpmath.mpf:
-    """G(eps, d) from below: the bisection end with delta_mu(eps, mu) < d."""
-    if d <= 0:
-        return mpmath.mpf(0)
-    lo, hi = mpmath.mpf(0), mpmath.mpf(1)
-    while _delta_mu(eps, hi) < d:
-        hi *= 2
-    for _ in range(90):
-        mid = (lo + hi) / 2
-        if _delta_mu(eps, mid) < d:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    """G(eps, d) from below (references.gdpt_below)."""
+    return gdpt_below(eps, d)
 
 
 def _conjugate(f, eps, *, inverse: bool = False) -> mpmath.mpf:
