@@ -57,7 +57,7 @@ def optimistic(q: float, sigma: float, steps: int) -> Any:
 
 def mu_floor(opt: Any, eps_h: float) -> float:
     """Largest GDPT of the optimistic PLD on [0, eps_h] (values above its float floor)."""
-    from symgdp.gaussian import mu_gdp
+    from symgdp.gaussian.vectorised import mu_gdp
 
     xs = np.linspace(0.0, eps_h, 400)
     d = np.asarray(opt.get_delta_for_epsilon(xs))
@@ -69,7 +69,7 @@ def dpsgd_rows(cases: list[tuple[float, float, int]]) -> tuple[list[str], dict]:
     from dp_accounting.pld import privacy_loss_distribution as P
 
     from symgdp import dpsgd
-    from symgdp.accounting.sgd import one_step_pmfs
+    from symgdp.training.engine import one_step_pmfs
 
     rows = ["| q | σ | T | μ_floor (proven) | μ_upper | headline width | ε_h | time (s) | "
             "surrogate lower | μ floor, dp_accounting optimistic (not proven) | "
@@ -98,7 +98,7 @@ def dpsgd_rows(cases: list[tuple[float, float, int]]) -> tuple[list[str], dict]:
 
 
 def failure_rows(r: Any) -> list[str]:
-    from symgdp.pld import head_measure
+    from symgdp.accounting import head_measure
 
     rows = ["| failure probability | ε_h | μ_lower | μ_upper | μ_CLT | CLT below μ_lower? |",
             "|---|---|---|---|---|---|"]
@@ -212,9 +212,9 @@ def _clear_one_step() -> None:
     that the timed run builds its one step."""
     import importlib
 
-    for mod, name in (("symgdp.dpsgd", "_subsampled_gaussian_pmfs"),
-                      ("symgdp.accounting.sgd", "one_step_pmfs"),
-                      ("symgdp.accounting.sgd", "_tails")):
+    for mod, name in (("symgdp.training.dpsgd", "_subsampled_gaussian_pmfs"),
+                      ("symgdp.training.engine", "one_step_pmfs"),
+                      ("symgdp.training.engine", "_tails")):
         try:
             getattr(importlib.import_module(mod), name).cache_clear()
         except (ImportError, AttributeError):
@@ -252,11 +252,11 @@ def dpsgd_base_rows(peers: str | None, verdicts: list[str], repeats: int = 3) ->
     """The certified DP-SGD base case (0.01, 1, 1000) against dp_accounting's PLD
     accountant, alternating the routes ``repeats`` times (each of ours cold: its one-step
     caches emptied; the best of each route kept), with FLINT's threads for the exact
-    products at their default (:data:`symgdp.accounting.pmf.PRODUCT_THREADS`) and at one;
+    products at their default (:data:`symgdp.pld.pmf.PRODUCT_THREADS`) and at one;
     returns the markdown lines and appends the verdict."""
 
     from symgdp import dpsgd
-    from symgdp.accounting import pmf as pmf_mod
+    from symgdp.pld import pmf as pmf_mod
 
     def met(ok: bool) -> str:
         return "met" if ok else "**missed**"
@@ -303,7 +303,7 @@ def dpsgd_base_rows(peers: str | None, verdicts: list[str], repeats: int = 3) ->
            "Ours: `dpsgd(0.01, 1, 1000, compare=False)` (failure probability 1e-10, "
            "Δ = 1e-4, with the proven floor), cold = the one-step PMFs rebuilt (imports "
            "and compiles warmed on T = 10 first), warm = again; the exact integer products "
-           f"use {threads} FLINT thread(s) (`symgdp.accounting.pmf.PRODUCT_THREADS`, "
+           f"use {threads} FLINT thread(s) (`symgdp.pld.pmf.PRODUCT_THREADS`, "
            "default min(cores, 2); the results are exact integers, identical with one "
            "thread, whose cold time is shown too).  dp_accounting: its `PLDAccountant` "
            "(Δ = 1e-4) composing `PoissonSampledDpEvent(0.01, GaussianDpEvent(1))` 1000 "

@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--skip-sigma", action="store_true")
     args = ap.parse_args(argv)
     from symgdp import dpsgd, dpsgd_sigma
-    from symgdp.accounting.sgd import _tails, one_step_pmfs
+    from symgdp.training.engine import _tails, one_step_pmfs
 
     mach = machine({"dp_accounting": version("dp-accounting"), "numpy": np.__version__})
     q, s, t = 0.01, 1.0, 1000

@@ -11,7 +11,7 @@ wall time:
     ``eps_gdp``) and of ``conversions.analytic_gaussian_sigma``; target ≤ 20 µs;
 (c) ``python -m symgdp --help`` and ``import symgdp`` in a fresh interpreter (target:
     --help < 0.3 s), and which heavy libraries ``import symgdp`` loads;
-(d) one time-bounded SymPy call (``symgdp._bounded.run_bounded``): the fork round trip,
+(d) one time-bounded SymPy call (``symgdp.symbolic.budget.run_bounded``): the fork round trip,
     and a first and second ``solve`` of the same kind;
 (e) every example script at default settings (target < 30 s) and with ``--small``
     (target < 10 s), one row per script (about three minutes on a quiet machine).
@@ -89,7 +89,7 @@ def bench_log_delta() -> list[tuple[str, float, float]]:
 # ------------------------------------------------------------------------------ (b)
 def bench_scalar() -> list[tuple[str, float]]:
     from symgdp import conversions
-    from symgdp import gaussian as g
+    from symgdp.gaussian import vectorised as g
 
     calls = [("log_delta_mu(1.0, 1.0)", lambda: g.log_delta_mu(1.0, 1.0)),
              ("delta_mu(1.0, 1.0)", lambda: g.delta_mu(1.0, 1.0)),
@@ -135,7 +135,7 @@ def bench_startup() -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ (d)
 def bench_bounded() -> dict[str, tuple[float, float]]:
-    from symgdp._bounded import run_bounded
+    from symgdp.symbolic.budget import run_bounded
 
     def forks() -> None:
         for _ in range(FORKS):

@@ -6,7 +6,7 @@ One run measures
     (ε ~ U[0, 50], μ ~ U[0.1, 8], log δ from ``log_delta_mu``), best of 3;
 (b) accuracy of our δ_μ(ε) and log δ_μ(ε), and of the plain formula
     ``norm.cdf(a) - exp(eps) * norm.cdf(b)`` that common accountants use, against a
-    40-digit mpmath reference, the one the tests use (``tests/reference.py``: Φ via
+    40-digit mpmath reference, the one the tests use (``tests/references.py``: Φ via
     ``mpmath.erfc``, precision raised until the cancellation between the two terms is
     covered), for ε up to 1000;
 (c) round-trip error of ``mu_gdp`` / ``eps_gdp`` fed the reference log δ (including δ that
@@ -37,11 +37,11 @@ from _common import DOC, ROOT, machine, write_section  # benchmarks/ is first on
 from scipy.special import log_ndtr
 from scipy.stats import norm
 
-from symgdp import gaussian as g
+from symgdp.gaussian import vectorised as g
 
-# The independent 40-digit reference is the tests' own (tests/reference.py), not a copy.
+# The independent 40-digit reference is the tests' own (tests/references.py), not a copy.
 sys.path.insert(0, str(ROOT / "tests"))
-from reference import REF_DPS, ref_log_delta  # noqa: E402
+from references import REF_DPS, ref_log_delta  # noqa: E402
 
 START, END = "<!-- bench_gdp:start -->", "<!-- bench_gdp:end -->"
 

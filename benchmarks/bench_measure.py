@@ -57,7 +57,7 @@ from _common import machine, write_section  # benchmarks/ is first on sys.path
 from symgdp import Profile, composition, eps, mechanisms
 from symgdp.errors import SymgdpError
 from symgdp.measurement.firstorder import FirstOrder
-from symgdp.measure import measure
+from symgdp.measurement.measure import measure
 
 START, END = "<!-- bench_measure:start -->", "<!-- bench_measure:end -->"
 EPS_H = 100.0
@@ -240,7 +240,7 @@ def whole_line_rows(quick: bool, only: str) -> str:
     """The whole-line column: proved or not, and the extra time of the proof."""
     import importlib
 
-    measure_mod = importlib.import_module("symgdp.measure")
+    measure_mod = importlib.import_module("symgdp.measurement.measure")
 
     hook = measure_mod._whole_line
     out = ["| profile | whole line | extra ms | certified ms without | extra % |",

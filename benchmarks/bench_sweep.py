@@ -164,7 +164,7 @@ def bench_resume(points: int) -> dict[str, Any]:
             from symgdp import Profile
 
             p = Profile.parse("B*exp(-sigma**2*eps**2/A**2)", {"B": 1})
-            from symgdp.cli import _grid_values
+            from symgdp.cli.main import _grid_values
 
             g = dict([_grid_values(f"A={a_vals}"), _grid_values(f"sigma=0.5:4:{n_s}")])
             resumed = sweep(p, g, executor=pool, out=out, resume=True, tol=1e-6)

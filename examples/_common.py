@@ -38,7 +38,7 @@ def parse_args(doc: str, argv: list[str] | None, out: Path) -> argparse.Namespac
 def save_figure(fig: Any, args: argparse.Namespace, name: str) -> Path:
     """Save ``fig`` as ``name.png`` in ``args.out`` (100 dpi with ``--small``, else 200
     dpi) and as the vector figure ``name.pdf`` (fonts embedded as TrueType, ready for a
-    paper: :func:`symgdp.plot.save`); return the PNG's path."""
+    paper: :func:`symgdp.present.plot.save`); return the PNG's path."""
     from symgdp import plot
 
     path = args.out / f"{name}.png"

@@ -9,7 +9,7 @@ of the optimal profile (theory §8).  Left: against :math:`\delta` at fixed
 by ``examples/composition_table.py``.
 
 Every row has a fixed style (colour-blind-safe colour, marker and line style:
-``symgdp.plot.ROW_STYLES``) and its human name (``symgdp.composition.ROW_LABELS``); one
+``symgdp.present.plot.ROW_STYLES``) and its human name (``symgdp.accounting.pure_dp.ROW_LABELS``); one
 legend outside both panels lists them.  ``--rows basic,advanced,optimal,gdp_summary``
 draws a selection.  Written as PNG and as a vector PDF with embedded fonts.
 """

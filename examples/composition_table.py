@@ -23,7 +23,7 @@ import numpy as np
 
 from symgdp import composition
 
-#: the table's human row names (symgdp.composition.ROW_LABELS), and this script's extra row
+#: the table's human row names (symgdp.accounting.pure_dp.ROW_LABELS), and this script's extra row
 LABELS = {**composition.ROW_LABELS,
           "optimal_at_levels": "optimal read at KOV loss levels (overstates the exact row)"}
 

@@ -18,7 +18,7 @@ from _common import parse_args, save_figure
 from matplotlib.figure import Figure
 
 from symgdp import mechanisms, plot
-from symgdp.report import format_bracket
+from symgdp.present.report import format_bracket
 
 LAPLACE_EPS0 = 1.0
 SGD = {"A": 1.0, "B": 1.25, "sigma": 1.5}

@@ -2,9 +2,9 @@ r"""A tour of the ready-made mechanisms: profile, tail limit, measured GDP param
 
 For every mechanism of :mod:`symgdp.mechanisms` the script prints the profile in LaTeX,
 its identification (the tail limit of theory §5) and the measured bracket on the
-tightest :math:`\mu` (§6).  Where a trade-off curve exists (:mod:`symgdp.tradeoff`) the
+tightest :math:`\mu` (§6).  Where a trade-off curve exists (:mod:`symgdp.notions.fdp`) the
 GDP parameter of the curve is printed beside it: the profile route and the trade-off
-route must agree.  A last section shows the conversions of :mod:`symgdp.conversions`.
+route must agree.  A last section shows the conversions of :mod:`symgdp.notions.conversions`.
 
 Writes ``mechanisms_tour.md`` and ``mechanisms_tour.json`` to ``--out`` (default
 ``examples/out/``).  ``--small`` uses a coarse tolerance, a shorter head and skips the

@@ -1,7 +1,7 @@
 r"""Trade-off curves of J. Dong's "How private are private algorithms?", as certified bands.
 
 Four panels, each curve drawn as a guaranteed band ``lower <= f(alpha) <= upper``
-(:func:`symgdp.tradeoff.band`; Dong, Roth & Su 2021):
+(:func:`symgdp.notions.fdp.band`; Dong, Roth & Su 2021):
 
 (a) randomized response and the Laplace mechanism, :math:`\varepsilon_0 = 1` (their exact
     curves in ball arithmetic);
@@ -15,15 +15,15 @@ Four panels, each curve drawn as a guaranteed band ``lower <= f(alpha) <= upper`
     :math:`G_\mu` (Dong, Roth & Su 2021, Thm 3.5: :math:`\mu = 2K/s` with :math:`K` the sum
     of the steps' KL divergences and :math:`s^2` of their second moments of the privacy
     loss; :math:`2\sqrt{k}\tanh(\varepsilon_0/2) \approx 0.997` for randomized response,
-    :func:`symgdp.composition.clt_mu`);
+    :func:`symgdp.accounting.pure_dp.clt_mu`);
 (d) 2-fold Laplace, :math:`\varepsilon_0 = 1`, against its CLT :math:`G_\mu` (too few
     steps for the approximation: the band shows by how much it misses).
 
-The bands assume what :func:`~symgdp.tradeoff.band` assumes: the profile of a symmetric
+The bands assume what :func:`~symgdp.notions.fdp.band` assumes: the profile of a symmetric
 pair (add/remove with the worse direction, or replace-one).  By default the settings are
 small (a few seconds, as run in CI); ``--full`` draws the paper-quality version (finer
 :math:`\alpha` grid, tighter bands, adaptive composition grids).  Written as PNG and as a
-vector PDF with embedded fonts (:func:`symgdp.plot.save`).
+vector PDF with embedded fonts (:func:`symgdp.present.plot.save`).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from _common import save_figure
 from matplotlib.figure import Figure
 
 from symgdp import compose, mechanisms, plot, tradeoff
-from symgdp.composition import clt_mu
+from symgdp.accounting.pure_dp import clt_mu
 
 
 def classical_sigma(eps: float, delta: float) -> float:

@@ -21,8 +21,8 @@ from pathlib import Path
 from _common import parse_args
 
 from symgdp import Profile, plot
-from symgdp.parsing import parse_equation
-from symgdp.report import format_bracket, format_log_upper, report
+from symgdp.present.report import format_bracket, format_log_upper, report
+from symgdp.symbolic.parsing import parse_equation
 
 EQUATION = "sigma = A/eps*sqrt(log(B/delta))"
 VALUES = {"A": 1, "B": 1.25, "sigma": 1.5}

@@ -4,14 +4,21 @@ The package turns a privacy profile :math:`\delta(\varepsilon)` (or a privacy–
 trade-off equation) into a Gaussian differential privacy guarantee that is derived
 symbolically, measured numerically with guaranteed error, and reported as LaTeX.
 
-The pipeline, module by module: :mod:`~symgdp.symbols` and :mod:`~symgdp.parsing`
-(ε, δ, safe parsing) → :mod:`~symgdp.profile` (the value object) → :mod:`~symgdp.refine`
-and :mod:`~symgdp.tail` (partial-order refinement, tail limit) → :mod:`~symgdp.gaussian`,
-:mod:`~symgdp.precise` (the GDP family in float64 and mpmath) and :mod:`~symgdp.interval`
-(ball arithmetic) → :mod:`~symgdp.measure` → :mod:`~symgdp.mechanisms`,
-:mod:`~symgdp.composition`, :mod:`~symgdp.conversions`, :mod:`~symgdp.tradeoff`,
-:mod:`~symgdp.amplify` → :mod:`~symgdp.plot`, :func:`~symgdp.report`, the ``symgdp``
-command line.  ``symgdp.mp`` is :mod:`symgdp.precise`.  See docs/theory.md and ``docs/``.
+The house, wing by wing in pipeline order (each imports only the wings before it):
+:mod:`~symgdp.symbolic` (symbols, safe parsing, time budgets) → :mod:`~symgdp.numerics`
+(directed rounding, balls) → :mod:`~symgdp.gaussian` (the GDP family in float64, mpmath
+and balls) → :mod:`~symgdp.evaluation` → :mod:`~symgdp.notions` (RDP, zCDP, f-DP, bands,
+groups, conversions) → :mod:`~symgdp.refinement` and :mod:`~symgdp.tail` (partial-order
+refinement, tail limit) → :mod:`~symgdp.measurement` (certified brackets, the whole line)
+→ :mod:`~symgdp.pld` (the PLD engine) → :mod:`~symgdp.profile` (the value object) and
+:mod:`~symgdp.mechanisms` (the catalogue) → :mod:`~symgdp.training` (DP-SGD) →
+:mod:`~symgdp.accounting` (composition, events) → :mod:`~symgdp.planning` (calibration,
+sweeps) → :mod:`~symgdp.attacks` (risk, audits) → :mod:`~symgdp.present` (reports,
+figures) → :mod:`~symgdp.cli`.  See docs/architecture.md.
+
+Exports every public name (listed in ``__all__``), each imported on first use:
+``symgdp.mp`` is :mod:`symgdp.gaussian.precise`, ``symgdp.tradeoff`` is
+:mod:`symgdp.notions.fdp`, ``symgdp.composition`` is :mod:`symgdp.accounting.pure_dp`.
 """
 
 from __future__ import annotations
@@ -28,57 +35,57 @@ __version__ = "0.1.0"
 # a stage's libraries load with the stage.  A new public name goes here and in __all__ (and
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "Accountant": ("accountant", "Accountant"),
+    "Accountant": ("training.accountant", "Accountant"),
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
-    "audit": ("audit", "audit"),
-    "audit_one_run": ("audit", "audit_one_run"),
-    "AuditResult": ("audit", "AuditResult"),
-    "Calibration": ("refine_calibration", "Calibration"),
-    "calibrate": ("calibrate", "calibrate"),
-    "CalibrationResult": ("calibrate", "CalibrationResult"),
-    "clip_and_rectify": ("amplify", "clip_and_rectify"),
-    "ClipAndRectify": ("amplify", "ClipAndRectify"),
-    "compose": ("pld", "compose"),
-    "compose_gdp": ("gaussian", "compose_gdp"),
-    "from_dp_event": ("events", "from_dp_event"),
-    "composition": ("composition", None),
+    "audit": ("attacks.audit", "audit"),
+    "audit_one_run": ("attacks.audit", "audit_one_run"),
+    "AuditResult": ("attacks.audit", "AuditResult"),
+    "Calibration": ("refinement.utility", "Calibration"),
+    "calibrate": ("planning.calibrate", "calibrate"),
+    "CalibrationResult": ("planning.calibrate", "CalibrationResult"),
+    "clip_and_rectify": ("planning.amplify", "clip_and_rectify"),
+    "ClipAndRectify": ("planning.amplify", "ClipAndRectify"),
+    "compose": ("accounting.certified", "compose"),
+    "compose_gdp": ("gaussian.vectorised", "compose_gdp"),
+    "from_dp_event": ("accounting.events", "from_dp_event"),
+    "composition": ("accounting.pure_dp", None),
     "ConvergenceError": ("errors", "ConvergenceError"),
-    "conversions": ("conversions", None),
-    "delta": ("symbols", "delta"),
-    "delta_mu": ("gaussian", "delta_mu"),
+    "conversions": ("notions.conversions", None),
+    "delta": ("symbolic.symbols", "delta"),
+    "delta_mu": ("gaussian.vectorised", "delta_mu"),
     "DomainError": ("errors", "DomainError"),
-    "dpsgd": ("dpsgd", "dpsgd"),
-    "DPSGDResult": ("dpsgd", "DPSGDResult"),
-    "dpsgd_sigma": ("dpsgd", "dpsgd_sigma"),
-    "eps": ("symbols", "eps"),
-    "eps_gdp": ("gaussian", "eps_gdp"),
-    "gdpt": ("measure", "gdpt"),
-    "Identification": ("tail", "Identification"),
-    "log_delta_mu": ("gaussian", "log_delta_mu"),
-    "measure": ("measure", "measure"),
-    "Measurement": ("measure", "Measurement"),
+    "dpsgd": ("training.dpsgd", "dpsgd"),
+    "DPSGDResult": ("training.dpsgd", "DPSGDResult"),
+    "dpsgd_sigma": ("training.dpsgd", "dpsgd_sigma"),
+    "eps": ("symbolic.symbols", "eps"),
+    "eps_gdp": ("gaussian.vectorised", "eps_gdp"),
+    "gdpt": ("measurement.measure", "gdpt"),
+    "Identification": ("tail.limit", "Identification"),
+    "log_delta_mu": ("gaussian.vectorised", "log_delta_mu"),
+    "measure": ("measurement.measure", "measure"),
+    "Measurement": ("measurement.measure", "Measurement"),
     "mechanisms": ("mechanisms", None),
-    "mp": ("precise", None),
-    "mu_from_pure_dp": ("gaussian", "mu_from_pure_dp"),
-    "mu_gdp": ("gaussian", "mu_gdp"),
-    "parse_equation": ("parsing", "parse_equation"),
-    "parse_expression": ("parsing", "parse_expression"),
+    "mp": ("gaussian.precise", None),
+    "mu_from_pure_dp": ("gaussian.vectorised", "mu_from_pure_dp"),
+    "mu_gdp": ("gaussian.vectorised", "mu_gdp"),
+    "parse_equation": ("symbolic.parsing", "parse_equation"),
+    "parse_expression": ("symbolic.parsing", "parse_expression"),
     "ParseError": ("errors", "ParseError"),
-    "plot": ("plot", None),
+    "plot": ("present.plot", None),
     "PrecisionError": ("errors", "PrecisionError"),
     "Profile": ("profile", "Profile"),
     "ProfileError": ("errors", "ProfileError"),
-    "ProgressEvent": ("progress", "ProgressEvent"),
-    "risk": ("risk", None),
-    "refine_calibration": ("refine_calibration", "refine_calibration"),
-    "Report": ("report", "Report"),
-    "report": ("report", "report"),
-    "sweep": ("sweep", "sweep"),
-    "SweepTable": ("sweep", "SweepTable"),
+    "ProgressEvent": ("present.progress", "ProgressEvent"),
+    "risk": ("attacks.risk", None),
+    "refine_calibration": ("refinement.utility", "refine_calibration"),
+    "Report": ("present.report", "Report"),
+    "report": ("present.report", "report"),
+    "sweep": ("planning.sweep", "sweep"),
+    "SweepTable": ("planning.sweep", "SweepTable"),
     "SymgdpError": ("errors", "SymgdpError"),
     "SymgdpWarning": ("errors", "SymgdpWarning"),
-    "tradeoff": ("tradeoff", None),
-    "tradeoff_gdp": ("gaussian", "tradeoff_gdp"),
+    "tradeoff": ("notions.fdp", None),
+    "tradeoff_gdp": ("gaussian.vectorised", "tradeoff_gdp"),
     "UnboundParameterError": ("errors", "UnboundParameterError"),
 }
 
@@ -118,14 +125,13 @@ class _Package(types.ModuleType):
 sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:
-    from . import composition, conversions, mechanisms, plot, risk, tradeoff
-    from . import precise as mp
-    from .accountant import Accountant
-    from .amplify import ClipAndRectify, clip_and_rectify
-    from .audit import AuditResult, audit, audit_one_run
-    from .calibrate import CalibrationResult, calibrate
-    from .dpsgd import DPSGDResult, dpsgd, dpsgd_sigma
-    from .errors import (
+    from symgdp import mechanisms
+    from symgdp.accounting import compose
+    from symgdp.accounting import pure_dp as composition
+    from symgdp.accounting.events import from_dp_event
+    from symgdp.attacks import risk
+    from symgdp.attacks.audit import AuditResult, audit, audit_one_run
+    from symgdp.errors import (
         AnalysisTimeout,
         ConvergenceError,
         DomainError,
@@ -136,8 +142,8 @@ if TYPE_CHECKING:
         SymgdpWarning,
         UnboundParameterError,
     )
-    from .events import from_dp_event
-    from .gaussian import (
+    from symgdp.gaussian import precise as mp
+    from symgdp.gaussian.vectorised import (
         compose_gdp,
         delta_mu,
         eps_gdp,
@@ -146,16 +152,22 @@ if TYPE_CHECKING:
         mu_gdp,
         tradeoff_gdp,
     )
-    from .measure import Measurement, gdpt, measure
-    from .parsing import parse_equation, parse_expression
-    from .pld import compose
-    from .profile import Profile
-    from .progress import ProgressEvent
-    from .refine_calibration import Calibration, refine_calibration
-    from .report import Report, report
-    from .sweep import SweepTable, sweep
-    from .symbols import delta, eps
-    from .tail import Identification
+    from symgdp.measurement.measure import Measurement, gdpt, measure
+    from symgdp.notions import conversions
+    from symgdp.notions import fdp as tradeoff
+    from symgdp.planning.amplify import ClipAndRectify, clip_and_rectify
+    from symgdp.planning.calibrate import CalibrationResult, calibrate
+    from symgdp.planning.sweep import SweepTable, sweep
+    from symgdp.present import plot
+    from symgdp.present.progress import ProgressEvent
+    from symgdp.present.report import Report, report
+    from symgdp.profile import Profile
+    from symgdp.refinement.utility import Calibration, refine_calibration
+    from symgdp.symbolic.parsing import parse_equation, parse_expression
+    from symgdp.symbolic.symbols import delta, eps
+    from symgdp.tail.limit import Identification
+    from symgdp.training.accountant import Accountant
+    from symgdp.training.dpsgd import DPSGDResult, dpsgd, dpsgd_sigma
 
 __all__ = [
     "Accountant",

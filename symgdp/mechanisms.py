@@ -29,13 +29,13 @@ from typing import Any
 
 import sympy
 
-from .errors import DomainError, ProfileError
-from .profile import Profile
-from .symbols import delta as _DELTA
-from .symbols import eps as _EPS
-from .symbols import mu as _MU
-from .symbols import sigma as _SIGMA
-from .symbols import sympify_value
+from symgdp.errors import DomainError, ProfileError
+from symgdp.profile import Profile
+from symgdp.symbolic.symbols import delta as _DELTA
+from symgdp.symbolic.symbols import eps as _EPS
+from symgdp.symbolic.symbols import mu as _MU
+from symgdp.symbolic.symbols import sigma as _SIGMA
+from symgdp.symbolic.symbols import sympify_value
 
 __all__ = [
     "laplace",

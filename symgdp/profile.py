@@ -10,7 +10,7 @@ numeric values of its parameters.  Numeric code is generated from it at run time
 Conventions:
 
 * Values above 1 are vacuous and read as 1 (naive profiles often exceed 1 near 0).
-* ``log_delta`` works in log space (:mod:`symgdp.evaluate`): where the float64 value
+* ``log_delta`` works in log space (:mod:`symgdp.evaluation.evaluate`): where the float64 value
   underflows it evaluates the log-expanded expression, and where that is not conclusive it
   falls back to mpmath, so :math:`\log\delta` is finite wherever :math:`\delta > 0`.
 * A negative, NaN or complex value is an error (:class:`~symgdp.errors.ProfileError`)
@@ -20,11 +20,11 @@ Conventions:
   symbolically where SymPy can and otherwise on a dense numeric grid; the message says
   which.
 
-The symbolic pipeline delegates to :mod:`symgdp.refine` (partial-order refinement,
-theory §2; Poisson subsampling, theory §7) and :mod:`symgdp.tail` (tail limit and
+The symbolic pipeline delegates to :mod:`symgdp.refinement.refine` (partial-order refinement,
+theory §2; Poisson subsampling, theory §7) and :mod:`symgdp.tail.limit` (tail limit and
 identification, theory §5).  Trade-off equations :math:`\sigma = f(\varepsilon, \delta)`
 (theory §1) are solved for :math:`\delta` by :meth:`Profile.from_tradeoff`; when SymPy
-cannot, the profile holds :class:`~symgdp.implicit.LogDeltaRoot`, an implicit function
+cannot, the profile holds :class:`~symgdp.symbolic.implicit.LogDeltaRoot`, an implicit function
 evaluated by a bracketed root search in :math:`\log\delta` (float64 or mpmath).
 """
 
@@ -38,13 +38,13 @@ import mpmath
 import numpy as np
 import sympy
 
-from ._bounded import run_bounded
-from .errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
-from .evaluate import Evaluator
-from .implicit import LogDeltaRoot
-from .symbols import delta as _DELTA
-from .symbols import eps as _EPS
-from .symbols import match_symbol, normalise_values, symbol_table, sympify_value
+from symgdp.errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
+from symgdp.evaluation.evaluate import Evaluator
+from symgdp.symbolic.budget import run_bounded
+from symgdp.symbolic.implicit import LogDeltaRoot
+from symgdp.symbolic.symbols import delta as _DELTA
+from symgdp.symbolic.symbols import eps as _EPS
+from symgdp.symbolic.symbols import match_symbol, normalise_values, symbol_table, sympify_value
 
 __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
 
@@ -241,8 +241,8 @@ class Profile:
             >>> bool(p(1.0) >= delta_mu(1.0, 1.0))
             True
         """
-        from .notions import alpha as _ALPHA
-        from .notions import rdp_source
+        from symgdp.notions import alpha as _ALPHA
+        from symgdp.notions import rdp_source
 
         src = rdp_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
                          timeout=timeout)
@@ -259,7 +259,7 @@ class Profile:
             >>> p.tail_limit()
             1.00000000000000
         """
-        from .notions import zcdp_source
+        from symgdp.notions import zcdp_source
 
         return cls.from_source(zcdp_source(rho, xi, values), name=name)
 
@@ -284,8 +284,8 @@ class Profile:
             >>> bool(abs(p(1.0) - delta_mu(1.0, 1.0)) < 1e-5)
             True
         """
-        from .notions import alpha as _ALPHA
-        from .notions import tradeoff_source
+        from symgdp.notions import alpha as _ALPHA
+        from symgdp.notions import tradeoff_source
 
         src = tradeoff_source(expr, alpha=_ALPHA if alpha is None else alpha, values=values,
                               symmetric=symmetric, tol=tol)
@@ -352,7 +352,7 @@ class Profile:
     @classmethod
     def parse(cls, text: str, values: Mapping[Any, Any] | None = None, *,
               var: sympy.Symbol = _EPS, name: str | None = None, **meta: Any) -> Profile:
-        r"""A profile from a string, parsed safely (no ``eval``; :mod:`symgdp.parsing`).
+        r"""A profile from a string, parsed safely (no ``eval``; :mod:`symgdp.symbolic.parsing`).
 
         ``eps``/``epsilon``/``ε`` name ``var``; other identifiers become positive
         parameters, which ``values`` may bind.
@@ -362,7 +362,7 @@ class Profile:
             >>> round(p(1.0), 12)
             0.367879441171
         """
-        from .parsing import parse_expression
+        from symgdp.symbolic.parsing import parse_expression
 
         expr = parse_expression(text, symbols=symbol_table(var, values))
         return cls(expr, values, var=var, name=name, text=text, **meta)
@@ -403,7 +403,7 @@ class Profile:
             raise ValueError(f"method must be 'auto', 'symbolic' or 'numeric', got {method!r}")
         text = None
         if isinstance(equation, str):
-            from .parsing import parse_equation
+            from symgdp.symbolic.parsing import parse_equation
 
             text = equation
             equation = parse_equation(
@@ -508,7 +508,7 @@ class Profile:
         """
         if self._source is not None:
             return self  # a source is a proved bound on a profile: nothing to check
-        from .validate import check_profile
+        from symgdp.refinement.validate import check_profile
 
         key = "validated"
         if key not in self._cache:
@@ -517,40 +517,40 @@ class Profile:
         return self
 
     def refine(self, *, timeout: float | None = None, dps: int = 40) -> Profile:
-        r"""The partial-order refinement of theory §2 (see :func:`symgdp.refine.refine`)."""
+        r"""The partial-order refinement of theory §2 (see :func:`symgdp.refinement.refine.refine`)."""
         if self._source is not None:
             return self  # numeric: already a profile's bound, refinement cannot lower it
-        from .refine import refine
+        from symgdp.refinement.refine import refine
 
         return refine(self, timeout=timeout, dps=dps)
 
     def subsample(self, gamma: Any) -> Profile:
-        r"""Poisson subsampling with rate ``gamma`` (theory §7; :func:`symgdp.refine.subsample`)."""
+        r"""Poisson subsampling with rate ``gamma`` (theory §7; :func:`symgdp.refinement.refine.subsample`)."""
         if self._source is not None:
             raise ProfileError(f"a numeric {self._source.kind} profile cannot be subsampled: "
                                "subsample the mechanism before building it")
-        from .refine import subsample
+        from symgdp.refinement.refine import subsample
 
         return subsample(self, gamma)
 
     def tail_limit(self, *, timeout: float | None = None) -> sympy.Expr:
         r""":math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))` (theory §5;
-        :func:`symgdp.tail.tail_limit`)."""
+        :func:`symgdp.tail.limit.tail_limit`)."""
         if self._source is not None:
             return self._source_tail()
-        from .tail import tail_limit
+        from symgdp.tail.limit import tail_limit
 
         self.validate(timeout=timeout)
         return tail_limit(self, timeout=timeout)
 
     def identify(self, *, timeout: float | None = None) -> Any:
-        r"""The GDP verdict from the tail (theory §5; :func:`symgdp.tail.identify`)."""
+        r"""The GDP verdict from the tail (theory §5; :func:`symgdp.tail.limit.identify`)."""
         if self._source is not None:
             self._source_tail()  # a source without a symbolic tail has no verdict
-            from .tail import identify_limit
+            from symgdp.tail.limit import identify_limit
 
             return identify_limit(self._source_tail(), method="symbolic")
-        from .tail import identify
+        from symgdp.tail.limit import identify
 
         self.validate(timeout=timeout)
         return identify(self, timeout=timeout)
@@ -566,16 +566,16 @@ class Profile:
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
                 method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
-        """Guaranteed bounds on the GDP parameter (:func:`symgdp.measure.measure`,
+        """Guaranteed bounds on the GDP parameter (:func:`symgdp.measurement.measure.measure`,
         which validates the profile)."""
-        from .measure import measure
+        from symgdp.measurement.measure import measure
 
         return measure(self, eps_h=eps_h, tol=tol, refine=refine, method=method,
                        certify=certify, **kw)
 
     def tradeoff(self, alpha: Any, **kw: Any) -> Any:
         r"""The trade-off curve :math:`\beta(\alpha)` of the mechanism with certified
-        bands (``.lower``, ``.upper``; :func:`symgdp.bands.band`, Dong, Roth & Su 2021,
+        bands (``.lower``, ``.upper``; :func:`symgdp.notions.bands.band`, Dong, Roth & Su 2021,
         Prop. 2.12), vectorised over ``alpha``.
 
         Example:
@@ -584,12 +584,12 @@ class Profile:
             >>> bool((b.lower <= b.upper).all()), round(float(b.upper[1]), 6)  # Phi(-1)
             (True, 0.158655)
         """
-        from .bands import band
+        from symgdp.notions.bands import band
 
         return band(self, alpha, **kw)
 
     def group(self, k: int) -> Profile:
-        r"""The profile of groups of ``k`` records (:func:`symgdp.group.group_profile`):
+        r"""The profile of groups of ``k`` records (:func:`symgdp.notions.group.group_profile`):
         a Gaussian mechanism's exactly (:math:`\mu`-GDP gives :math:`k\mu`-GDP), any other
         profile by the group bound along the chain of ``k`` neighbours.
 
@@ -602,14 +602,14 @@ class Profile:
         if self._source is not None:
             raise ProfileError(f"group privacy of a numeric {self._source.kind} profile is "
                                "not available: give the mechanism's profile as a formula")
-        from .group import group_profile
+        from symgdp.notions.group import group_profile
 
         return group_profile(self, k)
 
     def gdpt(self, eps: Any) -> Any:
         r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
-        \delta(\varepsilon))` (theory §4; :func:`symgdp.measure.gdpt`)."""
-        from .measure import gdpt
+        \delta(\varepsilon))` (theory §4; :func:`symgdp.measurement.measure.gdpt`)."""
+        from symgdp.measurement.measure import gdpt
 
         return gdpt(self, eps)
 
@@ -618,7 +618,7 @@ class Profile:
     def from_pld(cls, pld: Any, *, name: str | None = None) -> Profile:
         r"""The numeric profile of a pessimistic dp_accounting privacy loss distribution
         (an upper bound, floored by its mass at infinity; its ``source`` is a
-        :class:`~symgdp.accounting.curves.PLDSource`).
+        :class:`~symgdp.pld.curves.PLDSource`).
 
         Example:
             >>> from dp_accounting.pld import privacy_loss_distribution as pld
@@ -629,14 +629,14 @@ class Profile:
             >>> p.source.floor < 1e-14   # the mass at infinity: dp_accounting's tail cut
             True
         """
-        from .accounting.curves import pld_source
+        from symgdp.pld.curves import pld_source
 
         return cls.from_source(pld_source(pld), name=name or "PLD")
 
     def to_pld(self, value_discretization_interval: float = 1e-4, **kw: Any) -> Any:
         r"""A pessimistic dp_accounting privacy loss distribution dominating this profile
-        (:func:`symgdp.accounting.connect.to_pld`; a profile built from a PLD returns it)."""
-        from .accounting.connect import to_pld
+        (:func:`symgdp.pld.connect.to_pld`; a profile built from a PLD returns it)."""
+        from symgdp.pld.connect import to_pld
 
         return to_pld(self, value_discretization_interval, **kw)
 
@@ -651,7 +651,7 @@ class Profile:
             >>> round(mechanisms.laplace(1.0).eps_for_delta(0.1), 6)  # 1 + 2 log(0.9)
             0.789279
         """
-        from .accounting.curves import first_eps_below
+        from symgdp.pld.curves import first_eps_below
 
         scalar = np.ndim(delta) == 0
         d = np.atleast_1d(np.asarray(delta, dtype=np.float64))
@@ -662,7 +662,7 @@ class Profile:
         return float(out[0]) if scalar else out
 
     # -- numeric evaluation ----------------------------------------------------------------
-    # -- numeric evaluation (symgdp.evaluate) ----------------------------------------------
+    # -- numeric evaluation (symgdp.evaluation.evaluate) ----------------------------------------------
     def _evaluator(self) -> Evaluator:
         c = self._cache
         if "evaluator" not in c:
@@ -679,9 +679,9 @@ class Profile:
     def log_delta(self, eps: Any) -> Any:
         r""":math:`\log\delta(\varepsilon) \le 0` (vectorised), finite wherever
         :math:`\delta > 0` even when :math:`\delta` underflows float64
-        (see :mod:`symgdp.evaluate` for when float64 is trusted)."""
+        (see :mod:`symgdp.evaluation.evaluate` for when float64 is trusted)."""
         if self._source is not None:
-            from .accounting.curves import eps_array
+            from symgdp.pld.curves import eps_array
 
             scalar, x = eps_array(eps)
             out = np.minimum(np.asarray(self._source.log_delta(x.ravel()), dtype=np.float64),
@@ -707,7 +707,7 @@ class Profile:
 
     def _mp_log(self, e: float) -> float:
         """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in
-        :mod:`symgdp.evaluate`)."""
+        :mod:`symgdp.evaluation.evaluate`)."""
         if self._source is not None:
             return float(self.log_delta(float(e)))
         return self._evaluator().mp_log(e)

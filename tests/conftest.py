@@ -24,13 +24,13 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 import importlib  # noqa: E402
 
 # (the module, not the function symgdp.measure that the package re-exports)
-importlib.import_module("symgdp.measure").DEFAULT_TIME_LIMIT = None
+importlib.import_module("symgdp.measurement.measure").DEFAULT_TIME_LIMIT = None
 
 # The budgets of symbolic steps (10 s by default) are cut short on a loaded machine, and a
 # step cut short falls back (honestly, but to another answer than the test expects: a tail
 # limit "unknown", a numeric refinement): four times the budget keeps the suite's answers
 # independent of the load.  Tests of the budget itself give budgets the scale cannot save.
-importlib.import_module("symgdp._bounded").TIMEOUT_SCALE = 4.0
+importlib.import_module("symgdp.symbolic.budget").TIMEOUT_SCALE = 4.0
 
 # CPython 3.11's linecache.checkcache walks a copy of the cache's keys and then indexes the
 # cache; SymPy's lambdify registers each generated function's source there and removes it

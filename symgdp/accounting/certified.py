@@ -18,14 +18,14 @@ each any number of times, and returns a :class:`Composition`: a numeric
 
 **Theorem.**  Each step :math:`i` (taken :math:`k_i` times) gives, on a common grid
 :math:`\Delta\mathbb Z`, an integer measure :math:`\nu_i` rounded up and one rounded down
-(:mod:`symgdp.accounting.onestep` for profiles, :mod:`symgdp.dpsgd` for the
+(:mod:`symgdp.pld.onestep` for profiles, :mod:`symgdp.training.dpsgd` for the
 Poisson-subsampled Gaussian); their exact integer convolutions
-(:mod:`symgdp.accounting.pmf`) give an upper bound on the composed profile (Blackwell
+(:mod:`symgdp.pld.pmf`) give an upper bound on the composed profile (Blackwell
 domination of each step, then the cone order of the integer rounding) and, after
 subtracting :math:`G = 1 - \prod_i (1 - g_i)^{k_i}`, a lower bound on the composition of
 mechanisms whose profiles are the given ones.  No FFT is involved, so there is no
 rounding margin: the bound holds at every :math:`\varepsilon`.  ``mu_upper`` is then the
-upper end of :func:`symgdp.measure.measure` on the head, ``mu_floor`` the largest
+upper end of :func:`symgdp.measurement.measure.measure` on the head, ``mu_floor`` the largest
 :math:`\mu_{GDP}(\varepsilon, \text{lower bound})` over a grid of the head, checked at 40
 digits (a :math:`\mu`-GDP mechanism has :math:`\delta_\mu \ge \delta` everywhere).
 
@@ -35,7 +35,7 @@ digits (a :math:`\mu`-GDP mechanism has :math:`\delta_\mu \ge \delta` everywhere
 points of the composed support.
 
 With ``certify=False`` the composition is dp_accounting's float64 FFT route
-(:func:`symgdp.accounting.compose.compose`), labelled ``certified=False``; its rounding
+(:func:`symgdp.accounting.float_route.compose`), labelled ``certified=False``; its rounding
 margin is an estimate and it has no floor.
 """
 
@@ -49,12 +49,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import sympy
 
-from ..errors import DomainError, UnboundParameterError
-from ..profile import Profile
-from .compose import head_measure
-from .curves import curves_source, first_eps_below
-from .onestep import StepPMFs, profile_step
-from .pmf import (
+from symgdp.errors import DomainError, UnboundParameterError
+from symgdp.pld.curves import curves_source, first_eps_below
+from symgdp.pld.head import head_measure
+from symgdp.pld.onestep import StepPMFs, profile_step
+from symgdp.pld.pmf import (
     MAX_SUPPORT,
     SCALE_BITS,
     check_count,
@@ -63,6 +62,7 @@ from .pmf import (
     int_self_compose,
     support_estimate,
 )
+from symgdp.profile import Profile
 
 __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "EpsBracket",
            "NEIGHBOURING"]
@@ -84,7 +84,7 @@ class EpsBracket(NamedTuple):
 class SubsampledGaussian:
     r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier
     ``sigma``, sensitivity 1, add/remove): one step with its exact directional loss
-    distributions (:func:`symgdp.dpsgd._subsampled_gaussian_pmfs`), asymmetric."""
+    distributions (:func:`symgdp.training.dpsgd._subsampled_gaussian_pmfs`), asymmetric."""
 
     def __init__(self, q: float, sigma: float) -> None:
         q, sigma = float(q), float(sigma)
@@ -99,9 +99,9 @@ class SubsampledGaussian:
         return self.name
 
     def step(self, disc: float, bits: int, tail: float) -> StepPMFs:
-        from ..dpsgd import _subsampled_gaussian_pmfs
+        from symgdp.training.dpsgd import subsampled_gaussian_pmfs
 
-        rem, add, opt = _subsampled_gaussian_pmfs(self.q, self.sigma, disc, tail, bits)
+        rem, add, opt = subsampled_gaussian_pmfs(self.q, self.sigma, disc, tail, bits)
         return StepPMFs(rem, add, opt, 0.0, symmetric=False)
 
     def kinks(self) -> tuple[float, ...]:
@@ -189,7 +189,7 @@ def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
         return
     if not isinstance(item.meta.get("mechanism"), tuple):
         item.validate()  # the mechanisms' own profiles are valid by construction
-    from ..interval import ArbUnsupported, profile_arb
+    from symgdp.evaluation.interval import ArbUnsupported, profile_arb
 
     try:
         profile_arb(item)
@@ -317,7 +317,7 @@ class Composition(Profile):
         it is 0), a proved lower bound on the composed mechanisms' :math:`\log\delta`;
         ``None`` when the composition has no lower side (a float64 route, or a step
         without one).  With it, :meth:`tradeoff` gives a band whose *upper* side is not
-        trivial too (:func:`symgdp.tradeoff.band` looks for this name).
+        trivial too (:func:`symgdp.notions.fdp.band` looks for this name).
 
         Example:
             >>> from symgdp import mechanisms, delta_mu
@@ -404,8 +404,8 @@ def _measure_bracket(p: Composition) -> dict[str, Any]:
 def _floor(p: Composition, eps_h: float) -> float:
     """Largest proved mu_gdp(eps, lower delta(eps)) over a grid of [0, eps_h], refined
     around its best point, rounded down and checked at 40 digits."""
-    from .. import precise
-    from ..gaussian import mu_gdp
+    from symgdp.gaussian import precise
+    from symgdp.gaussian.vectorised import mu_gdp
 
     def best(xs: np.ndarray) -> tuple[float, float, float]:
         d = p.lower_delta(xs)
@@ -683,7 +683,7 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
 def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouring: str,
                  discretization: float | None, kw: dict[str, Any]) -> Composition:
     """dp_accounting's float64 FFT route, labelled not certified."""
-    from .compose import compose as float_compose
+    from symgdp.accounting.float_route import compose as float_compose
 
     disc = kw.pop("value_discretization_interval", 1e-4 if discretization is None
                   else discretization)

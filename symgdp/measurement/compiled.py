@@ -15,22 +15,22 @@ from typing import Any
 import sympy
 from flint import arb
 
-from .._bounded import run_bounded
-from ..errors import AnalysisTimeout
-from ..implicit import LogDeltaRoot
-from ..interval import (
-    _CONST,
+from symgdp.errors import AnalysisTimeout
+from symgdp.evaluation.interval import (
+    CONST_BALLS,
     ArbUnsupported,
     Erfcx,
     ErfcxDiff,
-    _abstract_constants,
-    _param_value,
-    _ParamBall,
+    ParamBall,
+    abstract_constants,
     lambdify_arb,
+    param_value,
 )
-from ..interval_base import _RATIONAL_EXP
-from .forms import _MAX_OPS, MAX_OPS, _derivatives, _doit_finite
-from .structure import _Monotone, _monotone_parts, _structure
+from symgdp.measurement.forms import _MAX_OPS, MAX_OPS, _derivatives, _doit_finite
+from symgdp.measurement.structure import _Monotone, _monotone_parts, _structure
+from symgdp.numerics.balls import RATIONAL_EXP
+from symgdp.symbolic.budget import run_bounded
+from symgdp.symbolic.implicit import LogDeltaRoot
 
 
 def _value_free(expr: sympy.Expr) -> bool:
@@ -46,18 +46,18 @@ def _value_free(expr: sympy.Expr) -> bool:
 
 def _param_ball(v: sympy.Expr) -> Any:
     """A parameter value: an exact rational where it is a number, else its ball."""
-    p = _param_value(v)
-    return p.ball() if isinstance(p, _ParamBall) else p
+    p = param_value(v)
+    return p.ball() if isinstance(p, ParamBall) else p
 
 
 def _shared_form(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, ...]
                  ) -> tuple[sympy.Expr, tuple[sympy.Symbol, ...], tuple[Any, ...]]:
-    """``expr`` with its decimal literals abstracted (``_abstract_constants``) where
+    """``expr`` with its decimal literals abstracted (``abstract_constants``) where
     nothing of the symbolic preparation depends on their values (``_value_free``)."""
     if not _value_free(expr):
         return expr, (), ()
-    out, csyms, cvals = _abstract_constants(expr)
-    if csyms and any(s.name.startswith(_CONST) for s in (var, *params)):
+    out, csyms, cvals = abstract_constants(expr)
+    if csyms and any(s.name.startswith(CONST_BALLS) for s in (var, *params)):
         return expr, (), ()
     return out, csyms, cvals
 
@@ -77,7 +77,7 @@ def _compiled(expr: sympy.Expr, var: sympy.Symbol, params: tuple[sympy.Symbol, .
     # (a Float whose binary exponent is beyond a rational's reach, e.g. exp(-1e308)
     # evaluated, stays: the printer makes it the exact ball it stores)
     expr = expr.xreplace({c: sympy.Rational(c) for c in expr.atoms(sympy.Float)
-                          if abs(c._mpf_[2]) <= _RATIONAL_EXP})
+                          if abs(c._mpf_[2]) <= RATIONAL_EXP})
     f = lambdify_arb(expr, var, params)
     structure = _structure(expr, var, params)
     if structure is not None and len(structure.leaves()) > 1:

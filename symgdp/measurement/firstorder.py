@@ -43,7 +43,7 @@ enclosure, the test first uses the Taylor form of order 12 of :math:`h` itself
 
 Implicit profiles (``LogDeltaRoot``) carry their implicit derivative
 :math:`-h_\varepsilon/h_t`, and their root has a ball evaluation that proves it on the
-whole ball (:func:`symgdp.implicit.log_delta_root_arb`, theory §11), so they are handled
+whole ball (:func:`symgdp.symbolic.implicit.log_delta_root_arb`, theory §11), so they are handled
 like any other profile.
 
 :class:`FirstOrder` (the tests of :math:`h \le 0`) stands on three layers, one concern
@@ -60,13 +60,13 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from ..interval import _kept_params, delta_mu_arb, lambdify_arb
-from ..interval_gauss import erfc_form
-from .compiled import _compiled, _param_ball, _shared_form, _value_free
-from .forms import _PREC, _doit_finite, heaviside_steps
-from .gauss import _gauss_l, dlog_delta_mu_arb
-from .result import check_time_limit
-from .series import (
+from symgdp.evaluation.interval import delta_mu_arb, kept_params, lambdify_arb
+from symgdp.gaussian.gdp_balls import erfc_form
+from symgdp.measurement.compiled import _compiled, _param_ball, _shared_form, _value_free
+from symgdp.measurement.derivatives import _gauss_l, dlog_delta_mu_arb
+from symgdp.measurement.forms import _PREC, _doit_finite, heaviside_steps
+from symgdp.measurement.result import check_time_limit
+from symgdp.measurement.series import (
     _SERIES_FIRST,
     _SERIES_ORDER,
     _gauss_log_series,
@@ -75,7 +75,7 @@ from .series import (
     _series_at,
     _series_point,
 )
-from .structure import _positive, _split_points
+from symgdp.measurement.structure import _positive, _split_points
 
 __all__ = ["FirstOrder"]
 
@@ -471,9 +471,9 @@ class FirstOrder(_MonotoneTest):
             # exact parameters substituted; Float parameters stay symbols fed as exact
             # balls (substituting them would let SymPy round exp(Float) to 53 bits), and
             # so do rational ones where the symbolic preparation cannot depend on their
-            # values (see _kept_params, _value_free), so that every point of a parameter
+            # values (see kept_params, _value_free), so that every point of a parameter
             # grid shares one compile
-            floats = list(_kept_params(profile.expr, values, _value_free(profile.expr)))
+            floats = list(kept_params(profile.expr, values, _value_free(profile.expr)))
             kept = {s for s, _ in floats}
             expr = profile.expr.xreplace({s: v for s, v in values if s not in kept})
         params = tuple(s for s, _ in floats)

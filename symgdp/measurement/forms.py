@@ -23,8 +23,8 @@ import sympy
 from flint import ctx
 from sympy.codegen.cfunctions import expm1
 
-from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
-from ..steps import canonical_steps
+from symgdp.evaluation.interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
+from symgdp.symbolic.steps import canonical_steps
 
 __all__ = ["normalise", "erfcx_form", "normalise_fractions", "heaviside_steps"]
 
@@ -45,7 +45,7 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     downward step then is a downward jump of a Piecewise, which the measurement proves
     and crosses.  Steps whose value at ``c`` is not so proved stay as they are.  Piecewise
     conditions built with And/Or/Not from comparisons with numbers (and sums of steps)
-    become one chain of successive pieces (:func:`symgdp.steps.canonical_steps`), exact on
+    become one chain of successive pieces (:func:`symgdp.symbolic.steps.canonical_steps`), exact on
     :math:`[0, \infty)`, whose jumps are proved the same way.
 
     Example:

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..errors import DomainError, PrecisionError, SymgdpError
-from ..formatting import (
+from symgdp.errors import DomainError, PrecisionError, SymgdpError
+from symgdp.numerics.decimals import (
     Probability,
     format_bracket,
     format_log_upper,
@@ -99,7 +99,7 @@ class Measurement:
             profile's own value at ``eps_h`` where that was computed and is smaller -- so
             :math:`\delta(\varepsilon) \le \delta_{upper}(\varepsilon) +` ``failure_prob``
             for every :math:`\varepsilon` (0 when ``covers_tail``).  A
-            :class:`~symgdp.formatting.Probability`: never prints as 0 when positive.
+            :class:`~symgdp.numerics.decimals.Probability`: never prints as 0 when positive.
         log_failure_prob: its natural logarithm (finite where the float underflows).
         refined: the refined profile (theory §2) was measured.
         method: ``"first-order"``, ``"branch-and-bound"`` or ``"staircase"``, or
@@ -143,7 +143,7 @@ class Measurement:
     notes: tuple[str, ...] = ()
     cover: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
-    # -- whole line (symgdp.measurement.tail_proof) --
+    # -- whole line (symgdp.measurement.whole_line.certificate) --
     proved_until: float = field(default=math.nan, compare=False)
     tail_proof: str = field(default="", compare=False)
 

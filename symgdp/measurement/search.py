@@ -1,4 +1,4 @@
-r"""The searches of :func:`symgdp.measure.measure` over :math:`[0, \varepsilon_h]`.
+r"""The searches of :func:`symgdp.measurement.measure.measure` over :math:`[0, \varepsilon_h]`.
 
 Each returns leaves covering the head with an upper bound of :math:`G` on each and the
 best point value (a lower bound on the supremum):
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ConvergenceError, PrecisionError, ProfileError, SymgdpWarning
-from ..gaussian import log_delta_mu, mu_gdp
-from .result import check_time_limit
+from symgdp.errors import ConvergenceError, PrecisionError, ProfileError, SymgdpWarning
+from symgdp.gaussian.vectorised import log_delta_mu, mu_gdp
+from symgdp.measurement.result import check_time_limit
 
 # Above this log delta a float64 profile value is recomputed in high precision.
 _NEAR_ONE_PROFILE = -1e-6

@@ -23,11 +23,9 @@ import sympy
 from flint import arb, ctx, fmpq
 from sympy.codegen.cfunctions import expm1
 
-from .._bounded import Bounded, start_bounded
-from ..errors import AnalysisTimeout
-from ..interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
-from ..interval_base import SERIES_CAP_LOCK
-from .forms import (
+from symgdp.errors import AnalysisTimeout
+from symgdp.evaluation.interval import ArbUnsupported, Erfcx, ErfcxDiff, lambdify_arb
+from symgdp.measurement.forms import (
     _PREC,
     MAX_OPS,
     _doit_finite,
@@ -37,6 +35,8 @@ from .forms import (
     _split_floats,
     erfcx_form,
 )
+from symgdp.numerics.balls import SERIES_CAP_LOCK
+from symgdp.symbolic.budget import Bounded, start_bounded
 
 __all__ = ["prefetch_series"]
 

@@ -24,8 +24,8 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from ..interval import ArbUnsupported, Erfcx, lambdify_arb
-from .forms import _PREC, MAX_OPS, _doit_finite
+from symgdp.evaluation.interval import ArbUnsupported, Erfcx, lambdify_arb
+from symgdp.measurement.forms import _PREC, MAX_OPS, _doit_finite
 
 
 def _positive(b: arb) -> bool:

@@ -70,15 +70,25 @@ pair by pair, so add/remove statements give add/remove profiles, replace-one sta
 replace-one profiles.
 
 Rooms: :mod:`~symgdp.notions.common` (the shared helpers and the conversion at one
-order), :mod:`~symgdp.notions.rdp` (RDP curves and zCDP), :mod:`~symgdp.notions.tradeoff`
-(trade-off curves).
+order), :mod:`~symgdp.notions.rdp` (RDP curves and zCDP as sources),
+:mod:`~symgdp.notions.tradeoff` (typed trade-off curves as sources),
+:mod:`~symgdp.notions.convexity` and :mod:`~symgdp.notions.tradeoff_mu` (a typed curve's
+shape and its :math:`\mu`), :mod:`~symgdp.notions.renyi` (exact Rényi curves of mechanisms,
+their composition and conversion), :mod:`~symgdp.notions.conversions` (between notions and
+noise calibrations), :mod:`~symgdp.notions.fdp` (trade-off curves of standard mechanisms,
+``symgdp.tradeoff``), :mod:`~symgdp.notions.bands` (certified bands on a trade-off curve)
+and :mod:`~symgdp.notions.group` (group privacy).
+
+Exports: ``alpha``, the numeric sources (:class:`RdpSource`, :class:`LinearRdpSource`,
+:class:`TradeoffSource`) and their constructors (:func:`rdp_source`, :func:`zcdp_source`,
+:func:`tradeoff_source`).
 """
 
 from __future__ import annotations
 
-from .common import alpha
-from .rdp import LinearRdpSource, RdpSource, rdp_source, zcdp_source
-from .tradeoff import TradeoffSource, tradeoff_source
+from symgdp.notions.common import alpha
+from symgdp.notions.rdp import LinearRdpSource, RdpSource, rdp_source, zcdp_source
+from symgdp.notions.tradeoff import TradeoffSource, tradeoff_source
 
 __all__ = [
     "alpha",

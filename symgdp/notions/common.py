@@ -11,9 +11,9 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from ..errors import DomainError, ParseError, UnboundParameterError
-from ..interval import ArbUnsupported, lambdify_arb
-from ..parsing import parse_expression
+from symgdp.errors import DomainError, ParseError, UnboundParameterError
+from symgdp.evaluation.interval import ArbUnsupported, lambdify_arb
+from symgdp.symbolic.parsing import parse_expression
 
 #: the default symbol of a Rényi order and of a trade-off curve's type I error
 alpha = sympy.Symbol("alpha", positive=True, real=True)

@@ -77,9 +77,9 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from .._bounded import TIMEOUT_SCALE
-from ..errors import DomainError
-from ..interval import ArbUnsupported, lambdify_arb
+from symgdp.errors import DomainError
+from symgdp.evaluation.interval import ArbUnsupported, lambdify_arb
+from symgdp.symbolic.budget import TIMEOUT_SCALE
 
 __all__ = ["CurveCheck", "check_curve"]
 
@@ -90,7 +90,7 @@ END_BITS = 60
 #: boxes narrower than this times their distance to the nearer end are not split further
 MIN_WIDTH = 2.0**-40
 #: seconds for the symbolic derivatives of every resolved piece together (times
-#: symgdp._bounded.TIMEOUT_SCALE)
+#: symgdp.symbolic.budget.TIMEOUT_SCALE)
 SYMBOLIC_BUDGET = 10.0
 _PREC = 128
 _POINT_PRECS = (128, 256, 512, 1024, 2048)
@@ -294,16 +294,16 @@ class _Checker:
         """One ball function of every item (an expression, or ``(order, expr)`` for a
         derivative).  A derivative is taken in two equal forms, SymPy's and
         :func:`_tidy`'s, and its value is the intersection of their finite enclosures."""
-        from ..parsing import _OutOfTime, _with_budget
+        from symgdp.symbolic.parsing import OutOfTime, with_budget
 
         k = tuple(items)
         hit = self.compiled.get(k)
         if hit is None:
             if self.budget <= 0:
-                raise _OutOfTime
+                raise OutOfTime
             t0 = time.perf_counter()
             try:
-                hit = _with_budget(lambda: self._build(items), self.budget)
+                hit = with_budget(lambda: self._build(items), self.budget)
             finally:
                 self.budget -= time.perf_counter() - t0
             self.compiled[k] = hit
@@ -333,7 +333,7 @@ class _Checker:
         hit = self.plans.get(key)
         if hit is not None:
             return hit
-        from ..parsing import _OutOfTime
+        from symgdp.symbolic.parsing import OutOfTime
 
         seen: set[int] = set()
         self._open(self.expr, key, seen)
@@ -382,7 +382,7 @@ class _Checker:
             out = _Plan("open", why=f"no ball arithmetic ({exc})")
         except _NotProved as exc:
             out = _Plan("open", why=str(exc))
-        except _OutOfTime:
+        except OutOfTime:
             # an interrupted assumption query may have left "unknown" in SymPy's cache
             sympy.core.cache.clear_cache()
             out = _Plan("open", why="the symbolic derivatives did not finish in time")
@@ -441,14 +441,14 @@ class _Checker:
     def _symbolic(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` under what is left of the symbolic budget; ``None`` when it runs out
         or fails (a proof that fails is no proof)."""
-        from ..parsing import _OutOfTime, _with_budget
+        from symgdp.symbolic.parsing import OutOfTime, with_budget
 
         if self.budget <= 0:
             return None
         t0 = time.perf_counter()
         try:
-            return _with_budget(fn, self.budget)
-        except _OutOfTime:
+            return with_budget(fn, self.budget)
+        except OutOfTime:
             sympy.core.cache.clear_cache()
             return None
         except Exception:  # noqa: BLE001 - a proof that fails is no proof

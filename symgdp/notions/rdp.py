@@ -10,10 +10,9 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from .._bounded import resolve_timeout, run_bounded
-from ..errors import AnalysisTimeout, DomainError
-from ..interval import lambdify_arb
-from .common import (
+from symgdp.errors import AnalysisTimeout, DomainError
+from symgdp.evaluation.interval import lambdify_arb
+from symgdp.notions.common import (
     _TINY,
     _U,
     _ball,
@@ -31,6 +30,7 @@ from .common import (
     alpha,
     log1m_inv,
 )
+from symgdp.symbolic.budget import resolve_timeout, run_bounded
 
 # -- zCDP and every RDP curve linear in the order -------------------------------------------
 
@@ -39,7 +39,7 @@ class LinearRdpSource:
 
     Example:
         >>> s = zcdp_source(0.5)                  # the Gaussian mechanism with sigma = 1
-        >>> from symgdp.gaussian import log_delta_mu
+        >>> from symgdp.gaussian.vectorised import log_delta_mu
         >>> bool(s.log_delta(2.0) >= log_delta_mu(2.0, 1.0))
         True
         >>> s.tail_limit()
@@ -165,7 +165,7 @@ class LinearRdpSource:
         r"""The closed-form upper bound of the module notes at
         :math:`\hat\alpha = (\varepsilon - \xi + \rho)/(2\rho)` (1 where
         :math:`\hat\alpha \le 1`): an upper bound on the infimum, never below it."""
-        from ..symbols import eps as _eps
+        from symgdp.symbolic.symbols import eps as _eps
 
         e = _eps if var is None else var
         ah = (e - self.xi + self.rho) / (2 * self.rho)
@@ -193,7 +193,7 @@ class RdpSource:
         >>> s = rdp_source(alpha / 2 + sympy.log(alpha) / 10)   # not linear in alpha
         >>> s.kind, s.tail_limit()
         ('RDP', 1)
-        >>> from symgdp.gaussian import log_delta_mu
+        >>> from symgdp.gaussian.vectorised import log_delta_mu
         >>> bool(s.log_delta(3.0) >= log_delta_mu(3.0, 1.0))  # above the sigma = 1 Gaussian
         True
     """

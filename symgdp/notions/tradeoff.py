@@ -10,9 +10,9 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from ..errors import DomainError
-from ..interval import ArbUnsupported, lambdify_arb
-from .common import (
+from symgdp.errors import DomainError
+from symgdp.evaluation.interval import ArbUnsupported, lambdify_arb
+from symgdp.notions.common import (
     _bind,
     _expression,
     _finish,
@@ -22,8 +22,8 @@ from .common import (
     _xs,
     alpha,
 )
-from .convexity import CurveCheck, check_curve
-from .tradeoff_mu import GdpBracket, gdp_bracket
+from symgdp.notions.convexity import CurveCheck, check_curve
+from symgdp.notions.tradeoff_mu import GdpBracket, gdp_bracket
 
 # -- trade-off curves -----------------------------------------------------------------------
 
@@ -168,7 +168,7 @@ class TradeoffSource:
         >>> a = alpha
         >>> g = sympy.erfc(sympy.erfcinv(2 * a) - 1 / sympy.sqrt(2)) / 2  # 1 - G_1(alpha)
         >>> s = tradeoff_source(1 - g)
-        >>> from symgdp.gaussian import log_delta_mu
+        >>> from symgdp.gaussian.vectorised import log_delta_mu
         >>> lo, up = s.log_delta_lower(1.0), s.log_delta(1.0)
         >>> bool(lo <= log_delta_mu(1.0, 1.0) <= up) and up - lo < 1e-5
         True
@@ -182,7 +182,7 @@ class TradeoffSource:
     kind = "f-DP"
 
     #: log_delta and log_delta_lower come from one cached search: the second is free
-    #: (symgdp.bands reads it to know when refining its grid stops paying)
+    #: (symgdp.notions.bands reads it to know when refining its grid stops paying)
     shares_bounds = True
 
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol, *, symmetric: bool = True,
@@ -460,7 +460,7 @@ class TradeoffSource:
         found in the :math:`\alpha` domain (:func:`symgdp.notions.tradeoff_mu.gdp_bracket`:
         :math:`\sup_\alpha \Phi^{-1}(1 - \alpha) - \Phi^{-1}(T(\alpha))`, no search over
         :math:`\varepsilon`); ``upper is None`` (with ``reason``) when that route gave up.
-        :func:`symgdp.measure.measure` takes it first.
+        :func:`symgdp.measurement.measure.measure` takes it first.
 
         The route bounds boxes and the part below :math:`\alpha_h` with the monotonicity
         of the mechanism's curve, so it is taken only where the typed curve was proved

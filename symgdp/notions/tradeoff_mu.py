@@ -89,10 +89,10 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from ..errors import SymgdpError
-from ..interval import ArbUnsupported, lambdify_arb
-from ..interval_gauss import delta_mu_arb, log_delta_mu_arb
-from ..parsing import _with_budget
+from symgdp.errors import SymgdpError
+from symgdp.evaluation.interval import ArbUnsupported, lambdify_arb
+from symgdp.gaussian.gdp_balls import delta_mu_arb, log_delta_mu_arb
+from symgdp.symbolic.parsing import with_budget
 
 __all__ = ["GdpBracket", "probit_form", "gdp_bracket"]
 
@@ -194,7 +194,7 @@ def probit_form(expr: sympy.Expr, var: sympy.Symbol, timeout: float | None = 10.
         s = _complement(tu)
         return g, s, g0, s0
 
-    return _with_budget(build, timeout)
+    return with_budget(build, timeout)
 
 
 def _ball(fs: list[Callable[[Any], arb]], x: arb, rel: float, *, relative: bool = False
@@ -320,7 +320,7 @@ class _Pieces:
         if resolved.has(sympy.Piecewise, *_JUMPS):
             return None
         try:
-            d = _with_budget(lambda: sympy.diff(resolved, _U), self.timeout)
+            d = with_budget(lambda: sympy.diff(resolved, _U), self.timeout)
             if d.has(sympy.Derivative, sympy.Subs):
                 return None
             nodes = [n for n in sympy.preorder_traversal(resolved) if not n.is_Atom]

@@ -1,0 +1,436 @@
+"""The scalar fast path of :mod:`symgdp.gaussian.vectorised`: the same functions for one float, without
+NumPy's per-call overhead (the results agree with the array path; see its tests)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy import special
+
+from symgdp.errors import DomainError
+from symgdp.gaussian.core import (
+    _A_SWITCH,
+    _CANCEL,
+    _CUBIC_DONE,
+    _ERR_C,
+    _LOG2,
+    _LOG_SQRT_2PI,
+    _MAX_ITER,
+    _MU_TINY,
+    _RESID_ULPS,
+    _SQRT2,
+    _ULP,
+    _half_a_squared,
+)
+
+# -- scalar fast path ------------------------------------------------------------------------
+# One Python float in, one out, with the same formulas and the same operation order as the
+# vectorised code above (elementary functions from math, special functions from the same
+# scipy.special ufuncs), so a scalar call costs microseconds instead of the ~0.3-2 ms of
+# NumPy's per-call overhead.  Only the regular regime is handled here: NaN, 0 and infinite
+# arguments, out-of-domain values and the rare mpmath regimes (mu < _MU_TINY, an erfcx
+# cancellation, a failed iteration) decline with None and take the vectorised path.
+_erf, _erfcx, _ndtr, _log_ndtr = special.erf, special.erfcx, special.ndtr, special.log_ndtr
+_ndtri, _ndtri_exp, _erfinv = special.ndtri, special.ndtri_exp, special.erfinv
+
+
+def _plain(x: Any) -> float | None:
+    """``x`` as a float if it is a real scalar or a 0-d float array (not bool), else None."""
+    t = type(x)
+    if t is float or t is int or t is np.float64:
+        return float(x)
+    if t is np.ndarray and x.ndim == 0 and x.dtype.kind in "fi":
+        return float(x)
+    return None
+
+
+def _log_delta_scalar_core(e: float, m: float) -> float | None:
+    """:func:`_log_delta_core` for one regular point, or None for the mpmath regimes."""
+    if m < _MU_TINY:
+        return None
+    a = m / 2.0 - e / m
+    b = -e / m - m / 2.0
+    if a <= _A_SWITCH:
+        e1 = float(_erfcx(-a / _SQRT2))
+        d = e1 - float(_erfcx(-b / _SQRT2))
+        if not d * max(1.0, 0.5 * a * a) >= _CANCEL * e1:
+            return None
+        out = -0.5 * a * a - _LOG2 + math.log(d)
+    else:
+        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
+            - math.expm1(e) * float(_ndtr(b))
+        if direct < 0.5:
+            out = math.log(direct)
+        else:
+            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
+            out = math.log1p(-comp)
+    if out != out:
+        return None
+    return min(out, 0.0)
+
+
+def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
+    """(log delta, bound on its float error) for one regular point, as in
+    :func:`_log_delta_core` with ``err``; None for the mpmath regimes."""
+    if m < _MU_TINY:
+        return None
+    a = m / 2.0 - e / m
+    b = -e / m - m / 2.0
+    if a <= _A_SWITCH:
+        e1 = float(_erfcx(-a / _SQRT2))
+        d = e1 - float(_erfcx(-b / _SQRT2))
+        if not d * max(1.0, 0.5 * a * a) >= _CANCEL * e1:
+            return None
+        out = -0.5 * a * a - _LOG2 + math.log(d)
+        amp = (2.0 + min(-b, (a - b) / max(-a, 1e-300))) * (2.0 * e1 - d) / d
+        extra = 1.0 + a * a
+    else:
+        t = math.expm1(e) * float(_ndtr(b))
+        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
+        if direct < 0.5:
+            out = math.log(direct)
+            amp = (1.0 + b * b) * (direct + 2.0 * t) / direct
+        else:
+            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
+            out = math.log1p(-comp)
+            amp = (1.0 + b * b) * comp / (1.0 - comp)
+        extra = 0.0
+    if not out == out or not amp == amp:
+        return None
+    out = min(out, 0.0)
+    return out, _ERR_C * _ULP * (extra + abs(out) + amp)
+
+
+def _enclose_scalar(x: float, F: float, F1: float, F2: float, E: float, up: bool,
+                    log_var: bool) -> float | None:
+    """The root of an increasing F next to ``x``, rounded up (``up``) or down.
+
+    F(x) is known to within ``E``; F1, F2 are its first two derivatives at ``x`` (in
+    log x with ``log_var``).  The true root lies within -(F -+ E)/F1 of ``x`` to first
+    order; the second-order term |F2/F1| step**2 and a relative 1e-6 of the step (for the
+    rounding of F1) are added outward, and the final product or sum is moved 4 u and one
+    ulp outward.  None when the step is not small enough for that expansion (the caller
+    then solves in mpmath).
+    """
+    Fs = F - E if up else F + E
+    if not (F1 > 0 and math.isfinite(Fs)):
+        return None
+    step = -Fs / F1
+    curv = abs(F2 / F1)
+    if not (curv * abs(step) <= 1e-3 and (abs(step) <= 1e-3 or not log_var)):
+        return None
+    step += (curv * step * step + 1e-6 * abs(step)) * (1.0 if up else -1.0)
+    if log_var:
+        y = x * math.exp(step)
+        return math.nextafter(y * (1.0 + 4.0 * _ULP), math.inf) if up else \
+            math.nextafter(y * (1.0 - 4.0 * _ULP), 0.0)
+    y = x + step
+    if up:
+        return math.nextafter(y + 4.0 * _ULP * abs(y), math.inf)
+    return max(math.nextafter(y - 4.0 * _ULP * abs(y), -math.inf), 0.0)
+
+
+def _enclose(x: np.ndarray, F: np.ndarray, F1: np.ndarray, F2: np.ndarray, E: np.ndarray,
+             up: bool, log_var: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Vectorised :func:`_enclose_scalar`: (rounded roots, mask of elements it declined)."""
+    Fs = F - E if up else F + E
+    step = -Fs / F1
+    curv = np.abs(F2 / F1)
+    ok = (F1 > 0) & np.isfinite(step) & (curv * np.abs(step) <= 1e-3)
+    if log_var:
+        ok &= np.abs(step) <= 1e-3
+    step = np.where(ok, step, 0.0)
+    step = step + (curv * step * step + 1e-6 * np.abs(step)) * (1.0 if up else -1.0)
+    if log_var:
+        y = x * np.exp(step)
+        y = np.nextafter(y * (1.0 + 4.0 * _ULP), np.inf) if up else \
+            np.nextafter(y * (1.0 - 4.0 * _ULP), 0.0)
+    else:
+        y = x + step
+        y = np.nextafter(y + 4.0 * _ULP * np.abs(y), np.inf) if up else \
+            np.maximum(np.nextafter(y - 4.0 * _ULP * np.abs(y), -np.inf), 0.0)
+    return y, ~ok
+
+
+def _mp_root(kind: str, p: float, L: float, up: bool) -> float:
+    """mu_gdp (kind "mu", p = eps) or eps_gdp (kind "eps", p = mu) at log delta L in
+    mpmath (25 digits), as a float moved one ulp outward."""
+    from symgdp.gaussian import precise
+
+    if kind == "mu":
+        r = precise.mu_gdp(p, log_delta=L, dps=25)
+    else:
+        r = precise.eps_gdp(p, log_delta=L, dps=25)
+    f = float(r)
+    if up:
+        return math.nextafter(f, math.inf)
+    return max(math.nextafter(f, -math.inf), 0.0)
+
+
+def _check_rounding(rounding: str) -> bool | None:
+    """True for "up", False for "down", None for "nearest"."""
+    if rounding == "up":
+        return True
+    if rounding == "down":
+        return False
+    if rounding == "nearest":
+        return None
+    raise DomainError(f"rounding must be 'up', 'down' or 'nearest', got {rounding!r}")
+
+
+def _regular_eps_mu(eps: Any, mu: Any) -> tuple[float, float] | None:
+    e, m = _plain(eps), _plain(mu)
+    if e is None or m is None or not (0.0 <= e < math.inf and 0.0 < m < math.inf):
+        return None
+    return e, m
+
+
+def _shift_log(ld: float, err: float, up: bool) -> float:
+    """log delta ``ld`` with float error at most ``err`` moved to the safe side."""
+    err += 8 * 5e-324  # a log within 1e-308 of 0 carries subnormal roundings
+    if not (math.isfinite(ld) and math.isfinite(err)):
+        return None  # the vectorised path decides
+    if up:
+        return min(math.nextafter(ld + err, math.inf), 0.0)
+    return math.nextafter(ld - err, -math.inf)
+
+
+def _log_delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
+    em = _regular_eps_mu(eps, mu)
+    if em is None:
+        return None
+    up = _check_rounding(rounding)
+    if up is None:
+        return _log_delta_scalar_core(*em)
+    le = _log_delta_scalar_err(*em)
+    return None if le is None else _shift_log(le[0], le[1], up)
+
+
+def _outward(v: float, rel: float, up: bool) -> float:
+    """``v`` with relative error at most ``rel`` (and, once subnormal, an absolute error
+    below one subnormal step) moved to the safe side, inside [0, 1]."""
+    if up:
+        y = math.nextafter(v * (1.0 + rel), math.inf)
+        if y < 1e-300:
+            y = math.nextafter(y, math.inf)
+        return min(y, 1.0)
+    y = math.nextafter(v * (1.0 - rel), 0.0) if rel < 1.0 else 0.0
+    if y < 1e-300:
+        y = math.nextafter(y, 0.0)
+    return max(y, 0.0)
+
+
+def _delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
+    em = _regular_eps_mu(eps, mu)
+    if em is None:
+        return None
+    up = _check_rounding(rounding)
+    e, m = em
+    if up is None:
+        ld = _log_delta_scalar_core(e, m)
+        if ld is None:
+            return None
+    else:
+        le = _log_delta_scalar_err(e, m)
+        if le is None:
+            return None
+        ld, err = le
+    if up is not None:
+        lr = _shift_log(ld, err, up)
+        if lr is None:
+            return None
+    res = math.exp(ld) if up is None else math.exp(lr)
+    rel = 2.0 * _ULP
+    a = m / 2.0 - e / m
+    if a <= _A_SWITCH:
+        b = -e / m - m / 2.0
+        hi, lo = _half_a_squared(e, m)
+        e1 = float(_erfcx(-a / _SQRT2))
+        d = e1 - float(_erfcx(-b / _SQRT2))
+        val = 0.5 * math.exp(-hi) * (1.0 - lo) * d
+        if up is None:
+            return min(val, 1.0)
+        if val > 1e-300:  # the double-double form, while every factor is a normal float
+            res = val
+            # exp of an argument exact to ~u^2, the two roundings of the product, and
+            # the erfcx difference as in the error model of the log (gaussian_core)
+            rel = _ERR_C * _ULP * (4.0 + (2.0 + min(-b, (a - b) / max(-a, 1e-300)))
+                                   * (2.0 * e1 - d) / d)
+    if up is None:
+        return min(res, 1.0)
+    return _outward(res, rel, up)
+
+
+def _scalar_log_delta_input(delta: Any, log_delta: Any) -> float | None:
+    """log delta from exactly one of the two, if it is a plain scalar in range."""
+    if (delta is None) == (log_delta is None):
+        return None
+    if delta is not None:
+        d = _plain(delta)
+        if d is None or not 0.0 < d < 1.0:
+            return None
+        return math.log(d)
+    L = _plain(log_delta)
+    if L is None or not -math.inf < L < 0.0:
+        return None
+    return L
+
+
+def _mu_at_eps_zero_scalar(L: float) -> float:
+    d = math.exp(L)
+    if d < 1e-10:
+        return math.exp(L + _LOG_SQRT_2PI)
+    if d < 0.5:
+        return 2.0 * _SQRT2 * float(_erfinv(d))
+    return -2.0 * float(_ndtri_exp(math.log(-math.expm1(L)) - _LOG2))
+
+
+def _quantile_of_log_scalar(L: float) -> float:
+    if L < -0.6931471805599453:
+        return float(_ndtri_exp(L))
+    return -float(_ndtri(-math.expm1(L)))
+
+
+def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
+                   scale: float) -> float | None:
+    """:func:`_halley` for one element (None where the vectorised path must decide)."""
+    prev = math.inf
+    for _ in range(_MAX_ITER):
+        F, F1, F2 = derivs(x)
+        if F != F:
+            return None
+        exact = F == 0
+        if F < 0:
+            lo = max(lo, x)
+        if F > 0:
+            hi = min(hi, x)
+        den = 2.0 * F1 * F1 - F * F2
+        step = -2.0 * F * F1 / den if den > 0 else -F / F1
+        if step != step:
+            return None
+        if log_var:
+            step = min(max(step, -2.0), 2.0)
+        xn = x * math.exp(step) if log_var else x + step
+        # in log mode x > 0: a purely relative step (an absolute floor would stop the
+        # iteration at once for a subnormal-sized mu)
+        rel = abs(xn - x) / (x if log_var else max(abs(x), 1e-300))
+        small = rel <= _CUBIC_DONE
+        outside = not math.isfinite(xn) or xn <= lo or xn >= hi
+        if small and outside:
+            xn = x
+        stalled = abs(F) > 0.5 * prev
+        prev = abs(F)
+        if (outside or stalled) and not small:
+            if log_var:
+                xn = 4.0 * lo if math.isinf(hi) else (math.sqrt(lo * hi) if lo > 0 else hi / 4.0)
+            else:
+                xn = 2.0 * lo + 1.0 if math.isinf(hi) else 0.5 * (lo + hi)
+        if not exact:
+            x = xn
+        if (exact or small or abs(F) <= _RESID_ULPS * abs(scale)
+                or (math.isfinite(hi) and (hi - lo <= 4.0 * _ULP * abs(hi)
+                                           or (not log_var and hi - lo <= 1e-300)))):
+            return x
+    return None
+
+
+def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
+                   rounding: str = "up") -> float | None:
+    e = _plain(eps)
+    L = _scalar_log_delta_input(delta, log_delta)
+    if e is None or L is None or not 0.0 <= e < math.inf:
+        return None
+    up = _check_rounding(rounding)
+    x = _mu_gdp_scalar_nearest(e, L)
+    if x is None or up is None:
+        return x
+    return _mu_enclose_scalar(e, L, x, up)
+
+
+def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
+    """The float root ``x`` of log delta_x(e) = L moved to the safe side (None: decline)."""
+    le = _log_delta_scalar_err(e, x)
+    if le is None:
+        return None
+    ld, err = le
+    a = x / 2.0 - e / x
+    g1 = math.exp(math.log(x) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+    g2 = g1 * (1.0 - a * (x / 2.0 + e / x) - g1)
+    # 2 u |L| for the rounding of L = log(delta) when delta was given
+    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L), up, True)
+
+
+def _mu_gdp_scalar_nearest(e: float, L: float) -> float | None:
+    if e == 0.0:
+        return _mu_at_eps_zero_scalar(L)
+    q = _quantile_of_log_scalar(L)
+    r = math.sqrt(q * q + 2.0 * e)
+    mu_tail = 2.0 * e / (r - q) if q < 0 else q + r
+    x = max(0.0 if mu_tail != mu_tail else mu_tail, _mu_at_eps_zero_scalar(L))
+    if not x > 0:
+        return None
+
+    def derivs(m: float) -> tuple[float, float, float]:
+        ld = _log_delta_scalar_core(e, m)
+        if ld is None:
+            raise ArithmeticError("mpmath regime")
+        a = m / 2.0 - e / m
+        g1 = math.exp(math.log(m) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+        g2 = g1 * (1.0 - a * (m / 2.0 + e / m) - g1)
+        return ld - L, g1, g2
+
+    return _halley_scalar(x, derivs, x, math.inf, True, L)
+
+
+def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
+                    rounding: str = "up") -> float | None:
+    m = _plain(mu)
+    L = _scalar_log_delta_input(delta, log_delta)
+    if m is None or L is None or not 0.0 < m < math.inf:
+        return None
+    up = _check_rounding(rounding)
+    le0 = _log_delta_scalar_err(0.0, m)
+    if le0 is None:
+        return None
+    ld0, err0 = le0
+    # eps = 0 is the answer when delta_mu(0) <= delta; rounded up, only when that holds
+    # with the float error of log delta_mu(0) and of L counted against it
+    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L)
+    if up is not False and not L < ld0 + slack:
+        return 0.0
+    if up is False and not L < ld0 - slack:
+        return 0.0
+    x = 0.0 if not L < ld0 else _eps_gdp_scalar_nearest(m, L)
+    if x is None or up is None:
+        return x
+    le = _log_delta_scalar_err(x, m)
+    if le is None:
+        return None
+    ld, err = le
+    a = m / 2.0 - x / m
+    b = a - m
+    P = math.exp(x + float(_log_ndtr(b)) - ld)
+    Q = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, err + 2.0 * _ULP * abs(L), up,
+                           False)
+
+
+def _eps_gdp_scalar_nearest(m: float, L: float) -> float | None:
+    q = _quantile_of_log_scalar(L)
+    x = max(m * (m / 2.0 - q), 0.0)
+
+    def derivs(ei: float) -> tuple[float, float, float]:
+        ld = _log_delta_scalar_core(ei, m)
+        if ld is None:
+            raise ArithmeticError("mpmath regime")
+        a = m / 2.0 - ei / m
+        b = a - m
+        P = math.exp(ei + float(_log_ndtr(b)) - ld)
+        Q = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
+        return L - ld, P, P - Q / m + P * P
+
+    return _halley_scalar(x, derivs, 0.0, x * (1.0 + 1e-15) + 1e-300, False, L)
+
+

@@ -1,0 +1,12 @@
+r"""The training wing: DP-SGD with a guaranteed Gaussian-DP bracket.
+
+* :mod:`~symgdp.training.tailblocks` -- one-step tails of the subsampled Gaussian by
+  certified Taylor blocks;
+* :mod:`~symgdp.training.engine` -- the certified engine: one-step PMFs in balls, their
+  composition over schedules, the floor;
+* :mod:`~symgdp.training.dpsgd` -- :func:`symgdp.dpsgd`, :func:`symgdp.dpsgd_sigma`,
+  :class:`~symgdp.training.dpsgd.DPSGDResult`;
+* :mod:`~symgdp.training.accountant` -- an opacus-style :class:`symgdp.Accountant`.
+
+Exports nothing itself: the public names live on :mod:`symgdp`.
+"""

@@ -1,0 +1,103 @@
+r"""An opacus-style privacy accountant for DP-SGD training loops, with certified answers.
+
+:class:`Accountant` records the steps of a training loop (``step(noise_multiplier=,
+sample_rate=)``, as in opacus) without importing torch or opacus; consecutive equal
+steps merge into one phase.  Its answers come from :func:`symgdp.dpsgd` on the recorded
+schedule (the certified PLD and its floor), cached until the next step.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from symgdp.errors import DomainError
+from symgdp.training.engine import check_neighbouring, check_phase
+
+__all__ = ["Accountant"]
+
+
+class Accountant:
+    r"""Record DP-SGD steps and answer with certified privacy statements.
+
+    Args:
+        neighbouring: ``"add_remove"`` (opacus's relation) or ``"replace_one"``.
+        **options: passed to :func:`symgdp.dpsgd` (``tol``,
+            ``value_discretization_interval``, ...).
+
+    Example:
+        >>> acc = Accountant()
+        >>> for _ in range(50):
+        ...     acc.step(noise_multiplier=1.0, sample_rate=0.01)
+        >>> len(acc), acc.history
+        (50, [(1.0, 0.01, 50)])
+        >>> r = acc.get_mu(with_floor=True)
+        >>> r.mu_floor <= r.mu_upper == acc.get_mu()
+        True
+    """
+
+    def __init__(self, neighbouring: str = "add_remove", **options: Any) -> None:
+        self.neighbouring = check_neighbouring(neighbouring)
+        self.options = dict(options)
+        self._phases: list[list[Any]] = []  # [noise_multiplier, sample_rate, steps]
+        self._cache: dict[Any, Any] = {}
+
+    def step(self, *, noise_multiplier: float, sample_rate: float, steps: int = 1) -> None:
+        """Record ``steps`` steps (default one) with this noise multiplier and Poisson
+        sampling rate; equal consecutive steps merge into one phase."""
+        q, s, t = check_phase(sample_rate, noise_multiplier, steps)
+        if self._phases and self._phases[-1][0] == s and self._phases[-1][1] == q:
+            self._phases[-1][2] += t
+        else:
+            self._phases.append([s, q, t])
+        self._cache.clear()
+
+    @property
+    def history(self) -> list[tuple[float, float, int]]:
+        """The phases as ``(noise_multiplier, sample_rate, steps)``, in order (opacus's
+        layout)."""
+        return [(s, q, t) for s, q, t in self._phases]
+
+    @property
+    def schedule(self) -> list[tuple[float, float, int]]:
+        """The phases as ``(q, sigma, steps)``, the layout of :func:`symgdp.dpsgd`."""
+        return [(q, s, t) for s, q, t in self._phases]
+
+    def __len__(self) -> int:
+        return sum(t for _, _, t in self._phases)
+
+    def __repr__(self) -> str:
+        return (f"Accountant(neighbouring={self.neighbouring!r}, steps={len(self)}, "
+                f"phases={len(self._phases)})")
+
+    def result(self, failure_prob: float = 1e-10, delta: float = 1e-5) -> Any:
+        """The :class:`~symgdp.training.dpsgd.DPSGDResult` of the recorded schedule (cached)."""
+        from symgdp.training.dpsgd import dpsgd
+
+        if not self._phases:
+            raise DomainError("no steps recorded yet: call step() first")
+        key = (float(failure_prob), float(delta))
+        if key not in self._cache:
+            self._cache[key] = dpsgd(schedule=self.schedule, neighbouring=self.neighbouring,
+                                     failure_prob=failure_prob, delta=delta, **self.options)
+        return self._cache[key]
+
+    def get_mu(self, failure_prob: float = 1e-10, *, with_floor: bool = False) -> Any:
+        r"""The certified :math:`\mu`: the training run is :math:`\mu`-GDP on the head
+        :math:`[0, \varepsilon_h]` and :math:`(\varepsilon, \text{failure\_prob})`-DP
+        beyond it.  With ``with_floor`` the whole result (``mu_floor``, ``mu_upper``)."""
+        r = self.result(failure_prob)
+        return r if with_floor else r.mu_upper
+
+    def get_epsilon(self, delta: float) -> float:
+        r"""The certified :math:`\varepsilon` at ``delta``: the training run is
+        :math:`(\varepsilon, \delta)`-DP (the smallest :math:`\varepsilon` where the
+        certified upper profile is at most ``delta``, rounded up)."""
+        d = float(delta)
+        if not (0 < d < 1):
+            raise DomainError(f"delta must lie in (0, 1), got {delta!r}")
+        fp = min(1e-10, d / 10.0)
+        r = self.result(fp, d)
+        if math.isnan(r.eps_certified):  # pragma: no cover - defensive
+            raise DomainError(f"no certified epsilon at delta={d:g}")
+        return r.eps_certified

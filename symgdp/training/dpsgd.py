@@ -1,0 +1,825 @@
+r"""A guaranteed Gaussian-DP bracket for DP-SGD (Poisson-subsampled Gaussian, T steps).
+
+DP-SGD with Poisson sampling rate :math:`q`, noise multiplier :math:`\sigma` and
+:math:`T` steps is the :math:`T`-fold composition of the subsampled Gaussian mechanism.
+Its GDP parameter is usually quoted from the central limit theorem of Bu, Dong, Long &
+Su (2020), :math:`\mu_{CLT} = q\sqrt{T(e^{1/\sigma^2} - 1)}`, an *approximation* that can
+be below every valid :math:`\mu` (for :math:`q = 0.01, \sigma = 1, T = 1000` it is
+0.4145 while every :math:`\mu` for which DP-SGD is :math:`\mu`-GDP on the head
+:math:`[0, 3.29]` below is at least 0.5275, ``mu_floor``).
+
+:func:`dpsgd` returns a guaranteed bracket instead, ``[mu_floor, mu_upper]``, which
+contains the mechanism's own :math:`\mu` on the head (the smallest :math:`\mu` for which
+DP-SGD is :math:`\mu`-GDP on :math:`[0, \varepsilon_h]`): ``mu_upper`` from an upper
+bound on the true profile, ``mu_floor`` from a lower bound on it (the floor theorem in
+:mod:`symgdp.training.engine`).  Schedules (phases with their own :math:`q, \sigma`) and
+the add/remove or replace-one neighbouring relation are supported; every result names
+its relation.  The profile behind ``mu_upper`` is the minimum of two upper bounds on the
+true profile (the minimum of two valid upper bounds is one):
+
+* the **certified PLD** (:func:`certified_pld`), proven below, tight in the head, with
+  an absolute floor (its mass at infinity, about :math:`10^{-15}`);
+* the exact Rényi curve of the subsampled Gaussian at integer orders, composed over
+  :math:`T` steps and converted by the improved RDP → :math:`(\varepsilon, \delta)`
+  conversion (:mod:`symgdp.notions.renyi`), computed in log space so it keeps decaying where the
+  PLD's floor takes over.
+
+**Theorem (certified PLD).**  Let :math:`\omega` be the connect-the-dots PMF of one step
+on the grid :math:`\Delta\mathbb Z` (Doroshenko, Ghazi, Kamath, Kumar & Manurangsi, PETS
+2022): the mass of each cell :math:`(a, b]` of the privacy loss :math:`L` under
+:math:`P` is split between :math:`a` and :math:`b` so that :math:`\mathbb E[e^{-L}]` is
+kept.  Let :math:`\nu_1 \ge \omega` entrywise after mass below the grid is moved to its
+first point and mass above it to :math:`+\infty`, and let :math:`\nu_T` be obtained from
+:math:`\nu_1` by convolutions, entrywise rounding up, and moves of mass to larger losses
+(including :math:`+\infty`).  Then for every :math:`\varepsilon`
+
+.. math:: \delta_T(\varepsilon) \le \sum_l \nu_T(l)\,(1 - e^{\varepsilon - l})_+ .
+
+*Proof.*  :math:`\delta_T(\varepsilon) = \mathbb E[F(y_1, \dots, y_T)]` with
+:math:`y_i = e^{-L_i}` independent and :math:`F = (1 - e^{\varepsilon}\prod y_i)_+`,
+which is convex and non-increasing in each :math:`y_i` (and :math:`\le 1`, the value at
+:math:`L = +\infty`).  Replacing one coordinate's law by a mean-preserving spread within
+cells does not decrease the expectation (Jensen, coordinate by coordinate, Fubini): this
+gives :math:`\omega^{*T}`.  Every function :math:`g(s) = \mathbb E[f(s + S)]`,
+:math:`f(s) = (1 - e^{\varepsilon - s})_+`, is non-negative and non-decreasing in
+:math:`s`, so its integral does not decrease when mass is increased entrywise or moved
+to larger :math:`s`, and convolution preserves this order (if :math:`\mu \preceq \mu'`
+and :math:`\nu \preceq \nu'` for this cone then :math:`\mu * \nu \preceq \mu' * \nu'`).
+:math:`\square`  The same holds for the add direction (the swapped pair), and DP-SGD's
+profile is the maximum of the two; for add/remove the add direction is read from the
+remove composition (the add-direction theorem in :mod:`symgdp.training.engine`), and a
+schedule composes its phases' measures by the same convolutions.
+
+What is computed, and how each hypothesis is met:
+
+* one step in **ball arithmetic** (python-flint's ``arb``): the cell masses
+  :math:`P_c, Q_c` come from the closed-form tails of the mixture
+  (:math:`\bar\Phi`, i.e. ``erfc``), the split in balls, each mass rounded *up* to an
+  integer multiple of :math:`2^{-80}`;
+* the :math:`T`-fold composition along a short addition chain (squares and products,
+  e.g. 9 squares and 3 products for :math:`T = 1000`) in **exact integer arithmetic**
+  (``fmpz_poly`` products); tails are cut where their exact mass is at most
+  :math:`10^{-19}`, the left tail moved onto the first kept loss, the right tail to
+  :math:`+\infty`; each product is then rounded *down* to :math:`2^{-80}` and the mass
+  so removed (exact) moved to :math:`+\infty`, rounded up (no FFT, so no rounding
+  margin; for a large :math:`\mu` a finer scale and smaller cuts, see
+  :func:`symgdp.training.engine.scale_for`);
+* the profile of :math:`\nu_T` evaluated as an exact piecewise-affine function of
+  :math:`e^\varepsilon` with float64 sums of non-negative terms, masses and losses
+  rounded up and the sums inflated by their worst-case relative rounding
+  (:mod:`symgdp.accounting`).
+
+The same composition, shifted by a proven bound on the connect-the-dots displacement
+(Bernstein's inequality, the floor theorem in :mod:`symgdp.training.engine`), gives a lower
+bound on the true profile, hence ``mu_floor``: any :math:`\mu` for which DP-SGD is
+:math:`\mu`-GDP on :math:`[0, \varepsilon_h]` has :math:`\delta_\mu(\varepsilon) \ge
+\delta_T(\varepsilon)` there, so it is at least :math:`\mu_{GDP}(\varepsilon,
+\text{lower bound})` at every :math:`\varepsilon`.  The shift costs about
+:math:`\sqrt{T}\Delta` in :math:`\varepsilon`.
+
+:func:`symgdp.measure` then brackets the supremum of the GDPT of the upper profile on
+:math:`[0, \varepsilon_h]`, with :math:`\varepsilon_h` the point where the upper profile
+falls to the requested failure probability; that value bounds the true profile at every
+:math:`\varepsilon \ge \varepsilon_h` (a profile is non-increasing), so the mechanism is
+:math:`\mu_{upper}`-GDP on :math:`[0, \varepsilon_h]` and :math:`(\varepsilon,
+\text{failure\_prob})`-DP for every :math:`\varepsilon \ge \varepsilon_h`.  The
+guarantee rests on the theorem above, on python-flint's ball arithmetic and exact
+integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from symgdp.errors import DomainError
+from symgdp.gaussian.vectorised import eps_gdp
+from symgdp.training.engine import (
+    check_neighbouring,
+    check_phase,
+    check_schedule,
+    lower_profile,
+    one_step_pmfs,
+)
+
+__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld", "dpsgd_sigma", "SigmaResult"]
+
+_RELATION_TEXT = {"add_remove": "add/remove one record",
+                  "replace_one": "replace one record"}
+
+
+def mu_clt(q: float, sigma: float, steps: int) -> float:
+    r"""The CLT approximation :math:`q\sqrt{T(e^{1/\sigma^2} - 1)}` of Bu, Dong, Long & Su
+    (2020).  **Not a bound**: it can be below every valid :math:`\mu`.
+
+    Example:
+        >>> round(mu_clt(0.01, 1.0, 1000), 4)
+        0.4145
+    """
+    q, sigma, steps = _check(q, sigma, steps)
+    return q * math.sqrt(steps * math.expm1(1.0 / sigma**2))
+
+
+def _check(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
+    return check_phase(q, sigma, steps)
+
+
+def subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
+                              bits: int) -> tuple[Any, Any, Any]:
+    """Certified one-step PMFs (remove, add, remove-optimistic) of the add/remove pair
+    (see :func:`symgdp.training.engine.one_step_pmfs`)."""
+    st = one_step_pmfs(q, sigma, disc, tail, bits, "add_remove")
+    return st.directions[0], st.directions[1], st.optimistic
+
+
+class _UpperProfile:
+    """min(pessimistic PLD profile, RDP bound) as a vectorised log delta (the PLD alone
+    when no Rényi curve is given).  Both are proved upper bounds on the true profile
+    (the certified PLD's values are rounded up, the Rényi conversion is rounded up and
+    ``total_rdp`` is taken one rounding above its float value), so ``proved_values``:
+    the measurement trusts these values without a float64 slack (that slack, 1e-13 in
+    log delta, is more than all of 1 - delta when mu is large)."""
+
+    proved_values = True
+
+    def __init__(self, pld_profile: Any, orders: Any, total_rdp: Any) -> None:
+        self.pld_profile = pld_profile
+        self.orders = orders
+        # the float sum and division that made total_rdp: a few ulps, rounded up
+        if total_rdp is not None:
+            t = np.asarray(total_rdp, dtype=np.float64)
+            total_rdp = t + 8.0 * 2.0**-52 * np.abs(t)
+        self.total_rdp = total_rdp
+        self.name = "min(PLD, RDP)" if orders is not None else "PLD"
+
+    def rdp_log_delta(self, eps: Any) -> Any:
+        from symgdp.notions.renyi import log_delta_from_rdp
+
+        if self.orders is None:
+            return np.zeros(np.shape(eps)) if np.ndim(eps) else 0.0
+        return log_delta_from_rdp(self.orders, self.total_rdp, eps)
+
+    def log_delta(self, eps: Any) -> Any:
+        x = np.asarray(eps, dtype=np.float64)
+        out = np.asarray(self.pld_profile.log_delta(x))
+        if self.orders is not None:
+            out = np.minimum(out, np.asarray(self.rdp_log_delta(x)))
+        return float(out) if np.ndim(eps) == 0 else out
+
+    def __call__(self, eps: Any) -> Any:
+        return np.exp(self.log_delta(eps))
+
+    def _mp_log(self, e: float) -> float:
+        return float(self.log_delta(float(e)))
+
+
+@dataclass(frozen=True)
+class DPSGDResult:
+    r"""Guaranteed GDP bracket for DP-SGD, with the approximations beside it.
+
+    The headline is ``[mu_floor, mu_upper]``: it contains the mechanism's own
+    :math:`\mu` on the head, the smallest :math:`\mu` for which DP-SGD is
+    :math:`\mu`-GDP on :math:`[0, \varepsilon_h]`.
+
+    Attributes:
+        q, sigma, steps: the parameters (``q``, ``sigma`` are ``nan`` for a schedule of
+            several phases; ``steps`` is the total; ``schedule`` lists the phases).
+        mu_floor: a lower bound on the *mechanism*: every :math:`\mu` for which DP-SGD is
+            :math:`\mu`-GDP on :math:`[0, \varepsilon_h]` is at least this (``nan`` with
+            ``floor=False``).  ``mu_lower`` is the same number.
+        mu_upper: a guarantee: DP-SGD is ``mu_upper``-GDP on :math:`[0, \varepsilon_h]`.
+        eps_h: end of the head.
+        failure_prob: the upper profile's value at :math:`\varepsilon_h` (at most the
+            requested one): the true profile is at most this for every
+            :math:`\varepsilon \ge \varepsilon_h`.
+        neighbouring: the neighbouring relation assumed (``"add_remove"`` or
+            ``"replace_one"``).
+        schedule: the phases ``((q, sigma, steps), ...)``.
+        surrogate_lower: the lower end of the measured bracket on what the *upper
+            profile* proves (no smaller :math:`\mu` follows from it); **not** a bound on
+            the mechanism (the profile is pessimistic).
+        mu_clt: the CLT approximation (Bu, Dong, Long & Su 2020). **Not a bound.**
+            (``nan`` for replace-one.)
+        mu_rdp: upper end of the bracket measured on the Rényi bound alone (add/remove;
+            ``nan`` for replace-one), same head.
+        delta: the :math:`\delta` of the ``eps_*`` fields.
+        eps_pld: dp_accounting's own pessimistic PLD :math:`\varepsilon(\delta)`
+            (float64 FFT, no error bound; ``nan`` unless ``compare=True``).
+        eps_rdp: the Rényi route's :math:`\varepsilon(\delta)` (improved conversion).
+        eps_clt: :math:`\varepsilon(\delta)` of ``mu_clt``-GDP (approximate).
+        discretization: the PLD's ``value_discretization_interval``.
+        floor_discretization: the grid the floor was read from (``nan`` without floor).
+        eps_certified: the smallest :math:`\varepsilon` at which the upper profile is
+            at most ``delta`` (rounded up): DP-SGD is
+            :math:`(\varepsilon_{certified}, \delta)`-DP.
+        pld_floor: the certified PLD's mass at infinity.
+        measurement: the :class:`~symgdp.measurement.measure.Measurement` behind ``mu_upper``.
+        seconds: wall time.
+    """
+
+    q: float
+    sigma: float
+    steps: int
+    mu_floor: float
+    mu_upper: float
+    eps_h: float
+    failure_prob: float
+    neighbouring: str
+    schedule: tuple[tuple[float, float, int], ...]
+    surrogate_lower: float
+    mu_clt: float
+    mu_rdp: float
+    delta: float
+    eps_pld: float
+    eps_rdp: float
+    eps_clt: float
+    discretization: float
+    eps_certified: float = math.nan
+    floor_discretization: float = math.nan
+    pld_floor: float = math.nan
+    measurement: Any = field(default=None, compare=False, repr=False)
+    profile: Any = field(default=None, compare=False, repr=False)
+    composed: Any = field(default=None, compare=False, repr=False)
+    seconds: float = field(default=math.nan, compare=False)
+
+    @property
+    def mu_lower(self) -> float:
+        """The lower end of the headline bracket (``mu_floor``)."""
+        return self.mu_floor
+
+    @property
+    def width(self) -> float:
+        return self.mu_upper - self.mu_floor
+
+    def delta_lower(self, eps: Any) -> Any:
+        r"""A proven lower bound on DP-SGD's true :math:`\delta(\varepsilon)` (the floor
+        theorem); vectorised."""
+        if self.composed is None:
+            raise DomainError("this result was computed without its composition")
+        out = lower_profile(self.composed, eps)
+        return float(out[0]) if np.ndim(eps) == 0 else out
+
+    def eps_at(self, delta: float) -> float:
+        r""":math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP from the guaranteed
+        ``mu_upper``: :math:`\varepsilon_{GDP}(\mu_{upper}, \delta)`, or
+        :math:`\varepsilon_h` when that is smaller (the profile is at most ``failure_prob``
+        :math:`\le \delta` from :math:`\varepsilon_h` on).  Below ``failure_prob`` the head
+        says nothing and :class:`~symgdp.errors.DomainError` is raised.
+
+        Example:
+            >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
+            >>> r.eps_at(1e-5) >= r.eps_certified
+            True
+        """
+        d = float(delta)
+        if not (0 < d <= 1):
+            raise DomainError(f"delta must lie in (0, 1], got {delta!r}")
+        if d < self.failure_prob:
+            raise DomainError(f"delta={d:g} is below the failure probability "
+                              f"{self.failure_prob:.3g} of this bracket; ask dpsgd() for a "
+                              "smaller failure_prob")
+        e = float(eps_gdp(self.mu_upper, d))
+        return min(e, self.eps_h)
+
+    def tradeoff(self, alpha: Any, *, discretization: float | None = None,
+                 **kw: Any) -> Any:
+        r"""Guaranteed bounds on DP-SGD's trade-off curve at the type I errors ``alpha``
+        (a :class:`~symgdp.notions.bands.TradeoffBand`; :func:`symgdp.notions.fdp.band`, whose
+        keywords ``kw`` takes).  The lower band comes from the upper profile
+        ``min(certified PLD, RDP)`` (the worse of the add and remove directions), the
+        upper band from a proved lower bound on the profile: by default
+        :meth:`delta_lower` (the floor theorem, any schedule and relation); with
+        ``discretization`` (one phase, add/remove) the optimistic integer composition on
+        that grid, whose rounding costs about :math:`T\Delta/2` in :math:`\varepsilon`.
+
+        Example:
+            >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3, compare=False)
+            >>> b = r.tradeoff([0.01, 0.1])
+            >>> bool(((b.lower <= b.upper) & (b.upper - b.lower < 0.01)).all())
+            True
+        """
+        from symgdp.notions.bands import band
+
+        if self.profile is None:
+            raise DomainError("this DPSGDResult carries no profile (build it with dpsgd())")
+        if discretization is None and self.composed is not None:
+            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
+        disc = self.discretization if discretization is None else float(discretization)
+        if not (math.isfinite(disc) and 0 < disc <= 1):
+            raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
+        if len(self.schedule) != 1 or self.neighbouring != "add_remove":
+            raise DomainError("a band on its own grid is for one phase with add/remove "
+                              f"neighbours, not {self._params()} ({self.neighbouring})")
+        from symgdp.training.engine import one_step_tail
+
+        q, sigma, steps = self.schedule[0]
+        low = _lower_pmf(q, sigma, steps, disc,
+                         one_step_tail(max(self.failure_prob, 1e-300), steps))
+        return band(_Bracketed(self.profile, low.lower_delta), alpha, **kw)
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in (
+            "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
+            "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
+            "eps_rdp", "eps_clt", "discretization", "floor_discretization",
+            "eps_certified", "pld_floor",
+            "seconds")}
+        out["schedule"] = [list(p) for p in self.schedule]
+        return out
+
+    def _params(self) -> str:
+        if len(self.schedule) == 1:
+            q, s, t = self.schedule[0]
+            return f"q={q:g}, sigma={s:g}, T={t}"
+        return "schedule " + ", ".join(f"({q:g}, {s:g}, {t})" for q, s, t in self.schedule) \
+            + f" (T={self.steps})"
+
+    def __str__(self) -> str:
+        from symgdp.numerics.decimals import format_bracket, format_upper
+
+        rel = _RELATION_TEXT[self.neighbouring]
+        if math.isnan(self.mu_floor):
+            head = f"mu <= {format_upper(self.mu_upper)}"
+        else:
+            lo, up = format_bracket(self.mu_floor, self.mu_upper)
+            head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
+        clt = ("" if math.isnan(self.mu_clt)
+               else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
+        return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
+                f"[0, {format_upper(self.eps_h, 4)}] (failure probability "
+                f"{format_upper(self.failure_prob, 3)}){clt}")
+
+
+def certified_pld(q: float, sigma: float, steps: int, *,
+                  value_discretization_interval: float = 1e-4,
+                  failure_prob: float = 1e-10, neighbouring: str = "add_remove") -> Any:
+    r"""The certified pessimistic PLD profile of DP-SGD: a numeric
+    :class:`~symgdp.profile.Profile` (a PLD source) that is an upper bound on the true
+    profile at every :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.training.dpsgd`), with
+    no rounding margin: one step in ball arithmetic, the composition in exact integers.
+
+    Example:
+        >>> p = certified_pld(1.0, 1.0, 4)          # 4-fold 1-GDP is 2-GDP
+        >>> from symgdp import delta_mu
+        >>> bool(delta_mu(1.0, 2.0) <= p(1.0) <= delta_mu(1.0, 2.0) + 1e-3), p.source.margin
+        (True, 0.0)
+    """
+    from symgdp.pld.curves import check_discretization
+
+    q, sigma, steps = _check(q, sigma, steps)
+    disc = check_discretization(value_discretization_interval)
+    comp = _compose([(q, sigma, steps)], disc, float(failure_prob), neighbouring)
+    return _pld_profile(comp)
+
+
+def _compose(phases: Any, disc: float, fp: float, rel: str) -> Any:
+    from symgdp.training.engine import compose_schedule
+
+    return compose_schedule(phases, disc, fp, rel)
+
+
+def _pld_profile(comp: Any) -> Any:
+    from symgdp.pld.curves import curves_source
+    from symgdp.profile import Profile
+
+    return Profile.from_source(curves_source(comp.curves()), name="DP-SGD (certified PLD)",
+                               discretization=comp.disc)
+
+
+def _floor_grid(eps_h: float, argmax: Any) -> np.ndarray:
+    xs = np.linspace(0.0, eps_h, 161)
+    if argmax is not None and math.isfinite(float(argmax)):
+        a = float(argmax)
+        xs = np.concatenate([xs, np.clip(a + np.linspace(-0.02, 0.02, 41) * eps_h, 0, eps_h)])
+    return np.unique(xs)
+
+
+def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
+    """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
+    [0, eps_h], rounded down and checked at 40 digits: every mu for which DP-SGD is
+    mu-GDP on [0, eps_h] is at least this."""
+    from symgdp.gaussian import precise
+    from symgdp.gaussian.vectorised import mu_gdp
+
+    xs = _floor_grid(eps_h, argmax)
+    d = lower_profile(comp, xs)
+    ok = d > 0
+    if not np.any(ok):
+        return 0.0
+    mus = np.asarray(mu_gdp(xs[ok], d[ok], rounding="down"), dtype=np.float64)
+    order = np.argsort(-mus)[:3]
+    for i in order:
+        e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])
+        for shrink in (1e-9, 1e-6, 1e-3):
+            cand = m * (1.0 - shrink)
+            # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces
+            # every valid mu above cand
+            if precise.delta_mu(e, cand) <= dl:
+                return cand
+    return 0.0
+
+
+def _floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
+    r"""The floor's grid: ``disc`` unless its shift (about :math:`\Delta\sqrt{11.5\,T}` in
+    :math:`\varepsilon`, the Bernstein deviation at :math:`e^{-23}`) exceeds a twentieth of
+    the head, as for tiny heads (small :math:`q`, large :math:`\sigma`); then a finer grid
+    (at most 32 times finer, and at most about :math:`3\cdot10^5` one-step points)."""
+    from symgdp.training.engine import _loss_grid, one_step_tail
+
+    total = sum(t for _, _, t in phases)
+    shift = disc * math.sqrt(11.5 * total)
+    if shift <= eps_h / 20.0:
+        return disc
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    tau = one_step_tail(fp, total)
+    points = sum(j1 - j0 for j0, j1 in (_loss_grid(q, s, fine, tau, rel) for q, s, _ in phases))
+    if points > 300_000:
+        fine *= points / 300_000
+    return fine if fine < disc * 0.75 else disc
+
+
+def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
+    if schedule is not None:
+        if q is not None or sigma is not None or steps is not None:
+            raise DomainError("give either q, sigma, steps or schedule=, not both")
+        return check_schedule(schedule)
+    if q is None or sigma is None or steps is None:
+        raise DomainError("dpsgd needs q, sigma and steps (or schedule=[(q, sigma, steps), "
+                          "...])")
+    return (check_phase(q, sigma, steps),)
+
+
+def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
+    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison."""
+    from dp_accounting import NeighboringRelation
+
+    from symgdp.pld.curves import pld_module
+
+    P = pld_module()
+    nr = (NeighboringRelation.ADD_OR_REMOVE_ONE if rel == "add_remove"
+          else NeighboringRelation.REPLACE_ONE)
+    total = None
+    for q, s, t in phases:
+        one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
+                                        sampling_prob=q, use_connect_dots=True,
+                                        neighboring_relation=nr)
+        part = one.self_compose(t) if t > 1 else one
+        total = part if total is None else total.compose(part)
+    return float(total.get_epsilon_for_delta(delta))
+
+
+def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
+          schedule: Any = None, neighbouring: str = "add_remove",
+          failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
+          value_discretization_interval: float = 1e-4, floor: bool = True,
+          compare: bool = False, floor_discretization: float | None = None,
+          rdp_only: bool = True) -> DPSGDResult:
+    r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
+    :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
+
+    Args:
+        q: Poisson sampling rate in :math:`(0, 1]`.
+        sigma: noise multiplier (noise standard deviation over the clipping norm).
+        steps: number of steps :math:`T`.
+        schedule: instead of ``q, sigma, steps``: phases ``[(q, sigma, steps), ...]``
+            run in order (each phase's steps composed, then the phases).
+        neighbouring: ``"add_remove"`` (add or remove one record) or ``"replace_one"``.
+        failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
+        delta: the :math:`\delta` at which the ``eps_*`` fields are reported.
+        tol: width of the measured bracket of ``mu_upper``.
+        value_discretization_interval: the PLD's discretisation.
+        floor: also compute ``mu_floor`` (cheap: same composition); ``nan`` otherwise.
+        compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD
+            (it costs as much as dp_accounting itself); ``nan`` otherwise.
+        floor_discretization: a separate grid for the floor (another composition);
+            default: the same composition as ``mu_upper``, or automatically a finer grid
+            when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
+            twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
+        rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
+
+    Example:
+        >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
+        >>> r.mu_floor <= r.surrogate_lower <= r.mu_upper <= r.mu_floor + 0.01
+        True
+        >>> r.failure_prob <= 1e-10, r.neighbouring
+        (True, 'add_remove')
+        >>> dpsgd(schedule=[(0.01, 1.0, 100)], tol=1e-3).mu_upper == r.mu_upper
+        True
+    """
+    from symgdp.notions.renyi import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
+    from symgdp.pld.curves import check_discretization
+    from symgdp.pld.head import head_measure
+
+    t0 = time.perf_counter()
+    phases = _phases(q, sigma, steps, schedule)
+    rel = check_neighbouring(neighbouring)
+    fp = float(failure_prob)
+    if not (0 < fp < 1):
+        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
+    d = float(delta)
+    if not (0 < d < 1):
+        raise DomainError(f"delta must lie in (0, 1), got {delta!r}")
+    disc = check_discretization(value_discretization_interval)
+    if floor and floor_discretization is not None:
+        fdisc = float(floor_discretization)
+        if not (math.isfinite(fdisc) and 0 < fdisc <= 1):
+            raise DomainError(f"floor_discretization must lie in (0, 1], got "
+                              f"{floor_discretization!r}")
+    total_steps = sum(p[2] for p in phases)
+    comp = _compose(phases, disc, fp, rel)
+    pld_profile = _pld_profile(comp)
+    if rel == "add_remove":
+        orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
+        total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
+                    for qq, s, t in phases) / (orders - 1.0)
+        upper = _UpperProfile(pld_profile, orders, total)
+        eps_rdp = eps_from_rdp(orders, total, d)
+        clt = math.sqrt(sum(t * (qq * qq) * math.expm1(1.0 / (s * s)) for qq, s, t in phases))
+    else:  # no Rényi curve of the replace-one pair here: the certified PLD alone
+        upper = _UpperProfile(pld_profile, None, None)
+        eps_rdp = clt = math.nan
+    eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
+    m, fail = head_measure(upper, fp, tol)
+    mu_rdp = math.nan
+    if rdp_only and rel == "add_remove":
+        mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
+    mu_fl, fdisc = math.nan, math.nan
+    if floor:
+        argmax = getattr(m, "argmax", None)
+        fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
+                 if floor_discretization is None else float(floor_discretization))
+        # the composition of mu_upper serves whenever the floor's grid is its grid (also
+        # when floor_discretization names that same grid)
+        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None \
+            or fdisc == disc else 0.0
+        if fdisc != disc:  # the floor's own grid: another composition
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
+        mu_fl = min(mu_fl, m.upper)
+    single = len(phases) == 1
+    return DPSGDResult(
+        q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
+        steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
+        failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
+        surrogate_lower=m.lower, mu_clt=clt, mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
+        eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
+        discretization=disc, floor_discretization=fdisc,
+        eps_certified=_eps_for_delta(upper, d),
+        pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
+        seconds=time.perf_counter() - t0)
+
+
+def _eps_for_delta(profile: Any, delta: float) -> float:
+    """Smallest eps (to 1e-9, rounded up) where the upper profile is <= delta."""
+    from symgdp.pld.curves import first_eps_below
+
+    return first_eps_below(profile, math.log(delta), 1e-9)
+
+
+class _RDPOnly:
+    """The Rényi bound alone, for the side-by-side ``mu_rdp``."""
+
+    def __init__(self, upper: _UpperProfile) -> None:
+        self._u = upper
+
+    def log_delta(self, eps: Any) -> Any:
+        return self._u.rdp_log_delta(eps)
+
+    def _mp_log(self, e: float) -> float:
+        return float(self.log_delta(float(e)))
+
+
+# -- calibration: the least noise that meets a target --------------------------------------
+@dataclass(frozen=True)
+class SigmaResult:
+    r"""The smallest noise multiplier proved to meet a target, with the proof that
+    slightly less noise does not.
+
+    Attributes:
+        value: a noise multiplier whose certified bound meets the target
+            (``bound_at_value``: the certified ``mu_upper``, or ``eps_certified`` at the
+            target's delta).
+        sigma_below: a noise multiplier proved to miss the target (``floor_below``: the
+            proven ``mu_floor`` above ``target_mu``, or the proven lower bound on
+            :math:`\delta(\varepsilon)` above the target's delta); as the true
+            :math:`\mu` only grows when the noise falls (less noise is a
+            post-processing-free worsening), every :math:`\sigma \le` ``sigma_below``
+            misses it.  ``within_rel``: ``sigma_below >= value * (1 - rel)``, so the
+            smallest valid :math:`\sigma` lies in ``(sigma_below, value]``.
+        q, steps, target_mu, target, failure_prob, neighbouring, rel: the question.
+        result: the :class:`DPSGDResult` at ``value``.
+        evaluations: certified DP-SGD runs made; seconds: wall time.
+    """
+
+    value: float
+    sigma_below: float
+    bound_at_value: float
+    floor_below: float
+    within_rel: bool
+    q: float
+    steps: int
+    target_mu: float | None
+    target: tuple[float, float] | None
+    failure_prob: float
+    neighbouring: str
+    rel: float
+    result: Any = field(default=None, compare=False, repr=False)
+    evaluations: int = 0
+    seconds: float = field(default=math.nan, compare=False)
+
+    def __str__(self) -> str:
+        from symgdp.numerics.decimals import format_lower, format_upper
+
+        what = (f"mu <= {self.target_mu:g}" if self.target_mu is not None
+                else f"({self.target[0]:g}, {self.target[1]:g})-DP")
+        return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
+                f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
+                f"sigma <= {format_lower(self.sigma_below)} is proved to miss it")
+
+
+def _sigma_guess(q: float, steps: int, mu: float) -> float:
+    """The sigma whose CLT approximation is mu (below the needed sigma, usually)."""
+    return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * steps)))
+
+
+def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
+                target: tuple[float, float] | None = None, failure_prob: float = 1e-10,
+                neighbouring: str = "add_remove", rel: float = 1e-3,
+                value_discretization_interval: float = 1e-4,
+                coarse_discretization: float = 1e-3, tol: float = 1e-4,
+                max_evaluations: int = 40) -> SigmaResult:
+    r"""The smallest noise multiplier proved to meet a privacy target for DP-SGD.
+
+    ``target_mu``: the certified ``mu_upper`` (head ending at ``failure_prob``) is at most
+    it; ``target=(eps, delta)``: the certified :math:`\varepsilon` at ``delta`` is at most
+    ``eps``.  A monotone search in :math:`\sigma` (coarse certified grids first, then the
+    fine one), stopped when the :math:`\sigma` proved to meet the target and the
+    :math:`\sigma` proved to miss it are within ``rel``.  The returned ``value`` always
+    carries its own certified bound (never a :math:`\sigma` whose bound misses the
+    target).
+
+    Example:
+        >>> s = dpsgd_sigma(0.1, 20, target_mu=1.0, rel=1e-2,
+        ...                 value_discretization_interval=1e-3)
+        >>> s.result.mu_upper <= 1.0 and s.within_rel and s.sigma_below < s.value
+        True
+    """
+    t0 = time.perf_counter()
+    q, _, steps = check_phase(q, 1.0, steps)
+    rel_name = check_neighbouring(neighbouring)
+    if (target_mu is None) == (target is None):
+        raise DomainError("give exactly one of target_mu= or target=(eps, delta)")
+    rr = float(rel)
+    if not (0 < rr < 0.5):
+        raise DomainError(f"rel must lie in (0, 0.5), got {rel!r}")
+    fp = float(failure_prob)
+    if not (0 < fp < 1):
+        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
+    if target_mu is not None:
+        tm = float(target_mu)
+        if not (math.isfinite(tm) and tm > 0):
+            raise DomainError(f"target_mu must be a finite number > 0, got {target_mu!r}")
+        te, td = math.nan, 1e-5
+        guess = _sigma_guess(q, steps, tm)
+    else:
+        if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
+                or len(target) != 2:
+            raise DomainError(f"target must be a pair (eps, delta), got {target!r}")
+        te, td = float(target[0]), float(target[1])
+        if not (math.isfinite(te) and te > 0):
+            raise DomainError(f"the target epsilon must be a finite number > 0, got "
+                              f"{target[0]!r}")
+        if not (0 < td < 1):
+            raise DomainError(f"the target delta must lie in (0, 1), got {target[1]!r}")
+        fp = min(fp, td / 10.0)
+        tm = math.nan
+        guess = _sigma_guess(q, steps, max(te / 4.0, 0.05))
+    runs = [0]
+
+    def run(sigma: float, disc: float, tol_: float) -> DPSGDResult:
+        runs[0] += 1
+        if runs[0] > max_evaluations:
+            raise DomainError(f"no calibration within max_evaluations={max_evaluations}")
+        return dpsgd(q, sigma, steps, neighbouring=rel_name, failure_prob=fp, delta=td,
+                     tol=tol_, value_discretization_interval=disc, rdp_only=False)
+
+    def score(r: DPSGDResult) -> float:
+        return r.mu_upper if target_mu is not None else r.eps_certified
+
+    def verdict(r: DPSGDResult) -> int:
+        """+1: proved to meet; -1: proved to miss; 0: neither."""
+        if target_mu is not None:
+            return 1 if r.mu_upper <= tm else (-1 if r.mu_floor > tm else 0)
+        if r.eps_certified <= te:
+            return 1
+        return -1 if float(r.delta_lower(te)) > td else 0
+
+    goal = tm if target_mu is not None else te
+    lo: tuple[float, DPSGDResult] | None = None
+    hi: tuple[float, DPSGDResult] | None = None
+    pts: list[tuple[float, float]] = []  # (log sigma, log score) for the slope
+
+    def record(s: float, r: DPSGDResult) -> int:
+        nonlocal lo, hi
+        v = verdict(r)
+        if score(r) > 0 and math.isfinite(score(r)):
+            pts.append((math.log(s), math.log(score(r))))
+        if v > 0 and (hi is None or s < hi[0] or (
+                s == hi[0] and r.discretization < hi[1].discretization)):
+            hi = (s, r)
+        if v < 0 and (lo is None or s > lo[0]):
+            lo = (s, r)
+        return v
+
+    cd = max(float(coarse_discretization), float(value_discretization_interval))
+    fine = float(value_discretization_interval)
+
+    def slope_of(points: list[tuple[float, float]]) -> float:
+        """d log score / d log sigma from the two latest distinct points (-1.5 else)."""
+        for i in range(len(points) - 1, 0, -1):
+            (x1, y1), (x2, y2) = points[i], points[i - 1]
+            if abs(x1 - x2) > 1e-9:
+                sl = (y1 - y2) / (x1 - x2)
+                return sl if sl < -1e-3 else -1.5
+        return -1.5
+
+    def predict(points: list[tuple[float, float]], slope: float) -> float:
+        x, y = points[-1]
+        return math.exp(x + (math.log(goal) - y) / slope)
+
+    # coarse stage: secant steps in log sigma on the coarse certified bound
+    s = guess
+    for _ in range(8):
+        record(s, run(s, cd, 1e-3))
+        nxt = predict(pts, slope_of(pts))
+        nxt = min(max(nxt, s / 4), s * 4)
+        if abs(math.log(nxt / s)) < 2e-3:
+            break
+        s = nxt
+    coarse_slope = slope_of(pts)
+    # proofs on both sides, still on the coarse grid; each try moves further out (a
+    # sigma that neither meets nor provably misses the target must not be retried)
+    while hi is None:
+        s = max(s, lo[0] if lo is not None else s) * 1.1
+        record(s, run(s, cd, 1e-3))
+    s = hi[0]
+    while lo is None:
+        s = s / 1.1
+        record(s, run(s, cd, 1e-3))
+    # fine stage: predicted from the fine bound with the coarse slope; then the proof that
+    # a sigma just below misses
+    first, unsure = True, 0
+    while lo[0] < hi[0] * (1 - rr) and unsure < 2:
+        if first:  # the coarse bound is a little above the fine one: start just below
+            cand, first = predict(pts, coarse_slope) * (1 - rr / 2), False
+        else:
+            star = predict(pts, coarse_slope)
+            if hi[1].discretization == fine and hi[0] <= star * (1 + rr / 2):
+                cand = hi[0] * (1 - rr)       # try to prove the miss right below
+            else:
+                cand = star * (1 + rr / 4)    # try to prove a meet right above
+        if not (lo[0] < cand < hi[0]):
+            cand = max(hi[0] * (1 - rr), math.sqrt(lo[0] * hi[0]))
+        unsure = unsure + 1 if record(cand, run(cand, fine, tol)) == 0 else 0
+    if hi[1].discretization != fine:  # the value's bound on the requested grid
+        record(hi[0], run(hi[0], fine, tol))
+    floor_below = (lo[1].mu_floor if target_mu is not None
+                   else float(lo[1].delta_lower(te)))
+    return SigmaResult(
+        value=hi[0], sigma_below=lo[0], bound_at_value=score(hi[1]), floor_below=floor_below,
+        within_rel=lo[0] >= hi[0] * (1 - rr), q=q, steps=steps,
+        target_mu=tm if target_mu is not None else None,
+        target=(te, td) if target_mu is None else None, failure_prob=fp,
+        neighbouring=rel_name, rel=rr, result=hi[1], evaluations=runs[0],
+        seconds=time.perf_counter() - t0)
+
+
+@functools.lru_cache(maxsize=4)
+def _lower_pmf(q: float, sigma: float, steps: int, disc: float, tail: float) -> Any:
+    """The optimistic T-fold integer composition (remove direction): its ``lower_delta``
+    is a proved lower bound on DP-SGD's profile."""
+    from symgdp.pld.pmf import SCALE_BITS, int_self_compose
+
+    _, _, opt = subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
+    return int_self_compose(opt, steps)
+
+
+class _Bracketed:
+    """An upper profile with a proved lower bound beside it (what a band needs)."""
+
+    def __init__(self, upper: Any, lower_delta: Any) -> None:
+        self._upper, self._lower_delta = upper, lower_delta
+
+    def log_delta(self, eps: Any) -> Any:
+        return self._upper.log_delta(eps)
+
+    def log_delta_lower(self, eps: Any) -> Any:
+        with np.errstate(divide="ignore"):
+            # np.log is within an ulp: the factor moves the (non-positive) value down
+            out = np.log(np.asarray(self._lower_delta(eps), dtype=np.float64)) \
+                * (1.0 + 2.0**-50)
+        return float(np.ravel(out)[0]) if np.ndim(eps) == 0 else out

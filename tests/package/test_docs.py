@@ -1,0 +1,89 @@
+"""The documentation site builds offline with ``mkdocs build --strict``.
+
+Skipped (with the reason) when MkDocs or mkdocstrings is not installed -- they come with
+``pip install -e '.[docs]'``.  The two MkDocs hooks that render symgdp's docstrings are
+also unit-tested here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def load_hook(name: str):
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
+    spec = importlib.util.spec_from_file_location(name, ROOT / "docs" / "_hooks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_site_builds_strict(tmp_path):
+    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
+    pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed")
+    pytest.importorskip("mkdocstrings_handlers.python",
+                        reason="mkdocstrings-python is not installed")
+    site = tmp_path / "site"
+    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
+                           str(site)], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    for page in ["index.html", "tutorial/index.html", "theory/index.html",
+                 "benchmarks/index.html", "cite/index.html", "reference/report/index.html"]:
+        assert (site / page).exists(), page
+    api = (site / "reference" / "plot" / "index.html").read_text(encoding="utf-8")
+    assert "symgdp.present.plot.gdpt" in api  # the reference is generated from the docstrings
+    assert ":math:" not in api  # roles rendered for MathJax
+    theory = (site / "theory" / "index.html").read_text(encoding="utf-8")
+    assert "Liu, K. Sun, B. Jiang, L. Kong" in theory
+
+
+def test_rst_roles_hook():
+    hook = load_hook("rst_roles")
+    html = ("<p>See :math:<code>\\mu</code> and :class:<code>~symgdp.profile.Profile</code>"
+            "</p>\n<p>.. math::</p>\n<pre><code>x^2\n</code></pre>")
+    out = hook.on_page_content(html)
+    assert '<span class="arithmatex">\\(\\mu\\)</span>' in out
+    assert "<code>Profile</code>" in out
+    assert '<div class="arithmatex">\\[x^2\\]</div>' in out
+
+
+def test_griffe_doctest_rewrite():
+    pytest.importorskip("griffe", reason="griffe (mkdocstrings-python) is not installed")
+    hook = load_hook("griffe_doctests")
+    text = "Summary.\n\n>>> f(1)[0]\n2\n\nArgs:\n    x: y.\n\nExample:\n    >>> g()\n    3"
+    out = hook.rewrite(text)
+    assert "```pycon\n>>> f(1)[0]\n2\n```" in out
+    assert "Examples:\n    >>> g()" in out and "```pycon\n    >>> g()" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", ["getting-started.md", "tutorial.md"])
+def test_python_in_the_guides_runs(page, tmp_path, monkeypatch):
+    """The guides' Python blocks run in order, as a reader would paste them."""
+    import contextlib
+    import io
+    import re
+
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    code = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert code
+    monkeypatch.chdir(tmp_path)
+    namespace: dict = {"__name__": "__docs__"}
+    with contextlib.redirect_stdout(io.StringIO()):
+        for block in code:
+            exec(compile(block, page, "exec"), namespace)
+    if page == "tutorial.md":
+        # the values the tutorial quotes (c is checked against mpmath in test_report.py)
+        assert f"{float(namespace['refined'].breakpoint):.8f}" in text
+        assert f"{float(namespace['refined'].breakpoint_delta):.8f}" in text
+        m = namespace["m"]
+        assert m.upper - m.lower <= 1e-6 * (1 + 1e-9)
+        assert (tmp_path / "walkthrough.png").exists() and (tmp_path / "tradeoff.png").exists()
