@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.smoke  # the README quick check runs this file
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY_OPTIONAL = ["scipy.stats", "scipy.optimize", "matplotlib", "pandas", "dask", "tqdm",
                   "dp_accounting"]

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.smoke  # the README quick check runs this file
+
 PACKAGE = "symgdp"
 ROOT = Path(__file__).resolve().parents[2] / PACKAGE
 #: a file a newcomer can read in one sitting (the style guide's "~800 lines")
