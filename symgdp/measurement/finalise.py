@@ -173,11 +173,6 @@ def _spot_check(profile: Any, s: _Search, ld: _Counted, count: int = 24) -> floa
     return at_best
 
 
-def _to_float_up(v: arb) -> float:
-    f = float(v.upper())
-    return f if arb(f) >= v.upper() else math.nextafter(f, math.inf)
-
-
 class _Certifier:
     """Proves the float bracket in ball arithmetic, nudging it outward where needed."""
 
@@ -281,7 +276,3 @@ def _exactly_zero(profile: Any, x: float) -> bool:
     return bool(d.is_exact() and d.is_zero())
 
 
-
-def _to_float_down(v: arb) -> float:
-    f = float(v.lower())
-    return f if arb(f) <= v.lower() else math.nextafter(f, -math.inf)

@@ -21,8 +21,8 @@ from flint import arb, ctx
 from symgdp.errors import PrecisionError, SymgdpError
 from symgdp.evaluation.interval import log_delta_mu_upper
 from symgdp.gaussian.vectorised import delta_mu
-from symgdp.measurement.finalise import _to_float_down, _to_float_up
 from symgdp.measurement.result import Measurement, _mu_tail
+from symgdp.numerics.rounding import float_above, float_below
 
 
 def _gaussian_identity(expr: Any, var: Any) -> Any:
@@ -210,7 +210,7 @@ def _near_gaussian_bracket(p: Any, eps_h: float, tol: float, timeout: float | No
         da = gap * (arb(1) / 2 + h / (mu * mu))
         fits = bool(mu > 0 and gap.is_finite() and da * (amax + da) <= arb(2).log())
         if fits:
-            lower, upper = _to_float_down(mu), _to_float_up(mu + gap)
+            lower, upper = float_below(mu), float_above(mu + gap)
             fits = upper - lower <= tol
         # the resolution in log delta the search needs near eps = 0: phi(mu/2) tol
         need = (-(mu * mu) / 8).exp() / (2 * arb.pi()).sqrt() * tol
@@ -306,7 +306,7 @@ def _gaussian_measurement(profile: Any, p: Any, mu: Any, eps_h: float, tol: floa
 
     with ctx.workprec(128):
         m = lambdify_arb(mu, sympy.Dummy())(0)  # exact numbers enter as exact balls
-        lower, upper = _to_float_down(m), _to_float_up(m)
+        lower, upper = float_below(m), float_above(m)
     notes.append(f"the profile is the Gaussian profile delta_mu with mu = {mu} (an exact "
                  "symbolic identity): its GDPT is constant")
     return _searchless_measurement(profile, p, lower, upper, eps_h, tol, refined, notes,
