@@ -36,9 +36,10 @@ def test_site_builds_strict(tmp_path):
                            str(site)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for page in ["index.html", "tutorial/index.html", "theory/index.html",
-                 "benchmarks/index.html", "cite/index.html", "reference/report/index.html"]:
+                 "benchmarks/index.html", "cite/index.html", "architecture/index.html",
+                 "reference/present/index.html"]:
         assert (site / page).exists(), page
-    api = (site / "reference" / "plot" / "index.html").read_text(encoding="utf-8")
+    api = (site / "reference" / "present" / "index.html").read_text(encoding="utf-8")
     assert "symgdp.present.plot.gdpt" in api  # the reference is generated from the docstrings
     assert ":math:" not in api  # roles rendered for MathJax
     theory = (site / "theory" / "index.html").read_text(encoding="utf-8")
