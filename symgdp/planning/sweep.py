@@ -45,6 +45,7 @@ from typing import Any
 
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import DomainError, SymgdpError
 from symgdp.numerics.decimals import json_number
 from symgdp.profile import Profile
@@ -426,7 +427,7 @@ def sweep(
     tol: float = 1e-6,
     refine: bool = True,
     certify: bool | None = None,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     timeout: float | None = None,
     calibrate: Mapping[str, Any] | None = None,
     identify: bool = False,

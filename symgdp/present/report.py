@@ -30,6 +30,7 @@ from typing import Any
 
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import (
     AnalysisTimeout,
     ConvergenceError,
@@ -606,7 +607,7 @@ def report(
     certify: bool | None = None,
     tradeoff: bool = False,
     refine: bool = True,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     measure: bool = True,
     progress: Any = None,
     strict: bool = False,
