@@ -99,7 +99,8 @@ def _derivatives(expr: sympy.Expr, var: sympy.Symbol, s_forms: list[sympy.Expr],
         check = lambdify_arb(sympy.Tuple(*nodes), var, cse=True) if nodes else None
     except ArbUnsupported:
         return [], [], None
-    first, second = [], []
+    first: list[Any] = []
+    second: list[Any] = []
     for f, sign in [(f, 1) for f in s_forms] + [(f, -1) for f in t_forms]:
         for order, out in ((1, first), (2, second)):
             try:

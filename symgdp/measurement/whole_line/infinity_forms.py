@@ -548,7 +548,8 @@ class Rules:
         if b < a:
             return _EXACT_ZERO
         f = e.function
-        stack, parts = [(a, b)], []
+        stack = [(a, b)]
+        parts: list[Any] = []
         while stack:
             lo, hi = stack.pop()
             if len(parts) + len(stack) >= _MAX_SUM_RANGES:
