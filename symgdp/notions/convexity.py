@@ -163,7 +163,8 @@ class _Checker:
         self.nodes = list(dict.fromkeys(
             n for n in sympy.postorder_traversal(self.expr) if isinstance(n, _NODES)))
         self.index = {n: i for i, n in enumerate(self.nodes)}
-        pairs, diffs = [], []
+        pairs: list[tuple[int, int, int, int]] = []
+        diffs: list[sympy.Expr] = []
         #: per Piecewise node: its conditions as (operator, index of lhs - rhs in diffs),
         #: ("T", -1) for True; None when a condition is not one comparison
         self.conds: dict[int, list[tuple[str, int]] | None] = {}

@@ -235,7 +235,7 @@ class TradeoffSource:
         if hit is not None:
             return hit
         best: tuple[arb, arb, arb, arb] | None = None
-        precs = _PRECS
+        precs: tuple[int, ...] = _PRECS
         if 0 < p < 1:
             # 1 - 2 alpha (say) keeps a tiny alpha only with about log2(1/alpha) bits
             need = 128 + max(-_mag(p), -_mag(1 - p) if p > 0.5 else 0)

@@ -8,7 +8,7 @@ is served with the site (``docs/js/mathjax/``), so the check runs offline; a pag
 asked for a script from another host would fail it.
 
 Skipped, with the reason, when Chromium, its driver, selenium or MkDocs is missing.  On
-Debian: ``apt-get install -y --no-install-recommends chromium chromium-driver`` and
+Debian: ``apt-get install -y chromium chromium-driver`` and
 ``pip install selenium`` (in the ``test`` extra).
 """
 
@@ -95,7 +95,7 @@ def browser(tmp_path_factory):
     browser_path, driver_path = _which(BROWSERS), _which(DRIVERS)
     if browser_path is None or driver_path is None:
         pytest.skip("Chromium or chromedriver is not installed "
-                    "(apt-get install -y --no-install-recommends chromium chromium-driver)")
+                    "(apt-get install -y chromium chromium-driver)")
     webdriver = pytest.importorskip("selenium.webdriver",
                                     reason="selenium is not installed (pip install selenium)")
     options = webdriver.ChromeOptions()
