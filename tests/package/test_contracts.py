@@ -92,3 +92,30 @@ def test_the_sources_satisfy_their_protocols():
     assert not isinstance(object(), contracts.ProfileSource)
     # the protocol's promise, once: an upper bound on log delta, <= 0
     assert np.all(zcdp.log_delta(np.array([0.0, 1.0, 5.0])) <= 0.0)
+
+
+@pytest.mark.slow
+def test_a_type_checker_sees_a_misspelt_mode(tmp_path):
+    """The point of the contracts: ``python -m mypy`` flags a misspelt mode before it runs
+    (each of these calls would raise a DomainError at run time)."""
+    pytest.importorskip("mypy", reason="mypy is not installed (pip install -e '.[test]')")
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    snippet = tmp_path / "typo.py"
+    snippet.write_text(
+        "from symgdp import Profile, compose, delta_mu\n"
+        "delta_mu(1.0, 1.0, rounding='upp')\n"
+        "compose(Profile.parse('exp(-eps)'), neighbouring='replace_once')\n"
+        "Profile.parse('exp(-eps)').measure(method='bisect')\n"
+        "delta_mu(1.0, 1.0, rounding='down')\n", encoding="utf-8")
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent",
+                           "--cache-dir", str(tmp_path / "cache"), str(snippet)],
+                          cwd=root, capture_output=True, text=True, timeout=600)
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    # by hand: lines 2, 3 and 4 are misspelt, line 5 is right
+    assert [int(e.split(":")[1]) for e in errors] == [2, 3, 4], proc.stdout
+    assert "Literal['up', 'down', 'nearest']" in errors[0]
+    assert "Literal['add_remove', 'replace_one']" in errors[1]
