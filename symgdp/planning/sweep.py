@@ -210,6 +210,7 @@ def _run_task(t: _Task) -> dict[str, Any]:
 
             c = calibrate(p, **opts)
             m = c.measurement
+            assert m is not None  # a profile (not an equation) is calibrated by measuring
             rec.update(value=json_number(c.value), bracket=[json_number(b) for b in c.bracket],
                        direction=c.direction, mu_lower=json_number(m.lower),
                        mu_upper=json_number(m.upper), certified=m.certified,
@@ -567,7 +568,7 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
     if isinstance(executor, str):
         raise DomainError(f"executor must be an Executor or 'serial', got {executor!r}")
     own = executor is None
-    width = (workers or os.cpu_count() or 1) if own else _width(executor, workers)
+    width = (workers or os.cpu_count() or 1) if executor is None else _width(executor, workers)
     size = chunksize or _chunk_size(len(todo), width)
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if own:
