@@ -197,6 +197,8 @@ class _Checker:
     def choices(self, ball: arb, strict: bool) -> tuple[tuple[int, ...], ...]:
         if not self.nodes:
             return ()
+        if self.diffs is None:  # only Piecewise nodes whose conditions are not comparisons
+            return tuple(self._branches(i, (), strict) for i in range(len(self.nodes)))
         got = self.diffs(ball)
         vals = got if isinstance(got, tuple) else (got,)
         d: dict[tuple[int, int, int], arb] = {}
