@@ -27,12 +27,19 @@ import pstats
 import sys
 import time
 from importlib.metadata import version
+from pathlib import Path
 
 import numpy as np
 from _common import machine, write_section  # benchmarks/ is first on sys.path
 
 START, END = "<!-- bench_dpsgd:start -->", "<!-- bench_dpsgd:end -->"
 
+
+
+def _in_repository(text: str) -> str:
+    """The profile with file names relative to the repository (docs/benchmarks.md names no
+    folder of the machine it ran on)."""
+    return text.replace(str(Path(__file__).resolve().parents[1]) + "/", "")
 
 def dp_accounting_time(q: float, s: float, t: int) -> tuple[float, float]:
     from dp_accounting.pld import privacy_loss_distribution as P
@@ -100,7 +107,8 @@ def main(argv: list[str] | None = None) -> int:
     if sig:
         lines += ["", "### `dpsgd_sigma(0.01, 1000, target_mu=1)` (target < 30 s)", ""] + sig
     lines += ["", "### Where the warm run spends its time", "", "```",
-              *[ln for ln in buf.getvalue().splitlines() if ln.strip()][-10:], "```", END]
+              *[ln for ln in _in_repository(buf.getvalue()).splitlines() if ln.strip()][-10:],
+              "```", END]
     if args.no_write:
         print("\n".join(lines))
     else:

@@ -126,8 +126,8 @@ sys.modules[__name__].__class__ = _Package
 
 if TYPE_CHECKING:
     from symgdp import mechanisms
-    from symgdp.accounting import compose
     from symgdp.accounting import pure_dp as composition
+    from symgdp.accounting.certified import compose
     from symgdp.accounting.events import from_dp_event
     from symgdp.attacks import risk
     from symgdp.attacks.audit import AuditResult, audit, audit_one_run

@@ -7,6 +7,8 @@ Messages name the offending value and, where possible, say what to do.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = [
     "SymgdpError",
     "ParseError",
@@ -49,7 +51,15 @@ class PrecisionError(SymgdpError, ValueError):
 
 
 class DomainError(SymgdpError, ValueError):
-    """A numeric argument lies outside the domain of the function (e.g. a negative mu)."""
+    """A numeric argument lies outside the domain of the function (e.g. a negative mu).
+
+    Attributes:
+        witness: the points of a counterexample where the check that raised found one
+            (``("chord", a, b, c)`` for a trade-off curve proved not convex, ...), else
+            ``None``.
+    """
+
+    witness: tuple[Any, ...] | None = None
 
 
 class SymgdpWarning(UserWarning):

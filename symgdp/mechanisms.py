@@ -99,7 +99,8 @@ def _param(
     return symbol, {symbol: v}
 
 
-def _merge(*pairs: tuple[sympy.Expr, dict]) -> tuple[list[sympy.Expr], dict]:
+def _merge(*pairs: tuple[sympy.Expr, dict[Any, Any]]
+           ) -> tuple[list[sympy.Expr], dict[Any, Any]]:
     exprs, values = [], {}
     for e, v in pairs:
         exprs.append(e)

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Any
+from typing import Any, cast
 
 import mpmath
 import numpy as np
 import sympy
 
+from symgdp.contracts import FloatKind, MeasureMethod, ProfileSource, TradeoffMethod
 from symgdp.errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
 from symgdp.evaluation.evaluate import Evaluator
 from symgdp.symbolic.budget import run_bounded
@@ -50,7 +51,7 @@ __all__ = ["Profile", "LogDeltaRoot", "sympify_value"]
 
 
 
-def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list:
+def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list[Any]:
     return list(sympy.solve(residual, symbol, dict=False))
 
 
@@ -58,12 +59,12 @@ def _solve_for(residual: sympy.Expr, symbol: sympy.Symbol) -> list:
 # the slow symbolic step of from_tradeoff and the same equation recurs (a mechanism built
 # for several parameter values, a report of an equation already analysed).  Only
 # successes are kept; a timeout may succeed with a larger budget.
-_SOLVED: dict[tuple[sympy.Expr, sympy.Symbol], tuple] = {}
+_SOLVED: dict[tuple[sympy.Expr, sympy.Symbol], tuple[Any, ...]] = {}
 _SOLVED_MAX = 256
 
 
 def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
-                   timeout: float | None) -> tuple:
+                   timeout: float | None) -> tuple[Any, ...]:
     """``sympy.solve(residual, symbol)`` under the time budget, once per equation."""
     key = (residual, symbol)
     if key not in _SOLVED:
@@ -108,6 +109,13 @@ class Profile:
     """
 
     __slots__ = ("_expr", "_values", "_var", "_name", "_meta", "_cache", "_source")
+    _expr: sympy.Expr
+    _values: Mapping[sympy.Symbol, sympy.Expr]
+    _var: sympy.Symbol
+    _name: str | None
+    _meta: Mapping[str, Any]
+    _cache: dict[Any, Any]
+    _source: Any
 
     def __init__(
         self,
@@ -206,7 +214,8 @@ class Profile:
                        name=name, **meta)
 
     @classmethod
-    def from_source(cls, source: Any, *, name: str | None = None, var: sympy.Symbol = _EPS,
+    def from_source(cls, source: ProfileSource, *, name: str | None = None,
+                    var: sympy.Symbol = _EPS,
                     **meta: Any) -> Profile:
         r"""A numeric profile whose values come from ``source`` rather than a formula.
 
@@ -371,7 +380,7 @@ class Profile:
     def from_tradeoff(cls, equation: Any, values: Mapping[Any, Any] | None = None, *,
                       solve_for: sympy.Symbol = _DELTA, var: sympy.Symbol = _EPS,
                       name: str | None = None, timeout: float | None = None,
-                      method: str = "auto") -> Profile:
+                      method: TradeoffMethod = "auto") -> Profile:
         r"""The naive profile of a trade-off equation :math:`\sigma = f(\varepsilon, \delta)`.
 
         The equation is solved for ``solve_for`` (:math:`\delta`) with SymPy under the
@@ -455,7 +464,7 @@ class Profile:
         return cls(expr, values, var=var, name=name, method="numeric", **meta)
 
     @classmethod
-    def _pick_solution(cls, candidates: list, residual: sympy.Expr, d: sympy.Symbol,
+    def _pick_solution(cls, candidates: list[Any], residual: sympy.Expr, d: sympy.Symbol,
                        var: sympy.Symbol, values: Mapping[Any, Any] | None) -> Any:
         """The one candidate that agrees with the numeric inversion, if values allow."""
         numeric = cls.from_tradeoff(sympy.Eq(residual, 0), values, solve_for=d, var=var,
@@ -565,7 +574,7 @@ class Profile:
         return limit
 
     def measure(self, eps_h: float = 100.0, tol: float = 1e-6, *, refine: bool = True,
-                method: str = "auto", certify: bool | None = None, **kw: Any) -> Any:
+                method: MeasureMethod = "auto", certify: bool | None = None, **kw: Any) -> Any:
         """Guaranteed bounds on the GDP parameter (:func:`symgdp.measurement.measure.measure`,
         which validates the profile)."""
         from symgdp.measurement.measure import measure
@@ -604,7 +613,7 @@ class Profile:
                                "not available: give the mechanism's profile as a formula")
         from symgdp.notions.group import group_profile
 
-        return group_profile(self, k)
+        return cast(Profile, group_profile(self, k))
 
     def gdpt(self, eps: Any) -> Any:
         r"""The GDP transformation :math:`G(\varepsilon) = \mu_{GDP}(\varepsilon,
@@ -667,7 +676,7 @@ class Profile:
         c = self._cache
         if "evaluator" not in c:
             c["evaluator"] = Evaluator(self)
-        return c["evaluator"]
+        return cast(Evaluator, c["evaluator"])
 
     def __call__(self, eps: Any) -> Any:
         r""":math:`\delta(\varepsilon)` in float64, read as 1 above 1 (vectorised)."""
@@ -701,9 +710,9 @@ class Profile:
                 return mpmath.exp(mpmath.mpf(self.log_delta(float(eps))))
         return self._evaluator().mp(eps, dps=dps)
 
-    def _eval_numpy(self, x: np.ndarray, kind: str) -> np.ndarray:
+    def _eval_numpy(self, x: np.ndarray, kind: FloatKind) -> np.ndarray:
         """Float64 values of the plain (``"numpy"``) or log-expanded (``"log"``) expression."""
-        return self._evaluator().eval_float(x, kind)
+        return cast(np.ndarray, self._evaluator().eval_float(x, kind))
 
     def _mp_log(self, e: float) -> float:
         """log delta(e) resolved in high precision (see ``Evaluator.mp_log`` in
@@ -732,7 +741,7 @@ class Profile:
         """
         template = self._meta.get("latex_template")
         if template is None:
-            return sympy.latex(self.bound_expr if bound else self._expr)
+            return str(sympy.latex(self.bound_expr if bound else self._expr))
         if bound and self._values:
             template = template.xreplace(dict(self._values))
         parts = []
@@ -742,7 +751,7 @@ class Profile:
                 parts.append(rf"{sympy.latex(sym)} \approx {approx}")
             else:
                 parts.append(rf"{sympy.latex(sym)} = {sympy.latex(val)} \approx {approx}")
-        return sympy.latex(template) + r",\quad " + r",\ ".join(parts)
+        return str(sympy.latex(template)) + r",\quad " + r",\ ".join(parts)
 
     def _repr_latex_(self) -> str:
         lhs = rf"\delta_{{\mathrm{{{self._name}}}}}" if self._name else r"\delta"

@@ -5,6 +5,12 @@ parser treats as an admonition (only ``Examples:`` is an examples section), and 
 docstrings put ``>>>`` lines in their description.  Rendered as Markdown, ``>>>`` becomes
 nested block quotes and ``x[0][1]`` a reference link.  This extension renames the section
 and fences stray doctest blocks as ``pycon`` before the docstrings are parsed.
+
+It also turns every ``.. math::`` formula (on the directive's line, or indented right
+below it: both valid reStructuredText) into a code block after the bare directive: left
+as a paragraph, Markdown would read its ``_`` pairs as emphasis and ``{...}`` as
+attributes; a code block reaches the ``rst_roles`` hook untouched, which hands it to
+MathJax.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 import griffe
 
 _EXAMPLE = re.compile(r"^(\s*)Example:\s*$")
+_MATH = re.compile(r"^(\s*)\.\. math::\s*(.*?)\s*$")
 _SECTION = re.compile(r"^(\s*)([A-Z][A-Za-z ]*):\s*$")
 
 
@@ -36,6 +43,19 @@ def rewrite(text: str) -> str:
                 block.append(lines[i])
                 i += 1
             out += [f"{indent}```pycon", *block, f"{indent}```"]
+            continue
+        m = _MATH.match(line)
+        nxt = lines[i + 1] if i + 1 < len(lines) else ""
+        if m and (m.group(2) or nxt.strip()):
+            # the formula (on the directive's line and/or the lines below, up to a blank
+            # line) as a code block: the directive, a blank line, the formula indented
+            indent, first = m.group(1), m.group(2)
+            body = [first] if first else []
+            i += 1
+            while i < len(lines) and lines[i].strip():
+                body.append(lines[i].strip())
+                i += 1
+            out += [f"{indent}.. math::", ""] + [f"{indent}    {b}" for b in body]
             continue
         out.append(line)
         i += 1

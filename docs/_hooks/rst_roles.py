@@ -14,7 +14,9 @@ from typing import Any
 
 _MATH_ROLE = re.compile(r":math:<code>(.*?)</code>", re.S)
 _XREF_ROLE = re.compile(r":(?:class|func|meth|mod|data|exc|attr|obj):<code>~?([\w.]+)</code>")
-_MATH_BLOCK = re.compile(r"<p>\.\. math::</p>\s*<pre><code>(.*?)</code></pre>", re.S)
+# a formula as an indented code block, bare or as pymdownx.highlight wraps it
+_MATH_BLOCK = re.compile(r'<p>\.\. math::</p>\s*(?:<div class="highlight">)?<pre>'
+                         r"(?:<span></span>)?<code>(.*?)</code></pre>(?:</div>)?", re.S)
 _MATH_BLOCK_INLINE = re.compile(r"<p>\.\. math::\s*(.*?)</p>", re.S)
 
 

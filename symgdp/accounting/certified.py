@@ -49,6 +49,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import sympy
 
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError, UnboundParameterError
 from symgdp.pld.curves import curves_source, first_eps_below
 from symgdp.pld.head import head_measure
@@ -532,7 +533,7 @@ def _aligned(disc: float, kinks: list[float]) -> float:
 def compose(*items: Any, times: Any = None, certify: bool = True,
             discretization: float | None = None, target_width: float = 1e-3,
             failure_prob: float = 1e-10, tol: float = 1e-4, max_support: int = 4_000_000,
-            neighbouring: str = "add_remove", **kw: Any) -> Any:
+            neighbouring: Neighbouring = "add_remove", **kw: Any) -> Any:
     r"""The composition of profiles and mechanisms, certified by default.
 
     ``compose(a, b, c)`` composes the three; ``compose(a, times=k)`` is the
@@ -647,7 +648,7 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
 
 
 def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: float,
-                tol: float, name: str, neighbouring: str) -> Composition:
+                tol: float, name: str, neighbouring: Neighbouring) -> Composition:
     steps = [(a.step(disc, tail), k) for a, k in atoms]
     sym = all(s.symmetric for s, _ in steps)
     rem = add = low = None
@@ -680,7 +681,7 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     return _new(curves, name, info)
 
 
-def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouring: str,
+def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouring: Neighbouring,
                  discretization: float | None, kw: dict[str, Any]) -> Composition:
     """dp_accounting's float64 FFT route, labelled not certified."""
     from symgdp.accounting.float_route import compose as float_compose

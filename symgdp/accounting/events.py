@@ -33,6 +33,7 @@ from typing import Any
 import sympy
 
 from symgdp.accounting.certified import NEIGHBOURING, SubsampledGaussian, compose
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 
 __all__ = ["from_dp_event"]
@@ -127,7 +128,7 @@ def _walk(event: Any, count: int, relation: str, out: list[tuple[Any, int]]) -> 
     raise DomainError(f"cannot account a dp_accounting event of type {name}: {event!r}")
 
 
-def from_dp_event(event: Any, *, neighbouring: str = "add_remove", **kw: Any) -> Any:
+def from_dp_event(event: Any, *, neighbouring: Neighbouring = "add_remove", **kw: Any) -> Any:
     r"""The certified composition of a dp_accounting ``DpEvent`` tree (module notes).
 
     Extra keywords go to :func:`symgdp.compose` (``failure_prob``, ``target_width``,

@@ -49,7 +49,7 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
     d.set_defaults(run=run_dpsgd)
 
 
-def _dpsgd_phases(args: argparse.Namespace) -> list[tuple[str, str, str]] | None:
+def _dpsgd_phases(args: argparse.Namespace) -> list[tuple[float, float, Any]] | None:
     from symgdp.errors import DomainError
 
     if not args.phase:

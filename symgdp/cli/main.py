@@ -163,9 +163,9 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser,
         if re.fullmatch(r"--[A-Za-z][A-Za-z0-9-]*(=.*)?", a, flags=re.S):
             where = f"symgdp {command}" if command else "symgdp"
             name = a.split("=", 1)[0]
-            options = {o[2:]: o for o in known if o.startswith("--")}
-            close = _close_match(name[2:], sorted(options))
-            guess = f"did you mean {options[close]!r}?" if close else f"see {where} --help"
+            longs = {o[2:]: o for o in known if o.startswith("--")}
+            close = _close_match(name[2:], sorted(longs))
+            guess = f"did you mean {longs[close]!r}?" if close else f"see {where} --help"
             return f" ({name!r} is not an option of {where}; {guess})"
         if command == "dpsgd":
             return ""  # dpsgd takes no EXPR
@@ -362,7 +362,7 @@ def main(argv: Sequence[str] | None = None, *, stdout: IO[str] | None = None,
     def show(message: Any, *_: Any, **__: Any) -> None:
         # On a terminal a warning is shown when it is raised (a run predicted to be long
         # says so before it starts); otherwise warnings follow the output, each once.
-        msg = _one_line(message)  # type: ignore[arg-type]
+        msg = _one_line(message)
         if msg in seen:
             return
         seen.add(msg)

@@ -46,6 +46,7 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
+from symgdp.contracts import FloatKind
 from symgdp.errors import AnalysisTimeout, PrecisionError, ProfileError, UnboundParameterError
 from symgdp.evaluation.interval import ArbUnsupported, profile_arb
 from symgdp.evaluation.trust import (
@@ -131,7 +132,7 @@ class Evaluator:
             c["bound"] = erfc_form(self._profile.bound_expr)
         return c["bound"]
 
-    def fn(self, kind: str) -> Any:
+    def fn(self, kind: FloatKind) -> Any:
         """The compiled function of one kind: ``"numpy"`` (the expression in float64),
         ``"log"`` (its log-expanded form in float64) or ``"mpmath"``."""
         c = self._cache
@@ -143,7 +144,7 @@ class Evaluator:
                 c[kind] = sympy.lambdify(self._var, self.float_form(kind), modules=_MODULES)
         return c[kind]
 
-    def float_form(self, kind: str) -> sympy.Expr:
+    def float_form(self, kind: FloatKind) -> sympy.Expr:
         """The expression compiled for float64 (``_float_form``): the bound expression
         (``"numpy"``) or its log-expression (``"log"``), computed once."""
         c = self._cache
@@ -153,7 +154,7 @@ class Evaluator:
             c[key] = _prepare(lambda e: _float_form(e, self._var), expr, lambda: expr)
         return c[key]
 
-    def error_bound(self, kind: str) -> _ErrorBound | None:
+    def error_bound(self, kind: FloatKind) -> _ErrorBound | None:
         """The error analysis (``_ErrorBound``) of :meth:`float_form`, None where the
         expression has a node it does not know (the older checks then apply alone)."""
         c = self._cache
@@ -234,7 +235,7 @@ class Evaluator:
                 out[at] = check(x[at], differences)
         return out
 
-    def eval_float(self, x: np.ndarray, kind: str, *, with_error: bool = False) -> Any:
+    def eval_float(self, x: np.ndarray, kind: FloatKind, *, with_error: bool = False) -> Any:
         """The float64 values of :meth:`fn` ``(kind)`` at ``x`` (complex values refused).
 
         With ``with_error``, a pair: the values and a per-point bound on their absolute

@@ -364,7 +364,7 @@ class _ErrorBound:
                 known = _KNOWN.get(type(e).__name__)
                 if known is not None and len(e.args) == 1:
                     return add(e, "fn", (ops, known, None))
-                ratios = []
+                ratios: list[Any] = []
                 dummies = [sympy.Dummy() for _ in e.args]
                 g = e.func(*dummies)
                 for op, d, _a in zip(ops, dummies, e.args, strict=True):

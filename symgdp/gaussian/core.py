@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import numpy as np
 from scipy import special
@@ -41,6 +42,8 @@ _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 spl
 # errors measured against 50-digit mpmath (tests/test_conversions_safe.py).
 _ERR_C = 32.0
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
 
 def _quiet(fn: Any) -> Any:
     """Run ``fn`` with floating-point warnings off: every edge case is handled explicitly
@@ -55,14 +58,14 @@ def _quiet(fn: Any) -> Any:
     return wrapper
 
 
-def _scalar_first(fast: Any) -> Any:
+def _scalar_first(fast: Callable[..., Any]) -> Callable[[_F], _F]:
     """Decorator: try the scalar fast path ``fast`` (same arguments) before ``fn``.
 
     ``fast`` returns a float, or None to decline (an array, an edge case, a rare regime):
     then the vectorised ``fn`` runs, so edge cases and errors are handled in one place.
     """
 
-    def deco(fn: Any) -> Any:
+    def deco(fn: _F) -> _F:
         quiet = _quiet(fn)
 
         @functools.wraps(fn)
@@ -73,7 +76,7 @@ def _scalar_first(fast: Any) -> Any:
                 out = None  # e.g. math.exp overflow: the vectorised path knows what to do
             return quiet(*args, **kwargs) if out is None else out
 
-        return wrapper
+        return cast(_F, wrapper)
 
     return deco
 
@@ -108,7 +111,7 @@ def two_prod(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return p, e
 
 
-def _half_a_squared(eps: np.ndarray, mu: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _half_a_squared(eps: Any, mu: Any) -> tuple[Any, Any]:
     """a**2/2 as an unevaluated sum hi + lo, with a = mu/2 - eps/mu to ~2 ulp of a**2/2.
 
     exp(-a**2/2) amplifies the absolute error of its argument into a relative error of

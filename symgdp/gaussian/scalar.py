@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
+from symgdp.contracts import Rounding
 from symgdp.errors import DomainError
 from symgdp.gaussian.core import (
     _A_SWITCH,
@@ -187,7 +188,7 @@ def _regular_eps_mu(eps: Any, mu: Any) -> tuple[float, float] | None:
     return e, m
 
 
-def _shift_log(ld: float, err: float, up: bool) -> float:
+def _shift_log(ld: float, err: float, up: bool) -> float | None:
     """log delta ``ld`` with float error at most ``err`` moved to the safe side."""
     err += 8 * 5e-324  # a log within 1e-308 of 0 carries subnormal roundings
     if not (math.isfinite(ld) and math.isfinite(err)):
@@ -197,7 +198,7 @@ def _shift_log(ld: float, err: float, up: bool) -> float:
     return math.nextafter(ld - err, -math.inf)
 
 
-def _log_delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
+def _log_delta_mu_scalar(eps: Any, mu: Any, *, rounding: Rounding = "up") -> float | None:
     em = _regular_eps_mu(eps, mu)
     if em is None:
         return None
@@ -222,7 +223,7 @@ def _outward(v: float, rel: float, up: bool) -> float:
     return max(y, 0.0)
 
 
-def _delta_mu_scalar(eps: Any, mu: Any, *, rounding: str = "up") -> float | None:
+def _delta_mu_scalar(eps: Any, mu: Any, *, rounding: Rounding = "up") -> float | None:
     em = _regular_eps_mu(eps, mu)
     if em is None:
         return None
@@ -337,7 +338,7 @@ def _halley_scalar(x: float, derivs: Any, lo: float, hi: float, log_var: bool,
 
 
 def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
-                   rounding: str = "up") -> float | None:
+                   rounding: Rounding = "up") -> float | None:
     e = _plain(eps)
     L = _scalar_log_delta_input(delta, log_delta)
     if e is None or L is None or not 0.0 <= e < math.inf:
@@ -385,7 +386,7 @@ def _mu_gdp_scalar_nearest(e: float, L: float) -> float | None:
 
 
 def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
-                    rounding: str = "up") -> float | None:
+                    rounding: Rounding = "up") -> float | None:
     m = _plain(mu)
     L = _scalar_log_delta_input(delta, log_delta)
     if m is None or L is None or not 0.0 < m < math.inf:

@@ -36,11 +36,12 @@ Conventions shared by every function here:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from scipy import special
 
+from symgdp.contracts import Rounding
 from symgdp.errors import ConvergenceError, DomainError, PrecisionError
 from symgdp.gaussian.core import (  # noqa: F401 (re-exported names of the family's core)
     _A_SWITCH,
@@ -129,7 +130,7 @@ def _round_delta(v: np.ndarray, rel: np.ndarray, up: bool) -> np.ndarray:
 
 
 @_scalar_first(_log_delta_mu_scalar)
-def log_delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
+def log_delta_mu(eps: Any, mu: Any, *, rounding: Rounding = "up") -> Any:
     r"""Natural logarithm of the GDP privacy profile :math:`\log\delta_\mu(\varepsilon)`.
 
     Finite wherever :math:`\delta_\mu(\varepsilon)` itself underflows float64, and accurate
@@ -178,7 +179,7 @@ def log_delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
 
 
 @_scalar_first(_delta_mu_scalar)
-def delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
+def delta_mu(eps: Any, mu: Any, *, rounding: Rounding = "up") -> Any:
     r""":math:`\delta_\mu(\varepsilon)`, the GDP privacy profile (theory §3).
 
     Computed without cancellation or overflow; relative error about 1e-13 or better
@@ -211,7 +212,7 @@ def delta_mu(eps: Any, mu: Any, *, rounding: str = "up") -> Any:
         if up is None:
             res = np.exp(ld)
         else:
-            res = np.exp(_round_log(ld, err, up))
+            res = np.exp(_round_log(ld, cast(np.ndarray, err), up))
         rel = np.full(er.shape, 2.0 * _ULP)
         a = mr / 2.0 - er / mr
         b = -er / mr - mr / 2.0
@@ -338,7 +339,7 @@ def _halley(
 
 @_scalar_first(_mu_gdp_scalar)
 def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
-           rounding: str = "up") -> Any:
+           rounding: Rounding = "up") -> Any:
     r"""The GDP transformation :math:`\mu_{GDP}(\varepsilon, \delta)`: the :math:`\mu` with
     :math:`\delta_\mu(\varepsilon) = \delta` (theory §4).
 
@@ -426,7 +427,7 @@ def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarr
         live[under[~below]] = True
     for i in np.flatnonzero(live):
         out[i] = _mp_root("mu", float(e[i]), float(L[i]), up)
-    return out
+    return cast(np.ndarray, out)
 
 
 def _mu_at_eps_zero(L: np.ndarray) -> np.ndarray:
@@ -441,8 +442,8 @@ def _mu_at_eps_zero(L: np.ndarray) -> np.ndarray:
 
 def _quantile_of_log(L: np.ndarray) -> np.ndarray:
     """Phi^{-1}(exp(L)), accurate also when exp(L) is within an ulp of 1."""
-    return np.where(L < -0.6931471805599453, special.ndtri_exp(L),
-                    -special.ndtri(-np.expm1(L)))
+    return cast(np.ndarray, np.where(L < -0.6931471805599453, special.ndtri_exp(L),
+                                     -special.ndtri(-np.expm1(L))))
 
 
 def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
@@ -453,7 +454,7 @@ def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
     mu_tail = np.where(q < 0, 2.0 * e / (r - q), q + r)
     # Lower bound 2: delta_mu(0) = erf(mu / (2 sqrt 2)) = delta.
     mu_head = _mu_at_eps_zero(L)
-    return np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
+    return cast(np.ndarray, np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head))
 
 
 def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
@@ -484,7 +485,7 @@ def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:
 
 @_scalar_first(_eps_gdp_scalar)
 def eps_gdp(mu: Any, delta: Any = None, *, log_delta: Any = None,
-            rounding: str = "up") -> Any:
+            rounding: Rounding = "up") -> Any:
     r"""The :math:`\varepsilon \ge 0` with :math:`\delta_\mu(\varepsilon) = \delta`
     (``0`` when :math:`\delta_\mu(0) \le \delta` already).
 
@@ -589,8 +590,9 @@ def _outward_rel(x: np.ndarray, rel: Any, up: bool, lo: float = 0.0) -> np.ndarr
     side: up to +inf, down to ``lo`` at least.  inf, 0 (when exact) and NaN are kept by
     the callers."""
     if up:
-        return np.nextafter(np.nextafter(x + np.abs(x) * rel, np.inf), np.inf)
-    return np.maximum(np.nextafter(np.nextafter(x - np.abs(x) * rel, -np.inf), -np.inf), lo)
+        return cast(np.ndarray, np.nextafter(np.nextafter(x + np.abs(x) * rel, np.inf), np.inf))
+    return cast(np.ndarray,
+                np.maximum(np.nextafter(np.nextafter(x - np.abs(x) * rel, -np.inf), -np.inf), lo))
 
 
 def _rr_outward(e: float, y0: float, up: bool) -> float:
@@ -606,7 +608,7 @@ def _rr_outward(e: float, y0: float, up: bool) -> float:
 
 
 @_quiet
-def mu_from_pure_dp(eps0: Any, *, rounding: str = "up") -> Any:
+def mu_from_pure_dp(eps0: Any, *, rounding: Rounding = "up") -> Any:
     r"""GDP parameter of any :math:`\varepsilon_0`-DP mechanism:
     :math:`\mu = -2\Phi^{-1}(1/(1 + e^{\varepsilon_0}))` (tight for randomized response;
     Dong, Roth & Su 2021, and theory §3).
@@ -665,7 +667,7 @@ def mu_from_pure_dp(eps0: Any, *, rounding: str = "up") -> Any:
 
 
 @_quiet
-def compose_gdp(*mus: Any, rounding: str = "up") -> Any:
+def compose_gdp(*mus: Any, rounding: Rounding = "up") -> Any:
     r"""Composition of GDP guarantees: :math:`\sqrt{\sum_i \mu_i^2}`
     (Dong, Roth & Su 2021, Corollary 3.3).
 
@@ -700,7 +702,7 @@ def compose_gdp(*mus: Any, rounding: str = "up") -> Any:
 
 
 @_quiet
-def tradeoff_gdp(alpha: Any, mu: Any, *, rounding: str = "down") -> Any:
+def tradeoff_gdp(alpha: Any, mu: Any, *, rounding: Rounding = "down") -> Any:
     r"""The GDP trade-off curve :math:`G_\mu(\alpha) = \Phi(\Phi^{-1}(1-\alpha) - \mu)`.
 
     Rounding: :math:`G_\mu` is the curve a :math:`\mu`-GDP mechanism's type II errors stay

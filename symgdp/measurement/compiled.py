@@ -135,7 +135,9 @@ class _Lazy:
 
     def __init__(self, expr: sympy.Expr | None, var: sympy.Symbol,
                  params: tuple[sympy.Symbol, ...], parent: _Lazy | None = None) -> None:
-        self._args, self._fn, self._d = (expr, var, params), None, None
+        self._args = (expr, var, params)
+        self._fn: Any = None  # None: not compiled yet; False: not compilable
+        self._d: Any = None  # None: not derived yet; False: too large
         self._parent = parent
         self._next: _Lazy | None = None
 

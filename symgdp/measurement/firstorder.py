@@ -104,7 +104,8 @@ class _Enclosures:
         self._on_cache: dict[tuple[float, float], tuple[arb, arb]] = {}
         self._dcache: dict[float, arb] = {}
         self._direct_cache: dict[tuple[float, float], arb] = {}
-        self._gauss_mu, self._gauss_cache = math.nan, {}
+        self._gauss_mu = math.nan
+        self._gauss_cache: dict[Any, Any] = {}
         self.count = 0
         self.ball_count = 0
 

@@ -53,7 +53,7 @@ def heaviside_steps(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         >>> heaviside_steps(sympy.exp(-x) * (1 - sympy.Heaviside(x - 1) / 2), x)
         (1 - Piecewise((0, x < 1), (1, True))/2)*exp(-x)
     """
-    steps = {}
+    steps: dict[Any, Any] = {}
     for h in expr.atoms(sympy.Heaviside):
         arg = h.args[0]
         if arg.free_symbols != {var}:

@@ -55,11 +55,12 @@ import dataclasses
 import math
 import time
 import warnings
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import DomainError, PrecisionError, SymgdpError, SymgdpWarning
 from symgdp.evaluation.interval import ArbUnsupported, log_delta_mu_upper, profile_arb
 from symgdp.gaussian.vectorised import delta_mu, log_delta_mu, mu_gdp
@@ -315,7 +316,7 @@ def _rounded_constants(profile: Any) -> str | None:
     for f in expr.atoms(sympy.Float):
         sign, man, exp, bc = f._mpf_
         if man and not -1074 <= exp + bc <= 1024:
-            return sympy.sstr(f, full_prec=False)
+            return str(sympy.sstr(f, full_prec=False))
     return None
 
 def measure(
@@ -324,7 +325,7 @@ def measure(
     tol: float = 1e-6,
     *,
     refine: bool = True,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     certify: bool | None = None,
     max_evaluations: int | None = None,
     seed: int = 0,
@@ -465,7 +466,8 @@ def _measure(profile: Any, eps_h: float, tol: float, refine: bool, how: str,
         m = _alpha_route(profile, src, eps_h, tol, refine, notes, identify, timeout, t0)
         if m is not None:
             return m
-    if callable(getattr(src, "finer", None)) and getattr(src, "tol", 0.0) > tol / 8:
+    if src is not None and callable(getattr(src, "finer", None)) \
+            and getattr(src, "tol", 0.0) > tol / 8:
         # the source's gap on log delta must be well inside the bracket asked for on mu
         profile = type(profile).from_source(src.finer(tol / 8), name=profile.name)
     if how == "first-order" and hasattr(profile, "require_bound"):
@@ -600,5 +602,5 @@ def _whole_line(m: Measurement, fo: Any = None, mu_exact: Any = None,
     """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``).  The
     proof's own test counts bound its work; its wall-clock budget is only a safety net,
     generous (at least 30 s) so that a loaded machine does not change the answer."""
-    return whole_line(m, fo=fo, mu_exact=mu_exact, certifier=certifier,
-                      seconds=max(30.0, 4.0 * float(m.seconds)), mu_bound=mu_bound)
+    return cast(Measurement, whole_line(m, fo=fo, mu_exact=mu_exact, certifier=certifier,
+                      seconds=max(30.0, 4.0 * float(m.seconds)), mu_bound=mu_bound))

@@ -56,7 +56,7 @@ def _gaussian_identity(expr: Any, var: Any) -> Any:
 # with its parameters symbolic, so every value of a sweep or calibration shares it.  Only
 # completed answers are kept (a timeout may succeed with a larger budget).  The key
 # ("near", expr, var) holds the (alpha, beta) of _near_gaussian_form.
-_IDENTITY: dict[tuple[Any, Any], Any] = {}
+_IDENTITY: dict[tuple[Any, ...], Any] = {}
 _IDENTITY_MAX = 64
 
 

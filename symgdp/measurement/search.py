@@ -203,7 +203,7 @@ def _branch_and_bound(ld: _Counted, eps_h: float, tol: float, certify: bool,
     pool.append((a, b, la, u))
     cols = [np.concatenate(c) for c in zip(*pool, strict=True)]
     up = max(best, float(cols[3].max())) if cols[3].size else best
-    return _Search(best, arg, up, *cols, notes=[])
+    return _Search(best, arg, up, cols[0], cols[1], cols[2], cols[3], notes=[])
 
 
 # ---------------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ def _first_order_search(ld: _Counted, fo: Any, eps_h: float, tol: float, certify
     i = int(np.argmax(g))
     best, arg = float(g[i]), float(x[i])
     pa, pb, pla = x[:-1].tolist(), x[1:].tolist(), lx[:-1].tolist()
-    zero: list[tuple[float, float, float]] = []
+    zero: list[tuple[float, float, float, Any]] = []
     first = _FirstOrderLeaves()
     target = tol - 2.0 * _margin(certify, best + tol)
     # intervals the sweep failed to prove, with the mu+ tried: not tried again below it

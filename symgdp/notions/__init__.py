@@ -3,7 +3,7 @@ r"""Other privacy notions as input: Rényi DP, zero-concentrated DP and trade-of
 Each notion here becomes a *numeric source*: an object that gives a proved upper bound on
 :math:`\log\delta(\varepsilon)` of the privacy profile that the notion implies, vectorised
 over :math:`\varepsilon`.  A :class:`~symgdp.profile.Profile` built on a source measures
-that profile like any other.  The protocol (duck-typed) is
+that profile like any other.  The protocol (:class:`symgdp.contracts.NumericSource`) is
 
 * ``kind``: a short display name (``"RDP"``, ``"zCDP"``, ``"f-DP"``);
 * ``log_delta(x)``: a proved upper bound on :math:`\log\delta(x)` at every ``x >= 0``

@@ -163,7 +163,8 @@ class _Checker:
         self.nodes = list(dict.fromkeys(
             n for n in sympy.postorder_traversal(self.expr) if isinstance(n, _NODES)))
         self.index = {n: i for i, n in enumerate(self.nodes)}
-        pairs, diffs = [], []
+        pairs: list[tuple[int, int, int, int]] = []
+        diffs: list[sympy.Expr] = []
         #: per Piecewise node: its conditions as (operator, index of lhs - rhs in diffs),
         #: ("T", -1) for True; None when a condition is not one comparison
         self.conds: dict[int, list[tuple[str, int]] | None] = {}
@@ -196,6 +197,8 @@ class _Checker:
     def choices(self, ball: arb, strict: bool) -> tuple[tuple[int, ...], ...]:
         if not self.nodes:
             return ()
+        if self.diffs is None:  # only Piecewise nodes whose conditions are not comparisons
+            return tuple(self._branches(i, (), strict) for i in range(len(self.nodes)))
         got = self.diffs(ball)
         vals = got if isinstance(got, tuple) else (got,)
         d: dict[tuple[int, int, int], arb] = {}

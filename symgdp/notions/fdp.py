@@ -324,6 +324,10 @@ class MuBracket(float):
     """
 
     __slots__ = ("lower", "upper", "certified", "method")
+    lower: float
+    upper: float
+    certified: bool
+    method: str
 
     def __new__(cls, value: float, lower: float, upper: float, method: str) -> MuBracket:
         out = super().__new__(cls, value)

@@ -105,7 +105,7 @@ def group_profile(x: Any, k: Any) -> Any:
     import sympy
 
     meta = dict(getattr(x, "meta", {}) or {})
-    stale = {key: None for key in _STALE if key in meta}
+    stale: dict[str, Any] = {key: None for key in _STALE if key in meta}
     name = f"{x.name or 'profile'}, groups of {kk}" if hasattr(x, "name") else None
     tag = meta.get("mechanism")
     if isinstance(tag, tuple) and len(tag) == 2 and tag[0] == "gaussian":

@@ -99,7 +99,8 @@ def _derivatives(expr: sympy.Expr, var: sympy.Symbol, s_forms: list[sympy.Expr],
         check = lambdify_arb(sympy.Tuple(*nodes), var, cse=True) if nodes else None
     except ArbUnsupported:
         return [], [], None
-    first, second = [], []
+    first: list[Any] = []
+    second: list[Any] = []
     for f, sign in [(f, 1) for f in s_forms] + [(f, -1) for f in t_forms]:
         for order, out in ((1, first), (2, second)):
             try:
@@ -234,7 +235,7 @@ class TradeoffSource:
         if hit is not None:
             return hit
         best: tuple[arb, arb, arb, arb] | None = None
-        precs = _PRECS
+        precs: tuple[int, ...] = _PRECS
         if 0 < p < 1:
             # 1 - 2 alpha (say) keeps a tiny alpha only with about log2(1/alpha) bits
             need = 128 + max(-_mag(p), -_mag(1 - p) if p > 0.5 else 0)

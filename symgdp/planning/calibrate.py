@@ -55,6 +55,7 @@ from typing import Any
 
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import ConvergenceError, DomainError, PrecisionError, ProfileError, SymgdpError
 from symgdp.measurement.measure import Measurement, measure
 from symgdp.numerics.decimals import json_number
@@ -641,7 +642,7 @@ def calibrate(
     tol: float = 1e-6,
     refine: bool = True,
     certify: bool | None = None,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     timeout: float | None = None,
     max_measurements: int = 200,
 ) -> CalibrationResult:

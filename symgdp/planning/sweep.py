@@ -45,6 +45,7 @@ from typing import Any
 
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import DomainError, SymgdpError
 from symgdp.numerics.decimals import json_number
 from symgdp.profile import Profile
@@ -209,6 +210,7 @@ def _run_task(t: _Task) -> dict[str, Any]:
 
             c = calibrate(p, **opts)
             m = c.measurement
+            assert m is not None  # a profile (not an equation) is calibrated by measuring
             rec.update(value=json_number(c.value), bracket=[json_number(b) for b in c.bracket],
                        direction=c.direction, mu_lower=json_number(m.lower),
                        mu_upper=json_number(m.upper), certified=m.certified,
@@ -426,7 +428,7 @@ def sweep(
     tol: float = 1e-6,
     refine: bool = True,
     certify: bool | None = None,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     timeout: float | None = None,
     calibrate: Mapping[str, Any] | None = None,
     identify: bool = False,
@@ -566,7 +568,7 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
     if isinstance(executor, str):
         raise DomainError(f"executor must be an Executor or 'serial', got {executor!r}")
     own = executor is None
-    width = (workers or os.cpu_count() or 1) if own else _width(executor, workers)
+    width = (workers or os.cpu_count() or 1) if executor is None else _width(executor, workers)
     size = chunksize or _chunk_size(len(todo), width)
     chunks = [todo[i:i + size] for i in range(0, len(todo), size)]
     if own:

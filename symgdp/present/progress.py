@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from symgdp.contracts import ProgressKind
+
 __all__ = ["ProgressEvent", "ProgressCallback", "as_callback", "stage", "Stage",
            "TqdmProgress"]
 
@@ -49,7 +51,7 @@ class ProgressEvent:
     """
 
     stage: str
-    kind: str
+    kind: ProgressKind
     done: int | None = None
     total: int | None = None
     detail: str = ""

@@ -30,6 +30,7 @@ from typing import Any
 
 import sympy
 
+from symgdp.contracts import MeasureMethod
 from symgdp.errors import (
     AnalysisTimeout,
     ConvergenceError,
@@ -252,6 +253,7 @@ class Report:
             root = sympy.sqrt(limit)
             if root.is_Rational:
                 return sympy.latex(root)
+        assert self.mu_tail is not None  # the verdict row asks only for a known mu_tail
         return rf"{format_lower(float(self.mu_tail), 8)}\ldots"
 
     def _rows(self) -> list[tuple[str, str]]:
@@ -264,7 +266,7 @@ class Report:
             vals = r",\ ".join(f"{_tex(k)} = {_tex(v)}"
                                for k, v in sorted(self.profile.values.items(), key=str))
             rows.append(("parameters", vals))
-        src = getattr(self.profile, "source", None)
+        src: Any = getattr(self.profile, "source", None)
         if callable(getattr(src, "latex", None)) and src.latex():
             rows.append((f"{src.kind} statement", src.latex()))
         rows.append(("naive profile", rf"\tilde\delta({var}) = {_tex(self.profile.expr)}"))
@@ -510,7 +512,7 @@ def _build(obj: Any, values: Mapping[Any, Any] | None,
 def _source_text(p: Profile) -> str | None:
     """What a notion's profile was made from (a zCDP rho, an RDP curve, a trade-off
     curve), for the report's input row; ``None`` for other profiles."""
-    src = getattr(p, "source", None)
+    src: Any = getattr(p, "source", None)
     kind = getattr(src, "kind", None)
     if kind in ("zCDP", "RDP") and getattr(src, "rho", None) is not None:
         xi = getattr(src, "xi", 0)
@@ -606,7 +608,7 @@ def report(
     certify: bool | None = None,
     tradeoff: bool = False,
     refine: bool = True,
-    method: str = "auto",
+    method: MeasureMethod = "auto",
     measure: bool = True,
     progress: Any = None,
     strict: bool = False,

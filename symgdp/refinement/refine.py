@@ -451,7 +451,7 @@ def _no_crossing(naive: _Naive, timeout: float | None) -> str | None:
             f"than 1e-10 relative)")
 
 
-def _R_float(profile: Profile, x: np.ndarray) -> np.ndarray:
+def _R_float(profile: Profile, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     raw = _float_values(profile, x, profile._eval_numpy(x, "numpy"))
     d = np.where(np.isnan(raw), 1.0, np.clip(raw, 0.0, 1.0))
     with np.errstate(all="ignore"):

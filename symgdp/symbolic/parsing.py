@@ -311,7 +311,7 @@ class _Builder:
         if isinstance(node, ast.Name):
             return self.name(node)
         if isinstance(getattr(node, "op", None), (ast.Not, ast.Invert, ast.BitAnd, ast.BitOr)):
-            raise self.fail(node, f"{_OPERATORS[type(node.op)]} is for Piecewise conditions only")
+            raise self.fail(node, f"{_OPERATORS[type(node.op)]} is for Piecewise conditions only")  # type: ignore[attr-defined]  # noqa: E501
         if isinstance(node, ast.UnaryOp):
             value = self.expr(node.operand)
             return self.sized(-value if isinstance(node.op, ast.USub) else value, node)
@@ -479,8 +479,8 @@ class _Builder:
                 left = right
             return sympy.And(*parts)
         if isinstance(node, ast.BoolOp) or type(getattr(node, "op", 0)) in (ast.BitAnd, ast.BitOr):
-            conds = [self.cond(v) for v in getattr(node, "values", None) or (node.left, node.right)]
-            return (sympy.And if isinstance(node.op, (ast.And, ast.BitAnd)) else sympy.Or)(*conds)
+            conds = [self.cond(v) for v in getattr(node, "values", None) or (node.left, node.right)]  # type: ignore[attr-defined]  # noqa: E501 (a BinOp)
+            return (sympy.And if isinstance(node.op, (ast.And, ast.BitAnd)) else sympy.Or)(*conds)  # type: ignore[attr-defined]  # noqa: E501
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.Invert)):
             return sympy.Not(self.cond(node.operand))
         raise self.fail(node, "a Piecewise condition must be a comparison, and/or/not of "
@@ -529,7 +529,7 @@ def _phi(x: sympy.Expr) -> sympy.Expr:
     return sympy.erfc(-x / sympy.sqrt(2)) / 2
 
 
-def _extremum(cls: type) -> Callable[[_Builder, list[sympy.Expr], ast.Call], sympy.Expr]:
+def _extremum(cls: Any) -> Callable[[_Builder, list[sympy.Expr], ast.Call], sympy.Expr]:
     def build(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
         # SymPy flattens Max(Max(a, b), c) and compares the arguments pairwise under the
         # assumptions system: 64 symbolic arguments take about a minute.  Count them as

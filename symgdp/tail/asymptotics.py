@@ -540,9 +540,8 @@ def _log_sum(e: sympy.Expr, cx: _Ctx) -> Series:
             group.append((s, lt - top, lt))
     if len(group) == 1 and group[0][0] > 0:
         return group[0][2]  # the other scales are exponentially smaller
-    group = [(s, r) for s, r, _ in group]
     total = Series.const(0)
-    for s, rest in group:
+    for s, rest, _ in group:
         total = total + rest.exp().scale(s)
     ld = total.leading()
     if ld is None:

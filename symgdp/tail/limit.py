@@ -53,6 +53,7 @@ from typing import Any
 import mpmath
 import sympy
 
+from symgdp.contracts import LimitMethod
 from symgdp.errors import AnalysisTimeout, ConvergenceError, ProfileError, SymgdpError
 from symgdp.evaluation.evaluate import evaluator_of
 from symgdp.symbolic import budget as _bounded
@@ -95,7 +96,7 @@ class Identification:
     limit: sympy.Expr | None
     is_gdp: bool | None
     mu_tail: float
-    method: str
+    method: LimitMethod
     detail: str = ""
     timed_out: bool = False
 
@@ -507,7 +508,7 @@ def _numeric_tail(profile: Any) -> tuple[sympy.Expr | None, str]:
     return None, f"numeric tail inconclusive (no convergence faster than the drift); {where}"
 
 
-def _analyse(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
+def _analyse(profile: Any, timeout: float | None) -> tuple[Any, LimitMethod, str, bool]:
     """(limit or None, method, detail, timed_out), cached on the (immutable) profile."""
     cache = getattr(profile, "_cache", None)
     key = ("tail", resolve_timeout(timeout))
@@ -522,7 +523,8 @@ def _analyse(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
     return result
 
 
-def _analyse_uncached(profile: Any, timeout: float | None) -> tuple[Any, str, str, bool]:
+def _analyse_uncached(profile: Any, timeout: float | None
+                      ) -> tuple[Any, LimitMethod, str, bool]:
     budget = _Budget(timeout)
     var = profile.var
     expr = profile.bound_expr
@@ -691,7 +693,7 @@ def identify(profile: Any, *, timeout: float | None = None) -> Identification:
     return identify_limit(val, method=method, detail=detail)
 
 
-def identify_limit(val: sympy.Expr, *, method: str = "symbolic", detail: str = ""
+def identify_limit(val: sympy.Expr, *, method: LimitMethod = "symbolic", detail: str = ""
                    ) -> Identification:
     """The GDP verdict from a known tail limit ``val`` (e.g. a numeric source's)."""
     if val is sympy.oo:

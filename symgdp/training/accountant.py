@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 from symgdp.training.engine import check_neighbouring, check_phase
 
@@ -36,7 +37,7 @@ class Accountant:
         True
     """
 
-    def __init__(self, neighbouring: str = "add_remove", **options: Any) -> None:
+    def __init__(self, neighbouring: Neighbouring = "add_remove", **options: Any) -> None:
         self.neighbouring = check_neighbouring(neighbouring)
         self.options = dict(options)
         self._phases: list[list[Any]] = []  # [noise_multiplier, sample_rate, steps]

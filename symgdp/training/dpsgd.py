@@ -97,6 +97,7 @@ from typing import Any
 
 import numpy as np
 
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 from symgdp.gaussian.vectorised import eps_gdp
 from symgdp.training.engine import (
@@ -229,7 +230,7 @@ class DPSGDResult:
     mu_upper: float
     eps_h: float
     failure_prob: float
-    neighbouring: str
+    neighbouring: Neighbouring
     schedule: tuple[tuple[float, float, int], ...]
     surrogate_lower: float
     mu_clt: float
@@ -357,7 +358,7 @@ class DPSGDResult:
 
 def certified_pld(q: float, sigma: float, steps: int, *,
                   value_discretization_interval: float = 1e-4,
-                  failure_prob: float = 1e-10, neighbouring: str = "add_remove") -> Any:
+                  failure_prob: float = 1e-10, neighbouring: Neighbouring = "add_remove") -> Any:
     r"""The certified pessimistic PLD profile of DP-SGD: a numeric
     :class:`~symgdp.profile.Profile` (a PLD source) that is an upper bound on the true
     profile at every :math:`\varepsilon \ge 0` (the theorem in :mod:`symgdp.training.dpsgd`), with
@@ -474,7 +475,7 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
 
 
 def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
-          schedule: Any = None, neighbouring: str = "add_remove",
+          schedule: Any = None, neighbouring: Neighbouring = "add_remove",
           failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
           value_discretization_interval: float = 1e-4, floor: bool = True,
           compare: bool = False, floor_discretization: float | None = None,
@@ -625,7 +626,7 @@ class SigmaResult:
     target_mu: float | None
     target: tuple[float, float] | None
     failure_prob: float
-    neighbouring: str
+    neighbouring: Neighbouring
     rel: float
     result: Any = field(default=None, compare=False, repr=False)
     evaluations: int = 0
@@ -648,7 +649,7 @@ def _sigma_guess(q: float, steps: int, mu: float) -> float:
 
 def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
                 target: tuple[float, float] | None = None, failure_prob: float = 1e-10,
-                neighbouring: str = "add_remove", rel: float = 1e-3,
+                neighbouring: Neighbouring = "add_remove", rel: float = 1e-3,
                 value_discretization_interval: float = 1e-4,
                 coarse_discretization: float = 1e-3, tol: float = 1e-4,
                 max_evaluations: int = 40) -> SigmaResult:

@@ -100,6 +100,7 @@ from typing import Any
 
 import numpy as np
 
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 from symgdp.numerics.rounding import arb_ceil, arb_floor
 from symgdp.pld.pmf import chained, check_count, check_product, check_support
@@ -627,7 +628,7 @@ class ComposedSGD:
     cut: tuple[float, ...]
     steps: int
     disc: float
-    neighbouring: str
+    neighbouring: Neighbouring
     add_error: float | None = None  # set when the add direction is read from remove
 
     def curves(self) -> list[Any]:
@@ -715,7 +716,7 @@ def scale_for(phases: Any, relation: str, support: float) -> tuple[int, float]:
 
 
 def compose_schedule(schedule: Any, disc: float, failure_prob: float,
-                     neighbouring: str = "add_remove", bits: int | None = None,
+                     neighbouring: Neighbouring = "add_remove", bits: int | None = None,
                      tail: float | None = None, derive_add: bool = True) -> ComposedSGD:
     r"""Compose the phases: ``int_self_compose`` per phase (repeated squaring), the phases
     convolved in order, for each direction of the relation.

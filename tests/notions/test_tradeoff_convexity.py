@@ -268,3 +268,17 @@ def test_a_refused_curve_still_has_a_sound_direct_source():
         grid += [mpmath.mpf(3037) / 10000 + mpmath.mpf(j) / 10**7 for j in range(-300, 301)]
         ref = max(1 - mpmath.mpf(t(a)) - a for a in grid)
     assert src.log_delta(0.0) >= math.log(float(ref)) - 1e-15
+
+
+def test_a_lone_piecewise_with_a_compound_condition_is_not_a_crash():
+    """Found by mypy: a curve whose only nodes are Piecewise with conditions that are not one
+    comparison (here ``0 < alpha < 1/4`` as an And) left the checker without difference
+    functions, and ``check_curve`` raised TypeError ('NoneType' object is not callable).
+    By hand, T(0) = 2/3 (the And is false at 0) below T(0+) = 1: the curve rises at 0, so
+    neither property may be reported proved; every branch is kept possible instead."""
+    a = sympy.Symbol("alpha")
+    curve = sympy.Piecewise((1 - 2 * a, sympy.And(a > 0, a < sympy.Rational(1, 4))),
+                            ((1 - a) * sympy.Rational(2, 3), True))
+    got = check_curve(curve, a, [lambdify_arb(curve, a)])
+    assert not got.proved
+    assert got.convexity.startswith("not proved") and got.monotonicity.startswith("not proved")

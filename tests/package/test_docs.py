@@ -36,9 +36,10 @@ def test_site_builds_strict(tmp_path):
                            str(site)], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-4000:]
     for page in ["index.html", "tutorial/index.html", "theory/index.html",
-                 "benchmarks/index.html", "cite/index.html", "reference/report/index.html"]:
+                 "benchmarks/index.html", "cite/index.html", "architecture/index.html",
+                 "reference/present/index.html"]:
         assert (site / page).exists(), page
-    api = (site / "reference" / "plot" / "index.html").read_text(encoding="utf-8")
+    api = (site / "reference" / "present" / "index.html").read_text(encoding="utf-8")
     assert "symgdp.present.plot.gdpt" in api  # the reference is generated from the docstrings
     assert ":math:" not in api  # roles rendered for MathJax
     theory = (site / "theory" / "index.html").read_text(encoding="utf-8")
@@ -53,6 +54,10 @@ def test_rst_roles_hook():
     assert '<span class="arithmatex">\\(\\mu\\)</span>' in out
     assert "<code>Profile</code>" in out
     assert '<div class="arithmatex">\\[x^2\\]</div>' in out
+    wrapped = ('<p>.. math::</p>\n<div class="highlight"><pre><span></span><code>  a_+\n'
+               '  = b &gt; c\n</code></pre></div>\n<p>After.</p>')
+    assert hook.on_page_content(wrapped) == ('<div class="arithmatex">\\[a_+\n  = b &gt; c\\]'
+                                             '</div>\n<p>After.</p>')
 
 
 def test_griffe_doctest_rewrite():
@@ -62,6 +67,13 @@ def test_griffe_doctest_rewrite():
     out = hook.rewrite(text)
     assert "```pycon\n>>> f(1)[0]\n2\n```" in out
     assert "Examples:\n    >>> g()" in out and "```pycon\n    >>> g()" not in out
+    # a formula right below ``.. math::`` or on its line becomes a code block (where
+    # Markdown leaves its underscores alone); an already separated one stays as it is
+    block = "Then\n\n.. math::\n    a_+ + b_{l'}\n\nDone."
+    code = "Then\n\n.. math::\n\n    a_+ + b_{l'}\n\nDone."
+    assert hook.rewrite(block) == code and hook.rewrite(code) == code
+    inline = "* Item:\n\n  .. math:: x_+\n            = y_{j}.\n\n  After."
+    assert hook.rewrite(inline) == "* Item:\n\n  .. math::\n\n      x_+\n      = y_{j}.\n\n  After."
 
 
 @pytest.mark.slow

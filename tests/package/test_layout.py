@@ -39,6 +39,7 @@ MAX_LINES = 900
 # call them, sits above them and nothing below imports it.
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
+    ("contracts",),  # the typed modes (Literal) and the numeric-source Protocol
     # symbolic: the language (symbols, budgets, safe parsing, step conditions, implicit roots)
     ("symbolic.symbols", "symbolic.budget", "symbolic.steps", "symbolic.implicit"),
     ("symbolic.parsing",),
@@ -353,7 +354,7 @@ def test_every_wing_says_what_it_is_for_and_exports():
 
 def test_a_handful_of_modules_at_the_top():
     top = sorted(p.stem for p in ROOT.glob("*.py"))
-    assert top == ["__init__", "__main__", "errors", "mechanisms", "profile"], top
+    assert top == ["__init__", "__main__", "contracts", "errors", "mechanisms", "profile"], top
 
 
 def test_every_file_reads_in_one_sitting():

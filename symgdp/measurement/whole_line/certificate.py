@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -532,7 +533,8 @@ class _LazyBall:
     needs none): its cached :func:`profile_arb`, else one compiled from ``expr``."""
 
     def __init__(self, p: Any, expr: sympy.Basic, var: sympy.Symbol) -> None:
-        self.p, self.expr, self.var, self.f = p, expr, var, None
+        self.p, self.expr, self.var = p, expr, var
+        self.f: Callable[[Any], arb] | None = None  # compiled on first use
 
     def __call__(self, x: Any) -> arb:
         if self.f is None:

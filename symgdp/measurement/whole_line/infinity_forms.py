@@ -443,7 +443,7 @@ class Rules:
                 return _NONPOS
             if any(p.hi is None for p in parts):
                 raise Unsupported("Max without an upper enclosure")
-            hi = _coef_max([p.hi for p in parts])
+            hi = _coef_max([p.hi for p in parts if p.hi is not None])  # all, checked above
             lo = next((p.lo for p in parts if p.lo is not None), None)
             return _Log(lo, hi)
         if isinstance(e, sympy.Min):
@@ -456,8 +456,8 @@ class Rules:
             hi = his[0]
             for h in his[1:]:
                 hi = _smaller(hi, h, E)
-            los = [p.lo for p in parts]
-            lo = None if any(v is None for v in los) else _coef_min(los)
+            los = [p.lo for p in parts if p.lo is not None]
+            lo = _coef_min(los) if len(los) == len(parts) else None
             return _Log(lo, hi)
         if isinstance(e, sympy.Piecewise):
             return self.log(self._branch(e))
@@ -548,21 +548,22 @@ class Rules:
         if b < a:
             return _EXACT_ZERO
         f = e.function
-        stack, parts = [(a, b)], []
+        stack = [(a, b)]
+        parts: list[Any] = []
         while stack:
-            lo, hi = stack.pop()
+            first, last = stack.pop()
             if len(parts) + len(stack) >= _MAX_SUM_RANGES:
                 raise Unsupported("a Sum whose terms need too many index ranges")
-            ball = arb(lo) if lo == hi else _range_ball(lo, hi)
+            ball = arb(first) if first == last else _range_ball(first, last)
             child = Rules(self.var, self.E, {**self.env, i: ball})
             try:
                 parts.append(child.log(f))
             except Unsupported:
                 self.switch = self.switch or child.switch
-                if lo == hi:
+                if first == last:
                     raise
-                m = (lo + hi) // 2
-                stack += [(m + 1, hi), (lo, m)]
+                m = (first + last) // 2
+                stack += [(m + 1, last), (first, m)]
                 continue
             self.switch = self.switch or child.switch
         if all(p.exact for p in parts):
@@ -572,10 +573,11 @@ class Rules:
             return _NONPOS
         if any(p.hi is None for p in live):
             raise Unsupported("a Sum term without an upper enclosure")
-        hi = _add(_coef_max([p.hi for p in live]), _const(arb(b - a + 1).log()))
+        hi = _add(_coef_max([p.hi for p in live if p.hi is not None]),  # all, checked above
+                  _const(arb(b - a + 1).log()))
         lo = None
         if len(live) == len(parts) and all(p.lo is not None for p in live):
-            lo = max((p.lo for p in live), key=self._lead_score)
+            lo = max((p.lo for p in live if p.lo is not None), key=self._lead_score)
         return _Log(lo, hi)
 
     def _branch(self, e: sympy.Piecewise) -> sympy.Basic:
@@ -634,13 +636,13 @@ class Rules:
         if len(unsigned) > 1 or any(p.hi is None for p in parts):
             raise Unsupported("a product of factors of unknown sign")
         hi = Form({})
-        for p in parts:
-            hi = _add(hi, p.hi)
+        for h in (p.hi for p in parts if p.hi is not None):  # all, checked above
+            hi = _add(hi, h)
         lo = None
-        if not unsigned:
+        if not unsigned:  # every factor has a lower form
             lo = Form({})
-            for p in parts:
-                lo = _add(lo, p.lo)
+            for v in (p.lo for p in parts if p.lo is not None):
+                lo = _add(lo, v)
         return _Log(lo, hi)
 
     def _log_add(self, e: sympy.Add) -> _Log:
@@ -664,8 +666,9 @@ class Rules:
             raise Unsupported("a term without an upper enclosure")
         if neg:
             # the subtracted part dominates on [E, inf): the sum is <= 0 there
-            phi = _add(_coef_max([p.hi for p in pos]), _const(arb(len(pos)).log()))
-            nlo = max((p.lo for p in neg), key=lambda f: self._lead_score(f))
+            phi = _add(_coef_max([p.hi for p in pos if p.hi is not None]),  # all, checked
+                       _const(arb(len(pos)).log()))
+            nlo = max((p.lo for p in neg if p.lo is not None), key=self._lead_score)
             dom = _add(_lower_end(nlo), _neg(_upper_end(phi)))
             t = _inf(dom, self.E)
             if t is not None and t > 0:
@@ -673,7 +676,7 @@ class Rules:
             if dom.c and dom.c[max(dom.c)] > 0 and max(dom.c) != _CONST:
                 self.switch = True  # the subtracted part dominates from some larger E on
         n = len(pos)
-        hi = _coef_max([p.hi for p in pos])
+        hi = _coef_max([p.hi for p in pos if p.hi is not None])  # all, checked above
         if n > 1:
             hi = _add(hi, _const(arb(n).log()))
         lo = None
