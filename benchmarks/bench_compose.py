@@ -212,7 +212,7 @@ def _clear_one_step() -> None:
     that the timed run builds its one step."""
     import importlib
 
-    for mod, name in (("symgdp.training.dpsgd", "_subsampled_gaussian_pmfs"),
+    for mod, name in (("symgdp.training.dpsgd", "subsampled_gaussian_pmfs"),
                       ("symgdp.training.engine", "one_step_pmfs"),
                       ("symgdp.training.engine", "_tails")):
         try:

@@ -9,6 +9,7 @@ and for a step profile that supremum is over R(eps) and the right limits R(s+) o
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
@@ -237,6 +238,14 @@ def _refined_truth(levels, ends, closed):
     return max(G(x, d_ref(x), iterations=100) for x in cands if d_ref(x) > 0)
 
 
+@functools.lru_cache(maxsize=None)
+def _refined_truth_once(levels, ends, closed):
+    """The mpmath truth of one case, computed once per test process (both ``certify``
+    settings compare with it)."""
+    with mpmath.workdps(DPS):
+        return _refined_truth([mpmath.mpf(sympy.Float(v)) for v in levels], ends, closed)
+
+
 REFINE_CASES = [
     # (levels, ends, closed): the float-mode failures of the last round and neighbours
     ((0.5, 0.1), (0.5, 5), (False, True)),
@@ -252,14 +261,14 @@ REFINE_CASES = [
 
 
 @pytest.mark.slow  # ~7 s each (the reference's grid in mpmath)
+@pytest.mark.xdist_group("refined_closed_steps")  # one worker: the truth is computed once
 @pytest.mark.parametrize("certify", [False, True])
 @pytest.mark.parametrize("levels,ends,closed", REFINE_CASES)
 def test_refined_closed_steps(levels, ends, closed, certify):
     e = P(*[(sympy.Float(lv), (eps <= s) if c else (eps < s))
             for lv, s, c in zip(levels, ends, closed, strict=True)], (0, True))
     m = Profile(e).refine().measure(certify=certify)
-    with mpmath.workdps(DPS):
-        truth = _refined_truth([mpmath.mpf(sympy.Float(v)) for v in levels], ends, closed)
+    truth = _refined_truth_once(levels, ends, closed)
     # the grid estimate is below the supremum by far less than the tolerance
     assert m.lower <= truth + 1e-9 and truth <= m.upper
 

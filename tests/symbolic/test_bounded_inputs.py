@@ -232,8 +232,8 @@ def test_parse_budget_not_raised_in_weakref_finalizer(monkeypatch: pytest.Monkey
         while True:  # ordinary code: the re-fired alarm ends it
             time.sleep(0.01)
 
-    with pytest.raises(parsing._OutOfTime):
-        parsing._with_budget(work, 0.05)
+    with pytest.raises(parsing.OutOfTime):
+        parsing.with_budget(work, 0.05)
     assert reported == []
     assert sys.unraisablehook == reported.append  # restored
 
