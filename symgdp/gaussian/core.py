@@ -40,6 +40,11 @@ _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 spl
 # min(1.13, 1/x)), 1 + b^2 for the normal tail Phi(b).  _ERR_C = 32 sits well above the
 # errors measured against 50-digit mpmath (tests/test_conversions_safe.py).
 _ERR_C = 32.0
+# absolute slack of eight subnormal steps: covers the roundings of a value that is itself
+# subnormal (absorbed without effect by any normal value).  The error model above is
+# relative, so a log delta within 1e-308 of 0 (delta within that of 1: the complement
+# 1 - delta is subnormal and carries absolute, not relative, rounding errors) needs it.
+_SUB_SLACK = 8 * 5e-324
 
 
 def _quiet(fn: Any) -> Any:

@@ -21,6 +21,7 @@ from symgdp.gaussian.core import (
     _MU_TINY,
     _RESID_ULPS,
     _SQRT2,
+    _SUB_SLACK,
     _ULP,
     _half_a_squared,
 )
@@ -363,7 +364,9 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
     q = _quantile_of_log_scalar(L)
     r = math.sqrt(q * q + 2.0 * e)
     mu_tail = 2.0 * e / (r - q) if q < 0 else q + r
-    x = max(0.0 if mu_tail != mu_tail else mu_tail, math.exp(L + _LOG_SQRT_2PI))
+    mu_head = math.exp(L + _LOG_SQRT_2PI) if L < -0.6931471805599453 else \
+        _mu_at_eps_zero_scalar(L)
+    x = max(0.0 if mu_tail != mu_tail else mu_tail, mu_head)
     if not x > 0:
         return None
     s = math.log(x)
@@ -402,7 +405,8 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
         return None
     if up is None:
         return x * math.exp(d)
-    return _enclose_scalar(x, ld - L, g, gh, err + 2.0 * _ULP * abs(L), up, True)
+    return _enclose_scalar(x, ld - L, g, gh, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
+                           True)
 
 
 def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
@@ -415,7 +419,8 @@ def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
     g1 = math.exp(math.log(x) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
     g2 = g1 * (1.0 - a * (x / 2.0 + e / x) - g1)
     # 2 u |L| for the rounding of L = log(delta) when delta was given
-    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L), up, True)
+    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
+                           True)
 
 
 def _mu_gdp_scalar_nearest(e: float, L: float) -> float | None:
@@ -453,7 +458,7 @@ def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
     ld0, err0 = le0
     # eps = 0 is the answer when delta_mu(0) <= delta; rounded up, only when that holds
     # with the float error of log delta_mu(0) and of L counted against it
-    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L)
+    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L) + _SUB_SLACK
     if up is not False and not L < ld0 + slack:
         return 0.0
     if up is False and not L < ld0 - slack:
@@ -469,8 +474,8 @@ def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
     b = a - m
     P = math.exp(x + float(_log_ndtr(b)) - ld)
     Q = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
-    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, err + 2.0 * _ULP * abs(L), up,
-                           False)
+    E = err + 2.0 * _ULP * abs(L) + _SUB_SLACK
+    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, E, up, False)
 
 
 def _eps_gdp_scalar_nearest(m: float, L: float) -> float | None:
