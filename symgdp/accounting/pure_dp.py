@@ -190,53 +190,94 @@ def rdp(eps0: Any, k: Any, delta: Any) -> Any:
     return out_array(scalar, 4.0 * e0 * np.sqrt(2.0 * kk * -np.log(d)))
 
 
-def _rdp_tight_one(e0: float, kk: int, d: float) -> float:
-    from scipy.optimize import minimize_scalar
+# the order grid of rdp_tight in t = log(alpha - 1), and the golden ratio of its search
+_RDP_T = np.linspace(-8.0, 12.0, 201)
+_GOLD = (math.sqrt(5.0) - 1.0) / 2.0
+_RDP_NEAR = (-1e-9, -3e-10, -1e-10, 1e-10, 3e-10, 1e-9)
 
+
+def _rdp_objective(e0: float, kk: int, log_d: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """The (float, unrounded) objective of :func:`rdp_tight` at orders alpha = 1 + e^t, one
+    per log delta; only its minimiser is used, the value is re-evaluated rounded up."""
+    from symgdp.notions.renyi import pure_dp_rdp
+
+    a = 1.0 + np.exp(t)
+    return (float(kk) * pure_dp_rdp(e0, a) + np.log1p(-1.0 / a)
+            - (log_d + np.log(a)) / (a - 1.0))
+
+
+def _rdp_tight_up(e0: float, kk: int, d: float, t: float) -> float:
+    """The bound of :func:`rdp_tight` at the float order alpha = 1 + e^t, rounded up.
+
+    Errors (u = 2^-52): k times the rounded-up curve, u of it; log1p(-1/alpha), u of it
+    plus the rounding of 1/alpha amplified by 1/(alpha - 1); -(log delta + log
+    alpha)/(alpha - 1), the two logs' roundings u (|log delta| + log alpha) divided by
+    alpha - 1 (their sum may cancel, so not relative to the term), plus u of the term for
+    the division and alpha - 1; fsum rounds once.  Four times their sum, plus one ulp.
+    """
     from symgdp.notions.renyi import UNIT_ROUNDOFF, pure_dp_rdp
 
-    def terms(t: float) -> tuple[float, float, float]:  # t = log(alpha - 1)
-        a = 1.0 + math.exp(t)
-        return (kk * float(pure_dp_rdp(e0, a)), math.log1p(-1.0 / a),
-                -(math.log(d) + math.log(a)) / (a - 1.0))
+    a = 1.0 + math.exp(t)
+    ts = (kk * float(pure_dp_rdp(e0, a)), math.log1p(-1.0 / a),
+          -(math.log(d) + math.log(a)) / (a - 1.0))
+    s = math.fsum(ts)
+    err = (abs(ts[0]) + abs(ts[1]) + 2.0 * abs(ts[2]) + abs(s)
+           + (1.0 + abs(math.log(d)) + math.log(a)) / (a - 1.0))
+    return math.nextafter(s + 4.0 * UNIT_ROUNDOFF * err, math.inf)
 
-    def f(t: float) -> float:
-        return math.fsum(terms(t))
 
-    def f_up(t: float) -> float:
-        # The bound at the float order alpha = 1 + e^t, rounded up.  Errors (u = 2^-52):
-        # k times the rounded-up curve, u of it; log1p(-1/alpha), u of it plus the rounding
-        # of 1/alpha amplified by 1/(alpha - 1); -(log delta + log alpha)/(alpha - 1), the
-        # two logs' roundings u (|log delta| + log alpha) divided by alpha - 1 (their sum
-        # may cancel, so not relative to the term), plus u of the term for the division
-        # and alpha - 1; fsum rounds once.  Four times their sum, plus one ulp.
-        a = 1.0 + math.exp(t)
-        ts = terms(t)
-        s = math.fsum(ts)
-        err = (abs(ts[0]) + abs(ts[1]) + 2.0 * abs(ts[2]) + abs(s)
-               + (1.0 + abs(math.log(d)) + math.log(a)) / (a - 1.0))
-        return math.nextafter(s + 4.0 * UNIT_ROUNDOFF * err, math.inf)
+def _rdp_tight_all(e0: float, kk: int, d: np.ndarray) -> np.ndarray:
+    """:func:`rdp_tight` for every delta at once: the curve on the order grid is shared by
+    all of them (only the conversion term depends on delta), and the golden-section
+    search around each grid minimum runs on all of them together."""
+    from symgdp.notions.renyi import pure_dp_rdp
 
-    ts = np.linspace(-8.0, 12.0, 201)
-    vals = [f(t) for t in ts]
-    i = int(np.argmin(vals))
-    lo, hi = ts[max(i - 1, 0)], ts[min(i + 1, ts.size - 1)]
-    r = minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-10})
-    # every order gives a valid epsilon: the smaller of the two rounded-up candidates
-    best = min(f_up(float(r.x)), f_up(float(ts[i])))
-    return max(best, 0.0)
+    log_d = np.log(d)
+    ag = 1.0 + np.exp(_RDP_T)
+    # the delta-free part of the objective on the grid, then each delta's conversion term
+    base = float(kk) * pure_dp_rdp(e0, ag) + np.log1p(-1.0 / ag)
+    vals = base[None, :] - (log_d[:, None] + np.log(ag)[None, :]) / (ag - 1.0)[None, :]
+    i = np.argmin(vals, axis=1)
+    lo = _RDP_T[np.maximum(i - 1, 0)]
+    hi = _RDP_T[np.minimum(i + 1, _RDP_T.size - 1)]
+    # golden section on [lo, hi] (width <= 0.2) down to 1e-11: the objective is smooth
+    # there, so the value at the point found is within ~f'' 1e-22 of the minimum
+    x1, x2 = hi - _GOLD * (hi - lo), lo + _GOLD * (hi - lo)
+    f1, f2 = _rdp_objective(e0, kk, log_d, x1), _rdp_objective(e0, kk, log_d, x2)
+    while np.max(hi - lo) > 1e-11:
+        left = f1 < f2  # the minimum lies in [lo, x2], else in [x1, hi]
+        hi = np.where(left, x2, hi)
+        lo = np.where(left, lo, x1)
+        x1, x2 = (np.where(left, hi - _GOLD * (hi - lo), x2),
+                  np.where(left, x1, lo + _GOLD * (hi - lo)))
+        fe = _rdp_objective(e0, kk, log_d, np.where(left, x1, x2))
+        f1, f2 = np.where(left, fe, f2), np.where(left, f1, fe)
+    out = np.empty(d.shape)
+    for j in range(d.size):
+        # every order gives a valid epsilon: the smallest of the rounded-up candidates,
+        # the grid's best order and orders within 1e-9 of the minimiser (the objective
+        # is flat there to ~1e-16 relative, so these differ only in their roundings),
+        # all inside the grid's range
+        mid = 0.5 * (lo[j] + hi[j])
+        cands = (_RDP_T[i[j]], mid,
+                 *np.clip([mid + h for h in _RDP_NEAR], _RDP_T[0], _RDP_T[-1]))
+        best = min(_rdp_tight_up(e0, kk, float(d[j]), float(t)) for t in cands)
+        out[j] = max(best, 0.0)
+    return out
 
 
 def rdp_tight(eps0: Any, k: Any, delta: Any) -> Any:
-    r"""The exact Rényi curve of :math:`\varepsilon_0`-DP (:func:`symgdp.notions.renyi.pure_dp_rdp`),
-    composed :math:`k` times and converted by the improved conversion (Canonne, Kamath &
-    Steinke 2020; Asoodeh et al. 2021), minimised over real orders :math:`\alpha > 1`:
+    r"""The exact Rényi curve of :math:`\varepsilon_0`-DP
+    (:func:`symgdp.notions.renyi.pure_dp_rdp`), composed :math:`k` times and converted by
+    the improved conversion (Canonne, Kamath & Steinke 2020; Asoodeh et al. 2021), minimised
+    over real orders :math:`\alpha > 1`:
 
     .. math:: \varepsilon = \min_\alpha k\hat\varepsilon(\alpha) + \log\frac{\alpha-1}{\alpha}
               - \frac{\log\delta + \log\alpha}{\alpha - 1}.
 
     Any order gives a valid :math:`\varepsilon`; the minimiser found numerically (a grid
-    in :math:`\log(\alpha - 1)`, then a bounded scalar search) may be slightly above the
+    in :math:`\log(\alpha - 1)` shared by all :math:`\delta`, then a golden-section
+    search around its best point) may be slightly above the
     true minimum, never below it: the value at the chosen order is rounded up (the curve
     is summed without cancellation and rounded up, and the sum carries a slack of 8 u of
     the absolute size of its terms).
@@ -247,7 +288,7 @@ def rdp_tight(eps0: Any, k: Any, delta: Any) -> Any:
     """
     e0, kk = check_eps0(eps0), check_k(k)
     scalar, d = delta_array(delta)
-    return out_array(scalar, np.array([_rdp_tight_one(e0, kk, float(x)) for x in d]))
+    return out_array(scalar, _rdp_tight_all(e0, kk, np.atleast_1d(d)))
 
 
 def clt_mu(eps0: Any, k: Any) -> float:
@@ -385,8 +426,8 @@ class _OptimalProfile(Profile):
         return None if kov is None else kov.arb_delta
 
     def first_order(self, *, timeout: float | None = None) -> Any:
-        """The first-order machinery of :func:`symgdp.measurement.measure.measure` on the exact pieces
-        (``None`` while a parameter is unbound: the generic route then decides)."""
+        """The first-order machinery of :func:`symgdp.measurement.measure.measure` on the exact
+        pieces (``None`` while a parameter is unbound: the generic route then decides)."""
         kov = self._pieces()
         return None if kov is None else kov_first_order(kov)
 

@@ -41,6 +41,11 @@ _SPLITTER = 134217729.0  # 2**27 + 1, Dekker's constant for an exact float64 spl
 # min(1.13, 1/x)), 1 + b^2 for the normal tail Phi(b).  _ERR_C = 32 sits well above the
 # errors measured against 50-digit mpmath (tests/test_conversions_safe.py).
 _ERR_C = 32.0
+# absolute slack of eight subnormal steps: covers the roundings of a value that is itself
+# subnormal (absorbed without effect by any normal value).  The error model above is
+# relative, so a log delta within 1e-308 of 0 (delta within that of 1: the complement
+# 1 - delta is subnormal and carries absolute, not relative, rounding errors) needs it.
+_SUB_SLACK = 8 * 5e-324
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -137,43 +142,32 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray, err: np.ndarray | None = No
     """log delta_mu(eps) for finite eps >= 0, 0 < mu < inf (no NaN), as float64 array.
 
     With ``err`` (an array of the same shape) it is filled with a bound on the absolute
-    float error of the result (see :func:`_err_model`).
+    float error of the result (see :func:`_err_model`).  Each branch is evaluated only on
+    its own elements (and without indexing when one branch holds them all).
     """
-    a = mu / 2.0 - eps / mu
-    b = -eps / mu - mu / 2.0
-    out = np.empty_like(a)
+    q = eps / mu
+    a = mu / 2.0 - q
+    b = -q - mu / 2.0
     tail = a <= _A_SWITCH
-    slow = mu < _MU_TINY
-    if np.any(tail):
-        at, bt = a[tail], b[tail]
-        e1 = special.erfcx(-at / _SQRT2)
-        d = e1 - special.erfcx(-bt / _SQRT2)
-        out[tail] = -0.5 * at * at - _LOG2 + np.log(d)
+    n_tail = int(np.count_nonzero(tail))
+    if n_tail == a.size:
+        out, slow = _log_delta_tail(a, b, err)
+        slow |= mu < _MU_TINY
+    elif n_tail == 0:
+        out = _log_delta_head(a, b, eps, err)
+        slow = mu < _MU_TINY
+    else:
+        out = np.empty_like(a)
+        slow = mu < _MU_TINY
+        head = ~tail
+        e_t = None if err is None else np.empty(n_tail)
+        out[tail], slow_t = _log_delta_tail(a[tail], b[tail], e_t)
+        slow[tail] |= slow_t
+        e_h = None if err is None else np.empty(a.size - n_tail)
+        out[head] = _log_delta_head(a[head], b[head], eps[head], e_h)
         if err is not None:
-            err[tail] = _ERR_C * _ULP * (
-                1.0 + at * at + np.abs(out[tail])
-                + (2.0 + np.minimum(-bt, (at - bt) / np.maximum(-at, 1e-300)))
-                * (2.0 * e1 - d) / d)
-        # For mu small against |a| the two erfcx values nearly coincide and their difference
-        # loses log10(e1/d) digits.  Where that loss could reach ~1e-13 of |log delta|, those
-        # (rare, mu << 0.05) elements are recomputed in mpmath instead.
-        slow[tail] |= d * np.maximum(1.0, 0.5 * at * at) < _CANCEL * e1
-    head = ~tail
-    if np.any(head):
-        ah, bh, eh = a[head], b[head], eps[head]
-        # Here b < 0 < a, so Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2 is a sum of
-        # positive terms: accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
-        direct = 0.5 * (special.erf(ah / _SQRT2) + special.erf(-bh / _SQRT2)) \
-            - np.expm1(eh) * special.ndtr(bh)
-        # Near delta = 1 the complement 1 - delta = Phi(-a) + e^eps Phi(b) is the accurate one.
-        comp = special.ndtr(-ah) + np.exp(eh + special.log_ndtr(bh))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out[head] = np.where(direct < 0.5, np.log(direct), np.log1p(-comp))
-            if err is not None:
-                amp = np.where(direct < 0.5,
-                               (direct + 2.0 * np.expm1(eh) * special.ndtr(bh)) / direct,
-                               comp / (1.0 - comp))
-                err[head] = _ERR_C * _ULP * ((1.0 + bh * bh) * amp + np.abs(out[head]))
+            err[tail] = e_t
+            err[head] = e_h
     if np.any(slow):
         out[slow] = [_mp_log_delta(x, m) for x, m in zip(eps[slow], mu[slow], strict=True)]
         if err is not None:
@@ -185,6 +179,51 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray, err: np.ndarray | None = No
     # Rounding can only matter when the true value is within an ulp of 0 or -inf:
     # never report log(delta) > 0, i.e. delta > 1.
     np.minimum(out, 0.0, out=out)
+    return out
+
+
+def _log_delta_tail(at: np.ndarray, bt: np.ndarray, err: np.ndarray | None
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """The erfcx form of :func:`_log_delta_core` (a <= 0): (log delta, mask of the
+    elements whose erfcx difference cancels too much, to be recomputed in mpmath)."""
+    e1 = special.erfcx(-at / _SQRT2)
+    d = e1 - special.erfcx(-bt / _SQRT2)
+    a2 = at * at
+    out = -0.5 * a2 - _LOG2 + np.log(d)
+    if err is not None:
+        err[...] = _ERR_C * _ULP * (
+            1.0 + a2 + np.abs(out)
+            + (2.0 + np.minimum(-bt, (at - bt) / np.maximum(-at, 1e-300)))
+            * (2.0 * e1 - d) / d)
+    # For mu small against |a| the two erfcx values nearly coincide and their difference
+    # loses log10(e1/d) digits.  Where that loss could reach ~1e-13 of |log delta|, those
+    # (rare, mu << 0.05) elements are recomputed in mpmath instead.
+    return out, d * np.maximum(1.0, 0.5 * a2) < _CANCEL * e1
+
+
+def _log_delta_head(ah: np.ndarray, bh: np.ndarray, eh: np.ndarray, err: np.ndarray | None
+                    ) -> np.ndarray:
+    """The direct form of :func:`_log_delta_core` (a > 0), or near delta = 1 its
+    complement."""
+    # Here b < 0 < a, so Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2 is a sum of
+    # positive terms: accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
+    t = np.expm1(eh) * special.ndtr(bh)
+    direct = 0.5 * (special.erf(ah / _SQRT2) + special.erf(-bh / _SQRT2)) - t
+    small = direct < 0.5
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(direct)
+        if err is not None:
+            amp = (direct + 2.0 * t) / direct
+        if not np.all(small):
+            # Near delta = 1 the complement 1 - delta = Phi(-a) + e^eps Phi(b) is the
+            # accurate one.
+            big = ~small
+            comp = special.ndtr(-ah[big]) + np.exp(eh[big] + special.log_ndtr(bh[big]))
+            out[big] = np.log1p(-comp)
+            if err is not None:
+                amp[big] = comp / (1.0 - comp)
+    if err is not None:
+        err[...] = _ERR_C * _ULP * ((1.0 + bh * bh) * amp + np.abs(out))
     return out
 
 

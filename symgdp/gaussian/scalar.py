@@ -1,5 +1,5 @@
-"""The scalar fast path of :mod:`symgdp.gaussian.vectorised`: the same functions for one float, without
-NumPy's per-call overhead (the results agree with the array path; see its tests)."""
+"""The scalar fast path of :mod:`symgdp.gaussian.vectorised`: the same functions for one
+float, without NumPy's per-call overhead (the results agree with the array path; see its tests)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from symgdp.gaussian.core import (
     _MU_TINY,
     _RESID_ULPS,
     _SQRT2,
+    _SUB_SLACK,
     _ULP,
     _half_a_squared,
 )
@@ -344,10 +345,69 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
     if e is None or L is None or not 0.0 <= e < math.inf:
         return None
     up = _check_rounding(rounding)
+    if e > 0.0:
+        # the fast path of the array code (vectorised._mu_fast), element by element
+        return _mu_fast_scalar(e, L, up)
     x = _mu_gdp_scalar_nearest(e, L)
     if x is None or up is None:
         return x
     return _mu_enclose_scalar(e, L, x, up)
+
+
+# as in vectorised._mu_fast: evaluations, and the largest last step taken
+_FAST_STEPS = 3
+_FAST_STEP = 1e-9
+
+
+def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
+    """``vectorised._mu_fast`` for one element (eps > 0), with the same formulas in the
+    same order; None where that path would decline."""
+    q = _quantile_of_log_scalar(L)
+    r = math.sqrt(q * q + 2.0 * e)
+    mu_tail = 2.0 * e / (r - q) if q < 0 else q + r
+    mu_head = math.exp(L + _LOG_SQRT_2PI) if L < -0.6931471805599453 else \
+        _mu_at_eps_zero_scalar(L)
+    x = max(0.0 if mu_tail != mu_tail else mu_tail, mu_head)
+    if not x > 0:
+        return None
+    s = math.log(x)
+    x = math.exp(s)
+    for i in range(_FAST_STEPS):
+        last = i == _FAST_STEPS - 1
+        if last and up is not None:
+            le = _log_delta_scalar_err(e, x)
+            if le is None:
+                return None
+            ld, err = le
+        else:
+            ld = _log_delta_scalar_core(e, x)
+            if ld is None:
+                return None
+        a = 0.5 * x - e / x
+        c = x - a
+        g = math.exp(s - 0.5 * a * a - _LOG_SQRT_2PI - ld)
+        h = 1.0 - a * c - g
+        gh = g * h
+        h1 = -(a * a + c * c) - gh
+        F3 = g * (h * h + h1)
+        F4 = h * F3 + g * (2.0 * h * h1 - 4.0 * a * c - F3)
+        t = (L - ld) / g
+        A2 = 0.5 * h
+        A3 = F3 / (6.0 * g)
+        A4 = F4 / (24.0 * g)
+        d = t * (1.0 + t * (-A2 + t * ((2.0 * A2 * A2 - A3)
+                                        + t * (A2 * (5.0 * A3 - 5.0 * A2 * A2) - A4))))
+        if last:
+            break
+        d = min(max(d if math.isfinite(d) else 0.0, -2.0), 2.0)
+        s = s + d
+        x = math.exp(s)
+    if not (math.isfinite(d) and abs(d) <= _FAST_STEP and 0.0 < x < math.inf):
+        return None
+    if up is None:
+        return x * math.exp(d)
+    return _enclose_scalar(x, ld - L, g, gh, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
+                           True)
 
 
 def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
@@ -360,7 +420,8 @@ def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:
     g1 = math.exp(math.log(x) - 0.5 * a * a - _LOG_SQRT_2PI - ld)
     g2 = g1 * (1.0 - a * (x / 2.0 + e / x) - g1)
     # 2 u |L| for the rounding of L = log(delta) when delta was given
-    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L), up, True)
+    return _enclose_scalar(x, ld - L, g1, g2, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
+                           True)
 
 
 def _mu_gdp_scalar_nearest(e: float, L: float) -> float | None:
@@ -398,7 +459,7 @@ def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
     ld0, err0 = le0
     # eps = 0 is the answer when delta_mu(0) <= delta; rounded up, only when that holds
     # with the float error of log delta_mu(0) and of L counted against it
-    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L)
+    slack = 0.0 if up is None else err0 + 2.0 * _ULP * abs(L) + _SUB_SLACK
     if up is not False and not L < ld0 + slack:
         return 0.0
     if up is False and not L < ld0 - slack:
@@ -414,8 +475,8 @@ def _eps_gdp_scalar(mu: Any, delta: Any = None, *, log_delta: Any = None,
     b = a - m
     P = math.exp(x + float(_log_ndtr(b)) - ld)
     Q = math.exp(-0.5 * a * a - _LOG_SQRT_2PI - ld)
-    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, err + 2.0 * _ULP * abs(L), up,
-                           False)
+    E = err + 2.0 * _ULP * abs(L) + _SUB_SLACK
+    return _enclose_scalar(x, L - ld, P, P - Q / m + P * P, E, up, False)
 
 
 def _eps_gdp_scalar_nearest(m: float, L: float) -> float | None:

@@ -125,6 +125,10 @@ log_deltas = st.floats(-30.0, 5.0).map(lambda t: -(10.0**t))
 @example(0.0, -800.0)  # the root underflows: up gives the smallest subnormal
 @example(1e-300, -1e-30)
 @example(2000.0, -1e5)
+# delta within 2e-323 of 1: the complement is subnormal, beyond log delta's relative error
+# model (once 76.8627 rounded up against the root 76.8988, found by an adversarial run)
+@example(9.654785914811513e-11, -2e-323)
+@example(1e-3, -5e-324)
 def test_mu_gdp_rounds_to_its_side(eps, L):
     ref = precise.mu_gdp(eps, log_delta=L, dps=50)
     up = g.mu_gdp(eps, log_delta=L)
@@ -147,6 +151,7 @@ mus = st.floats(-300.0, 2.0).map(lambda t: 10.0**t)
 @example(1.0, math.log(1e-5))
 @example(1e-5, -12.0)
 @example(30.0, -1e4)
+@example(76.8987889617545, -2e-323)  # delta within 2e-323 of 1 (subnormal complement)
 def test_eps_gdp_rounds_up(mu, L):
     ref = precise.eps_gdp(mu, log_delta=L, dps=50)
     up = g.eps_gdp(mu, log_delta=L)
