@@ -13,8 +13,22 @@ each any number of times, and returns a :class:`Composition`: a numeric
   that head is at least this (a proved lower bound on its sup-GDPT there);
 * ``eps_at(delta)``: the smallest :math:`\varepsilon` with :math:`(\varepsilon,
   \delta)`-DP, bracketed (lower, upper);
-* ``certified``, ``neighbouring`` (``"add_remove"``: every profile here states both
-  directions of the add/remove relation) and ``failure_prob``.
+* ``certified``, ``neighbouring`` and ``failure_prob``.
+
+**Neighbouring relation.**  The composition theorem below is the same for add/remove
+and for replace-one: every step's profile must hold for the one relation of the
+composition, in both directions of each neighbouring pair.  So for a
+:class:`~symgdp.profile.Profile` the relation is a *label*: ``neighbouring=`` says which
+relation the given profiles were stated for, and the result holds for that relation.  The
+mechanisms here whose privacy depends on the relation are accounted under it, never
+relabelled: a :class:`SubsampledGaussian` (noise relative to a per-record clipping norm)
+uses the dominating pair of its relation, an earlier :class:`Composition` keeps its own,
+and a mismatch is a :class:`~symgdp.errors.DomainError`; a profile subsampled with
+:meth:`Profile.subsample <symgdp.profile.Profile.subsample>` (an add/remove amplification
+theorem) is refused under replace-one.  A Gaussian profile ``gaussian(sigma=s)`` is the
+mechanism of sensitivity 1 *in the stated relation*; the sum of records with
+:math:`\|v_i\| \le 1` has sensitivity 2 under replace-one
+(:func:`symgdp.from_dp_event` accounts dp_accounting's events that way).
 
 **Theorem.**  Each step :math:`i` (taken :math:`k_i` times) gives, on a common grid
 :math:`\Delta\mathbb Z`, an integer measure :math:`\nu_i` rounded up and one rounded down
@@ -82,27 +96,43 @@ class EpsBracket(NamedTuple):
 
 
 class SubsampledGaussian:
-    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier
-    ``sigma``, sensitivity 1, add/remove): one step with its exact directional loss
-    distributions (:func:`symgdp.training.dpsgd._subsampled_gaussian_pmfs`), asymmetric."""
+    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier ``sigma``
+    relative to the clipping norm 1 of each record's contribution) under ``neighbouring``:
+    one step with the exact dominating pair of the relation
+    (:func:`symgdp.training.engine.one_step_pmfs`).  ``"add_remove"``: the remove pair
+    :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), N(0,\sigma^2))` and its swap, asymmetric;
+    ``"replace_one"``: :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), (1-q)N(0,\sigma^2) +
+    qN(-1,\sigma^2))`, symmetric (at :math:`q = 1` the Gaussian of sensitivity 2).
 
-    def __init__(self, q: float, sigma: float) -> None:
+    Example:
+        >>> SubsampledGaussian(0.5, 2.0, neighbouring="replace_one")
+        SubsampledGaussian(q=0.5, sigma=2, replace_one)
+    """
+
+    def __init__(self, q: float, sigma: float, neighbouring: str = "add_remove") -> None:
         q, sigma = float(q), float(sigma)
         if not (0 < q <= 1):
             raise DomainError(f"the sampling rate must lie in (0, 1], got {q!r}")
         if not (math.isfinite(sigma) and sigma > 0):
             raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
-        self.q, self.sigma = q, sigma
-        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g})"
+        if neighbouring not in NEIGHBOURING:
+            raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, "
+                              f"got {neighbouring!r}")
+        self.q, self.sigma, self.neighbouring = q, sigma, neighbouring
+        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g}, {neighbouring})"
 
     def __repr__(self) -> str:
         return self.name
 
     def step(self, disc: float, bits: int, tail: float) -> StepPMFs:
-        from symgdp.training.dpsgd import subsampled_gaussian_pmfs
+        from symgdp.training.engine import one_step_pmfs
 
-        rem, add, opt = subsampled_gaussian_pmfs(self.q, self.sigma, disc, tail, bits)
-        return StepPMFs(rem, add, opt, 0.0, symmetric=False)
+        st = one_step_pmfs(self.q, self.sigma, disc, tail, bits, self.neighbouring)
+        if self.neighbouring == "replace_one":  # one direction: the pair is symmetric
+            rem = st.directions[0]
+            return StepPMFs(rem, rem, st.optimistic, 0.0, symmetric=True)
+        rem, add = st.directions
+        return StepPMFs(rem, add, st.optimistic, 0.0, symmetric=False)
 
     def kinks(self) -> tuple[float, ...]:
         return ()
@@ -245,7 +275,8 @@ class Composition(Profile):
 
     @property
     def neighbouring(self) -> str:
-        """The neighbouring relation of the composed mechanism (``"add_remove"``)."""
+        """The neighbouring relation every step was stated or accounted for
+        (``"add_remove"`` or ``"replace_one"``; module notes)."""
         return self._info["neighbouring"]
 
     @property
@@ -518,6 +549,45 @@ def _rebind(p: Profile, values: dict[Any, Any]) -> Profile:
     return p.replace(values={**p.values, **values})
 
 
+# -- the neighbouring relation -----------------------------------------------------------------
+def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
+    """The relation of a composition (module notes): the one the items carry (a
+    SubsampledGaussian, a Composition, a LazyComposition), which must agree with each other
+    and with ``neighbouring`` when given; a DomainError naming the item otherwise, and for a
+    subsampled profile under replace-one."""
+    if neighbouring is not None and neighbouring not in NEIGHBOURING:
+        raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+    carried: list[tuple[str, str]] = []
+    for p, _ in pairs:
+        if isinstance(p, (SubsampledGaussian, Composition)):
+            carried.append((_label(p), p.neighbouring))
+        elif isinstance(p, LazyComposition):
+            carried.append((p.name, p.options["neighbouring"]))
+    if neighbouring is None:
+        rels = sorted({r for _, r in carried})
+        if len(rels) > 1:
+            raise DomainError("the items are accounted under different neighbouring "
+                              f"relations ({', '.join(f'{n}: {r}' for n, r in carried)}); "
+                              "a composition needs one relation for every step")
+        neighbouring = rels[0] if rels else "add_remove"
+    for n, r in carried:
+        if r != neighbouring:
+            raise DomainError(f"{n} is accounted under {r}, not under neighbouring="
+                              f"{neighbouring!r}: build it under {neighbouring} (a "
+                              "SubsampledGaussian takes neighbouring=) or compose under "
+                              f"{r}; a relation is never relabelled")
+    if neighbouring == "replace_one":
+        for p, _ in pairs:
+            if isinstance(p, Profile) and p.source is None and "subsampled" in p.meta:
+                raise DomainError(
+                    f"{_label(p)} is a Poisson-subsampled profile (Profile.subsample, "
+                    "theory section 7), an add/remove theorem: under replace-one the "
+                    "amplification needs the base mechanism's add/remove profile, which a "
+                    "profile does not state; compose it under neighbouring='add_remove' "
+                    "(or a SubsampledGaussian(..., neighbouring='replace_one'))")
+    return neighbouring
+
+
 # -- compose ---------------------------------------------------------------------------------
 def _aligned(disc: float, kinks: list[float]) -> float:
     """``disc`` shrunk so that the largest kink is a multiple of it (others if they are
@@ -532,7 +602,7 @@ def _aligned(disc: float, kinks: list[float]) -> float:
 def compose(*items: Any, times: Any = None, certify: bool = True,
             discretization: float | None = None, target_width: float = 1e-3,
             failure_prob: float = 1e-10, tol: float = 1e-4, max_support: int = 4_000_000,
-            neighbouring: str = "add_remove", **kw: Any) -> Any:
+            neighbouring: str | None = None, **kw: Any) -> Any:
     r"""The composition of profiles and mechanisms, certified by default.
 
     ``compose(a, b, c)`` composes the three; ``compose(a, times=k)`` is the
@@ -553,8 +623,15 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
             this many points.
         time_budget: (keyword) seconds after which the adaptive grid stops refining;
             default none, so that the result does not depend on the machine's load.
-        neighbouring: the relation the given profiles state (``"add_remove"``; a
-            profile stated for replace-one composes the same way and is labelled so).
+        neighbouring: the neighbouring relation, ``"add_remove"`` or ``"replace_one"``
+            (module notes, *Neighbouring relation*).  For a profile it is the relation
+            the profile was stated for, a label that the composition carries: composing
+            profiles is the same theorem under either relation.  A
+            :class:`SubsampledGaussian` or an earlier :class:`Composition` carries its
+            own relation and must agree; a subsampled profile
+            (:meth:`Profile.subsample <symgdp.profile.Profile.subsample>`, an add/remove
+            theorem) is refused under ``"replace_one"``.  Default ``None``: the relation
+            the items carry, else ``"add_remove"``.
 
     Returns:
         A :class:`Composition` (a :class:`~symgdp.profile.Profile`), or a
@@ -579,9 +656,8 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
     tm = kw.get("tail_mass_truncation", 0.0)
     if not (isinstance(tm, (int, float)) and 0 <= tm < 1):
         raise DomainError(f"tail_mass_truncation must lie in [0, 1), got {tm!r}")
-    if neighbouring not in NEIGHBOURING:
-        raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
     pairs = _normalise(items, times)
+    neighbouring = _relation(pairs, neighbouring)
     options = dict(certify=certify, discretization=discretization,
                    target_width=target_width, failure_prob=failure_prob, tol=tol,
                    max_support=max_support, neighbouring=neighbouring, **kw)
