@@ -339,7 +339,8 @@ class Composition(Profile):
         if low is None:
             out = np.zeros(x.shape)
         else:
-            out = np.maximum(low.lower_delta(x) - self._info["G"], 0.0)
+            # the subtraction rounded to nearest: one float down keeps it a lower bound
+            out = np.maximum(np.nextafter(low.lower_delta(x) - self._info["G"], -np.inf), 0.0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     @property
