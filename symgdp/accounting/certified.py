@@ -529,6 +529,16 @@ class LazyComposition:
     def bind(self, values: dict[Any, Any]) -> Any:
         return self.replace(values=values)
 
+    def with_options(self, **options: Any) -> LazyComposition:
+        """The same lazy composition with some :func:`compose` options changed (e.g. a
+        smaller ``failure_prob``: :func:`symgdp.calibrate` measures a composition on a head
+        long enough for its ``(eps, delta)`` target)."""
+        unknown = set(options) - {"failure_prob", "tol", "target_width", "discretization",
+                                  "max_support", "time_budget"}
+        if unknown:
+            raise DomainError(f"with_options() cannot change {sorted(unknown)}")
+        return LazyComposition(self.pairs, {**self.options, **options}, self._values)
+
     def __getattr__(self, name: str) -> Any:
         if name in ("measure", "log_delta", "eps_for_delta", "mu_upper", "mu_floor",
                     "eps_at", "gdpt"):

@@ -136,8 +136,10 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
         except PrecisionError:
             return True
 
+    # the grid ends by 512 (e^512 is a finite float64: the hull and the gap take exp of the
+    # positions); beyond its last point the interpolant is constant, an upper bound still
     end = 1.0
-    while end < 1e4 and above(end):
+    while end < 512.0 and above(end):
         end *= 2.0
     lo, hi = 0.0, end
     if above(0.0):
