@@ -213,9 +213,8 @@ def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
     if src is not None:
         proved = bool(getattr(src, "certified", False)) or (
             src.kind == "PLD" and getattr(src, "margin", 1.0) == 0.0)
-        out.append((_Atom(item, "numeric", proved,
-                          "" if proved else f"{_label(item)}: a float64 PLD (estimated "
-                          "rounding margin, not proved)"), count))
+        out.append((_Atom(item, "numeric", proved, "" if proved else _unproved(item, src)),
+                    count))
         return
     if not isinstance(item.meta.get("mechanism"), tuple):
         item.validate()  # the mechanisms' own profiles are valid by construction
@@ -228,6 +227,15 @@ def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
         out.append((_Atom(item, "numeric", False,
                           f"{_label(item)}: no ball arithmetic ({exc}); float64 values"),
                     count))
+
+
+def _unproved(item: Any, src: Any) -> str:
+    """Why a numeric source's values are not proved, in the words of its kind."""
+    kind = getattr(src, "kind", "numeric")
+    if kind == "PLD":
+        return f"{_label(item)}: a float64 PLD (estimated rounding margin, not proved)"
+    return (f"{_label(item)}: a numeric {kind} profile whose source does not mark its "
+            "values as proved (certified=True), so the composition is not certified")
 
 
 def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
