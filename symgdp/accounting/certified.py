@@ -400,13 +400,21 @@ class Composition(Profile):
 
     def calibration_measurement(self, **kw: Any) -> Any:
         """The head measurement with the mechanism's floor as its lower end (what
-        :func:`symgdp.calibrate` needs to decide safe / proven unsafe)."""
+        :func:`symgdp.calibrate` needs to decide safe / proven unsafe).  Without a floor
+        (a step without a lower side, e.g. a subsampled profile) the lower end is that of
+        the *upper profile's* measurement: what this composition can prove, not a bound
+        on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
         import dataclasses
 
         m = self.measurement
         floor = self.mu_floor
-        lower = min(floor, m.upper) if math.isfinite(floor) else 0.0
+        lower = min(floor, m.upper) if math.isfinite(floor) else min(m.lower, m.upper)
         return dataclasses.replace(m, lower=lower, certified=self.certified)
+
+    @property
+    def floorless(self) -> bool:
+        """No proved lower side: ``mu_floor`` is ``nan`` (see :attr:`mu_floor`)."""
+        return not math.isfinite(self.mu_floor)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "mu_floor": self.mu_floor, "mu_upper": self.mu_upper,

@@ -243,6 +243,9 @@ class _Search:
         self.kw, self.max = kw, max_measurements
         self.need = need  # the (eps, delta) target the measurement must also reach
         self.seen: dict[float, Measurement] = {}
+        # a composition without a floor measured somewhere: its lower ends bound what the
+        # composition proves, not the mechanism
+        self.floorless = False
 
     def at(self, v: float | int, **extra: Any) -> Measurement:
         v = int(v) if self.integer else float(v)
@@ -257,6 +260,7 @@ class _Search:
             own = getattr(q, "calibration_measurement", None)
             # a composition measures itself: its floor is the mechanism's lower bound
             m = own(**self.kw) if own is not None else measure(q, **{**self.kw, **extra})
+            self.floorless |= bool(getattr(q, "floorless", False))
         except SymgdpError as exc:
             raise type(exc)(f"at {self.sym.name}={v!r}: {exc}") from exc
         if not extra:
@@ -580,6 +584,12 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
                                  f"the target {target!r}; use a looser tol")
     if not s.safe(m):  # pragma: no cover - every safe end passed this test
         raise PrecisionError(f"internal: the answer {sv!r} is not safe")
+    if s.floorless:
+        notes.append("the composition has no floor (a step without a lower side, e.g. a "
+                     "subsampled profile): the unsafe end of the bracket is where the "
+                     "composed upper profile is proved above the target, so the bracket "
+                     "holds the calibration this composition can prove, not necessarily "
+                     "the mechanism's (the value is safe either way)")
     if not m.covers_tail:
         notes.append(f"head GDP on [0, {m.eps_h:g}]; the tail beyond costs at most "
                      f"delta_mu(eps_h) = exp({m.log_failure_prob:.4g})")

@@ -65,3 +65,18 @@ def test_reaches_reads_the_head_and_the_failure_probability():
     s.need = (0.5 * m.eps_h, 1e-300)
     assert s.reaches(m)
     assert math.isfinite(m.eps_h)
+
+
+def test_calibrate_through_a_floorless_composition():
+    # a subsampled profile has no lower side (no floor): the search reads the composed
+    # upper profile's lower ends and says so; it used to stop at 'mu does not change
+    # measurably'.  Reference: dpsgd's bracket of the same mechanism (the exact directional
+    # pairs, a second algorithm) must lie at or below the target at the returned noise
+    from symgdp import dpsgd
+
+    q = sympy.Rational(1, 2)
+    r = calibrate(compose(mechanisms.gaussian(sigma=S).subsample(q), times=4), "s",
+                  target_mu=1.0, rtol=1e-3)
+    assert r.measurement.upper <= 1.0
+    assert any("no floor" in n for n in r.notes)
+    assert dpsgd(0.5, r.value, 4, value_discretization_interval=1e-3).mu_floor <= 1.0
