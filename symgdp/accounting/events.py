@@ -166,7 +166,9 @@ _LEAVES = (("GaussianDpEvent", _gaussian), ("LaplaceDpEvent", _laplace),
 
 
 def from_dp_event(event: Any, *, neighbouring: str = "add_remove", **kw: Any) -> Any:
-    r"""The certified composition of a dp_accounting ``DpEvent`` tree (module notes).
+    r"""The certified composition of a dp_accounting ``DpEvent`` tree under the
+    neighbouring relation ``neighbouring`` (``"add_remove"`` or ``"replace_one"``), which
+    decides the mechanism of each event (module notes).
 
     Extra keywords go to :func:`symgdp.compose` (``failure_prob``, ``target_width``,
     ``discretization``, ...).
@@ -176,6 +178,9 @@ def from_dp_event(event: Any, *, neighbouring: str = "add_remove", **kw: Any) ->
         >>> c = from_dp_event(dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(2.0), 4))
         >>> c.mu_floor <= 1.0 <= c.mu_upper, c.neighbouring          # 4-fold 0.5-GDP
         (True, 'add_remove')
+        >>> r = from_dp_event(dpa.GaussianDpEvent(1.0), neighbouring="replace_one")
+        >>> r.mu_floor <= 2.0 <= r.mu_upper, r.neighbouring    # sensitivity 2: mu = 2/s
+        (True, 'replace_one')
     """
     if neighbouring not in NEIGHBOURING:
         raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")

@@ -120,3 +120,13 @@ def test_an_unresolvable_point_only_extends_the_grid(monkeypatch):
     for x in (0.0, 25.0, 40.0):
         truth = rr_truth(25.0, 2, x)
         assert mpmath.mpf(c.lower_delta(x)) <= truth <= mpmath.mpf(c(x)), x
+
+
+def test_optimal_pure_dp_composition_float_is_not_below_the_truth():
+    # reference: the binomial sum (the k-fold eps0-DP optimum is k-fold randomized
+    # response, Kairouz, Oh & Viswanath 2015)
+    from symgdp.accounting.pure_dp import optimal_pure_dp
+
+    p = optimal_pure_dp(20.0, 2)
+    for x in (0.0, 0.5, 20.0, 39.0):
+        assert mpmath.mpf(p(x)) >= rr_truth(20.0, 2, x), x
