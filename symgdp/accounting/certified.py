@@ -580,7 +580,8 @@ def _rebind(p: Profile, values: dict[Any, Any]) -> Profile:
 def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
     """The relation of a composition (module notes): the one the items carry (a
     SubsampledGaussian, a Composition, a LazyComposition), which must agree with each other
-    and with ``neighbouring`` when given; a DomainError naming the item otherwise, and for a
+    and with ``neighbouring`` when given (a profile carries one when its metadata or its
+    source's has ``neighbouring``); a DomainError naming the item otherwise, and for a
     subsampled profile under replace-one."""
     if neighbouring is not None and neighbouring not in NEIGHBOURING:
         raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
@@ -590,6 +591,12 @@ def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
             carried.append((_label(p), p.neighbouring))
         elif isinstance(p, LazyComposition):
             carried.append((p.name, p.options["neighbouring"]))
+        elif isinstance(p, Profile):
+            # a profile (or its numeric source) that states its relation in its metadata
+            own = p.meta.get("neighbouring") or getattr(p.source, "meta", {}).get(
+                "neighbouring")
+            if own is not None:
+                carried.append((_label(p), str(own)))
     if neighbouring is None:
         rels = sorted({r for _, r in carried})
         if len(rels) > 1:

@@ -159,3 +159,17 @@ def test_a_profile_states_its_relation():
 def test_laplace_is_refused_under_replace_one_by_name(event):
     with pytest.raises(DomainError, match="replace_one"):
         from_dp_event(event, neighbouring="replace_one")
+
+
+def test_a_profile_that_states_its_relation_is_not_relabelled():
+    # a numeric source whose metadata names its relation (as a DP-SGD profile may)
+    from symgdp.pld.curves import curves_source
+
+    c = compose(mechanisms.gaussian(1.0), discretization=1e-2)
+    src = curves_source(c.source.curves, neighbouring="replace_one")
+    from symgdp import Profile
+
+    p = Profile.from_source(src, name="stated replace-one")
+    assert compose(p, discretization=1e-2).neighbouring == "replace_one"
+    with pytest.raises(DomainError, match="stated replace-one"):
+        compose(p, neighbouring="add_remove", discretization=1e-2)
