@@ -13,8 +13,22 @@ each any number of times, and returns a :class:`Composition`: a numeric
   that head is at least this (a proved lower bound on its sup-GDPT there);
 * ``eps_at(delta)``: the smallest :math:`\varepsilon` with :math:`(\varepsilon,
   \delta)`-DP, bracketed (lower, upper);
-* ``certified``, ``neighbouring`` (``"add_remove"``: every profile here states both
-  directions of the add/remove relation) and ``failure_prob``.
+* ``certified``, ``neighbouring`` and ``failure_prob``.
+
+**Neighbouring relation.**  The composition theorem below is the same for add/remove
+and for replace-one: every step's profile must hold for the one relation of the
+composition, in both directions of each neighbouring pair.  So for a
+:class:`~symgdp.profile.Profile` the relation is a *label*: ``neighbouring=`` says which
+relation the given profiles were stated for, and the result holds for that relation.  The
+mechanisms here whose privacy depends on the relation are accounted under it, never
+relabelled: a :class:`SubsampledGaussian` (noise relative to a per-record clipping norm)
+uses the dominating pair of its relation, an earlier :class:`Composition` keeps its own,
+and a mismatch is a :class:`~symgdp.errors.DomainError`; a profile subsampled with
+:meth:`Profile.subsample <symgdp.profile.Profile.subsample>` (an add/remove amplification
+theorem) is refused under replace-one.  A Gaussian profile ``gaussian(sigma=s)`` is the
+mechanism of sensitivity 1 *in the stated relation*; the sum of records with
+:math:`\|v_i\| \le 1` has sensitivity 2 under replace-one
+(:func:`symgdp.from_dp_event` accounts dp_accounting's events that way).
 
 **Theorem.**  Each step :math:`i` (taken :math:`k_i` times) gives, on a common grid
 :math:`\Delta\mathbb Z`, an integer measure :math:`\nu_i` rounded up and one rounded down
@@ -83,27 +97,43 @@ class EpsBracket(NamedTuple):
 
 
 class SubsampledGaussian:
-    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier
-    ``sigma``, sensitivity 1, add/remove): one step with its exact directional loss
-    distributions (:func:`symgdp.training.dpsgd._subsampled_gaussian_pmfs`), asymmetric."""
+    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier ``sigma``
+    relative to the clipping norm 1 of each record's contribution) under ``neighbouring``:
+    one step with the exact dominating pair of the relation
+    (:func:`symgdp.training.engine.one_step_pmfs`).  ``"add_remove"``: the remove pair
+    :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), N(0,\sigma^2))` and its swap, asymmetric;
+    ``"replace_one"``: :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), (1-q)N(0,\sigma^2) +
+    qN(-1,\sigma^2))`, symmetric (at :math:`q = 1` the Gaussian of sensitivity 2).
 
-    def __init__(self, q: float, sigma: float) -> None:
+    Example:
+        >>> SubsampledGaussian(0.5, 2.0, neighbouring="replace_one")
+        SubsampledGaussian(q=0.5, sigma=2, replace_one)
+    """
+
+    def __init__(self, q: float, sigma: float, neighbouring: str = "add_remove") -> None:
         q, sigma = float(q), float(sigma)
         if not (0 < q <= 1):
             raise DomainError(f"the sampling rate must lie in (0, 1], got {q!r}")
         if not (math.isfinite(sigma) and sigma > 0):
             raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
-        self.q, self.sigma = q, sigma
-        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g})"
+        if neighbouring not in NEIGHBOURING:
+            raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, "
+                              f"got {neighbouring!r}")
+        self.q, self.sigma, self.neighbouring = q, sigma, neighbouring
+        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g}, {neighbouring})"
 
     def __repr__(self) -> str:
         return self.name
 
     def step(self, disc: float, bits: int, tail: float) -> StepPMFs:
-        from symgdp.training.dpsgd import subsampled_gaussian_pmfs
+        from symgdp.training.engine import one_step_pmfs
 
-        rem, add, opt = subsampled_gaussian_pmfs(self.q, self.sigma, disc, tail, bits)
-        return StepPMFs(rem, add, opt, 0.0, symmetric=False)
+        st = one_step_pmfs(self.q, self.sigma, disc, tail, bits, self.neighbouring)
+        if self.neighbouring == "replace_one":  # one direction: the pair is symmetric
+            rem = st.directions[0]
+            return StepPMFs(rem, rem, st.optimistic, 0.0, symmetric=True)
+        rem, add = st.directions
+        return StepPMFs(rem, add, st.optimistic, 0.0, symmetric=False)
 
     def kinks(self) -> tuple[float, ...]:
         return ()
@@ -184,9 +214,8 @@ def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
     if src is not None:
         proved = bool(getattr(src, "certified", False)) or (
             src.kind == "PLD" and getattr(src, "margin", 1.0) == 0.0)
-        out.append((_Atom(item, "numeric", proved,
-                          "" if proved else f"{_label(item)}: a float64 PLD (estimated "
-                          "rounding margin, not proved)"), count))
+        out.append((_Atom(item, "numeric", proved, "" if proved else _unproved(item, src)),
+                    count))
         return
     if not isinstance(item.meta.get("mechanism"), tuple):
         item.validate()  # the mechanisms' own profiles are valid by construction
@@ -199,6 +228,15 @@ def _atoms_of(item: Any, count: int, out: list[tuple[_Atom, int]]) -> None:
         out.append((_Atom(item, "numeric", False,
                           f"{_label(item)}: no ball arithmetic ({exc}); float64 values"),
                     count))
+
+
+def _unproved(item: Any, src: Any) -> str:
+    """Why a numeric source's values are not proved, in the words of its kind."""
+    kind = getattr(src, "kind", "numeric")
+    if kind == "PLD":
+        return f"{_label(item)}: a float64 PLD (estimated rounding margin, not proved)"
+    return (f"{_label(item)}: a numeric {kind} profile whose source does not mark its "
+            "values as proved (certified=True), so the composition is not certified")
 
 
 def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
@@ -246,7 +284,8 @@ class Composition(Profile):
 
     @property
     def neighbouring(self) -> str:
-        """The neighbouring relation of the composed mechanism (``"add_remove"``)."""
+        """The neighbouring relation every step was stated or accounted for
+        (``"add_remove"`` or ``"replace_one"``; module notes)."""
         return self._info["neighbouring"]
 
     @property
@@ -309,7 +348,8 @@ class Composition(Profile):
         if low is None:
             out = np.zeros(x.shape)
         else:
-            out = np.maximum(low.lower_delta(x) - self._info["G"], 0.0)
+            # the subtraction rounded to nearest: one float down keeps it a lower bound
+            out = np.maximum(np.nextafter(low.lower_delta(x) - self._info["G"], -np.inf), 0.0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     @property
@@ -361,13 +401,21 @@ class Composition(Profile):
 
     def calibration_measurement(self, **kw: Any) -> Any:
         """The head measurement with the mechanism's floor as its lower end (what
-        :func:`symgdp.calibrate` needs to decide safe / proven unsafe)."""
+        :func:`symgdp.calibrate` needs to decide safe / proven unsafe).  Without a floor
+        (a step without a lower side, e.g. a subsampled profile) the lower end is that of
+        the *upper profile's* measurement: what this composition can prove, not a bound
+        on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
         import dataclasses
 
         m = self.measurement
         floor = self.mu_floor
-        lower = min(floor, m.upper) if math.isfinite(floor) else 0.0
+        lower = min(floor, m.upper) if math.isfinite(floor) else min(m.lower, m.upper)
         return dataclasses.replace(m, lower=lower, certified=self.certified)
+
+    @property
+    def floorless(self) -> bool:
+        """No proved lower side: ``mu_floor`` is ``nan`` (see :attr:`mu_floor`)."""
+        return not math.isfinite(self.mu_floor)
 
     def to_dict(self) -> dict[str, Any]:
         return {"name": self.name, "mu_floor": self.mu_floor, "mu_upper": self.mu_upper,
@@ -498,6 +546,16 @@ class LazyComposition:
     def bind(self, values: dict[Any, Any]) -> Any:
         return self.replace(values=values)
 
+    def with_options(self, **options: Any) -> LazyComposition:
+        """The same lazy composition with some :func:`compose` options changed (e.g. a
+        smaller ``failure_prob``: :func:`symgdp.calibrate` measures a composition on a head
+        long enough for its ``(eps, delta)`` target)."""
+        unknown = set(options) - {"failure_prob", "tol", "target_width", "discretization",
+                                  "max_support", "time_budget"}
+        if unknown:
+            raise DomainError(f"with_options() cannot change {sorted(unknown)}")
+        return LazyComposition(self.pairs, {**self.options, **options}, self._values)
+
     def __getattr__(self, name: str) -> Any:
         if name in ("measure", "log_delta", "eps_for_delta", "mu_upper", "mu_floor",
                     "eps_at", "gdpt"):
@@ -519,6 +577,52 @@ def _rebind(p: Profile, values: dict[Any, Any]) -> Profile:
     return p.replace(values={**p.values, **values})
 
 
+# -- the neighbouring relation -----------------------------------------------------------------
+def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
+    """The relation of a composition (module notes): the one the items carry (a
+    SubsampledGaussian, a Composition, a LazyComposition), which must agree with each other
+    and with ``neighbouring`` when given (a profile carries one when its metadata or its
+    source's has ``neighbouring``); a DomainError naming the item otherwise, and for a
+    subsampled profile under replace-one."""
+    if neighbouring is not None and neighbouring not in NEIGHBOURING:
+        raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
+    carried: list[tuple[str, str]] = []
+    for p, _ in pairs:
+        if isinstance(p, (SubsampledGaussian, Composition)):
+            carried.append((_label(p), p.neighbouring))
+        elif isinstance(p, LazyComposition):
+            carried.append((p.name, p.options["neighbouring"]))
+        elif isinstance(p, Profile):
+            # a profile (or its numeric source) that states its relation in its metadata
+            own = p.meta.get("neighbouring") or getattr(p.source, "meta", {}).get(
+                "neighbouring")
+            if own is not None:
+                carried.append((_label(p), str(own)))
+    if neighbouring is None:
+        rels = sorted({r for _, r in carried})
+        if len(rels) > 1:
+            raise DomainError("the items are accounted under different neighbouring "
+                              f"relations ({', '.join(f'{n}: {r}' for n, r in carried)}); "
+                              "a composition needs one relation for every step")
+        neighbouring = rels[0] if rels else "add_remove"
+    for n, r in carried:
+        if r != neighbouring:
+            raise DomainError(f"{n} is accounted under {r}, not under neighbouring="
+                              f"{neighbouring!r}: build it under {neighbouring} (a "
+                              "SubsampledGaussian takes neighbouring=) or compose under "
+                              f"{r}; a relation is never relabelled")
+    if neighbouring == "replace_one":
+        for p, _ in pairs:
+            if isinstance(p, Profile) and p.source is None and "subsampled" in p.meta:
+                raise DomainError(
+                    f"{_label(p)} is a Poisson-subsampled profile (Profile.subsample, "
+                    "theory section 7), an add/remove theorem: under replace-one the "
+                    "amplification needs the base mechanism's add/remove profile, which a "
+                    "profile does not state; compose it under neighbouring='add_remove' "
+                    "(or a SubsampledGaussian(..., neighbouring='replace_one'))")
+    return neighbouring
+
+
 # -- compose ---------------------------------------------------------------------------------
 def _aligned(disc: float, kinks: list[float]) -> float:
     """``disc`` shrunk so that the largest kink is a multiple of it (others if they are
@@ -533,7 +637,7 @@ def _aligned(disc: float, kinks: list[float]) -> float:
 def compose(*items: Any, times: Any = None, certify: bool = True,
             discretization: float | None = None, target_width: float = 1e-3,
             failure_prob: float = 1e-10, tol: float = 1e-4, max_support: int = 4_000_000,
-            neighbouring: Neighbouring = "add_remove", **kw: Any) -> Any:
+            neighbouring: Neighbouring | None = None, **kw: Any) -> Any:
     r"""The composition of profiles and mechanisms, certified by default.
 
     ``compose(a, b, c)`` composes the three; ``compose(a, times=k)`` is the
@@ -554,8 +658,15 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
             this many points.
         time_budget: (keyword) seconds after which the adaptive grid stops refining;
             default none, so that the result does not depend on the machine's load.
-        neighbouring: the relation the given profiles state (``"add_remove"``; a
-            profile stated for replace-one composes the same way and is labelled so).
+        neighbouring: the neighbouring relation, ``"add_remove"`` or ``"replace_one"``
+            (module notes, *Neighbouring relation*).  For a profile it is the relation
+            the profile was stated for, a label that the composition carries: composing
+            profiles is the same theorem under either relation.  A
+            :class:`SubsampledGaussian` or an earlier :class:`Composition` carries its
+            own relation and must agree; a subsampled profile
+            (:meth:`Profile.subsample <symgdp.profile.Profile.subsample>`, an add/remove
+            theorem) is refused under ``"replace_one"``.  Default ``None``: the relation
+            the items carry, else ``"add_remove"``.
 
     Returns:
         A :class:`Composition` (a :class:`~symgdp.profile.Profile`), or a
@@ -580,9 +691,8 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
     tm = kw.get("tail_mass_truncation", 0.0)
     if not (isinstance(tm, (int, float)) and 0 <= tm < 1):
         raise DomainError(f"tail_mass_truncation must lie in [0, 1), got {tm!r}")
-    if neighbouring not in NEIGHBOURING:
-        raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, got {neighbouring!r}")
     pairs = _normalise(items, times)
+    neighbouring = _relation(pairs, neighbouring)
     options = dict(certify=certify, discretization=discretization,
                    target_width=target_width, failure_prob=failure_prob, tol=tol,
                    max_support=max_support, neighbouring=neighbouring, **kw)

@@ -238,10 +238,15 @@ class _Search:
     """Measurements of the profile at values of one parameter, with the bookkeeping."""
 
     def __init__(self, p: Profile, sym: sympy.Symbol, target: float, integer: bool,
-                 kw: dict[str, Any], max_measurements: int) -> None:
+                 kw: dict[str, Any], max_measurements: int,
+                 need: tuple[float, float] | None = None) -> None:
         self.p, self.sym, self.target, self.integer = p, sym, target, integer
         self.kw, self.max = kw, max_measurements
+        self.need = need  # the (eps, delta) target the measurement must also reach
         self.seen: dict[float, Measurement] = {}
+        # a composition without a floor measured somewhere: its lower ends bound what the
+        # composition proves, not the mechanism
+        self.floorless = False
 
     def at(self, v: float | int, **extra: Any) -> Measurement:
         v = int(v) if self.integer else float(v)
@@ -256,6 +261,7 @@ class _Search:
             own = getattr(q, "calibration_measurement", None)
             # a composition measures itself: its floor is the mechanism's lower bound
             m = own(**self.kw) if own is not None else measure(q, **{**self.kw, **extra})
+            self.floorless |= bool(getattr(q, "floorless", False))
         except SymgdpError as exc:
             raise type(exc)(f"at {self.sym.name}={v!r}: {exc}") from exc
         if not extra:
@@ -263,7 +269,19 @@ class _Search:
         return m
 
     def safe(self, m: Measurement) -> bool:
-        return m.upper <= self.target
+        return m.upper <= self.target and self.reaches(m)
+
+    def reaches(self, m: Measurement) -> bool:
+        """The measurement proves the (eps, delta) target when its mu does: eps inside the
+        measured head (or the bound holding on the whole line), or the failure probability
+        (which bounds the profile beyond the head) at most delta (module notes)."""
+        if self.need is None:
+            return True
+        e, d = self.need
+        if m.covers_tail or e <= m.eps_h:
+            return True
+        # log d rounded to nearest and negative: the factor moves it down, to the safe side
+        return bool(m.log_failure_prob <= math.log(d) * (1.0 + 4.0 * 2.0**-52))
 
     def proven_unsafe(self, m: Measurement) -> bool:
         return m.lower > self.target
@@ -496,7 +514,8 @@ def _integer_unsafe(s: _Search, proven: int, sv: int, direction: str) -> int:
 
 def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
                     integer: bool, rtol: float, kw: dict[str, Any], certify: Any,
-                    max_measurements: int, notes: list[str]
+                    max_measurements: int, notes: list[str],
+                    need: tuple[float, float] | None = None
                     ) -> tuple[float | int, Measurement, str, tuple[float, float], int]:
     start = p.values.get(sym)
     start_f = None
@@ -506,7 +525,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
         except TypeError:
             start_f = None
     s = _Search(p.replace(values={k: v for k, v in p.values.items() if k != sym}), sym,
-                target, integer, kw, max_measurements)
+                target, integer, kw, max_measurements, need)
     unsafe, safe_v, direction = _initial_bracket(s, bracket, start_f)
     u, sv = unsafe, safe_v
     gu, gs = _g(s.at(u), target), _g(s.at(sv), target)
@@ -566,12 +585,30 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
                                  f"the target {target!r}; use a looser tol")
     if not s.safe(m):  # pragma: no cover - every safe end passed this test
         raise PrecisionError(f"internal: the answer {sv!r} is not safe")
+    if s.floorless:
+        notes.append("the composition has no floor (a step without a lower side, e.g. a "
+                     "subsampled profile): the unsafe end of the bracket is where the "
+                     "composed upper profile is proved above the target, so the bracket "
+                     "holds the calibration this composition can prove, not necessarily "
+                     "the mechanism's (the value is safe either way)")
     if not m.covers_tail:
         notes.append(f"head GDP on [0, {m.eps_h:g}]; the tail beyond costs at most "
                      f"delta_mu(eps_h) = exp({m.log_failure_prob:.4g})")
     lo, hi = sorted((proven, sv))
     value = int(sv) if integer else float(sv)
     return value, m, direction, (lo, hi), len(s.seen)
+
+
+def _long_enough_head(p: Any, target: tuple[float, float], notes: list[str]) -> Any:
+    """A lazy composition measured on a head that can reach the target: its failure
+    probability lowered to ``delta`` (beyond its head a composition is only
+    ``(eps, failure_prob)``-DP, so a larger one could never prove ``delta``)."""
+    fp = getattr(p, "options", {}).get("failure_prob")
+    if fp is None or not hasattr(p, "with_options") or float(fp) <= target[1]:
+        return p
+    notes.append(f"the composition's failure_prob lowered from {float(fp):g} to the "
+                 f"target delta {target[1]:g}, so that its head can prove the target")
+    return p.with_options(failure_prob=target[1])
 
 
 # ---------------------------------------------------------------------------------------
@@ -722,8 +759,18 @@ def calibrate(
     unbound = p.unbound_symbols - {sym}
     if unbound:
         p.replace(values={**p.values, sym: 1}).require_bound()
-    value, m, direction, br, count = _measured_route(
-        p, sym, T, bracket, integer, rtol, kw, certify, max_measurements, notes)
+    if tgt is not None:
+        p = _long_enough_head(p, tgt, notes)
+    try:
+        value, m, direction, br, count = _measured_route(
+            p, sym, T, bracket, integer, rtol, kw, certify, max_measurements, notes, tgt)
+    except SymgdpError as exc:
+        if tgt is None:
+            raise
+        raise type(exc)(f"calibrating {sym.name} for the target (eps, delta) = "
+                        f"({tgt[0]!r}, {tgt[1]!r}), i.e. mu <= {T!r} with eps inside the "
+                        f"measured head or delta at least its failure probability: {exc}"
+                        ) from exc
     return CalibrationResult(
         parameter=sym.name, value=value, measurement=m, target_mu=T, direction=direction,
         bracket=br, route="measure", target=tgt, measurements=count,

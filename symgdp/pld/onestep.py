@@ -84,6 +84,7 @@ from typing import Any
 
 import numpy as np
 
+from symgdp.errors import PrecisionError
 from symgdp.numerics.rounding import arb_ceil, arb_floor
 from symgdp.pld.pmf import IntPMF, int_pmf
 
@@ -125,14 +126,26 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
     (``A`` is all zeros for a numeric source: it has no lower values), and the
     complements ``Cv <= 1 - delta <= Ca`` (precise near delta = 1)."""
     lg = math.log(tail)
+
+    def above(x: float) -> bool:
+        # only where the grid ends: a point whose float value cannot be resolved (a
+        # value that cancels to 0, e.g. randomized response at its eps0) counts as above
+        # the tail, which only extends the grid; the grid values are balls (below)
+        try:
+            return float(profile.log_delta(x)) > lg
+        except PrecisionError:
+            return True
+
+    # the grid ends by 512 (e^512 is a finite float64: the hull and the gap take exp of the
+    # positions); beyond its last point the interpolant is constant, an upper bound still
     end = 1.0
-    while end < 1e4 and float(profile.log_delta(end)) > lg:
+    while end < 512.0 and above(end):
         end *= 2.0
     lo, hi = 0.0, end
-    if float(profile.log_delta(0.0)) > lg:
+    if above(0.0):
         while hi - lo > max(1e-3 * hi, disc):
             mid = 0.5 * (lo + hi)
-            if float(profile.log_delta(mid)) > lg:
+            if above(mid):
                 lo = mid
             else:
                 hi = mid

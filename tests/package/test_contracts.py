@@ -63,8 +63,10 @@ def test_signatures_use_the_contracts():
                vectorised.eps_gdp, vectorised.compose_gdp, vectorised.tradeoff_gdp,
                vectorised.mu_from_pure_dp):
         assert hint(inspect.unwrap(fn), "rounding") == contracts.Rounding, fn
-    for fn in (compose, dpsgd, Accountant.__init__):
+    for fn in (dpsgd, Accountant.__init__):
         assert hint(fn, "neighbouring") == contracts.Neighbouring, fn
+    # compose takes the relation its items carry when none is named
+    assert hint(compose, "neighbouring") == contracts.Neighbouring | None
     for fn in (measure, report, Profile.measure):
         assert hint(fn, "method") == contracts.MeasureMethod, fn
     assert hint(Profile.from_tradeoff, "method") == contracts.TradeoffMethod
