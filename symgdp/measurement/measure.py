@@ -596,7 +596,7 @@ def _alpha_route(profile: Any, src: Any, eps_h: float, tol: float, refine: bool,
     return _whole_line(m)
 
 
-# -- the whole-line hook (symgdp.measurement.whole_line.certificate), apart from the search ----------
+# -- the whole-line hook (measurement.whole_line.certificate), apart from the search ------
 def _whole_line(m: Measurement, fo: Any = None, mu_exact: Any = None,
                 certifier: Any = None, mu_bound: Any = None) -> Measurement:
     """``m`` with its tail proved where possible (``covers_tail``, ``proved_until``).  The

@@ -71,7 +71,8 @@ def clip_and_rectify(measurement: Any, y_low: float, y_high: float, *,
     :math:`\mu`-GDP after clipping its output to ``[y_low, y_high]`` (theory §7).
 
     Args:
-        measurement: a :class:`~symgdp.measurement.measure.Measurement` (``upper`` and ``eps_h`` used).
+        measurement: a :class:`~symgdp.measurement.measure.Measurement` (``upper`` and
+            ``eps_h`` used).
         y_low: lower clipping bound.
         y_high: upper clipping bound, ``> y_low``.
         proved_until: the end :math:`\varepsilon_c` of the range on which

@@ -455,7 +455,8 @@ def sweep(
             Without it an existing non-empty ``out`` is an error (nothing is overwritten).
         task: ``"measure"`` (default), ``"identify"`` or ``"calibrate"``.
         eps_h, tol, refine, certify, method, timeout: passed to
-            :func:`~symgdp.measurement.measure.measure` (and to :func:`~symgdp.planning.calibrate.calibrate`).
+            :func:`~symgdp.measurement.measure.measure` (and to
+            :func:`~symgdp.planning.calibrate.calibrate`).
         calibrate: for ``task="calibrate"``, the arguments of
             :func:`~symgdp.planning.calibrate.calibrate` (``parameter``, ``target_mu`` or
             ``target``, ``bracket``, ...).

@@ -33,8 +33,8 @@ def head_measure(profile: Any, failure_prob: float, tol: float = 1e-4) -> tuple[
     r"""Measure a numeric profile on :math:`[0, \varepsilon_h]`, with
     :math:`\varepsilon_h` where the profile falls to ``failure_prob``.
 
-    Returns the :class:`~symgdp.measurement.measure.Measurement` and its failure probability (the same
-    value, ``m.failure_prob``): an upper bound of the profile at :math:`\varepsilon_h`,
+    Returns the :class:`~symgdp.measurement.measure.Measurement` and its failure probability
+    (the same value, ``m.failure_prob``): an upper bound of the profile at :math:`\varepsilon_h`,
     rounded up, which bounds the profile at every larger :math:`\varepsilon`.
     :class:`~symgdp.errors.DomainError` when the profile never falls that low (its floor is
     above ``failure_prob``).

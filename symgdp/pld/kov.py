@@ -251,7 +251,8 @@ class KovPieces:
         return l1 if kind == "l1" else l1 * (a - l1)
 
     def arb_delta(self, x: Any) -> arb:
-        """Ball of delta at ``x`` (the :func:`symgdp.evaluation.interval.profile_arb` convention)."""
+        """Ball of delta at ``x`` (the :func:`~symgdp.evaluation.interval.profile_arb`
+        convention)."""
         return self.ball(x).min(arb(1))
 
     def _exact_point(self, eps: Any) -> arb:

@@ -167,7 +167,8 @@ class _Family:
         return self._memo["verdict"]
 
     def cannot_reject(self, point: _Point) -> bool:
-        r"""Whether the symbolic verdict of :func:`~symgdp.refinement.validate.check_profile` is proved empty
+        r"""Whether the symbolic verdict of :func:`~symgdp.refinement.validate.check_profile` is
+        proved empty
         at these values by ball arithmetic: SymPy calls the profile complex, negative, at least 1 or
         increasing only when that holds at every :math:`\varepsilon > 0`, so one point with a real
         value, one with a value :math:`\ge 0`, one with a value :math:`< 1` and one with a

@@ -1,4 +1,5 @@
-"""Attack risk (symgdp.risk) and group privacy (symgdp.notions.group) against independent references.
+"""Attack risk (symgdp.risk) and group privacy (symgdp.notions.group) against independent
+references.
 
 References (40-digit mpmath, written here): the GDP curve G_mu and its power
 Phi(Phi^{-1}(a) + mu); the total variation 2 Phi(mu/2) - 1 and the randomized-response

@@ -1,4 +1,5 @@
-r"""Tests of the float64 GDP family (:mod:`symgdp.gaussian.vectorised`) against independent references.
+r"""Tests of the float64 GDP family (:mod:`symgdp.gaussian.vectorised`) against independent
+references.
 
 Reference values are computed in tests/reference.py with mpmath at 40 significant digits from
 the textbook formula :math:`\delta_\mu(\varepsilon) = \Phi(a) - e^{\varepsilon}\Phi(b)`

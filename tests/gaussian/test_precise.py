@@ -1,4 +1,5 @@
-r"""Tests of the arbitrary-precision GDP family (:mod:`symgdp.gaussian.precise`, also ``symgdp.mp``).
+r"""Tests of the arbitrary-precision GDP family (:mod:`symgdp.gaussian.precise`, also
+``symgdp.mp``).
 
 References are computed with mpmath from independent formulas, never through
 :mod:`symgdp.gaussian.precise` itself:

@@ -265,7 +265,8 @@ def test_every_module_is_placed_in_the_pipeline():
     mods = set(_modules())
     placed = {m for layer in LAYERS for m in layer}
     missing = sorted(mods - placed)
-    assert not missing, (f"modules {missing} are not in tests/package/test_layout.py LAYERS: add each "
+    assert not missing, (f"modules {missing} are not in tests/package/test_layout.py LAYERS: "
+                         "add each "
                          "to the layer of the pipeline where it belongs")
     stale = sorted(placed - mods)
     assert not stale, f"LAYERS names modules that do not exist: {stale}"
