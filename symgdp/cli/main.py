@@ -2,7 +2,7 @@ r"""The ``symgdp`` command line.
 
 ``symgdp analyze EXPR`` reads a privacy profile :math:`\delta(\varepsilon)` (or, with
 ``--tradeoff``, an equation ``sigma = f(eps, delta)``), binds its parameters with ``--set``,
-and prints every derived step of :func:`~symgdp.present.report.report`: as text (default), as one JSON
+and prints every derived step of :func:`symgdp.report`: as text (default), as one JSON
 object (``--json``) or as a LaTeX ``align*`` block (``--latex``); ``--plot FILE`` also
 saves the profiles and the GDPT.  ``symgdp convert`` turns two of :math:`\mu`,
 :math:`\varepsilon`, :math:`\delta` into the third (comma lists, ``--json``), rounded the

@@ -2,8 +2,8 @@ r"""Numeric evaluation of a privacy profile: float64 first, high precision where
 
 A :class:`~symgdp.profile.Profile` is a SymPy expression; this module turns it into numbers.
 :class:`Evaluator` compiles the bound expression once with ``sympy.lambdify`` (SciPy/NumPy
-for speed, mpmath for precision, ball arithmetic through :mod:`~symgdp.evaluation.interval` for proofs)
-and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules
+for speed, mpmath for precision, ball arithmetic through :mod:`~symgdp.evaluation.interval`
+for proofs) and evaluates :math:`\log\delta(\varepsilon)` in log space under the float-trust rules
 (the analysis behind them is :mod:`symgdp.evaluation.trust`):
 
 * Every float64 value comes with a bound on its error (``_ErrorBound``): each intermediate

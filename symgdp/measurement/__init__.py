@@ -1,7 +1,8 @@
 r"""The measurement wing: guaranteed brackets on :math:`\sup_{[0,\varepsilon_h]} G`.
 
 The public entry is :func:`~symgdp.measurement.measure.measure` (and
-:func:`~symgdp.measurement.measure.gdpt`); the rooms of the wing, in pipeline order (each imports only the ones listed before it):
+:func:`~symgdp.measurement.measure.gdpt`); the rooms of the wing, in pipeline order (each
+imports only the ones listed before it):
 
 * :mod:`~symgdp.measurement.forms` -- symbolic preparation of a profile: exact rewrites
   (``normalise``, ``erfcx_form``, ``ErfcxDiff`` pairs), the log-expanded derivatives;
