@@ -89,6 +89,7 @@ integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -106,6 +107,7 @@ from symgdp.training.engine import (
     lower_profile,
     one_step_pmfs,
 )
+from symgdp.training.sampling import plan_sampling
 
 __all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld", "dpsgd_sigma", "SigmaResult"]
 
@@ -199,7 +201,14 @@ class DPSGDResult:
             :math:`\varepsilon \ge \varepsilon_h`.
         neighbouring: the neighbouring relation assumed (``"add_remove"`` or
             ``"replace_one"``).
-        schedule: the phases ``((q, sigma, steps), ...)``.
+        schedule: the phases ``((q, sigma, steps), ...)`` the engine composed (for a
+            sampling other than Poisson, those of :class:`~symgdp.training.sampling.SamplingPlan`:
+            the dominating pair's, not the trainer's).
+        sampling, tight, assumption: the sampling scheme, whether the bracket contains the
+            mechanism's own mu (else ``mu_upper`` is a proved bound only and ``mu_floor``
+            nan), and the scheme with its theorem in words.
+        sampling_params, poisson_reference: the scheme's parameters; the Poisson result
+            beside a bound without amplification (**not a bound** for the scheme).
         surrogate_lower: the lower end of the measured bracket on what the *upper
             profile* proves (no smaller :math:`\mu` follows from it); **not** a bound on
             the mechanism (the profile is pessimistic).
@@ -242,6 +251,12 @@ class DPSGDResult:
     eps_certified: float = math.nan
     floor_discretization: float = math.nan
     pld_floor: float = math.nan
+    sampling: str = "poisson"
+    tight: bool = True
+    assumption: str = ""
+    sampling_params: Any = field(default=None, compare=False)
+    poisson_reference: Any = field(default=None, compare=False, repr=False)
+    plan: Any = field(default=None, compare=False, repr=False)
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
@@ -261,7 +276,12 @@ class DPSGDResult:
         theorem); vectorised."""
         if self.composed is None:
             raise DomainError("this result was computed without its composition")
+        if not self.tight:
+            raise DomainError(f"sampling={self.sampling!r}: the result is a proved upper "
+                              "bound only; no lower bound on the mechanism's profile")
         out = lower_profile(self.composed, eps)
+        if self.plan is not None and self.plan.truncation:
+            out = np.maximum(np.nextafter(out - self.plan.extra_delta(eps), -np.inf), 0.0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     def eps_at(self, delta: float) -> float:
@@ -327,12 +347,15 @@ class DPSGDResult:
             "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization",
-            "eps_certified", "pld_floor",
+            "eps_certified", "pld_floor", "sampling", "tight", "assumption",
             "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         return out
 
     def _params(self) -> str:
+        if self.sampling != "poisson":
+            return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in (self.sampling_params or {}).items())
         if len(self.schedule) == 1:
             q, s, t = self.schedule[0]
             return f"q={q:g}, sigma={s:g}, T={t}"
@@ -350,6 +373,9 @@ class DPSGDResult:
             head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
         clt = ("" if math.isnan(self.mu_clt)
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
+        if self.sampling != "poisson":
+            head = (f"{head}; sampling: {self.assumption}"
+                    + ("" if self.tight else " (a proved upper bound, not tight)"))
         return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
                 f"[0, {format_upper(self.eps_h, 4)}] (failure probability "
                 f"{format_upper(self.failure_prob, 3)}){clt}")
@@ -399,7 +425,7 @@ def _floor_grid(eps_h: float, argmax: Any) -> np.ndarray:
     return np.unique(xs)
 
 
-def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
+def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> float:
     """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
     [0, eps_h], rounded down and checked at 40 digits: every mu for which DP-SGD is
     mu-GDP on [0, eps_h] is at least this."""
@@ -408,6 +434,8 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
 
     xs = _floor_grid(eps_h, argmax)
     d = lower_profile(comp, xs)
+    if plan is not None and plan.truncation:  # the truncated mechanism: minus T p (1 + e^eps)
+        d = np.nextafter(d - plan.extra_delta(xs), -np.inf)
     ok = d > 0
     if not np.any(ok):
         return 0.0
@@ -474,11 +502,13 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
 
 
 def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
-          schedule: Any = None, neighbouring: str = "add_remove",
+          schedule: Any = None, neighbouring: str = "auto",
           failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
           value_discretization_interval: float = 1e-4, floor: bool = True,
           compare: bool = False, floor_discretization: float | None = None,
-          rdp_only: bool = True) -> DPSGDResult:
+          rdp_only: bool = True, sampling: str = "poisson", dataset_size: int | None = None,
+          batch_size: int | None = None, epochs: int | None = None,
+          max_batch_size: int | None = None, examples_per_user: int = 1) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
     :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
@@ -501,6 +531,19 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
             twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
         rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
+        sampling: how batches are drawn, one of ``"poisson"`` (``q, sigma, steps``),
+            ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``),
+            ``"shuffle"`` (``dataset_size, batch_size, sigma, epochs``),
+            ``"random_allocation"`` (``sigma, steps`` per epoch, ``epochs``) and
+            ``"truncated_poisson"`` (``q, sigma, steps, dataset_size, max_batch_size``):
+            each scheme's theorem and what it proves in :mod:`symgdp.training.sampling`
+            (``neighbouring="auto"`` takes the relation the scheme is stated for: replace-one
+            for ``without_replacement``, add/remove otherwise).  The result names it
+            (``sampling``, ``assumption``; ``tight`` false: a proved upper bound only,
+            ``mu_floor`` nan, and ``poisson_reference`` the Poisson number beside it,
+            not a bound).
+        dataset_size, batch_size, epochs, max_batch_size: the scheme's parameters.
+        examples_per_user: 1 (user-level accounting is not implemented yet).
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -516,8 +559,19 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     from symgdp.pld.head import head_measure
 
     t0 = time.perf_counter()
-    phases = _phases(q, sigma, steps, schedule)
-    rel = check_neighbouring(neighbouring)
+    plan = None
+    if schedule is None or sampling != "poisson" or examples_per_user != 1:
+        if schedule is not None:
+            raise DomainError(f"schedule= is for Poisson phases, not sampling={sampling!r}")
+        plan = plan_sampling(sampling, q=q, sigma=sigma, steps=steps,
+                             neighbouring=neighbouring, dataset_size=dataset_size,
+                             batch_size=batch_size, epochs=epochs,
+                             max_batch_size=max_batch_size,
+                             examples_per_user=examples_per_user)
+        phases, rel = plan.phases, plan.engine_relation
+    else:
+        phases = _phases(q, sigma, steps, schedule)
+        rel = check_neighbouring("add_remove" if neighbouring == "auto" else neighbouring)
     fp = float(failure_prob)
     if not (0 < fp < 1):
         raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
@@ -533,7 +587,12 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     total_steps = sum(p[2] for p in phases)
     comp = _compose(phases, disc, fp, rel)
     pld_profile = _pld_profile(comp)
-    if rel == "add_remove":
+    sym = plan is not None and plan.symmetrise
+    if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
+        from symgdp.training.symmetrised import compose_symmetric
+
+        pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
+    if rel == "add_remove" and not sym:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
                     for qq, s, t in phases) / (orders - 1.0)
@@ -544,9 +603,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
     eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
+    if plan is not None:
+        if plan.truncation * 2.0 > fp:
+            raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
+                              f"over the run, T p <= {plan.truncation:.3g}, is not below half "
+                              f"of failure_prob={fp:g}; raise max_batch_size or failure_prob")
+        upper = plan.wrap(upper)
     m, fail = head_measure(upper, fp, tol)
     mu_rdp = math.nan
-    if rdp_only and rel == "add_remove":
+    if rdp_only and getattr(upper, "orders", None) is not None:
         mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
     mu_fl, fdisc = math.nan, math.nan
     if floor:
@@ -555,13 +620,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                  if floor_discretization is None else float(floor_discretization))
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
-        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None \
+        mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
             or fdisc == disc else 0.0
         if fdisc != disc:  # the floor's own grid: another composition
-            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax,
+                                         plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
-    return DPSGDResult(
+    out = DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
         steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
         failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
@@ -571,6 +637,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         eps_certified=_eps_for_delta(upper, d),
         pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
         seconds=time.perf_counter() - t0)
+    if plan is None:
+        return out
+    ref = None
+    if plan.poisson is not None:  # the Poisson number beside a bound (not a bound)
+        ref = dpsgd(plan.poisson[0], plan.sigma, plan.poisson[1], neighbouring=plan.neighbouring,
+                    failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
+                    floor=False, rdp_only=False)
+    out = plan.finish(out, ref)
+    return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 
 def _eps_for_delta(profile: Any, delta: float) -> float:

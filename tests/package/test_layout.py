@@ -96,6 +96,7 @@ LAYERS: list[tuple[str, ...]] = [
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
     ("training.engine",),
+    ("training.sampling", "training.symmetrised"),  # sampling schemes; the WOR measure
     ("training.dpsgd",),
     ("training.accountant",),
     ("training",),
