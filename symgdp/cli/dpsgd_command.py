@@ -73,7 +73,8 @@ def _dpsgd_phases(args: argparse.Namespace) -> list[tuple[str, str, str]] | None
 
 def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     from symgdp.errors import DomainError
-    from symgdp.training.dpsgd import dpsgd, dpsgd_sigma
+    from symgdp.training.dpsgd import dpsgd
+    from symgdp.training.sigma import dpsgd_sigma
 
     if args.q is not None and args.q > 1:
         raise DomainError(f"--q must lie in (0, 1], got {args.q!r}")

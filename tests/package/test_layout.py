@@ -98,6 +98,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.engine",),
     ("training.sampling", "training.symmetrised"),  # sampling schemes; the WOR measure
     ("training.dpsgd",),
+    ("training.sigma",),                           # the least noise for a target
     ("training.accountant",),
     ("training",),
     # composing mechanisms: dp_accounting's float route, certified, pure DP, events

@@ -277,3 +277,17 @@ def test_plan_is_the_documented_reduction():
                       steps=7)
     assert p.phases == ((0.25, 1.5, 7),) and p.engine_relation == "add_remove"
     assert p.neighbouring == "replace_one" and p.tight
+
+
+# -- float() is the safe end -----------------------------------------------------------------
+def test_float_of_brackets_is_the_safe_end():
+    from symgdp.accounting.certified import EpsBracket
+
+    b = EpsBracket(1.25, 1.5)
+    assert float(b) == 1.5 and str(b) == "[1.25, 1.50]"
+    assert float(EpsBracket(0.1234561, 0.1234569)) == 0.1234569
+    s = str(EpsBracket(0.1234561, 0.1234569))  # rounded outwards
+    lo, up = (float(x) for x in s.strip("[]").split(","))
+    assert lo <= 0.1234561 and up >= 0.1234569
+    r = dpsgd(0.1, 2.0, 3, **FAST)
+    assert float(r) == r.mu_upper
