@@ -98,7 +98,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.engine",),
     ("training.sampling", "training.symmetrised"),  # sampling schemes; the WOR measure
     ("training.dpsgd",),
-    ("training.sigma",),                           # the least noise for a target
+    ("training.sigma", "training.event_route"),    # least noise; dp_accounting's events
     ("training.accountant",),
     ("training",),
     # composing mechanisms: dp_accounting's float route, certified, pure DP, events
