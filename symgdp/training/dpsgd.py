@@ -266,6 +266,24 @@ class DPSGDResult:
         """The safe end of the bracket, ``mu_upper``: ``float(r)`` is the guarantee."""
         return float(self.mu_upper)
 
+    def statement(self) -> Any:
+        r"""A privacy statement (:mod:`symgdp.training.statement`): the certified
+        :math:`(\varepsilon, \delta)` and :math:`\mu` of this run under each sampling
+        assumption (Poisson, fixed-size without replacement, shuffled epochs, random
+        allocation) when the data set and batch sizes are known, each line naming its
+        assumption and neighbouring relation; ``str()`` of it is the text.
+
+        Example:
+            >>> r = dpsgd(sampling="shuffle", dataset_size=40, batch_size=10, sigma=4.0,
+            ...           epochs=1, tol=1e-3, value_discretization_interval=1e-3)
+            >>> s = r.statement()
+            >>> len(s.lines), sorted(s.results)[:2]
+            (5, ['poisson', 'poisson_replace_one'])
+        """
+        from symgdp.training.statement import build_statement
+
+        return build_statement(dpsgd, self)
+
     @property
     def mu_lower(self) -> float:
         """The lower end of the headline bracket (``mu_floor``)."""
@@ -354,6 +372,7 @@ class DPSGDResult:
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
             "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
+        out["sampling_params"] = dict(self.sampling_params or {})
         return out
 
     def _params(self) -> str:
