@@ -291,3 +291,25 @@ def test_float_of_brackets_is_the_safe_end():
     assert lo <= 0.1234561 and up >= 0.1234569
     r = dpsgd(0.1, 2.0, 3, **FAST)
     assert float(r) == r.mu_upper
+
+
+# -- the accountant with a sampling scheme -----------------------------------------------------
+def test_accountant_with_sampling_schemes_is_dpsgd():
+    from symgdp import Accountant
+
+    acc = Accountant(sampling="without_replacement", dataset_size=20, batch_size=5, **FAST)
+    for _ in range(3):
+        acc.step(noise_multiplier=2.0)
+    r = dpsgd(sampling="without_replacement", dataset_size=20, batch_size=5, sigma=2.0,
+              steps=3, **FAST)
+    assert acc.neighbouring == "replace_one" and acc.get_mu() == r.mu_upper
+    sh = Accountant(sampling="shuffle", dataset_size=20, batch_size=5, **FAST)
+    sh.step(noise_multiplier=2.0, steps=8)  # two epochs of 4 steps: closed form sqrt(2)/2
+    assert math.sqrt(2) / 2 <= sh.get_mu() <= math.sqrt(2) / 2 + 2e-3
+    with pytest.raises(DomainError, match="sample_rate"):
+        sh.step(noise_multiplier=2.0, sample_rate=0.25)
+    sh.step(noise_multiplier=2.0, steps=1)
+    with pytest.raises(DomainError, match="whole epochs"):
+        sh.get_mu()
+    with pytest.raises(DomainError, match="sampling must be one of"):
+        Accountant(sampling="bogus")
