@@ -313,3 +313,16 @@ def test_accountant_with_sampling_schemes_is_dpsgd():
         sh.get_mu()
     with pytest.raises(DomainError, match="sampling must be one of"):
         Accountant(sampling="bogus")
+
+
+@pytest.mark.parametrize("gamma,sigma", [(0.01, 0.3), (0.1, 0.5), (0.5, 1.0), (0.9, 2.0),
+                                         (0.3, 6.0)])
+def test_the_pair_is_above_its_swap_for_nonnegative_eps(gamma, sigma):
+    # the hypothesis the symmetrised measure rests on (Dong, Roth & Su 2022, Section 4.2:
+    # C_gamma(f) follows f_gamma where its slope is below -1): for eps >= 0 the profile of
+    # R = (gamma N(2, s^2) + (1 - gamma) N(0, s^2), N(0, s^2)) is at least its swap's;
+    # 30-digit hockey sticks by the enumeration helper above
+    r = [(mpmath.mpf(gamma), 2), (1 - mpmath.mpf(gamma), 0)]
+    q = [(mpmath.mpf(1), 0)]
+    for e in (0.0, 0.05, 0.3, 1.0, 3.0):
+        assert hockey(r, q, sigma, e) >= hockey(q, r, sigma, e) - 1e-15
