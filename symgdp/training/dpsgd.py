@@ -354,9 +354,11 @@ class DPSGDResult:
         disc = self.discretization if discretization is None else float(discretization)
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
-        if len(self.schedule) != 1 or self.neighbouring != "add_remove":
-            raise DomainError("a band on its own grid is for one phase with add/remove "
-                              f"neighbours, not {self._params()} ({self.neighbouring})")
+        if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
+                or self.sampling != "poisson":
+            raise DomainError("a band on its own grid is for one phase of Poisson sampling "
+                              f"with add/remove neighbours, not {self._params()} "
+                              f"({self.sampling}, {self.neighbouring})")
         from symgdp.training.engine import one_step_tail
 
         q, sigma, steps = self.schedule[0]

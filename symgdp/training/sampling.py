@@ -202,9 +202,11 @@ class SamplingPlan:
         if self.sampling != "poisson" or len(self.phases) == 1:
             kw.update(q=self.q, sigma=self.sigma, steps=self.steps)
         if self.truncation:  # the Renyi and CLT numbers are the untruncated run's
-            kw.update(mu_clt=math.nan, eps_clt=math.nan, eps_rdp=math.nan)
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, eps_rdp=math.nan,
+                      eps_pld=math.nan)
         if self.symmetrise:  # no Renyi curve or CLT of the symmetrised measure here
-            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan)
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan,
+                      eps_pld=math.nan)
         if not self.tight:
             kw.update(mu_floor=math.nan, mu_clt=math.nan, eps_clt=math.nan,
                       mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)

@@ -326,3 +326,14 @@ def test_the_pair_is_above_its_swap_for_nonnegative_eps(gamma, sigma):
     q = [(mpmath.mpf(1), 0)]
     for e in (0.0, 0.05, 0.3, 1.0, 3.0):
         assert hockey(r, q, sigma, e) >= hockey(q, r, sigma, e) - 1e-15
+
+
+def test_bounds_without_a_floor_give_no_band():
+    # a proved upper bound only (shuffle): no lower bound on the profile, so no band's
+    # upper side, on either route
+    r = dpsgd(sampling="shuffle", dataset_size=20, batch_size=5, sigma=2.0, epochs=1,
+              **FAST)
+    with pytest.raises(DomainError):
+        r.tradeoff([0.1])
+    with pytest.raises(DomainError, match="shuffle"):
+        r.tradeoff([0.1], discretization=1e-3)
