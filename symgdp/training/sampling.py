@@ -55,7 +55,7 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   same proved bound without amplification (the record's step gains or loses it: joint
   convexity of the hockey-stick divergence over the step it lands in, then adaptive
   composition), :math:`\sqrt{E}/\sigma` (add/remove) or :math:`2\sqrt{E}/\sigma`
-  (replace-one).  Feldman & Shenfeld 2025 (Theorem 1.1) prove that random allocation
+  (replace-one).  Feldman & Shenfeld 2025 (arXiv:2502.08202, their main theorem) prove that random allocation
   is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`; their explicit
   lower-order terms are not certified here, so the Poisson number with rate
   :math:`1/t` is shown beside it as ``poisson_reference`` and is **not a bound**.
