@@ -56,7 +56,7 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "DomainError": ("errors", "DomainError"),
     "dpsgd": ("training.dpsgd", "dpsgd"),
     "DPSGDResult": ("training.dpsgd", "DPSGDResult"),
-    "dpsgd_sigma": ("training.dpsgd", "dpsgd_sigma"),
+    "dpsgd_sigma": ("training.sigma", "dpsgd_sigma"),
     "eps": ("symbolic.symbols", "eps"),
     "eps_gdp": ("gaussian.vectorised", "eps_gdp"),
     "gdpt": ("measurement.measure", "gdpt"),
@@ -167,7 +167,8 @@ if TYPE_CHECKING:
     from symgdp.symbolic.symbols import delta, eps
     from symgdp.tail.limit import Identification
     from symgdp.training.accountant import Accountant
-    from symgdp.training.dpsgd import DPSGDResult, dpsgd, dpsgd_sigma
+    from symgdp.training.dpsgd import DPSGDResult, dpsgd
+    from symgdp.training.sigma import dpsgd_sigma
 
 __all__ = [
     "Accountant",

@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 if TYPE_CHECKING:  # SymPy is not imported at run time by this module
     import sympy
 
-__all__ = ["Rounding", "Neighbouring", "MeasureMethod", "TradeoffMethod", "LimitMethod",
+__all__ = ["Rounding", "Neighbouring", "NeighbouringOrAuto", "Sampling", "MeasureMethod",
+           "TradeoffMethod", "LimitMethod",
            "ProgressKind", "FloatKind", "ProfileSource", "NumericSource",
            "NumericSourceWithLower"]
 
@@ -53,6 +54,11 @@ __all__ = ["Rounding", "Neighbouring", "MeasureMethod", "TradeoffMethod", "Limit
 Rounding = Literal["up", "down", "nearest"]
 #: the neighbouring relation a privacy statement assumes
 Neighbouring = Literal["add_remove", "replace_one"]
+#: a relation, or ``"auto"``: the one a DP-SGD sampling scheme is stated for
+NeighbouringOrAuto = Literal["add_remove", "replace_one", "auto"]
+#: how DP-SGD draws its batches (``symgdp.training.sampling.SAMPLINGS``)
+Sampling = Literal["poisson", "without_replacement", "shuffle", "random_allocation",
+                   "truncated_poisson"]
 #: the search of :func:`symgdp.measure` (keys of ``symgdp.measurement.measure.METHODS``)
 MeasureMethod = Literal["auto", "first-order", "branch-and-bound", "bnb", "staircase"]
 #: how :meth:`symgdp.Profile.from_tradeoff` solves the trade-off equation for delta

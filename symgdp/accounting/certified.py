@@ -95,6 +95,25 @@ class EpsBracket(NamedTuple):
     lower: float
     upper: float
 
+    def __float__(self) -> float:
+        """The safe end, ``upper``: ``float(b)`` is the guarantee.
+
+        Example:
+            >>> b = EpsBracket(1.5, 1.75)
+            >>> float(b), str(b)
+            (1.75, '[1.50, 1.75]')
+            >>> str(EpsBracket(1.8282041, 1.8282436))
+            '[1.82820, 1.82825]'
+        """
+        return float(self.upper)
+
+    def __str__(self) -> str:
+        """The interval, rounded outwards (:func:`~symgdp.numerics.decimals.format_bracket`)."""
+        from symgdp.numerics.decimals import format_bracket
+
+        lo, up = format_bracket(self.lower, self.upper)
+        return f"[{lo}, {up}]"
+
 
 class SubsampledGaussian:
     r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier ``sigma``

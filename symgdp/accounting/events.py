@@ -28,6 +28,10 @@ and replacing one moves it by at most 2.  Events and what they become:
 * ``SelfComposedDpEvent``, ``ComposedDpEvent``: counts and concatenation;
   ``NoOpDpEvent``: nothing.
 
+A tree whose every private step is DP-SGD's (Poisson-sampled Gaussians, or fixed-size
+batches without replacement under replace-one) is answered by the DP-SGD engine instead
+(:mod:`symgdp.training.event_route`: the bracket of :func:`symgdp.dpsgd`).
+
 Any other event (or a non-private one) is a :class:`~symgdp.errors.DomainError` naming
 it: a composition is never reported for an event that was not accounted.
 """
@@ -39,7 +43,7 @@ from typing import Any
 
 import sympy
 
-from symgdp.accounting.certified import NEIGHBOURING, SubsampledGaussian, compose
+from symgdp.accounting.certified import NEIGHBOURING, EpsBracket, SubsampledGaussian, compose
 from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 
@@ -192,6 +196,11 @@ def from_dp_event(event: Any, *, neighbouring: Neighbouring = "add_remove", **kw
     if not isinstance(event, E.DpEvent):
         raise DomainError(f"expected a dp_accounting DpEvent, got {type(event).__name__}: "
                           f"{event!r}")
+    from symgdp.training.event_route import dpsgd_for_event  # DP-SGD-shaped trees
+
+    routed = dpsgd_for_event(event, neighbouring, EpsBracket, **kw)
+    if routed is not None:
+        return routed
     items: list[tuple[Any, int]] = []
     _walk(event, 1, neighbouring, items)
     if not items:

@@ -26,7 +26,11 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
         epilog="examples:\n  symgdp dpsgd --q 0.01 --sigma 1 --steps 1000\n"
         "  symgdp dpsgd --phase 0.01:1:500 --phase 0.02:1.2:300 --neighbouring replace_one\n"
         "  symgdp dpsgd --q 0.01 --steps 1000 --target-mu 1\n"
-        "  symgdp dpsgd --q 0.01 --steps 1000 --target-eps 2 --delta 1e-5",
+        "  symgdp dpsgd --q 0.01 --steps 1000 --target-eps 2 --delta 1e-5\n"
+        "  symgdp dpsgd --sampling shuffle --dataset-size 60000 --batch-size 256 "
+        "--sigma 1.1 --epochs 60\n"
+        "  symgdp dpsgd --statement --dataset-size 10000 --batch-size 64 --sigma 1 "
+        "--epochs 5 --delta 1e-6",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("--q", type=positive_float(), metavar="Q",
                    help="Poisson sampling rate in (0, 1]")
@@ -37,8 +41,30 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
     d.add_argument("--phase", action="append", default=[], metavar="Q:S:T",
                    help="one phase of a schedule (repeatable, in order) instead of "
                    "--q/--sigma/--steps")
-    d.add_argument("--neighbouring", default="add_remove", metavar="REL",
-                   help="add_remove (default) or replace_one")
+    d.add_argument("--neighbouring", default="auto", metavar="REL",
+                   help="add_remove or replace_one (default: the relation the sampling "
+                   "scheme is stated for: replace_one for without_replacement, else "
+                   "add_remove)")
+    d.add_argument("--sampling", default="poisson", metavar="SCHEME",
+                   help="poisson (default), without_replacement, shuffle, "
+                   "random_allocation or truncated_poisson")
+    d.add_argument("--dataset-size", type=positive_int(), default=None, metavar="N",
+                   help="number of records (without_replacement, shuffle, "
+                   "truncated_poisson; with --batch-size, q = B/N for poisson)")
+    d.add_argument("--batch-size", type=positive_int(), default=None, metavar="B",
+                   help="batch size (without_replacement, shuffle)")
+    d.add_argument("--epochs", type=positive_int(), default=None, metavar="E",
+                   help="epochs (shuffle, random_allocation; poisson with --dataset-size "
+                   "and --batch-size: T = E ceil(N/B))")
+    d.add_argument("--max-batch-size", type=positive_int(), default=None, metavar="M",
+                   help="the largest batch (truncated_poisson)")
+    d.add_argument("--examples-per-user", type=int, default=1, metavar="K",
+                   help="records per user (only 1: user-level accounting is not "
+                   "implemented yet)")
+    d.add_argument("--statement", action="store_true",
+                   help="print a privacy statement: the certified (eps, delta) and mu "
+                   "under each sampling assumption, each line naming its assumption "
+                   "and neighbouring relation (needs --dataset-size and --batch-size)")
     d.add_argument("--target-mu", type=positive_float(), default=None, metavar="X",
                    help="print the least noise multiplier proved to give mu <= X")
     d.add_argument("--target-eps", type=positive_float(), default=None, metavar="E",
@@ -73,10 +99,43 @@ def _dpsgd_phases(args: argparse.Namespace) -> list[tuple[float, float, Any]] | 
 
 def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     from symgdp.errors import DomainError
-    from symgdp.training.dpsgd import dpsgd, dpsgd_sigma
+    from symgdp.training.dpsgd import dpsgd
+    from symgdp.training.sigma import dpsgd_sigma
 
     if args.q is not None and args.q > 1:
         raise DomainError(f"--q must lie in (0, 1], got {args.q!r}")
+    scheme_args = dict(sampling=args.sampling, dataset_size=args.dataset_size,
+                       batch_size=args.batch_size, epochs=args.epochs,
+                       max_batch_size=args.max_batch_size,
+                       examples_per_user=args.examples_per_user)
+    plain = (args.sampling == "poisson" and args.examples_per_user == 1
+             and all(v is None for v in (args.dataset_size, args.batch_size, args.epochs,
+                                        args.max_batch_size)))
+    if not plain or args.statement:
+        if args.target_mu is not None or args.target_eps is not None or args.phase:
+            raise DomainError("--target-mu, --target-eps and --phase are for Poisson "
+                              "sampling given by --q/--steps, not with --sampling, "
+                              "--dataset-size, --batch-size, --epochs or --statement")
+        r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
+                  delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                  **scheme_args)
+        st = r.statement() if args.statement else None
+        text = str(st) if st is not None else str(r)
+        if args.json:
+            out = {k: (json_number(v) if isinstance(v, float) else v)
+                   for k, v in r.as_dict().items()}
+            out.update(command="dpsgd")
+            if st is not None:
+                out["statement"] = list(st.lines)
+                out["statements"] = {
+                    k: {kk: (json_number(vv) if isinstance(vv, float) else vv)
+                        for kk, vv in v.as_dict().items()} for k, v in st.results.items()}
+            stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
+            return 0
+        stdout.write(text + "\n")
+        return 0
+    if args.neighbouring == "auto":
+        args.neighbouring = "add_remove"
     if args.target_mu is not None or args.target_eps is not None:
         if args.target_mu is not None and args.target_eps is not None:
             raise DomainError("give one of --target-mu and --target-eps")

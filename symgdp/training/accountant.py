@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from symgdp.contracts import Neighbouring
+from symgdp.contracts import NeighbouringOrAuto, Sampling
 from symgdp.errors import DomainError
 from symgdp.training.engine import check_neighbouring, check_phase
 
@@ -22,7 +22,16 @@ class Accountant:
     r"""Record DP-SGD steps and answer with certified privacy statements.
 
     Args:
-        neighbouring: ``"add_remove"`` (opacus's relation) or ``"replace_one"``.
+        neighbouring: ``"add_remove"`` (opacus's relation) or ``"replace_one"``
+            (``"auto"``: the relation the sampling scheme is stated for).
+        sampling: how the loop draws its batches (:func:`symgdp.dpsgd`'s names):
+            ``"poisson"`` (steps with their own ``sample_rate``), or, with
+            ``dataset_size`` and ``batch_size``, ``"without_replacement"``,
+            ``"shuffle"`` and ``"random_allocation"`` (whole epochs of
+            :math:`\lceil n/b\rceil` steps), or ``"truncated_poisson"`` with
+            ``dataset_size`` and ``max_batch_size``; every scheme but Poisson keeps one
+            noise multiplier (one phase).
+        dataset_size, batch_size, max_batch_size: the scheme's sizes.
         **options: passed to :func:`symgdp.dpsgd` (``tol``,
             ``value_discretization_interval``, ...).
 
@@ -37,16 +46,38 @@ class Accountant:
         True
     """
 
-    def __init__(self, neighbouring: Neighbouring = "add_remove", **options: Any) -> None:
+    def __init__(self, neighbouring: NeighbouringOrAuto = "auto", *,
+                 sampling: Sampling = "poisson",
+                 dataset_size: int | None = None, batch_size: int | None = None,
+                 max_batch_size: int | None = None, **options: Any) -> None:
+        from symgdp.training.sampling import SAMPLINGS
+
+        if sampling not in SAMPLINGS:
+            raise DomainError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
+                              f"{sampling!r}")
+        self.sampling = sampling
+        if neighbouring == "auto":  # the relation the scheme is stated for
+            neighbouring = "replace_one" if sampling == "without_replacement" \
+                else "add_remove"
         self.neighbouring = check_neighbouring(neighbouring)
+        self.sizes = dict(dataset_size=dataset_size, batch_size=batch_size,
+                          max_batch_size=max_batch_size)
         self.options = dict(options)
         self._phases: list[list[Any]] = []  # [noise_multiplier, sample_rate, steps]
         self._cache: dict[Any, Any] = {}
 
-    def step(self, *, noise_multiplier: float, sample_rate: float, steps: int = 1) -> None:
+    def step(self, *, noise_multiplier: float, sample_rate: float | None = None,
+             steps: int = 1) -> None:
         """Record ``steps`` steps (default one) with this noise multiplier and Poisson
-        sampling rate; equal consecutive steps merge into one phase."""
-        q, s, t = check_phase(sample_rate, noise_multiplier, steps)
+        sampling rate (``sample_rate`` only for Poisson schemes; the others take their
+        sizes from the constructor); equal consecutive steps merge into one phase."""
+        if (sample_rate is None) != (self.sampling in ("without_replacement", "shuffle",
+                                                       "random_allocation")):
+            raise DomainError(f"sampling={self.sampling!r} takes "
+                              + ("a sample_rate" if sample_rate is None else
+                                 f"no sample_rate (got {sample_rate!r})"))
+        q, s, t = check_phase(1.0 if sample_rate is None else sample_rate,
+                              noise_multiplier, steps)
         if self._phases and self._phases[-1][0] == s and self._phases[-1][1] == q:
             self._phases[-1][2] += t
         else:
@@ -79,9 +110,38 @@ class Accountant:
             raise DomainError("no steps recorded yet: call step() first")
         key = (float(failure_prob), float(delta))
         if key not in self._cache:
-            self._cache[key] = dpsgd(schedule=self.schedule, neighbouring=self.neighbouring,
-                                     failure_prob=failure_prob, delta=delta, **self.options)
+            kw = dict(neighbouring=self.neighbouring, failure_prob=failure_prob,
+                      delta=delta, **self.options)
+            if self.sampling == "poisson":
+                self._cache[key] = dpsgd(schedule=self.schedule, **kw)
+            else:
+                self._cache[key] = self._scheme_result(dpsgd, kw)
         return self._cache[key]
+
+    def _scheme_result(self, dpsgd: Any, kw: dict[str, Any]) -> Any:
+        if len(self._phases) != 1:
+            raise DomainError(f"sampling={self.sampling!r} is accounted for one noise "
+                              f"multiplier and rate; recorded {self.history}")
+        s, q, t = self._phases[0]
+        n, b = self.sizes["dataset_size"], self.sizes["batch_size"]
+        if self.sampling == "truncated_poisson":
+            return dpsgd(q, s, t, sampling="truncated_poisson", dataset_size=n,
+                         max_batch_size=self.sizes["max_batch_size"], **kw)
+        if self.sampling == "without_replacement":
+            return dpsgd(sampling="without_replacement", dataset_size=n, batch_size=b,
+                         sigma=s, steps=t, **kw)
+        if not (isinstance(n, int) and isinstance(b, int) and 0 < b <= n):
+            raise DomainError(f"sampling={self.sampling!r} needs dataset_size and "
+                              f"batch_size (got {n!r}, {b!r})")
+        per = math.ceil(n / b)
+        if t % per:
+            raise DomainError(f"sampling={self.sampling!r}: {t} steps are not whole epochs "
+                              f"of {per} steps")
+        if self.sampling == "shuffle":
+            return dpsgd(sampling="shuffle", dataset_size=n, batch_size=b, sigma=s,
+                         epochs=t // per, **kw)
+        return dpsgd(sampling="random_allocation", sigma=s, steps=per, epochs=t // per,
+                     **kw)
 
     def get_mu(self, failure_prob: float = 1e-10, *, with_floor: bool = False) -> Any:
         r"""The certified :math:`\mu`: the training run is :math:`\mu`-GDP on the head

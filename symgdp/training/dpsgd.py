@@ -89,6 +89,7 @@ integers, and on the float64 rounding analysis of :func:`symgdp.measure`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -97,7 +98,7 @@ from typing import Any
 
 import numpy as np
 
-from symgdp.contracts import Neighbouring
+from symgdp.contracts import Neighbouring, NeighbouringOrAuto, Sampling
 from symgdp.errors import DomainError
 from symgdp.gaussian.vectorised import eps_gdp
 from symgdp.training.engine import (
@@ -107,8 +108,9 @@ from symgdp.training.engine import (
     lower_profile,
     one_step_pmfs,
 )
+from symgdp.training.sampling import plan_sampling
 
-__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld", "dpsgd_sigma", "SigmaResult"]
+__all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
 
 _RELATION_TEXT = {"add_remove": "add/remove one record",
                   "replace_one": "replace one record"}
@@ -200,7 +202,14 @@ class DPSGDResult:
             :math:`\varepsilon \ge \varepsilon_h`.
         neighbouring: the neighbouring relation assumed (``"add_remove"`` or
             ``"replace_one"``).
-        schedule: the phases ``((q, sigma, steps), ...)``.
+        schedule: the phases ``((q, sigma, steps), ...)`` the engine composed (for a
+            sampling other than Poisson, those of :class:`~symgdp.training.sampling.SamplingPlan`:
+            the dominating pair's, not the trainer's).
+        sampling, tight, assumption: the sampling scheme, whether the bracket contains the
+            mechanism's own mu (else ``mu_upper`` is a proved bound only and ``mu_floor``
+            nan), and the scheme with its theorem in words.
+        sampling_params, poisson_reference: the scheme's parameters; the Poisson result
+            beside a bound without amplification (**not a bound** for the scheme).
         surrogate_lower: the lower end of the measured bracket on what the *upper
             profile* proves (no smaller :math:`\mu` follows from it); **not** a bound on
             the mechanism (the profile is pessimistic).
@@ -243,10 +252,38 @@ class DPSGDResult:
     eps_certified: float = math.nan
     floor_discretization: float = math.nan
     pld_floor: float = math.nan
+    sampling: str = "poisson"
+    tight: bool = True
+    assumption: str = ""
+    sampling_params: Any = field(default=None, compare=False)
+    poisson_reference: Any = field(default=None, compare=False, repr=False)
+    plan: Any = field(default=None, compare=False, repr=False)
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
     seconds: float = field(default=math.nan, compare=False)
+
+    def __float__(self) -> float:
+        """The safe end of the bracket, ``mu_upper``: ``float(r)`` is the guarantee."""
+        return float(self.mu_upper)
+
+    def statement(self) -> Any:
+        r"""A privacy statement (:mod:`symgdp.training.statement`): the certified
+        :math:`(\varepsilon, \delta)` and :math:`\mu` of this run under each sampling
+        assumption (Poisson, fixed-size without replacement, shuffled epochs, random
+        allocation) when the data set and batch sizes are known, each line naming its
+        assumption and neighbouring relation; ``str()`` of it is the text.
+
+        Example:
+            >>> r = dpsgd(sampling="shuffle", dataset_size=40, batch_size=10, sigma=4.0,
+            ...           epochs=1, tol=1e-3, value_discretization_interval=1e-3)
+            >>> s = r.statement()
+            >>> len(s.lines), sorted(s.results)[:2]
+            (5, ['poisson', 'poisson_replace_one'])
+        """
+        from symgdp.training.statement import build_statement
+
+        return build_statement(dpsgd, self)
 
     @property
     def mu_lower(self) -> float:
@@ -262,7 +299,12 @@ class DPSGDResult:
         theorem); vectorised."""
         if self.composed is None:
             raise DomainError("this result was computed without its composition")
+        if not self.tight:
+            raise DomainError(f"sampling={self.sampling!r}: the result is a proved upper "
+                              "bound only; no lower bound on the mechanism's profile")
         out = lower_profile(self.composed, eps)
+        if self.plan is not None and self.plan.truncation:
+            out = np.maximum(np.nextafter(out - self.plan.extra_delta(eps), -np.inf), 0.0)
         return float(out[0]) if np.ndim(eps) == 0 else out
 
     def eps_at(self, delta: float) -> float:
@@ -313,9 +355,11 @@ class DPSGDResult:
         disc = self.discretization if discretization is None else float(discretization)
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
-        if len(self.schedule) != 1 or self.neighbouring != "add_remove":
-            raise DomainError("a band on its own grid is for one phase with add/remove "
-                              f"neighbours, not {self._params()} ({self.neighbouring})")
+        if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
+                or self.sampling != "poisson":
+            raise DomainError("a band on its own grid is for one phase of Poisson sampling "
+                              f"with add/remove neighbours, not {self._params()} "
+                              f"({self.sampling}, {self.neighbouring})")
         from symgdp.training.engine import one_step_tail
 
         q, sigma, steps = self.schedule[0]
@@ -328,12 +372,16 @@ class DPSGDResult:
             "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization",
-            "eps_certified", "pld_floor",
+            "eps_certified", "pld_floor", "sampling", "tight", "assumption",
             "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
+        out["sampling_params"] = dict(self.sampling_params or {})
         return out
 
     def _params(self) -> str:
+        if self.sampling != "poisson":
+            return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                             for k, v in (self.sampling_params or {}).items())
         if len(self.schedule) == 1:
             q, s, t = self.schedule[0]
             return f"q={q:g}, sigma={s:g}, T={t}"
@@ -351,6 +399,9 @@ class DPSGDResult:
             head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
         clt = ("" if math.isnan(self.mu_clt)
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
+        if self.sampling != "poisson":
+            head = (f"{head}; sampling: {self.assumption}"
+                    + ("" if self.tight else " (a proved upper bound, not tight)"))
         return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
                 f"[0, {format_upper(self.eps_h, 4)}] (failure probability "
                 f"{format_upper(self.failure_prob, 3)}){clt}")
@@ -400,7 +451,7 @@ def _floor_grid(eps_h: float, argmax: Any) -> np.ndarray:
     return np.unique(xs)
 
 
-def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
+def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> float:
     """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
     [0, eps_h], rounded down and checked at 40 digits: every mu for which DP-SGD is
     mu-GDP on [0, eps_h] is at least this."""
@@ -409,6 +460,8 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None) -> float:
 
     xs = _floor_grid(eps_h, argmax)
     d = lower_profile(comp, xs)
+    if plan is not None and plan.truncation:  # the truncated mechanism: minus T p (1 + e^eps)
+        d = np.nextafter(d - plan.extra_delta(xs), -np.inf)
     ok = d > 0
     if not np.any(ok):
         return 0.0
@@ -475,11 +528,13 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
 
 
 def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
-          schedule: Any = None, neighbouring: Neighbouring = "add_remove",
+          schedule: Any = None, neighbouring: NeighbouringOrAuto = "auto",
           failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
           value_discretization_interval: float = 1e-4, floor: bool = True,
           compare: bool = False, floor_discretization: float | None = None,
-          rdp_only: bool = True) -> DPSGDResult:
+          rdp_only: bool = True, sampling: Sampling = "poisson", dataset_size: int | None = None,
+          batch_size: int | None = None, epochs: int | None = None,
+          max_batch_size: int | None = None, examples_per_user: int = 1) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
     :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
@@ -502,6 +557,19 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
             twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
         rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
+        sampling: how batches are drawn, one of ``"poisson"`` (``q, sigma, steps``),
+            ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``),
+            ``"shuffle"`` (``dataset_size, batch_size, sigma, epochs``),
+            ``"random_allocation"`` (``sigma, steps`` per epoch, ``epochs``) and
+            ``"truncated_poisson"`` (``q, sigma, steps, dataset_size, max_batch_size``):
+            each scheme's theorem and what it proves in :mod:`symgdp.training.sampling`
+            (``neighbouring="auto"`` takes the relation the scheme is stated for: replace-one
+            for ``without_replacement``, add/remove otherwise).  The result names it
+            (``sampling``, ``assumption``; ``tight`` false: a proved upper bound only,
+            ``mu_floor`` nan, and ``poisson_reference`` the Poisson number beside it,
+            not a bound).
+        dataset_size, batch_size, epochs, max_batch_size: the scheme's parameters.
+        examples_per_user: 1 (user-level accounting is not implemented yet).
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -517,8 +585,19 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     from symgdp.pld.head import head_measure
 
     t0 = time.perf_counter()
-    phases = _phases(q, sigma, steps, schedule)
-    rel = check_neighbouring(neighbouring)
+    plan = None
+    if schedule is None or sampling != "poisson" or examples_per_user != 1:
+        if schedule is not None:
+            raise DomainError(f"schedule= is for Poisson phases, not sampling={sampling!r}")
+        plan = plan_sampling(sampling, q=q, sigma=sigma, steps=steps,
+                             neighbouring=neighbouring, dataset_size=dataset_size,
+                             batch_size=batch_size, epochs=epochs,
+                             max_batch_size=max_batch_size,
+                             examples_per_user=examples_per_user)
+        phases, rel = plan.phases, plan.engine_relation
+    else:
+        phases = _phases(q, sigma, steps, schedule)
+        rel = check_neighbouring("add_remove" if neighbouring == "auto" else neighbouring)
     fp = float(failure_prob)
     if not (0 < fp < 1):
         raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
@@ -534,7 +613,12 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     total_steps = sum(p[2] for p in phases)
     comp = _compose(phases, disc, fp, rel)
     pld_profile = _pld_profile(comp)
-    if rel == "add_remove":
+    sym = plan is not None and plan.symmetrise
+    if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
+        from symgdp.training.symmetrised import compose_symmetric
+
+        pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
+    if rel == "add_remove" and not sym:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
                     for qq, s, t in phases) / (orders - 1.0)
@@ -545,9 +629,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
     eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
+    if plan is not None:
+        if plan.truncation * 2.0 > fp:
+            raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
+                              f"over the run, T p <= {plan.truncation:.3g}, is not below half "
+                              f"of failure_prob={fp:g}; raise max_batch_size or failure_prob")
+        upper = plan.wrap(upper)
     m, fail = head_measure(upper, fp, tol)
     mu_rdp = math.nan
-    if rdp_only and rel == "add_remove":
+    if rdp_only and getattr(upper, "orders", None) is not None:
         mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
     mu_fl, fdisc = math.nan, math.nan
     if floor:
@@ -556,13 +646,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                  if floor_discretization is None else float(floor_discretization))
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
-        mu_fl = _mu_floor(comp, m.eps_h, argmax) if floor_discretization is None \
+        mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
             or fdisc == disc else 0.0
         if fdisc != disc:  # the floor's own grid: another composition
-            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax))
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax,
+                                         plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
-    return DPSGDResult(
+    out = DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
         steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
         failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
@@ -572,6 +663,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         eps_certified=_eps_for_delta(upper, d),
         pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
         seconds=time.perf_counter() - t0)
+    if plan is None:
+        return out
+    ref = None
+    if plan.poisson is not None:  # the Poisson number beside a bound (not a bound)
+        ref = dpsgd(plan.poisson[0], plan.sigma, plan.poisson[1], neighbouring=plan.neighbouring,
+                    failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
+                    floor=False, rdp_only=False)
+    out = plan.finish(out, ref)
+    return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 
 def _eps_for_delta(profile: Any, delta: float) -> float:
@@ -592,211 +692,6 @@ class _RDPOnly:
 
     def _mp_log(self, e: float) -> float:
         return float(self.log_delta(float(e)))
-
-
-# -- calibration: the least noise that meets a target --------------------------------------
-@dataclass(frozen=True)
-class SigmaResult:
-    r"""The smallest noise multiplier proved to meet a target, with the proof that
-    slightly less noise does not.
-
-    Attributes:
-        value: a noise multiplier whose certified bound meets the target
-            (``bound_at_value``: the certified ``mu_upper``, or ``eps_certified`` at the
-            target's delta).
-        sigma_below: a noise multiplier proved to miss the target (``floor_below``: the
-            proven ``mu_floor`` above ``target_mu``, or the proven lower bound on
-            :math:`\delta(\varepsilon)` above the target's delta); as the true
-            :math:`\mu` only grows when the noise falls (less noise is a
-            post-processing-free worsening), every :math:`\sigma \le` ``sigma_below``
-            misses it.  ``within_rel``: ``sigma_below >= value * (1 - rel)``, so the
-            smallest valid :math:`\sigma` lies in ``(sigma_below, value]``.
-        q, steps, target_mu, target, failure_prob, neighbouring, rel: the question.
-        result: the :class:`DPSGDResult` at ``value``.
-        evaluations: certified DP-SGD runs made; seconds: wall time.
-    """
-
-    value: float
-    sigma_below: float
-    bound_at_value: float
-    floor_below: float
-    within_rel: bool
-    q: float
-    steps: int
-    target_mu: float | None
-    target: tuple[float, float] | None
-    failure_prob: float
-    neighbouring: Neighbouring
-    rel: float
-    result: Any = field(default=None, compare=False, repr=False)
-    evaluations: int = 0
-    seconds: float = field(default=math.nan, compare=False)
-
-    def __str__(self) -> str:
-        from symgdp.numerics.decimals import format_lower, format_upper
-
-        what = (f"mu <= {self.target_mu:g}" if self.target_mu is not None
-                else f"({self.target[0]:g}, {self.target[1]:g})-DP")
-        return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
-                f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
-                f"sigma <= {format_lower(self.sigma_below)} is proved to miss it")
-
-
-def _sigma_guess(q: float, steps: int, mu: float) -> float:
-    """The sigma whose CLT approximation is mu (below the needed sigma, usually)."""
-    return 1.0 / math.sqrt(math.log1p(mu * mu / (q * q * steps)))
-
-
-def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
-                target: tuple[float, float] | None = None, failure_prob: float = 1e-10,
-                neighbouring: Neighbouring = "add_remove", rel: float = 1e-3,
-                value_discretization_interval: float = 1e-4,
-                coarse_discretization: float = 1e-3, tol: float = 1e-4,
-                max_evaluations: int = 40) -> SigmaResult:
-    r"""The smallest noise multiplier proved to meet a privacy target for DP-SGD.
-
-    ``target_mu``: the certified ``mu_upper`` (head ending at ``failure_prob``) is at most
-    it; ``target=(eps, delta)``: the certified :math:`\varepsilon` at ``delta`` is at most
-    ``eps``.  A monotone search in :math:`\sigma` (coarse certified grids first, then the
-    fine one), stopped when the :math:`\sigma` proved to meet the target and the
-    :math:`\sigma` proved to miss it are within ``rel``.  The returned ``value`` always
-    carries its own certified bound (never a :math:`\sigma` whose bound misses the
-    target).
-
-    Example:
-        >>> s = dpsgd_sigma(0.1, 20, target_mu=1.0, rel=1e-2,
-        ...                 value_discretization_interval=1e-3)
-        >>> s.result.mu_upper <= 1.0 and s.within_rel and s.sigma_below < s.value
-        True
-    """
-    t0 = time.perf_counter()
-    q, _, steps = check_phase(q, 1.0, steps)
-    rel_name = check_neighbouring(neighbouring)
-    if (target_mu is None) == (target is None):
-        raise DomainError("give exactly one of target_mu= or target=(eps, delta)")
-    rr = float(rel)
-    if not (0 < rr < 0.5):
-        raise DomainError(f"rel must lie in (0, 0.5), got {rel!r}")
-    fp = float(failure_prob)
-    if not (0 < fp < 1):
-        raise DomainError(f"failure_prob must lie in (0, 1), got {failure_prob!r}")
-    if target_mu is not None:
-        tm = float(target_mu)
-        if not (math.isfinite(tm) and tm > 0):
-            raise DomainError(f"target_mu must be a finite number > 0, got {target_mu!r}")
-        te, td = math.nan, 1e-5
-        guess = _sigma_guess(q, steps, tm)
-    else:
-        if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
-                or len(target) != 2:
-            raise DomainError(f"target must be a pair (eps, delta), got {target!r}")
-        te, td = float(target[0]), float(target[1])
-        if not (math.isfinite(te) and te > 0):
-            raise DomainError(f"the target epsilon must be a finite number > 0, got "
-                              f"{target[0]!r}")
-        if not (0 < td < 1):
-            raise DomainError(f"the target delta must lie in (0, 1), got {target[1]!r}")
-        fp = min(fp, td / 10.0)
-        tm = math.nan
-        guess = _sigma_guess(q, steps, max(te / 4.0, 0.05))
-    runs = [0]
-
-    def run(sigma: float, disc: float, tol_: float) -> DPSGDResult:
-        runs[0] += 1
-        if runs[0] > max_evaluations:
-            raise DomainError(f"no calibration within max_evaluations={max_evaluations}")
-        return dpsgd(q, sigma, steps, neighbouring=rel_name, failure_prob=fp, delta=td,
-                     tol=tol_, value_discretization_interval=disc, rdp_only=False)
-
-    def score(r: DPSGDResult) -> float:
-        return r.mu_upper if target_mu is not None else r.eps_certified
-
-    def verdict(r: DPSGDResult) -> int:
-        """+1: proved to meet; -1: proved to miss; 0: neither."""
-        if target_mu is not None:
-            return 1 if r.mu_upper <= tm else (-1 if r.mu_floor > tm else 0)
-        if r.eps_certified <= te:
-            return 1
-        return -1 if float(r.delta_lower(te)) > td else 0
-
-    goal = tm if target_mu is not None else te
-    lo: tuple[float, DPSGDResult] | None = None
-    hi: tuple[float, DPSGDResult] | None = None
-    pts: list[tuple[float, float]] = []  # (log sigma, log score) for the slope
-
-    def record(s: float, r: DPSGDResult) -> int:
-        nonlocal lo, hi
-        v = verdict(r)
-        if score(r) > 0 and math.isfinite(score(r)):
-            pts.append((math.log(s), math.log(score(r))))
-        if v > 0 and (hi is None or s < hi[0] or (
-                s == hi[0] and r.discretization < hi[1].discretization)):
-            hi = (s, r)
-        if v < 0 and (lo is None or s > lo[0]):
-            lo = (s, r)
-        return v
-
-    cd = max(float(coarse_discretization), float(value_discretization_interval))
-    fine = float(value_discretization_interval)
-
-    def slope_of(points: list[tuple[float, float]]) -> float:
-        """d log score / d log sigma from the two latest distinct points (-1.5 else)."""
-        for i in range(len(points) - 1, 0, -1):
-            (x1, y1), (x2, y2) = points[i], points[i - 1]
-            if abs(x1 - x2) > 1e-9:
-                sl = (y1 - y2) / (x1 - x2)
-                return sl if sl < -1e-3 else -1.5
-        return -1.5
-
-    def predict(points: list[tuple[float, float]], slope: float) -> float:
-        x, y = points[-1]
-        return math.exp(x + (math.log(goal) - y) / slope)
-
-    # coarse stage: secant steps in log sigma on the coarse certified bound
-    s = guess
-    for _ in range(8):
-        record(s, run(s, cd, 1e-3))
-        nxt = predict(pts, slope_of(pts))
-        nxt = min(max(nxt, s / 4), s * 4)
-        if abs(math.log(nxt / s)) < 2e-3:
-            break
-        s = nxt
-    coarse_slope = slope_of(pts)
-    # proofs on both sides, still on the coarse grid; each try moves further out (a
-    # sigma that neither meets nor provably misses the target must not be retried)
-    while hi is None:
-        s = max(s, lo[0] if lo is not None else s) * 1.1
-        record(s, run(s, cd, 1e-3))
-    s = hi[0]
-    while lo is None:
-        s = s / 1.1
-        record(s, run(s, cd, 1e-3))
-    # fine stage: predicted from the fine bound with the coarse slope; then the proof that
-    # a sigma just below misses
-    first, unsure = True, 0
-    while lo[0] < hi[0] * (1 - rr) and unsure < 2:
-        if first:  # the coarse bound is a little above the fine one: start just below
-            cand, first = predict(pts, coarse_slope) * (1 - rr / 2), False
-        else:
-            star = predict(pts, coarse_slope)
-            if hi[1].discretization == fine and hi[0] <= star * (1 + rr / 2):
-                cand = hi[0] * (1 - rr)       # try to prove the miss right below
-            else:
-                cand = star * (1 + rr / 4)    # try to prove a meet right above
-        if not (lo[0] < cand < hi[0]):
-            cand = max(hi[0] * (1 - rr), math.sqrt(lo[0] * hi[0]))
-        unsure = unsure + 1 if record(cand, run(cand, fine, tol)) == 0 else 0
-    if hi[1].discretization != fine:  # the value's bound on the requested grid
-        record(hi[0], run(hi[0], fine, tol))
-    floor_below = (lo[1].mu_floor if target_mu is not None
-                   else float(lo[1].delta_lower(te)))
-    return SigmaResult(
-        value=hi[0], sigma_below=lo[0], bound_at_value=score(hi[1]), floor_below=floor_below,
-        within_rel=lo[0] >= hi[0] * (1 - rr), q=q, steps=steps,
-        target_mu=tm if target_mu is not None else None,
-        target=(te, td) if target_mu is None else None, failure_prob=fp,
-        neighbouring=rel_name, rel=rr, result=hi[1], evaluations=runs[0],
-        seconds=time.perf_counter() - t0)
 
 
 @functools.lru_cache(maxsize=4)

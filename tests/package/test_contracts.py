@@ -25,6 +25,14 @@ def test_rounding_is_what_the_gaussian_family_accepts():
         delta_mu(1.0, 1.0, rounding="sideways")
 
 
+def test_sampling_is_what_the_engine_knows():
+    from symgdp.training.sampling import SAMPLINGS
+
+    assert set(get_args(contracts.Sampling)) == set(SAMPLINGS)
+    assert set(get_args(contracts.NeighbouringOrAuto)) == {*get_args(contracts.Neighbouring),
+                                                           "auto"}
+
+
 def test_neighbouring_is_what_the_engine_checks():
     from symgdp.training.engine import NEIGHBOURING, check_neighbouring
 
@@ -64,7 +72,8 @@ def test_signatures_use_the_contracts():
                vectorised.mu_from_pure_dp):
         assert hint(inspect.unwrap(fn), "rounding") == contracts.Rounding, fn
     for fn in (dpsgd, Accountant.__init__):
-        assert hint(fn, "neighbouring") == contracts.Neighbouring, fn
+        assert hint(fn, "neighbouring") == contracts.NeighbouringOrAuto, fn
+        assert hint(fn, "sampling") == contracts.Sampling, fn
     # compose takes the relation its items carry when none is named
     assert hint(compose, "neighbouring") == contracts.Neighbouring | None
     for fn in (measure, report, Profile.measure):

@@ -99,7 +99,9 @@ LAYERS: list[tuple[str, ...]] = [
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
     ("training.engine",),
+    ("training.sampling", "training.symmetrised", "training.statement"),  # sampling
     ("training.dpsgd",),
+    ("training.sigma", "training.event_route"),    # least noise; dp_accounting's events
     ("training.accountant",),
     ("training",),
     # composing mechanisms: dp_accounting's float route, certified, pure DP, events

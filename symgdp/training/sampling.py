@@ -1,0 +1,358 @@
+r"""How a trainer draws its batches: each sampling scheme reduced to a certified question
+for the DP-SGD engine (:mod:`symgdp.training.engine`), with the theorem that makes the
+reduction a proof.
+
+:func:`symgdp.dpsgd` takes ``sampling=`` one of :data:`SAMPLINGS`; :func:`plan_sampling`
+checks the scheme's parameters and returns a :class:`SamplingPlan`: the phases and
+the neighbouring relation the engine composes, the relation the result is stated for,
+and what is added to the engine's profile.  The schemes (clipping norm 1, noise
+multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
+
+* ``"poisson"`` (``q, sigma, steps``): each record in each step independently with
+  probability :math:`q`; the engine's own pairs (see :mod:`symgdp.training.engine`).
+  **Tight.**
+
+* ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``): each step a
+  fresh uniformly random batch of exactly :math:`b` of the :math:`n` records; stated
+  under **replace-one** (the relation that keeps :math:`n`, hence the batch size; the
+  replaced record's clipped contribution moves from :math:`c` to :math:`c'`,
+  :math:`\|c - c'\| \le 2`, so the unsampled step is :math:`G_{2/\sigma}`).  With
+  :math:`\gamma = b/n`, one step is :math:`C_\gamma(G_{2/\sigma})`-DP (Dong, Roth & Su
+  2022, Theorem 4.2; for :math:`\varepsilon \ge 0` the profile of Balle, Barthe &
+  Gaboardi 2018, Theorem 10): the symmetrisation of the pair :math:`R = (\gamma N(2,
+  \sigma^2) + (1 - \gamma)N(0, \sigma^2), N(0, \sigma^2))`, i.e. of the add/remove
+  pair of the Poisson-subsampled Gaussian with rate :math:`\gamma` and noise
+  :math:`\sigma/2`.  ``mu_upper`` composes that symmetrised measure
+  (:mod:`symgdp.training.symmetrised`: adaptive gradients can alternate :math:`R` and its
+  swap, so the larger of the two one-direction compositions would not be a bound);
+  ``mu_floor`` comes from the pair itself, which is **attained**: with every other
+  record's clipped gradient :math:`-e` and the replaced one :math:`e \to -e`
+  (:math:`\|e\| = 1`) at every step, the batch sum is :math:`-(b-2)e` with probability
+  :math:`\gamma` and :math:`-be` otherwise on one side and :math:`-be` on the other, a
+  shift of :math:`R` (the swapped data sets give the swap).  So the bracket contains the
+  mechanism's :math:`\mu` (its width is the gap between fixed and adaptive gradients,
+  a few per cent at :math:`T = 1000`; zero at :math:`T = 1`).  dp_accounting states the
+  same scheme with the noise multiplier over :math:`\|c - c'\|` (its
+  ``SampledWithoutReplacementDpEvent`` with noise :math:`s` is ours with :math:`\sigma
+  = 2s`).  ``add_remove`` is refused by name: adding a record changes :math:`n`, and no
+  analysis of that relation is implemented here.
+
+* ``"shuffle"`` (``dataset_size, batch_size, sigma, epochs``): each epoch a random
+  permutation cut into batches of :math:`b`.  **No tight analysis exists**; the result
+  is the proved bound **without amplification**: each record is in exactly one batch of
+  each epoch, so (coupling the permutations of the other records) each epoch is one use
+  of the Gaussian with sensitivity 1 (add/remove, the record's batch gaining or losing
+  it, the other batches unchanged: for a fixed-size cut this is the zero-out relation)
+  or 2 (replace-one), composed adaptively over the epochs (Dong, Roth & Su 2022,
+  Corollary 3.3): :math:`\mu = \sqrt{E}/\sigma` or :math:`2\sqrt{E}/\sigma`, exactly.
+  Beside it, as tensorflow/privacy's privacy statement does, the Poisson number for
+  :math:`q = b/n` and :math:`E\lceil n/b\rceil` steps (``poisson_reference``): **not a
+  bound** for shuffling (Chua, Ghazi, Kamath et al. 2024 show shuffled batches can be
+  far less private than that number).
+
+* ``"random_allocation"`` (``sigma, steps`` per epoch, ``epochs``): each record in
+  exactly one uniformly random step of each epoch (balls in bins).  The result is the
+  same proved bound without amplification (the record's step gains or loses it: joint
+  convexity of the hockey-stick divergence over the step it lands in, then adaptive
+  composition), :math:`\sqrt{E}/\sigma` (add/remove) or :math:`2\sqrt{E}/\sigma`
+  (replace-one).  Feldman & Shenfeld 2025 (arXiv:2502.08202, their main theorem) prove that
+  random allocation is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`; their explicit
+  lower-order terms are not certified here, so the Poisson number with rate
+  :math:`1/t` is shown beside it as ``poisson_reference`` and is **not a bound**.
+
+* ``"truncated_poisson"`` (``q, sigma, steps, dataset_size, max_batch_size``): Poisson
+  sampling, the batch cut to at most ``max_batch_size`` records by any rule.  The two
+  mechanisms coincide unless a batch exceeds the maximum: coupling the sampling and the
+  noise, the total variation between them over :math:`T` steps is at most
+  :math:`Tp`, :math:`p = \Pr[\mathrm{Bin}(N, q) > B]` (:math:`N = n + 1` under
+  add/remove, covering both data sets; :math:`n` under replace-one).  Hence
+  :math:`\delta_{trunc}(\varepsilon) \le \delta_{Poisson}(\varepsilon) + Tp(1 +
+  e^\varepsilon)` and :math:`\delta_{trunc}(\varepsilon) \ge \delta_{Poisson}(\varepsilon)
+  - Tp(1 + e^\varepsilon)` (from :math:`P(S) \le P'(S) + Tp`: the triangle inequality
+  of the hockey-stick divergence with total variation).
+
+Every relation a scheme has no analysis for is refused by name
+(:class:`~symgdp.errors.DomainError`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from symgdp.errors import DomainError
+from symgdp.training.engine import check_neighbouring, check_phase
+
+__all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability"]
+
+#: the sampling schemes :func:`symgdp.dpsgd` accounts, by their fixed names
+SAMPLINGS = ("poisson", "without_replacement", "shuffle", "random_allocation",
+             "truncated_poisson")
+
+#: the relation a scheme is stated under when none is given
+_DEFAULT_RELATION = {"poisson": "add_remove", "without_replacement": "replace_one",
+                     "shuffle": "add_remove", "random_allocation": "add_remove",
+                     "truncated_poisson": "add_remove"}
+
+_TEXT = {
+    "poisson": "Poisson sampling (each record in each step independently with "
+               "probability q); tight",
+    "without_replacement": "fixed-size batches drawn without replacement each step "
+                           "(Dong, Roth & Su 2022, Thm 4.2, symmetrised subsampled Gaussian); "
+                           "tight",
+    "shuffle": "shuffled epochs (a random permutation cut into batches): no tight analysis "
+               "exists; proved bound without amplification (each epoch one use of the "
+               "Gaussian)",
+    "random_allocation": "random allocation (each record in exactly one step per epoch): "
+                         "proved bound without amplification (each epoch one use of the "
+                         "Gaussian); Feldman & Shenfeld 2025's amplification not certified",
+    "truncated_poisson": "Poisson sampling truncated to a maximum batch size: the Poisson "
+                         "profile plus T p (1 + e^eps), p the probability of truncation",
+}
+
+
+def _int(name: str, value: Any, low: int = 1) -> int:
+    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not ok and isinstance(value, float) and value.is_integer():
+        ok, value = True, int(value)
+    if not ok or int(value) < low:
+        raise DomainError(f"{name} must be an integer >= {low}, got {value!r}")
+    return int(value)
+
+
+def truncation_probability(n: int, q: float, max_batch: int) -> float:
+    r"""An upper bound (float64, rounded up) on :math:`\Pr[\mathrm{Bin}(n, q) > B]`
+    (the regularised incomplete beta function :math:`I_q(B + 1, n - B)` at 40 digits).
+
+    Example:
+        >>> p = truncation_probability(2, 0.5, 1)      # 1/4, rounded up
+        >>> truncation_probability(10, 0.5, 10), 0.25 <= p <= 0.25 * (1 + 1e-15)
+        (0.0, True)
+    """
+    import mpmath
+
+    if max_batch >= n:
+        return 0.0
+    with mpmath.workdps(40):
+        p = mpmath.betainc(max_batch + 1, n - max_batch, 0, mpmath.mpf(q), regularized=True)
+        p = min(p * (1 + mpmath.mpf(10) ** -25), mpmath.mpf(1))
+    v = float(p)
+    return min(float(np.nextafter(v, np.inf)) if v < p else v, 1.0)
+
+
+@dataclass(frozen=True)
+class SamplingPlan:
+    r"""A sampling scheme as the engine's question.
+
+    Attributes:
+        sampling: the scheme's name (one of :data:`SAMPLINGS`).
+        phases: ``((q, sigma, steps), ...)`` the engine composes (for
+            ``without_replacement`` the dominating pair's: rate :math:`b/n`, noise
+            :math:`\sigma/2`; for ``shuffle`` and ``random_allocation`` one Gaussian per
+            epoch, rate 1).
+        engine_relation: the pair's relation in the engine.
+        neighbouring: the relation the result is stated under.
+        q, sigma, steps: the trainer's rate (``b/n``, or ``1/t``), noise and total steps.
+        tight: the engine's bracket contains the mechanism's own :math:`\mu` (else the
+            result is a proved upper bound only and ``mu_floor`` is ``nan``).
+        truncation: :math:`Tp` (``truncated_poisson``): the profile gets
+            :math:`Tp(1 + e^\varepsilon)` added.
+        poisson: ``(q, steps)`` of the Poisson number shown beside a bound without
+            amplification (not a bound for the scheme), or ``None``.
+        assumption: the scheme in words, with its theorem.
+        params: the scheme's parameters as given.
+    """
+
+    sampling: str
+    phases: tuple[tuple[float, float, int], ...]
+    engine_relation: str
+    neighbouring: str
+    q: float
+    sigma: float
+    steps: int
+    tight: bool = True
+    truncation: float = 0.0
+    poisson: tuple[float, int] | None = None
+    symmetrise: bool = False
+    assumption: str = ""
+    params: Any = None
+
+    def extra_delta(self, eps: Any) -> Any:
+        r""":math:`Tp(1 + e^\varepsilon)` rounded up (vectorised; 0 without truncation)."""
+        x = np.asarray(eps, dtype=np.float64)
+        if self.truncation == 0:
+            return np.zeros(x.shape)
+        with np.errstate(over="ignore"):
+            return self.truncation * (1.0 + np.exp(x)) * (1.0 + 2.0**-48)
+
+    def wrap(self, upper: Any) -> Any:
+        """The engine's upper profile with the truncation term added (itself when none)."""
+        return upper if self.truncation == 0 else _PlusTruncation(upper, self)
+
+    def finish(self, result: Any, poisson_reference: Any = None) -> Any:
+        """The engine's result restated for the scheme (a new frozen dataclass)."""
+        kw: dict[str, Any] = dict(
+            sampling=self.sampling, neighbouring=self.neighbouring, tight=self.tight,
+            assumption=self.assumption, sampling_params=self.params,
+            poisson_reference=poisson_reference, plan=self)
+        if self.sampling != "poisson" or len(self.phases) == 1:
+            kw.update(q=self.q, sigma=self.sigma, steps=self.steps)
+        if self.truncation:  # the Renyi and CLT numbers are the untruncated run's
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, eps_rdp=math.nan,
+                      eps_pld=math.nan)
+        if self.symmetrise:  # no Renyi curve or CLT of the symmetrised measure here
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan,
+                      eps_pld=math.nan)
+        if not self.tight:
+            kw.update(mu_floor=math.nan, mu_clt=math.nan, eps_clt=math.nan,
+                      mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
+        return dataclasses.replace(result, **kw)
+
+
+class _PlusTruncation:
+    """An upper profile plus T p (1 + e^eps), capped at 1, in log space (proved values:
+    the sum is rounded up by a relative 2^-48)."""
+
+    proved_values = True
+
+    def __init__(self, upper: Any, plan: SamplingPlan) -> None:
+        self.upper, self.plan = upper, plan
+        self.name = f"{getattr(upper, 'name', 'PLD')} + truncation"
+
+    def log_delta(self, eps: Any) -> Any:
+        x = np.asarray(eps, dtype=np.float64)
+        base = np.exp(np.asarray(self.upper.log_delta(x), dtype=np.float64))
+        total = np.minimum((base + self.plan.extra_delta(x)) * (1.0 + 2.0**-48), 1.0)
+        with np.errstate(divide="ignore"):
+            out = np.log(total) * (1.0 - 2.0**-50)  # toward 0: up
+        return float(out) if np.ndim(eps) == 0 else out
+
+    def __call__(self, eps: Any) -> Any:
+        return np.exp(self.log_delta(eps))
+
+    def _mp_log(self, e: float) -> float:
+        return float(self.log_delta(float(e)))
+
+
+def _need(scheme: str, given: dict[str, Any], names: tuple[str, ...]) -> None:
+    missing = [k for k in names if given.get(k) is None]
+    if missing:
+        raise DomainError(f"sampling={scheme!r} needs {', '.join(missing)} "
+                          f"(got {', '.join(f'{k}={v!r}' for k, v in given.items())})")
+
+
+def _refuse_extra(scheme: str, given: dict[str, Any], allowed: tuple[str, ...]) -> None:
+    extra = [k for k, v in given.items() if v is not None and k not in allowed]
+    if extra:
+        raise DomainError(f"sampling={scheme!r} does not take "
+                          f"{', '.join(f'{k}={given[k]!r}' for k in extra)}")
+
+
+def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any = None,
+                  neighbouring: Any = "auto", dataset_size: Any = None,
+                  batch_size: Any = None, epochs: Any = None, max_batch_size: Any = None,
+                  examples_per_user: Any = 1) -> SamplingPlan:
+    r"""The engine's question for a sampling scheme (module notes), its parameters checked.
+
+    Example:
+        >>> p = plan_sampling("without_replacement", dataset_size=100, batch_size=10,
+        ...                   sigma=2.0, steps=5)
+        >>> p.phases, p.engine_relation, p.neighbouring
+        (((0.1, 1.0, 5),), 'add_remove', 'replace_one')
+        >>> plan_sampling("shuffle", dataset_size=100, batch_size=10, sigma=2.0,
+        ...               epochs=3).phases
+        ((1.0, 2.0, 3),)
+    """
+    name = str(sampling).strip().lower().replace("-", "_") if isinstance(sampling, str) \
+        else None
+    if name not in SAMPLINGS:
+        raise DomainError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
+                          f"{sampling!r}")
+    k = examples_per_user
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
+        raise DomainError(f"examples_per_user must be an integer >= 1, got {k!r}")
+    if int(k) != 1:
+        raise DomainError(f"examples_per_user={k!r}: user-level DP-SGD is not implemented "
+                          "yet (only examples_per_user=1)")
+    rel = _DEFAULT_RELATION[name] if isinstance(neighbouring, str) and neighbouring == "auto" else \
+        check_neighbouring(neighbouring)
+    given = dict(q=q, sigma=sigma, steps=steps, dataset_size=dataset_size,
+                 batch_size=batch_size, epochs=epochs, max_batch_size=max_batch_size)
+    params = {k_: v for k_, v in given.items() if v is not None}
+    text = _TEXT[name]
+
+    def sizes() -> tuple[int, int]:
+        n = _int("dataset_size", dataset_size)
+        b = _int("batch_size", batch_size)
+        if b > n:
+            raise DomainError(f"batch_size={batch_size!r} is above dataset_size="
+                              f"{dataset_size!r}")
+        return n, b
+
+    if name == "poisson":
+        _refuse_extra(name, given, ("q", "sigma", "steps", "dataset_size", "batch_size",
+                                    "epochs"))
+        if q is None and dataset_size is not None and batch_size is not None:
+            n, b = sizes()
+            q = b / n
+            if steps is None and epochs is not None:
+                steps = _int("epochs", epochs) * math.ceil(n / b)
+        elif dataset_size is not None or batch_size is not None or epochs is not None:
+            raise DomainError("sampling='poisson' takes q, sigma, steps, or dataset_size, "
+                              f"batch_size (q = b/n), sigma and steps or epochs (got {params})")
+        _need(name, dict(q=q, sigma=sigma, steps=steps), ("q", "sigma", "steps"))
+        qq, s, t = check_phase(q, sigma, steps)
+        return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, assumption=text,
+                            params=params)
+    if name == "without_replacement":
+        _refuse_extra(name, given, ("sigma", "steps", "dataset_size", "batch_size",
+                                    "epochs"))
+        _need(name, given, ("dataset_size", "batch_size", "sigma"))
+        n, b = sizes()
+        if steps is None:
+            _need(name, dict(steps=steps, epochs=epochs), ("steps",))
+        if epochs is not None:
+            raise DomainError(f"sampling='without_replacement' counts steps, got "
+                              f"epochs={epochs!r} beside steps={steps!r}")
+        if rel != "replace_one":
+            raise DomainError(
+                f"sampling='without_replacement' under neighbouring={neighbouring!r}: no "
+                "analysis of fixed-size batches under add/remove is implemented (adding a "
+                "record changes the data set size); use neighbouring='replace_one'")
+        gamma = b / n
+        _, s, t = check_phase(gamma, sigma, steps)
+        return SamplingPlan(name, ((gamma, s / 2.0, t),), "add_remove", rel, gamma, s, t,
+                            symmetrise=True, assumption=text, params=params)
+    if name in ("shuffle", "random_allocation"):
+        if name == "shuffle":
+            _refuse_extra(name, given, ("sigma", "dataset_size", "batch_size", "epochs"))
+            _need(name, given, ("dataset_size", "batch_size", "sigma", "epochs"))
+            n, b = sizes()
+            per, rate = math.ceil(n / b), b / n
+        else:
+            _refuse_extra(name, given, ("sigma", "steps", "epochs"))
+            _need(name, given, ("sigma", "steps"))
+            per = _int("steps", steps)
+            rate = 1.0 / per
+        e = _int("epochs", 1 if epochs is None else epochs)
+        _, s, _ = check_phase(1.0, sigma, 1)
+        engine = ((1.0, s, e),)
+        return SamplingPlan(name, engine, rel, rel, rate, s, e * per, tight=False,
+                            poisson=(rate, e * per), assumption=text, params=params)
+    # truncated_poisson
+    _refuse_extra(name, given, ("q", "sigma", "steps", "dataset_size", "max_batch_size"))
+    _need(name, given, ("q", "sigma", "steps", "dataset_size", "max_batch_size"))
+    qq, s, t = check_phase(q, sigma, steps)
+    n = _int("dataset_size", dataset_size)
+    bmax = _int("max_batch_size", max_batch_size)
+    if bmax > n:
+        raise DomainError(f"max_batch_size={max_batch_size!r} is above dataset_size="
+                          f"{dataset_size!r}")
+    p = truncation_probability(n + 1 if rel == "add_remove" else n, qq, bmax)
+    tp = min(float(np.nextafter(t * p, np.inf)) if p else 0.0, 1.0)
+    return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, truncation=tp,
+                        assumption=f"{text} (T p <= {tp:.3g})", params=params)

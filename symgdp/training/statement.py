@@ -1,0 +1,130 @@
+r"""A privacy statement for DP-SGD that a paper or a model card can cite: the certified
+:math:`(\varepsilon, \delta)` and :math:`\mu` under each sampling assumption, each line
+naming its assumption and its neighbouring relation (:meth:`DPSGDResult.statement
+<symgdp.training.dpsgd.DPSGDResult.statement>`, ``symgdp dpsgd --statement``).
+
+Given the data set size :math:`n`, the batch size :math:`b`, the noise multiplier and the
+epochs :math:`E` (or the steps :math:`T`; :math:`T = E\lceil n/b\rceil`), the statement
+lists, as tensorflow/privacy's privacy statement does, the same training run under
+
+* Poisson sampling with :math:`q = b/n` (the assumption of most accountants; also
+  under replace-one, beside the fixed-size batches, when the run is add/remove);
+* fixed-size batches drawn without replacement (replace-one: the relation it is analysed
+  under);
+* shuffled epochs, each record once per epoch (no tight analysis exists: the proved
+  bound without amplification);
+* random allocation, each record in exactly one of the :math:`\lceil n/b\rceil` steps of
+  an epoch (the same proved bound).
+
+Every number is certified (a proved upper bound; where a bracket is shown it contains the
+mechanism's own :math:`\mu`); a scheme whose relation has no analysis says so on its line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["PrivacyStatement", "build_statement"]
+
+_REL = {"add_remove": "add/remove one record", "replace_one": "replace one record"}
+
+
+@dataclass(frozen=True)
+class PrivacyStatement:
+    """The lines of a privacy statement and the results behind them (by scheme name)."""
+
+    lines: tuple[str, ...]
+    results: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
+
+
+def _mu_text(r: Any) -> str:
+    from symgdp.numerics.decimals import format_bracket, format_upper
+
+    if r.tight and not math.isnan(r.mu_floor):
+        lo, up = format_bracket(r.mu_floor, r.mu_upper)
+        return f"mu in [{lo}, {up}]"
+    return f"mu <= {format_upper(r.mu_upper)} (a proved bound, not tight)"
+
+
+def line_for(r: Any) -> str:
+    """One line: the assumption, the relation, the certified (eps, delta) and mu."""
+    from symgdp.numerics.decimals import format_upper
+
+    p = r.sampling_params or {}
+    if r.sampling == "poisson":
+        what = f"Poisson sampling, q = {r.q:.6g}, T = {r.steps} steps"
+    elif r.sampling == "without_replacement":
+        what = (f"fixed-size batches of {p.get('batch_size')} of {p.get('dataset_size')} "
+                f"drawn without replacement, T = {r.steps} steps")
+    elif r.sampling == "shuffle":
+        what = (f"shuffled epochs (batches of {p.get('batch_size')} of "
+                f"{p.get('dataset_size')}), {p.get('epochs')} epochs, each record once per "
+                "epoch, no amplification")
+    elif r.sampling == "random_allocation":
+        what = (f"random allocation, each record in one of {p.get('steps')} steps per "
+                f"epoch, {p.get('epochs', 1)} epochs, no amplification")
+    else:
+        what = (f"Poisson sampling (q = {r.q:.6g}) truncated to {p.get('max_batch_size')} "
+                f"records, T = {r.steps} steps")
+    return (f"{what}, sigma = {r.sigma:g}, neighbouring: {_REL[r.neighbouring]}: "
+            f"({format_upper(r.eps_certified, 4)}, {r.delta:g})-DP; {_mu_text(r)} "
+            f"(mu-GDP for eps in [0, {format_upper(r.eps_h, 4)}], failure probability "
+            f"{format_upper(r.failure_prob, 2)})")
+
+
+def build_statement(run: Callable[..., Any], r: Any) -> PrivacyStatement:
+    """The statement for the run of the result ``r``: its own line, and when the data set
+    and batch sizes are known the other sampling assumptions (``run`` is
+    :func:`symgdp.dpsgd`, with ``r``'s delta, failure probability, grid)."""
+    p = dict(r.sampling_params or {})
+    n, b = p.get("dataset_size"), p.get("batch_size")
+    opts = dict(delta=r.delta, failure_prob=min(max(r.failure_prob, 1e-10), 0.5),
+                value_discretization_interval=r.discretization,
+                tol=getattr(r.measurement, "tol", 1e-4), rdp_only=False)
+    if r.sampling not in ("poisson", "without_replacement", "shuffle") or n is None \
+            or b is None or r.sampling == "poisson" and len(r.schedule) != 1:
+        return PrivacyStatement((line_for(r),
+                                 "(give dataset_size and batch_size for the statement "
+                                 "under the other sampling assumptions)"),
+                                {r.sampling: r})
+    per = math.ceil(n / b)
+    epochs = p.get("epochs")
+    steps = r.steps
+    if epochs is None:
+        epochs = steps / per
+    rel = r.neighbouring
+    results: dict[str, Any] = {r.sampling: r}
+
+    def get(name: str, **kw: Any) -> Any:
+        if name not in results:
+            results[name] = run(sampling=name, **kw, **opts)
+        return results[name]
+
+    lines = []
+    lines.append(line_for(get("poisson", dataset_size=n, batch_size=b, sigma=r.sigma,
+                              steps=steps, neighbouring=rel)))
+    if rel == "add_remove":  # beside fixed-size batches: Poisson under their relation
+        results["poisson_replace_one"] = run(sampling="poisson", dataset_size=n,
+                                             batch_size=b, sigma=r.sigma, steps=steps,
+                                             neighbouring="replace_one", **opts)
+        lines.append(line_for(results["poisson_replace_one"]))
+    lines.append(line_for(get("without_replacement", dataset_size=n, batch_size=b,
+                              sigma=r.sigma, steps=steps, neighbouring="replace_one"))
+                 + ("" if rel == "replace_one" else
+                    " [no analysis of fixed-size batches under add/remove: replace-one]"))
+    if float(epochs).is_integer():
+        e = int(epochs)
+        lines.append(line_for(get("shuffle", dataset_size=n, batch_size=b, sigma=r.sigma,
+                                  epochs=e, neighbouring=rel)))
+        lines.append(line_for(get("random_allocation", sigma=r.sigma, steps=per, epochs=e,
+                                  neighbouring=rel)))
+    else:
+        lines.append(f"shuffled epochs and random allocation: T = {steps} is not a whole "
+                     f"number of epochs of {per} steps; not stated")
+    return PrivacyStatement(tuple(lines), results)

@@ -1,0 +1,74 @@
+"""The privacy statement (DPSGDResult.statement(), symgdp dpsgd --statement) and the CLI's
+sampling options: each line names its assumption and relation and carries the certified
+numbers of the run it states (checked against dpsgd run directly, and closed forms)."""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+
+import pytest
+
+from symgdp import dpsgd
+from symgdp.cli.main import main
+
+FAST = dict(tol=1e-3, value_discretization_interval=1e-3)
+
+
+def _cli(argv):
+    out, err = io.StringIO(), io.StringIO()
+    status = main(["dpsgd", *argv], stdout=out, stderr=err)
+    return status, out.getvalue(), err.getvalue()
+
+
+def test_statement_lines_name_assumption_and_relation():
+    r = dpsgd(sampling="poisson", dataset_size=40, batch_size=10, sigma=4.0, epochs=2,
+              **FAST)
+    assert r.q == 0.25 and r.steps == 8
+    s = r.statement()
+    assert len(s.lines) == 5
+    for line, key in zip(s.lines, ("Poisson", "Poisson", "without replacement", "shuffled",
+                                   "random allocation"), strict=True):
+        assert key in line and "neighbouring:" in line and "-DP" in line
+    assert "add/remove" in s.lines[0] and "replace one" in s.lines[1]
+    # the shuffled line is the closed form sqrt(E)/sigma (a proved bound, not tight)
+    sh = s.results["shuffle"]
+    assert math.sqrt(2) / 4.0 <= sh.mu_upper <= math.sqrt(2) / 4.0 + 2e-3
+    assert "not tight" in s.lines[3]
+    # the without-replacement line is dpsgd's own run
+    w = dpsgd(sampling="without_replacement", dataset_size=40, batch_size=10, sigma=4.0,
+              steps=8, **FAST)
+    assert s.results["without_replacement"].mu_upper == w.mu_upper
+    assert f"({w.eps_certified:.4f}"[:5] in s.lines[2]
+
+
+def test_statement_without_sizes_says_what_is_missing():
+    s = dpsgd(0.1, 3.0, 5, **FAST).statement()
+    assert len(s.lines) == 2 and "dataset_size" in s.lines[1]
+
+
+def test_cli_sampling_and_statement():
+    status, out, err = _cli(["--sampling", "shuffle", "--dataset-size", "40",
+                             "--batch-size", "10", "--sigma", "4", "--epochs", "4"])
+    assert status == 0 and "shuffled epochs" in out and "not tight" in out
+    status, out, err = _cli(["--statement", "--dataset-size", "40", "--batch-size", "10",
+                             "--sigma", "4", "--epochs", "1", "--json"])
+    assert status == 0
+    data = json.loads(out)
+    assert len(data["statement"]) == 5 and data["sampling"] == "poisson"
+    assert data["statements"]["shuffle"]["tight"] is False
+
+
+@pytest.mark.parametrize("argv,match", [
+    (["--sampling", "bogus", "--q", "0.1", "--sigma", "1", "--steps", "2"], "bogus"),
+    (["--sampling", "shuffle", "--dataset-size", "10", "--batch-size", "11", "--sigma",
+      "1", "--epochs", "1"], "batch_size=11"),
+    (["--q", "0.1", "--sigma", "1", "--steps", "2", "--examples-per-user", "0"],
+     "examples_per_user"),
+    (["--statement", "--dataset-size", "10", "--batch-size", "2", "--sigma", "1",
+      "--epochs", "1", "--target-mu", "1"], "target"),
+])
+def test_cli_bad_input_exit_2_one_line(argv, match):
+    status, out, err = _cli(argv)
+    assert status == 2 and err.count("\n") == 1 and match in err
