@@ -378,7 +378,7 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     return _pld_profile(comp)
 
 
-def _compose(phases: Any, disc: float, fp: float, rel: str) -> Any:
+def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring) -> Any:
     from symgdp.training.engine import compose_schedule
 
     return compose_schedule(phases, disc, fp, rel)
@@ -464,7 +464,7 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
     P = pld_module()
     nr = (NeighboringRelation.ADD_OR_REMOVE_ONE if rel == "add_remove"
           else NeighboringRelation.REPLACE_ONE)
-    total = None
+    total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
     for q, s, t in phases:
         one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
                                         sampling_prob=q, use_connect_dots=True,
@@ -635,7 +635,7 @@ class SigmaResult:
     def __str__(self) -> str:
         from symgdp.numerics.decimals import format_lower, format_upper
 
-        what = (f"mu <= {self.target_mu:g}" if self.target_mu is not None
+        what = (f"mu <= {self.target_mu:g}" if self.target is None  # exactly one is set
                 else f"({self.target[0]:g}, {self.target[1]:g})-DP")
         return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
                 f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
@@ -687,7 +687,7 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         te, td = math.nan, 1e-5
         guess = _sigma_guess(q, steps, tm)
     else:
-        if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
+        if target is None or isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
                 or len(target) != 2:
             raise DomainError(f"target must be a pair (eps, delta), got {target!r}")
         te, td = float(target[0]), float(target[1])
