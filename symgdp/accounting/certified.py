@@ -58,7 +58,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import sympy
@@ -71,6 +71,7 @@ from symgdp.pld.onestep import StepPMFs, profile_step
 from symgdp.pld.pmf import (
     MAX_SUPPORT,
     SCALE_BITS,
+    IntPMF,
     check_count,
     check_support,
     int_compose,
@@ -78,6 +79,7 @@ from symgdp.pld.pmf import (
     support_estimate,
 )
 from symgdp.profile import Profile
+from symgdp.training.engine import check_neighbouring
 
 __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "EpsBracket",
            "NEIGHBOURING"]
@@ -291,6 +293,7 @@ class Composition(Profile):
     ``p(eps)``, ``p.measure()``, ``p.eps_for_delta(delta)`` work as for any profile."""
 
     __slots__ = ("_info",)
+    _info: dict[str, Any]
 
     @property
     def atoms(self) -> tuple[tuple[_Atom, int], ...]:
@@ -456,6 +459,7 @@ class Composition(Profile):
 def _new(curves: list[Any], name: str, info: dict[str, Any]) -> Composition:
     p = Composition.from_source(curves_source(curves, discretization=info["disc"]),
                                 name=name)
+    assert isinstance(p, Composition)  # from_source builds cls(...)
     object.__setattr__(p, "_info", info)
     return p
 
@@ -597,7 +601,7 @@ def _rebind(p: Profile, values: dict[Any, Any]) -> Profile:
 
 
 # -- the neighbouring relation -----------------------------------------------------------------
-def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
+def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> Neighbouring:
     """The relation of a composition (module notes): the one the items carry (a
     SubsampledGaussian, a Composition, a LazyComposition), which must agree with each other
     and with ``neighbouring`` when given (a profile carries one when its metadata or its
@@ -639,7 +643,7 @@ def _relation(pairs: list[tuple[Any, int]], neighbouring: str | None) -> str:
                     "amplification needs the base mechanism's add/remove profile, which a "
                     "profile does not state; compose it under neighbouring='add_remove' "
                     "(or a SubsampledGaussian(..., neighbouring='replace_one'))")
-    return neighbouring
+    return check_neighbouring(neighbouring)
 
 
 # -- compose ---------------------------------------------------------------------------------
@@ -780,7 +784,9 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
                 tol: float, name: str, neighbouring: Neighbouring) -> Composition:
     steps = [(a.step(disc, tail), k) for a, k in atoms]
     sym = all(s.symmetric for s, _ in steps)
-    rem = add = low = None
+    rem: IntPMF | None = None
+    add: IntPMF | None = None
+    low: IntPMF | Literal[False] | None = None  # False: a step has no proved lower side
     log1m_g = 0.0
     for s, k in steps:
         r = int_self_compose(s.remove, k)
@@ -795,7 +801,7 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
         else:
             low = False
     assert rem is not None
-    curves = [rem.curve()] + ([] if sym else [add.curve()])
+    curves = [rem.curve()] + ([] if add is None else [add.curve()])  # add is None iff sym
     G = -math.expm1(log1m_g) if math.isfinite(log1m_g) else 1.0
     notes = [a.note for a, _ in atoms if a.note]
     if low is False or G >= 1.0:
@@ -824,7 +830,7 @@ def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouri
         if isinstance(p, (Composition, SubsampledGaussian)):
             raise DomainError(f"certify=False composes profiles and PLDs only, got {p!r}")
         one = float_compose(p, times=k, value_discretization_interval=disc, **kw)
-        labels.append(one.name)
+        labels.append(one.name or "PLD")  # (always named: float_route.compose)
         total = one if total is None else float_compose(total, one,
                                                         value_discretization_interval=disc,
                                                         **kw)
@@ -835,5 +841,6 @@ def _float_route(pairs: list[tuple[Any, int]], fp: float, tol: float, neighbouri
                       "not proved; no floor"]}
     src = total.source
     p = Composition.from_source(src, name=" ∘ ".join(labels))
+    assert isinstance(p, Composition)  # from_source builds cls(...)
     object.__setattr__(p, "_info", info)
     return p

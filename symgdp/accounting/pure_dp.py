@@ -372,7 +372,7 @@ class _OptimalProfile(Profile):
             e0, k = vals.get(EPS0.name), vals.get(K.name)
             bound = (self.var == _EPS and e0 is not None and k is not None
                      and not (e0.free_symbols or k.free_symbols))
-            c["kov"] = kov_pieces(e0, int(k)) if bound else None
+            c["kov"] = kov_pieces(e0, int(k)) if bound and k is not None else None
         return c["kov"]
 
     @property
@@ -532,7 +532,7 @@ class CompositionTable(Mapping):
         return "\n".join(out)
 
 
-def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float, tol: float,
+def _pld_rows(e0: float, kk: int, d: np.ndarray, disc: float | None, tol: float,
               wanted: set[str]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
     """The PLD rows through the certified composition (:func:`symgdp.compose`): upper
     bounds at every eps, the far tail included, so ``gdp_summary_laplace`` contains the

@@ -153,7 +153,7 @@ def _dash_hint(argv: Sequence[str], parser: argparse.ArgumentParser,
     if command is None and argv and not argv[0].startswith("-"):
         return _did_you_mean(argv[0], list(sub.choices) if sub is not None else [])
     known = set(parser._option_string_actions)
-    if command is not None:
+    if command is not None and sub is not None:  # (a command is only found through sub)
         known |= set(sub.choices[command]._option_string_actions)
     for a in argv:
         if a == "--":

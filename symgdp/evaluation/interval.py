@@ -328,7 +328,8 @@ CONST_BALLS = "_const"  # name prefix of the symbols standing for decimal litera
 
 
 def abstract_constants(expr: sympy.Basic
-                        ) -> tuple[sympy.Basic, tuple[sympy.Symbol, ...], tuple[fmpq, ...]]:
+                        ) -> tuple[sympy.Basic, tuple[sympy.Symbol, ...],
+                                   tuple[fmpq | arb, ...]]:
     r"""``expr`` with its decimal literals as positive symbols, and their exact values.
 
     Expressions that differ only in such constants (e.g. a refined profile at two
@@ -359,7 +360,7 @@ def abstract_constants(expr: sympy.Basic
     kept = {p.exp for p in expr.atoms(sympy.Pow)}
     for f in expr.atoms(Erfcx, ErfcxDiff, sympy.DiracDelta):
         kept.update(f.args[2:] if isinstance(f, ErfcxDiff) else f.args[1:])
-    values: dict[fmpq, sympy.Symbol] = {}
+    values: dict[fmpq | arb, sympy.Symbol] = {}
     mapping: dict[sympy.Float, sympy.Expr] = {}
     for node in sympy.preorder_traversal(expr):
         if not isinstance(node, sympy.Float) or node in mapping or node in kept:

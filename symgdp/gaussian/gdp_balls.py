@@ -19,6 +19,7 @@ Example:
 from __future__ import annotations
 
 import math
+import operator
 from typing import Any
 
 import sympy
@@ -160,7 +161,7 @@ def erfcx_diff_arb(x: Any, c: Any, n: Any = 0) -> arb:
     """Ball enclosing ``ErfcxDiff(x, c, n)`` on the ball ``x`` (monotone in ``x``: the
     hull of the end-point values)."""
     x, c = to_arb(x), to_arb(c)
-    n = int(to_arb(n).mid()) if not isinstance(n, int) else n
+    n = operator.index(n) if not isinstance(n, int) else n
     if not (x.is_finite() and c.is_finite()):
         return arb("nan")
     if x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:
@@ -294,7 +295,7 @@ def erfcx_arb(x: Any, n: Any = 0) -> arb:
     """Ball enclosing the ``n``-th derivative of erfcx on the ball ``x`` (monotone: the
     hull of the end-point values)."""
     x = to_arb(x)
-    n = int(to_arb(n).mid()) if not isinstance(n, int) else n
+    n = operator.index(n) if not isinstance(n, int) else n
     if not x.is_finite():
         return arb("nan")
     if x.rad() <= abs(x.mid()) * 2.0**-40 + 2.0**-60:

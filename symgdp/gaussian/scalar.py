@@ -239,11 +239,10 @@ def _delta_mu_scalar(eps: Any, mu: Any, *, rounding: Rounding = "up") -> float |
         if le is None:
             return None
         ld, err = le
-    if up is not None:
-        lr = _shift_log(ld, err, up)
-        if lr is None:
-            return None
-    res = math.exp(ld) if up is None else math.exp(lr)
+    lr = ld if up is None else _shift_log(ld, err, up)
+    if lr is None:
+        return None
+    res = math.exp(lr)
     rel = 2.0 * _ULP
     a = m / 2.0 - e / m
     if a <= _A_SWITCH:
@@ -380,9 +379,10 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
                 return None
             ld, err = le
         else:
-            ld = _log_delta_scalar_core(e, x)
-            if ld is None:
+            core = _log_delta_scalar_core(e, x)
+            if core is None:
                 return None
+            ld = core
         a = 0.5 * x - e / x
         c = x - a
         g = math.exp(s - 0.5 * a * a - _LOG_SQRT_2PI - ld)

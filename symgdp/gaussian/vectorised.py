@@ -557,7 +557,8 @@ def _mu_start_fast(e: np.ndarray, L: np.ndarray) -> np.ndarray:
     if not np.all(deep):
         # delta > 1/2: lower bound 2 itself (near delta = 1 the weak form is far off)
         mu_head[~deep] = _mu_at_eps_zero(L[~deep])
-    return np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
+    out: np.ndarray = np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
+    return out
 
 
 def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:

@@ -133,6 +133,7 @@ class _Enclosures:
             if v.is_exact() or (v.is_finite() and _positive(v)
                                 and v.rad() <= _POINT_RTOL * abs(v.mid())):
                 return v
+        assert v is not None  # set by the loop (_PRECISIONS is not empty)
         return v
 
     def log_delta(self, x: float) -> arb:
@@ -325,6 +326,7 @@ class _SeriesTest(_Enclosures):
             if not top.is_finite():
                 return None
             r = arb(hx).max(arb(-hy))
+            assert sup is not None  # set by both passes of the loop above (or returned)
             return bool(sup + abs(top) * r**n <= 0)
 
 

@@ -341,9 +341,10 @@ def _log_rates(e: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         if not isinstance(arg, sympy.Add):
             return u
         rates = [rate(t) for t in arg.args]
-        if any(r is None for r in rates) or not any(r.is_positive for r in rates):
+        known = [r for r in rates if r is not None]
+        if len(known) < len(rates) or not any(r.is_positive for r in known):
             return u
-        k = max(rates, key=lambda r: float(r))
+        k = max(known, key=lambda r: float(r))
         inner = sympy.Add(*[t * sympy.exp(-k * var) for t in arg.args])
         return k * var + sympy.log(sympy.powsimp(sympy.expand(inner), combine="exp"))
 

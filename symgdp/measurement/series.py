@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from typing import Any
+from typing import Any, Literal
 
 import sympy
 from flint import arb, ctx, fmpq
@@ -374,7 +374,7 @@ def _log_series(expr: sympy.Expr, var: sympy.Symbol,
     if key in _LOG_SERIES:
         return _LOG_SERIES[key]
     with _SERIES_JOBS_LOCK:
-        job = _SERIES_JOBS.pop(key, False)
+        job: Bounded | Literal[False] | None = _SERIES_JOBS.pop(key, False)
     if job is False:
         job = _start_series(expr, var)
     fn = None
@@ -494,4 +494,5 @@ def _poly_max(c: list[arb], tl: float, tr: float, pieces: int = 8) -> arb:
         mid, t = arb(0.5 * (a + b)), arb(a).union(arb(b))
         bound = horner(c, mid) + horner(dc, t) * (t - mid)
         out = bound if out is None else out.max(bound)
+    assert out is not None  # pieces >= 1 sub-intervals
     return out

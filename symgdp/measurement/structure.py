@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import functools
 import threading
-from typing import Any
+from collections.abc import Callable
+from typing import Any, Literal
 
 import sympy
 from flint import arb, ctx
@@ -186,7 +187,7 @@ class _BallValues:
     def _eval(self, cache: dict[sympy.Expr, Any], e: sympy.Expr, ball: arb,
               derivative: bool) -> arb:
         """``e`` (or its derivative) on ``ball``, compiled once; NaN where undefined."""
-        fn = cache.get(e)
+        fn: Callable[..., arb] | Literal[False] | None = cache.get(e)
         if fn is None:
             try:
                 f = e
@@ -330,6 +331,7 @@ class _PieceHull(_BallValues):
             if not v.is_finite():
                 return arb("nan")
             out = v if out is None else out.union(v)
+        assert out is not None  # act is not empty (checked above)
         return out
 
     def _active_args(self, e: sympy.Expr, ball: arb) -> list[sympy.Expr]:
@@ -458,9 +460,11 @@ class _Monotone(_PieceHull):
             return False  # possibly no branch applies
         if len(cands) == 1:
             return self._mono(cands[0][0], ball, d)
-        if len(cands) != 2 or cands[0][1] is None:
+        if len(cands) != 2:
             return False
         (a, u, side), (b, _, _) = cands
+        if u is None:
+            return False
         if not (self._mono(a, ball, d) and self._mono(b, ball, d)):
             return False
         # the set {u < 0} (side 1) or {u > 0} (side -1) is an initial segment of the ball

@@ -334,7 +334,7 @@ def enclosure(profile: Any) -> tuple[Callable[[Any], Any], bool]:
         if math.isnan(hi):
             up = 1.0
         lo = 0.0
-        if has_lower:
+        if has_lower and log_lo is not None:  # (has_lower: log_lo is callable)
             lg = float(np.asarray(log_lo(b), dtype=np.float64))
             lo = max(float(widen_down(math.exp(lg))), 0.0) if lg == lg else 0.0
             lo = min(lo, up)

@@ -153,6 +153,12 @@ class _Plan:
         #: T_u' - T_v' at a Piecewise node's switch points, exactly (see _exact_jumps)
         self.exact: list[arb] | None = None
 
+    def at(self, x: Any) -> Any:
+        """The compiled ball functions at ``x`` (a "smooth" or "kink" plan: only an
+        "open" plan has none, and no caller evaluates one)."""
+        assert self.fn is not None, f"an {self.kind!r} plan has no compiled functions"
+        return self.fn(x)
+
 
 class _Checker:
     def __init__(self, expr: sympy.Expr, var: sympy.Symbol,
@@ -171,7 +177,8 @@ class _Checker:
         self.switch: dict[tuple[int, int, int], tuple[sympy.Expr, ...] | None] = {}
         for i, n in enumerate(self.nodes):
             if isinstance(n, sympy.Piecewise):
-                conds: list[tuple[str, int]] | None = []
+                conds: list[tuple[str, int]] = []
+                comparisons = True
                 for _e, c in n.args:
                     if c is sympy.true:
                         conds.append(("T", -1))
@@ -179,9 +186,9 @@ class _Checker:
                         conds.append((c.rel_op, len(diffs)))
                         diffs.append(c.lhs - c.rhs)
                     else:
-                        conds = None
+                        comparisons = False
                         break
-                self.conds[i] = conds
+                self.conds[i] = conds if comparisons else None
                 continue
             for j in range(len(n.args)):
                 for k in range(j + 1, len(n.args)):
@@ -661,7 +668,7 @@ def _strict_split(ck: _Checker, p: arb, q: arb) -> arb | None:
             plan = ck.plan(key)
             if plan.kind != "smooth":
                 continue
-            got = plan.fn(m)
+            got = plan.at(m)
             if all(v.is_finite() for v in got[1:2]):
                 return m
     return None
@@ -677,7 +684,7 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
         plan = ck.plan(key)
         if plan.kind == "open":
             return None, None, plan.why
-        got = plan.fn(ball)
+        got = plan.at(ball)
         if plan.kind == "smooth":
             d2, d1, subs = got[0], got[1], got[2:]
             if not all(v.is_finite() for v in (d2, d1, *subs)):
@@ -686,7 +693,7 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
             mono = True if d1 <= 0 else None
             if mono is None and conv:
                 # T' is non-decreasing on the box: at most its value at the right end
-                end = plan.fn(q)[1]       # (still at the box's precision)
+                end = plan.at(q)[1]       # (still at the box's precision)
                 mono = True if end.is_finite() and end <= 0 else None
             if need_m and d1 > 0:
                 _refute_increase(ck, expr, p, q, f"T' >= {_fmt(d1.lower())} > 0")
@@ -714,7 +721,7 @@ def _box(ck: _Checker, expr: sympy.Expr, p: arb, q: arb, need_c: bool, need_m: b
         conv = True if (tu2 >= 0 and tv2 >= 0 and jump >= 0) else None
         if mono is None and conv:
             # T' is non-decreasing on the box: at most the larger branch slope at its end
-            at_q = plan.fn(q)
+            at_q = plan.at(q)
             if all(v.is_finite() and v <= 0 for v in at_q[3:5]):
                 mono = True
         if need_c and jump < 0:
@@ -733,7 +740,7 @@ def _probe(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, conv: bo
     m = arb(float(((p + q) / 2).mid()))
     if not p < m < q:
         return
-    at = plan.fn(m)
+    at = plan.at(m)
     bad_c = conv and at[0].is_finite() and at[0] < 0
     bad_m = mono and at[1].is_finite() and at[1] > 0
     if not (bad_c or bad_m):
@@ -743,7 +750,7 @@ def _probe(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, conv: bo
         a, c = arb(float((m - r).mid())), arb(float((m + r).mid()))
         if not p <= a < m < c <= q:
             break
-        got = plan.fn(a.union(c))
+        got = plan.at(a.union(c))
         if all(v.is_finite() for v in got[2:]):
             if bad_m and got[1] > 0:
                 _refute_increase(ck, expr, a, c, f"T' >= {_fmt(got[1].lower())} > 0")
@@ -754,7 +761,7 @@ def _probe(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, conv: bo
 
 def _h_at(ck: _Checker, plan: _Plan, x: arb) -> arb | None:
     with ctx.workprec(_prec(x, x)):
-        v = plan.fn(x)[5]
+        v = plan.at(x)[5]
     return v if v.is_finite() else None
 
 
@@ -797,6 +804,7 @@ def _refute_kink(ck: _Checker, expr: sympy.Expr, plan: _Plan, p: arb, q: arb, ju
     """A concave kink in [p, q]: find b near it and a chord below T(b)."""
     lo, hi = p, q
     hp = _h_at(ck, plan, p)
+    assert hp is not None  # the caller proved h(p) finite (the same call) before calling
     for _ in range(60):                 # bisect h's sign change to a float point
         m = arb(float(((lo + hi) / 2).mid()))
         if not lo < m < hi:

@@ -309,7 +309,10 @@ def profile_delta(curve: TradeoffCurve, eps: Any, *, n: int = 2001) -> Any:
         if curve.piecewise_linear:
             best = float(np.max(vals))
         else:
-            best = _refine_max(lambda al, ee=ee: float(curve.complement(al)) - ee * al, a, vals)
+            def gap(al: float, ee: float = ee) -> float:
+                return float(curve.complement(al)) - ee * al
+
+            best = _refine_max(gap, a, vals)
         out.flat[j] = min(max(best, 0.0), 1.0)
     return float(out[0]) if scalar else out
 

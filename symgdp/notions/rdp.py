@@ -251,6 +251,7 @@ class RdpSource:
         if hit is not None:
             return hit
         am1 = float(2.0 ** (k / _FINE))
+        assert self._arb is not None  # compiled: log_delta, the only caller, ran _compile()
         with ctx.workprec(128):
             a = arb(am1) + 1
             e = self._arb(a)
@@ -263,6 +264,7 @@ class RdpSource:
 
     def _coarse_lattice(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if self._coarse is None:
+            assert self._float is not None  # compiled: log_delta ran _compile() first
             ks = np.arange(_K_LO, _K_HI + 1, _COARSE)
             am1 = 2.0 ** (ks / _FINE)
             e = self._float(1.0 + am1)

@@ -241,6 +241,7 @@ class TradeoffSource:
             need = 128 + max(-_mag(p), -_mag(1 - p) if p > 0.5 else 0)
             if need > _PRECS[-1]:
                 precs = _PRECS + (need,)
+        assert self._fs is not None and self._ft is not None  # _both ran _compile() first
         for prec in precs:
             with ctx.workprec(prec):
                 got = _enclose(self._fs, self._ft, p)
@@ -291,6 +292,7 @@ class TradeoffSource:
                         d_up = min((d.upper() for d in ds), key=lambda v: v.mid())
             s_up = t_lo = None
             if d_lo is None:    # T's own enclosure over [p, q] (first order)
+                assert self._fs is not None and self._ft is not None  # _compile() ran (_both)
                 got = _enclose(self._fs, self._ft, ball)
                 if got is not None:
                     s_up, t_lo = got[1], got[2]
@@ -334,15 +336,19 @@ class TradeoffSource:
         u = sq_up - c * p if mono else None
         if s_up_i is not None:                       # T's enclosure over [p, q]
             u = _min(u, s_up_i - c * p)
-        if d_lo is not None:                         # the mean-value bound (g' = S' - c)
+        # (_interval sets d_lo and d_up together, s_up_i and t_lo_i together)
+        if d_lo is not None and d_up is not None:    # the mean-value bound (g' = S' - c)
             u = _min(u, _mean_value(sp_up - c * p, sq_up - c * q, d_lo - c, d_up - c, h))
+        # u is set: with neither enclosure over [p, q] (s_up_i, d_lo None) mono holds
+        assert u is not None
         if not self.symmetric:
             u2 = 1 - p - c * tq_lo if mono else None
             if t_lo_i is not None:
                 u2 = _min(u2, 1 - p - c * t_lo_i)
-            if d_lo is not None:                     # g2 = 1 - a - c T, g2' = c S' - 1
+            if d_lo is not None and d_up is not None:  # g2 = 1 - a - c T, g2' = c S' - 1
                 u2 = _min(u2, _mean_value(1 - p - c * tp_lo, 1 - q - c * tq_lo,
                                           c * d_lo - 1, c * d_up - 1, h))
+            assert u2 is not None  # as u: t_lo_i is set exactly when s_up_i is
             u = u.max(u2)
         return u.upper()
 

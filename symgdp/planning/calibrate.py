@@ -172,7 +172,7 @@ def mu_target(eps: float, delta: float) -> float:
         raise DomainError(f"no positive mu has delta_mu({e!r}) <= {d!r}")
     step = mu * 2.0**-50
     for _ in range(60):
-        if prove(lambda m=mu: le3(delta_mu_arb(e, m), arb(d))):
+        if prove(lambda: le3(delta_mu_arb(e, mu), arb(d))):  # noqa: B023 (prove calls it now)
             return mu
         mu -= step
         step *= 2.0
@@ -505,7 +505,7 @@ def _prove_unsafe_side(s: _Search, proven: float, sv: float, direction: str,
     return proven
 
 
-def _integer_unsafe(s: _Search, proven: int, sv: int, direction: str) -> int:
+def _integer_unsafe(s: _Search, proven: float, sv: float, direction: str) -> float:
     c = sv - 1 if direction == "decreasing" else sv + 1
     if c != proven and s.proven_unsafe(s.at(c)):
         return c

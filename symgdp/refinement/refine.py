@@ -186,7 +186,7 @@ class _Naive:
         self.point: _Point | None = None
         found = _family_point(profile)
         built = found[0].naive(timeout) if found is not None else None
-        if built is not None:
+        if found is not None and built is not None:
             self.family, self.point = found
             point = self.point
             self.pw, self.dd, f, fd = built
@@ -590,6 +590,7 @@ def _round_c(naive: _Naive, c: mpmath.mpf, dps: int) -> sympy.Float:
             best = (r, cand)
         if r >= level * (1 - mpmath.mpf(10) ** (-(dps - 8))):
             return cand
+    assert best is not None  # set in the loop's first pass
     return best[1]
 
 

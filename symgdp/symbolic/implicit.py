@@ -199,7 +199,7 @@ def _box(lo: arb, hi: arb) -> arb:
     y = arb(0).union(hi - lo).nonnegative_part()
     (m1, e1), (m2, e2) = hi.mid().man_exp(), y.mid().man_exp()
     top = max(e1 + int(m1).bit_length(), e2 + int(m2).bit_length())
-    bits = max(top - min(e1, e2) + 4, ctx.prec)
+    bits = max(int(top - min(e1, e2)) + 4, ctx.prec)
     with ctx.workprec(bits):
         box = hi - y
     if not (box.upper() == hi and box.lower() <= lo):
@@ -476,11 +476,11 @@ def _root_ball(e: arb, h: _BallFn, ht: _BallFn, memo: Any = None) -> tuple[str, 
     # -4^k where the search's bracket starts (see _grid_below)
     start = (b - a) if a is not None and b is not None else pad0
     for end in ("a", "b"):
-        c = a if end == "a" else b
-        if c is None or c == far or c.is_zero():
+        edge = a if end == "a" else b
+        if edge is None or edge == far or edge.is_zero():
             continue
-        ok = (_sweep(e, h, ht, s, _grid_below(c), c, -1, start) if end == "a"
-              else _sweep(e, h, ht, s, c, zero, 1, start))
+        ok = (_sweep(e, h, ht, s, _grid_below(edge), edge, -1, start) if end == "a"
+              else _sweep(e, h, ht, s, edge, zero, 1, start))
         if ok is None:
             return refused
         if not ok:

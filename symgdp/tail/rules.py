@@ -141,10 +141,11 @@ def _eventual(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> sympy.Exp
         return None
     if isinstance(expr, (sympy.Max, sympy.Min)):
         args = [_eventual(a, var, budget) for a in expr.args]
-        if any(a is None for a in args):
+        known = [a for a in args if a is not None]
+        if len(known) < len(args):
             return None
-        best = args[0]
-        for a in args[1:]:
+        best = known[0]
+        for a in known[1:]:
             s = _eventual_sign(a - best, var, budget)
             if s is None and a.is_positive and best.is_positive:
                 # both vanish (difference -> 0): compare by their ratio instead
@@ -254,7 +255,8 @@ def _asymptotic_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
         return None, f"{shown}: the sign of the leading coefficient depends on the parameters"
     if key < (Fraction(2), 0):
         return sympy.oo, f"{shown}: slower than eps^2 (or vacuous)"
-    if rate is sympy.S.NegativeInfinity or (key == (Fraction(2), 0) and _sign(coef) > 0):
+    # a rate at key (2, 0) means _sign(coef) was decided (-1, 0 or 1, never None)
+    if rate is sympy.S.NegativeInfinity or (key == (Fraction(2), 0) and _sign(coef) == 1):
         return sympy.oo, f"{shown}: the profile grows (vacuous)"
     if rate is sympy.oo:
         return sympy.S.Zero, f"{shown}: faster than eps^2"

@@ -429,7 +429,7 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     return _pld_profile(comp)
 
 
-def _compose(phases: Any, disc: float, fp: float, rel: str) -> Any:
+def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring) -> Any:
     from symgdp.training.engine import compose_schedule
 
     return compose_schedule(phases, disc, fp, rel)
@@ -517,7 +517,7 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
     P = pld_module()
     nr = (NeighboringRelation.ADD_OR_REMOVE_ONE if rel == "add_remove"
           else NeighboringRelation.REPLACE_ONE)
-    total = None
+    total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
     for q, s, t in phases:
         one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
                                         sampling_prob=q, use_connect_dots=True,

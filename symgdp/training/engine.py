@@ -96,7 +96,7 @@ import functools
 import itertools
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -113,7 +113,7 @@ NEIGHBOURING = ("add_remove", "replace_one")
 _U = 2.0**-52
 
 
-def check_neighbouring(neighbouring: Any) -> str:
+def check_neighbouring(neighbouring: Any) -> Neighbouring:
     """The relation's canonical name; :class:`DomainError` naming an unknown one."""
     key = str(neighbouring).strip().lower().replace("-", "_").replace("/", "_")
     key = {"add_or_remove": "add_remove", "add_or_remove_one": "add_remove",
@@ -122,7 +122,7 @@ def check_neighbouring(neighbouring: Any) -> str:
     if key not in NEIGHBOURING or not isinstance(neighbouring, str):
         raise DomainError(f"neighbouring must be one of {', '.join(NEIGHBOURING)}, "
                           f"got {neighbouring!r}")
-    return key
+    return cast(Neighbouring, key)  # one of NEIGHBOURING (checked above)
 
 
 def check_phase(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:

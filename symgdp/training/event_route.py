@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from symgdp.contracts import Neighbouring
 from symgdp.training.dpsgd import DPSGDResult, dpsgd
 
 __all__ = ["dpsgd_for_event", "RoutedDPSGD"]
@@ -81,8 +82,8 @@ def _flatten(event: Any, count: int, out: list[tuple[Any, ...]]) -> None:
     raise _NotShaped
 
 
-def dpsgd_for_event(event: Any, neighbouring: str = "add_remove", bracket: Any = tuple,
-                    **kw: Any) -> RoutedDPSGD | None:
+def dpsgd_for_event(event: Any, neighbouring: Neighbouring = "add_remove",
+                    bracket: Any = tuple, **kw: Any) -> RoutedDPSGD | None:
     r"""The DP-SGD engine's answer for a DP-SGD-shaped event (module notes), or ``None``.
 
     ``bracket`` builds what ``eps_at`` returns from ``(lower, upper)`` (the caller's

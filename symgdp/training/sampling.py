@@ -56,8 +56,8 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   convexity of the hockey-stick divergence over the step it lands in, then adaptive
   composition), :math:`\sqrt{E}/\sigma` (add/remove) or :math:`2\sqrt{E}/\sigma`
   (replace-one).  Feldman & Shenfeld 2025 (arXiv:2502.08202, their main theorem) prove that
-  random allocation is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`; their explicit
-  lower-order terms are not certified here, so the Poisson number with rate
+  random allocation is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`;
+  their explicit lower-order terms are not certified here, so the Poisson number with rate
   :math:`1/t` is shown beside it as ``poisson_reference`` and is **not a bound**.
 
 * ``"truncated_poisson"`` (``q, sigma, steps, dataset_size, max_batch_size``): Poisson
@@ -84,6 +84,7 @@ from typing import Any
 
 import numpy as np
 
+from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 from symgdp.training.engine import check_neighbouring, check_phase
 
@@ -169,8 +170,8 @@ class SamplingPlan:
 
     sampling: str
     phases: tuple[tuple[float, float, int], ...]
-    engine_relation: str
-    neighbouring: str
+    engine_relation: Neighbouring
+    neighbouring: Neighbouring
     q: float
     sigma: float
     steps: int
@@ -278,8 +279,9 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
     if int(k) != 1:
         raise DomainError(f"examples_per_user={k!r}: user-level DP-SGD is not implemented "
                           "yet (only examples_per_user=1)")
-    rel = _DEFAULT_RELATION[name] if isinstance(neighbouring, str) and neighbouring == "auto" else \
-        check_neighbouring(neighbouring)
+    rel: Neighbouring = (check_neighbouring(_DEFAULT_RELATION[name])
+                         if isinstance(neighbouring, str) and neighbouring == "auto"
+                         else check_neighbouring(neighbouring))
     given = dict(q=q, sigma=sigma, steps=steps, dataset_size=dataset_size,
                  batch_size=batch_size, epochs=epochs, max_batch_size=max_batch_size)
     params = {k_: v for k_, v in given.items() if v is not None}

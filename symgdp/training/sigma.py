@@ -62,7 +62,7 @@ class SigmaResult:
     def __str__(self) -> str:
         from symgdp.numerics.decimals import format_lower, format_upper
 
-        what = (f"mu <= {self.target_mu:g}" if self.target_mu is not None
+        what = (f"mu <= {self.target_mu:g}" if self.target is None  # exactly one is set
                 else f"({self.target[0]:g}, {self.target[1]:g})-DP")
         return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
                 f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
@@ -114,7 +114,7 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         te, td = math.nan, 1e-5
         guess = _sigma_guess(q, steps, tm)
     else:
-        if isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
+        if target is None or isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
                 or len(target) != 2:
             raise DomainError(f"target must be a pair (eps, delta), got {target!r}")
         te, td = float(target[0]), float(target[1])

@@ -660,6 +660,8 @@ class Rules:
         neg = [p for p in neg if not p.zero]
         if any(p.lo is None for p in neg):
             raise Unsupported("a subtracted term of unknown sign")
+        if any(p.hi is None for p in neg):  # (never: only a zero _Log lacks hi)
+            raise Unsupported("a subtracted term without an upper enclosure")
         if not pos:
             return _EXACT_ZERO if not neg and not dropped else _NONPOS
         if any(p.hi is None for p in pos):
@@ -685,7 +687,7 @@ class Rules:
             lo = max(los, key=lambda f: self._lead_score(f))
             if neg:
                 # log(P - N) >= log P + log(1 - N/P) when N/P <= exp(s) < 1 on [E, inf)
-                nhi = _coef_max([p.hi for p in neg])
+                nhi = _coef_max([p.hi for p in neg if p.hi is not None])  # all, checked
                 if len(neg) > 1:
                     nhi = _add(nhi, _const(arb(len(neg)).log()))
                 s = _sup(_add(_upper_end(nhi), _neg(_lower_end(lo))), self.E)
