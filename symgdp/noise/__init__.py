@@ -12,6 +12,7 @@ Rooms:
 * :mod:`~symgdp.noise.loss` -- the privacy loss :math:`L(x) = \log p(x) - \log p(x -
   \Delta)`, its monotonicity (log-concavity) and the threshold :math:`x_\varepsilon`
   (:func:`~symgdp.noise.loss.privacy_loss`);
+* :mod:`~symgdp.noise.check` -- the derived profile against a quadrature of its definition;
 * :mod:`~symgdp.noise.additive` -- the profile and its derivation record
   (:func:`~symgdp.noise.additive.additive_noise`, :class:`Derivation`).
 

@@ -20,7 +20,10 @@ every step in a :class:`Derivation`:
    (:math:`p(-x) = p(x)`, proved) the two agree (substitute :math:`x \mapsto \Delta - x`),
    otherwise the profile is their maximum.  Where :math:`L \le \varepsilon_0` everywhere
    the profile is 0 from :math:`\varepsilon_0` on (pure DP);
-5. the tail limit and the GDP verdict (:mod:`symgdp.tail.limit`, theory §5).
+5. the tail limit and the GDP verdict (:mod:`symgdp.tail.limit`, theory §5);
+6. an independent check: the profile against a 30-digit quadrature of its definition at
+   sampled parameter values (:mod:`symgdp.noise.check`); a disagreement refuses the
+   derivation.
 
 **Why the shift :math:`\pm\Delta` is the worst case.**  Neighbouring inputs give outputs
 :math:`f(D) + Z` and :math:`f(D') + Z` with :math:`|f(D) - f(D')| \le \Delta`.  For
@@ -57,12 +60,13 @@ from typing import Any
 
 import sympy
 
-from symgdp.errors import AnalysisTimeout, DomainError, ProfileError
+from symgdp.errors import AnalysisTimeout, DomainError, SymgdpError
 from symgdp.mechanisms import SENSITIVITY
+from symgdp.noise.check import crosscheck
 from symgdp.noise.density import Density, read_density
 from symgdp.noise.loss import Loss, privacy_loss
 from symgdp.profile import Profile
-from symgdp.symbolic.budget import run_bounded
+from symgdp.symbolic.budget import resolve_timeout, run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
 
 __all__ = ["Derivation", "additive_noise"]
@@ -90,6 +94,8 @@ class Derivation:
         tail_limit: :math:`\lim \varepsilon^2/(-2\log\delta(\varepsilon))`, ``None`` when
             unknown.
         verdict: the GDP verdict in one sentence.
+        check: the independent numeric check of the profile
+            (:func:`symgdp.noise.check.crosscheck`), or why it did not run.
         relation: the neighbouring relation assumed.
         timings: seconds per step.
     """
@@ -107,6 +113,7 @@ class Derivation:
     loss_bound: sympy.Expr
     tail_limit: sympy.Expr | None
     verdict: str
+    check: str = ""
     relation: str = RELATION
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -132,6 +139,8 @@ class Derivation:
                               else sympy.latex(self.tail_limit))),
             ("verdict", rf"\text{{{_tex_text(self.verdict)}}}"),
         ]
+        if self.check:
+            rows.append(("check", rf"\text{{{_tex_text(self.check)}}}"))
         return rows
 
     def to_latex(self) -> str:
@@ -152,6 +161,7 @@ class Derivation:
             ("directions", self.directions),
             ("derived profile", f"delta(eps) = {self.profile}".replace("varepsilon", "eps")),
             ("noise verdict", self.verdict),
+            *([("noise check", self.check)] if self.check else []),
         ]
 
     def __str__(self) -> str:
@@ -215,11 +225,47 @@ def _one_direction(density: Density, loss: Loss) -> sympy.Expr:
 
 
 def _simplified(e: sympy.Expr) -> sympy.Expr:
-    """``simplify(e)`` within a few seconds, else ``e`` as it is (a nested bounded call)."""
-    try:
-        return run_bounded(sympy.simplify, e, timeout=4)
-    except Exception:  # noqa: BLE001 - simplification is cosmetic
-        return e
+    """The shorter of ``simplify(e)`` and :func:`_exp_rational` within a few seconds
+    each, else ``e`` as it is (nested bounded calls; simplification is cosmetic, and the
+    result is checked against the definition by :mod:`symgdp.noise.check`)."""
+    out = [e]
+    for how in (sympy.simplify, _exp_rational):
+        try:
+            out.append(run_bounded(how, e, timeout=4))
+        except Exception:  # noqa: BLE001, S112 - simplification is cosmetic
+            continue
+    return min(out, key=sympy.count_ops)
+
+
+def _exp_rational(e: sympy.Expr) -> sympy.Expr:
+    r"""``e`` as a rational function of exponentials, factored: every ``exp(sum q_i m_i)``
+    (``q_i`` rational) is written with generators :math:`t_m = e^{m/L}`, the rational
+    function in the :math:`t_m` is cancelled and factored, and the generators put back
+    (the logistic profile becomes :math:`(e^{\Delta/2b} - e^{\varepsilon/2})^2 /
+    (e^{\Delta/b} - 1)`)."""
+    e = sympy.expand_power_exp(e.replace(sympy.exp, lambda a: sympy.exp(sympy.expand(a))))
+    terms: dict[sympy.Expr, list] = {}
+    for f in e.atoms(sympy.exp):
+        for t in sympy.Add.make_args(f.args[0]):
+            q, m = t.as_coeff_Mul()
+            if not q.is_Rational:
+                return e
+            terms.setdefault(m, []).append(q)
+    gens, back, reps = {}, {}, {}
+    for m, qs in terms.items():
+        lcm = sympy.ilcm(*[q.q for q in qs]) if qs else 1
+        t = sympy.Dummy("t", positive=True)
+        gens[m] = (t, lcm)
+        back[t] = sympy.exp(m / lcm)
+    for f in e.atoms(sympy.exp):
+        value = sympy.S.One
+        for term in sympy.Add.make_args(f.args[0]):
+            q, m = term.as_coeff_Mul()
+            t, lcm = gens[m]
+            value *= t ** (q * lcm)
+        reps[f] = value
+    r = sympy.factor(sympy.cancel(e.xreplace(reps)))
+    return r.xreplace(back)
 
 
 def _tail_form(e: sympy.Expr) -> sympy.Expr:
@@ -317,17 +363,24 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         limit = sympy.S.Zero  # the profile vanishes beyond sup L
     else:
         try:
-            limit = Profile(expr).tail_limit(timeout=timeout)
-        except (AnalysisTimeout, ProfileError):
+            limit = Profile(expr, values).tail_limit(timeout=timeout)
+        except SymgdpError:  # no rule decided it in time: the verdict says "unknown"
             limit = None
     times["tail"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    try:
+        check = run_bounded(crosscheck, density, expr, shift, values,
+                            timeout=3 * resolve_timeout(timeout))
+    except AnalysisTimeout as exc:
+        check = f"the numeric cross-check did not finish ({exc})"
+    times["check"] = time.perf_counter() - t0
     main = loss.thresholds[0]
     derivation = Derivation(
         noise=density.name, density=density.expr, variable=density.x, sensitivity=shift,
         loss=loss.expr(), monotone=loss.monotone, threshold=main.x_eps,
         threshold_range=(main.eps_low, main.eps_high), directions=directions,
         profile=expr, loss_bound=sup, tail_limit=limit, verdict=_verdict(sup, limit),
-        timings=times)
+        check=check, timings=times)
     meta: dict[str, Any] = {"derivation": derivation, "sensitivity": shift}
     if sup != sympy.oo:
         meta["eps0"] = sup

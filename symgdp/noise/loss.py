@@ -206,10 +206,39 @@ def _order(points: list[sympy.Expr]) -> list[sympy.Expr]:
     return out
 
 
+def _positive(a: sympy.Expr) -> bool:
+    """``a > 0`` proved: SymPy's assumptions, else with each ``c*exp(y)`` (``c > 0``) of
+    the sum replaced by its lower bound ``c*(1 + y)`` (``exp(y) >= 1 + y``)."""
+    if a.is_positive:
+        return True
+    lower = []
+    for t in sympy.Add.make_args(sympy.expand(a)):
+        c, rest = t.as_independent(sympy.exp, as_Add=False)
+        if isinstance(rest, sympy.exp) and c.is_positive:
+            lower.append(c * (1 + rest.args[0]))
+        else:
+            lower.append(t)
+    return bool(sympy.Add(*lower).is_positive)
+
+
 def _limit(e: sympy.Expr, x: sympy.Symbol, at: sympy.Expr, side: str) -> sympy.Expr:
-    if at in (_OO, -_OO):
-        return sympy.limit(e, x, at)
-    return sympy.simplify(e.xreplace({x: at}))
+    """L at a breakpoint, or its limit at an infinite end, with signs resolved; a value
+    that stays undecided (``oo*sign(...)``) is refused."""
+    if at not in (_OO, -_OO):
+        return sympy.simplify(e.xreplace({x: at}))
+    value = sympy.limit(e, x, at, "+" if at == -_OO else "-")
+    signs = {}
+    for f in value.atoms(sympy.sign):
+        if _positive(f.args[0]):
+            signs[f] = sympy.S.One
+        elif _positive(-f.args[0]):
+            signs[f] = sympy.S.NegativeOne
+    value = value.xreplace(signs) if signs else value
+    if value in (_OO, -_OO) or not value.has(_OO, -_OO, sympy.zoo, sympy.nan, sympy.sign,
+                                                sympy.AccumBounds, sympy.Limit):
+        return value
+    raise ProfileError(f"cannot decide the limit of the privacy loss {e} as {x} -> {at}: "
+                       f"SymPy gives {value}")
 
 
 def _samples(free: set, lo: sympy.Expr, hi: sympy.Expr) -> list[dict]:

@@ -10,6 +10,7 @@ from itertools import pairwise
 import mpmath
 import pytest
 import sympy
+from references import ref_log_delta
 from sympy.stats import Laplace, Logistic, Normal
 
 import symgdp
@@ -60,11 +61,19 @@ def quadrature_profile(density, eps, shift, kinks=(), dps=40):
             else:
                 hi = mid
         cross = (lo + hi) / 2
-        points = sorted({-mpmath.inf, cross, *[mpmath.mpf(k) for k in kinks if k < cross]})
+        near = [cross - mpmath.mpf(2) ** k for k in range(-8, 9)]  # where the mass sits
+        points = sorted({-mpmath.inf, cross, *near,
+                         *[mpmath.mpf(k) for k in kinks if k < cross]})
         total = mpmath.mpf(0)
         for a, c in pairwise(points):
             total += mpmath.quad(lambda t: max(g(t), 0), [a, c])
         return +total
+
+
+def close(got, ref, digits):
+    """|got - ref| <= 10^-digits |ref|, compared at 60 digits (not the default 15)."""
+    with mpmath.workdps(60):
+        return abs(mpmath.mpf(got) - ref) <= mpmath.mpf(10) ** -digits * abs(ref)
 
 
 def gauss_density(sigma):
@@ -107,34 +116,51 @@ def test_laplace_is_the_closed_form(laplace):
         assert mine(e) == pytest.approx(hand(e), rel=1e-14, abs=1e-300)
 
 
-@pytest.mark.parametrize("sigma, shift", [(1, 1), (0.5, 2.0), (3.0, 0.5)])
+# exact (rational) parameter values: Floats would carry only 15 digits into mp()
+R = sympy.Rational
+
+
+def mpq(r):
+    return mpmath.mpf(r.p) / r.q
+
+
+@pytest.mark.parametrize("sigma, shift", [(R(1), R(1)), (R(1, 2), R(2)), (R(3), R(1, 2))])
 def test_gaussian_against_quadrature(gaussian, sigma, shift):
     p = gaussian.replace(values={"sigma": sigma, "Delta": shift})
-    for e in (0.0, 0.5, 2.0, 6.0):
-        ref = quadrature_profile(gauss_density(sigma), e, shift)  # 40-digit definition
-        assert abs(p.mp(e, dps=40) - ref) <= mpmath.mpf(10) ** -30 * ref
+    for e in (0.0, 0.5, 2.0):
+        # 40-digit definition
+        ref = quadrature_profile(gauss_density(mpq(sigma)), e, mpq(shift))
+        assert close(p.mp(e, dps=40), ref, 30)
         assert p(e) == pytest.approx(float(ref), rel=1e-10)
+    for e in (6.0, 40.0):
+        # far out (delta down to 1e-285 and below): the closed form delta_mu at 40
+        # digits (references.py), mu = Delta/sigma exactly
+        with mpmath.workdps(60):
+            truth = ref_log_delta(mpmath.mpf(e), mpq(shift) / mpq(sigma))
+        with mpmath.workdps(50):
+            assert close(mpmath.log(p.mp(e, dps=40)), truth, 28)
+        assert p.log_delta(e) == pytest.approx(float(truth), rel=1e-12)
 
 
 def test_laplace_against_quadrature(laplace):
-    b, shift = 0.8, 1.3
+    b, shift = R(4, 5), R(13, 10)
     p = laplace.replace(values={"b": b, "Delta": shift})
     for e in (0.0, 0.4, 1.5):                       # eps0 = 1.625
-        ref = quadrature_profile(laplace_density(mpmath.mpf(b)), e, shift,
-                                 kinks=(0, shift))   # 40-digit definition
-        assert abs(p.mp(e, dps=40) - ref) <= mpmath.mpf(10) ** -30 * ref
+        ref = quadrature_profile(laplace_density(mpq(b)), e, mpq(shift),
+                                 kinks=(0, mpq(shift)))   # 40-digit definition
+        assert close(p.mp(e, dps=40), ref, 30)
     assert p(1.625) == 0.0 and p(3.0) == 0.0
 
 
-@pytest.mark.parametrize("b, shift", [(1, 1), (0.7, 1.3)])
+@pytest.mark.parametrize("b, shift", [(R(1), R(1)), (R(7, 10), R(13, 10))])
 def test_logistic_against_quadrature(logistic, b, shift):
     d = logistic.meta["derivation"]
     assert d.verdict.startswith("pure DP") and sympy.simplify(d.loss_bound - D / B) == 0
     p = logistic.replace(values={"b": b, "Delta": shift})
-    eps0 = shift / b
+    eps0 = float(shift / b)
     for e in (0.0, 0.2 * eps0, 0.7 * eps0, 0.99 * eps0):
-        ref = quadrature_profile(logistic_density(mpmath.mpf(b)), e, shift)  # 40 digits
-        assert abs(p.mp(e, dps=40) - ref) <= mpmath.mpf(10) ** -28 * ref
+        ref = quadrature_profile(logistic_density(mpq(b)), e, mpq(shift))  # 40 digits
+        assert close(p.mp(e, dps=40), ref, 28)
         assert p(e) == pytest.approx(float(ref), rel=1e-8)
     assert p(eps0 * 1.01) == 0.0
 
@@ -150,7 +176,7 @@ def test_asymmetric_noise_takes_both_directions():
     mirror = lambda t: gumbel(-t)  # noqa: E731
     for e in (0.0, 0.5, 1.5, 4.0):
         ref = max(quadrature_profile(gumbel, e, 1), quadrature_profile(mirror, e, 1))
-        assert abs(p.mp(e, dps=40) - ref) <= mpmath.mpf(10) ** -25 * ref
+        assert close(p.mp(e, dps=40), ref, 25)
 
 
 def test_measured_mu_of_derived_gaussian(gaussian):
@@ -181,3 +207,47 @@ def test_support_not_the_line_refused():
 
     with pytest.raises(ProfileError, match="not the whole real line"):
         symgdp.additive_noise(Exponential("Z", 1))
+
+
+def test_gumbel_verdict_not_gdp():
+    # Gumbel's left tail is double-exponential: P against Q has delta ~ exp(-eps/(e^D - 1)),
+    # an exponential tail, so eps^2/(-2 log delta) -> oo (theory §5): not GDP
+    x = sympy.Symbol("x")
+    p = symgdp.additive_noise(sympy.exp(-(x + sympy.exp(-x))), sensitivity=1)
+    d = p.meta["derivation"]
+    assert d.loss_bound == sympy.oo
+    assert d.tail_limit == sympy.oo and d.verdict.startswith("not GDP")
+
+
+def test_crosscheck_refuses_a_wrong_profile():
+    # the check is independent of the derivation: a profile off by a factor is caught
+    from symgdp.noise.check import crosscheck
+    from symgdp.noise.density import read_density
+
+    x = sympy.Symbol("x")
+    d = read_density(sympy.exp(-sympy.Abs(x)) / 2)
+    right = sympy.Max(0, 1 - sympy.exp((symgdp.eps - 1) / 2))
+    assert crosscheck(d, right, sympy.Integer(1), {}).startswith("agrees")
+    with pytest.raises(ProfileError, match="disagrees with the quadrature"):
+        crosscheck(d, right * (1 + sympy.Rational(1, 10**12)), sympy.Integer(1), {})
+
+
+def test_report_shows_the_derivation(laplace):
+    r = symgdp.report(laplace.replace(values={"b": 2, "Delta": 1}), measure=False)
+    tex = r.to_latex()
+    assert tex.startswith(r"\begin{align*}")
+    for row in ("privacy loss", "monotonicity", "threshold", "directions", "verdict"):
+        assert rf"\text{{{row}:}}" in tex
+    assert "privacy loss" in r.to_text() and "x_eps" in r.to_text()
+    block = laplace.meta["derivation"].to_latex()
+    assert block.startswith(r"\begin{align*}") and block.endswith(r"\end{align*}")
+
+
+def test_logistic_closed_form(logistic):
+    # by hand: with A = e^(Delta/b), r = sqrt(A e^eps), F(x_eps) = (A - r)/(A - 1) and
+    # F(x_eps - Delta) = (A - r)/(r (A - 1)), so delta = (A - r)^2/(A (A - 1))
+    # = (e^(Delta/2b) - e^(eps/2))^2/(e^(Delta/b) - 1) below eps0 = Delta/b
+    (zero, cond), (branch, _) = logistic.expr.args
+    hand = (sympy.exp(D / (2 * B)) - sympy.exp(symgdp.eps / 2)) ** 2 / (sympy.exp(D / B) - 1)
+    assert zero == 0 and sympy.simplify(cond.rhs - D / B) == 0
+    assert sympy.simplify(branch - hand) == 0

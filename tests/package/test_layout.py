@@ -95,7 +95,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("mechanisms",),                               # the catalogue
     # additive noise: a density in, a derived profile out
     ("noise.density",),
-    ("noise.loss",),
+    ("noise.loss", "noise.check"),
     ("noise.additive",),
     ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
