@@ -45,7 +45,7 @@ Example:
     >>> b = sympy.Symbol("b", positive=True)
     >>> p = additive_noise(Laplace("Z", 0, b), sensitivity=1)
     >>> p.expr
-    Piecewise((0, varepsilon >= Delta/b), (1 - exp(-Delta/(2*b) + varepsilon/2), True))
+    Piecewise((0, varepsilon >= 1/b), (1 - exp(varepsilon/2 - 1/(2*b)), True))
     >>> print(p.meta["derivation"].verdict[:48])
     pure DP: L <= Delta/b, so delta(eps) = 0 for eps
     >>> round(p.replace(values={"b": 2})(0.25), 12)  # 1 - exp((0.25 - 0.5)/2)
@@ -83,7 +83,9 @@ class Derivation:
         noise: the noise's name.
         density: :math:`p(x)`.
         variable: :math:`x`.
-        sensitivity: :math:`\Delta` (a symbol; its value, if given, is in the profile).
+        sensitivity: :math:`\Delta` (the symbol the formulas use).
+        sensitivity_value: its value when given as a number (substituted into the
+            returned profile), else ``None``.
         loss: :math:`L(x)` (a ``Piecewise`` in :math:`x` when it has pieces).
         monotone: how :math:`L` was proved non-increasing.
         threshold: :math:`x_\varepsilon` (on the piece where :math:`L` decreases), and
@@ -104,6 +106,7 @@ class Derivation:
     density: sympy.Expr
     variable: sympy.Symbol
     sensitivity: sympy.Expr
+    sensitivity_value: sympy.Expr | None
     loss: sympy.Expr
     monotone: str
     threshold: sympy.Expr
@@ -121,11 +124,13 @@ class Derivation:
         """(label, LaTeX) pairs, one per derived step (the report's rows)."""
         x, v = sympy.latex(self.variable), sympy.latex(_EPS)
         d = sympy.latex(self.sensitivity)
+        given = "" if self.sensitivity_value is None else \
+            rf",\ {d} = {sympy.latex(self.sensitivity_value)}"
         lo, hi = (sympy.latex(e) for e in self.threshold_range)
         rows = [
             ("noise", rf"Z \sim p({x}) = {sympy.latex(self.density)}\ "
                       rf"(\text{{{self.noise}}}),\quad M(D) = f(D) + Z,\ "
-                      rf"|f(D) - f(D')| \le {d}"),
+                      rf"|f(D) - f(D')| \le {d}{given}"),
             ("privacy loss", rf"L({x}) = \log p({x}) - \log p({x} - {d}) = "
                              rf"{sympy.latex(self.loss)}"),
             ("monotonicity", rf"\text{{{_tex_text(self.monotone)}}}"),
@@ -153,7 +158,9 @@ class Derivation:
         x = self.variable
         return [
             ("noise", f"p({x}) = {self.density} ({self.noise}); sensitivity "
-                      f"{self.sensitivity}; {self.relation}"),
+                      f"{self.sensitivity}"
+                      + ("" if self.sensitivity_value is None
+                         else f" = {self.sensitivity_value}") + f"; {self.relation}"),
             ("privacy loss", f"L({x}) = {self.loss}"),
             ("monotonicity", self.monotone),
             ("threshold", f"x_eps = {self.threshold} for {self.threshold_range[0]} < eps < "
@@ -302,8 +309,9 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         noise: the density of :math:`Z` as a SymPy expression in ``variable`` (or a
             string, parsed safely), or a continuous ``sympy.stats`` random variable;
             parameters may stay symbolic (declared real, scales ``positive=True``).
-        sensitivity: :math:`\Delta > 0`, a number (bound as the value of the parameter
-            :math:`\Delta`) or a positive SymPy expression; default the free symbol
+        sensitivity: :math:`\Delta > 0`, a number (substituted into the profile; the
+            derivation keeps the symbol :math:`\Delta`) or a positive SymPy expression;
+            default the free symbol
             :math:`\Delta` (:data:`symgdp.mechanisms.SENSITIVITY`).
         variable: the density's variable (default: its only symbol, or ``x``).
         timeout: budget in seconds of each bounded SymPy step.
@@ -377,12 +385,17 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
     main = loss.thresholds[0]
     derivation = Derivation(
         noise=density.name, density=density.expr, variable=density.x, sensitivity=shift,
-        loss=loss.expr(), monotone=loss.monotone, threshold=main.x_eps,
+        sensitivity_value=values.get(shift), loss=loss.expr(), monotone=loss.monotone,
+        threshold=main.x_eps,
         threshold_range=(main.eps_low, main.eps_high), directions=directions,
         profile=expr, loss_bound=sup, tail_limit=limit, verdict=_verdict(sup, limit),
         check=check, timings=times)
-    meta: dict[str, Any] = {"derivation": derivation, "sensitivity": shift}
+    # A numeric sensitivity is substituted into the profile (the derivation keeps the
+    # symbol): Profile.replace(values=...) replaces *all* values, so a bound Delta would
+    # be lost when the noise parameters are bound later.
+    meta: dict[str, Any] = {"derivation": derivation,
+                            "sensitivity": shift.xreplace(values)}
     if sup != sympy.oo:
-        meta["eps0"] = sup
-    return Profile(expr, values, name=f"{density.name} noise",
+        meta["eps0"] = sup.xreplace(values)
+    return Profile(expr.xreplace(values), name=f"{density.name} noise",
                    reference="derived from the noise density (symgdp.noise)", **meta)
