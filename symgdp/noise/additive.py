@@ -44,8 +44,8 @@ Example:
     >>> from sympy.stats import Laplace
     >>> b = sympy.Symbol("b", positive=True)
     >>> p = additive_noise(Laplace("Z", 0, b), sensitivity=1)
-    >>> p.expr
-    Piecewise((0, varepsilon >= 1/b), (1 - exp(varepsilon/2 - 1/(2*b)), True))
+    >>> p.meta["derivation"].profile
+    Piecewise((0, varepsilon >= Delta/b), (1 - exp(-Delta/(2*b) + varepsilon/2), True))
     >>> print(p.meta["derivation"].verdict[:48])
     pure DP: L <= Delta/b, so delta(eps) = 0 for eps
     >>> round(p.replace(values={"b": 2})(0.25), 12)  # 1 - exp((0.25 - 0.5)/2)

@@ -113,7 +113,7 @@ def test_gaussian_is_balle_wang_exactly(gaussian):
 
 def test_laplace_is_the_closed_form(laplace):
     # mechanisms.laplace(b=b, sensitivity=Delta): Max(0, 1 - exp((eps - Delta/b)/2))
-    pw = laplace.expr
+    pw = laplace.meta["derivation"].profile   # the Profile clamps eps at eps0 inside
     assert isinstance(pw, sympy.Piecewise)
     (zero, cond), (branch, _) = pw.args
     assert zero == 0 and sympy.simplify(cond.rhs - D / B) == 0   # 0 from eps0 = Delta/b on
@@ -264,7 +264,7 @@ def test_logistic_closed_form(logistic):
     # by hand: with A = e^(Delta/b), r = sqrt(A e^eps), F(x_eps) = (A - r)/(A - 1) and
     # F(x_eps - Delta) = (A - r)/(r (A - 1)), so delta = (A - r)^2/(A (A - 1))
     # = (e^(Delta/2b) - e^(eps/2))^2/(e^(Delta/b) - 1) below eps0 = Delta/b
-    (zero, cond), (branch, _) = logistic.expr.args
+    (zero, cond), (branch, _) = logistic.meta["derivation"].profile.args
     hand = (sympy.exp(D / (2 * B)) - sympy.exp(symgdp.eps / 2)) ** 2 / (sympy.exp(D / B) - 1)
     assert zero == 0 and sympy.simplify(cond.rhs - D / B) == 0
     assert sympy.simplify(branch - hand) == 0
