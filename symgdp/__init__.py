@@ -11,7 +11,8 @@ and balls) → :mod:`~symgdp.evaluation` → :mod:`~symgdp.notions` (RDP, zCDP, 
 groups, conversions) → :mod:`~symgdp.refinement` and :mod:`~symgdp.tail` (partial-order
 refinement, tail limit) → :mod:`~symgdp.measurement` (certified brackets, the whole line)
 → :mod:`~symgdp.pld` (the PLD engine) → :mod:`~symgdp.profile` (the value object) and
-:mod:`~symgdp.mechanisms` (the catalogue) → :mod:`~symgdp.training` (DP-SGD) →
+:mod:`~symgdp.mechanisms` (the catalogue) → :mod:`~symgdp.noise` (profiles derived from
+a noise density) → :mod:`~symgdp.training` (DP-SGD) →
 :mod:`~symgdp.accounting` (composition, events) → :mod:`~symgdp.planning` (calibration,
 sweeps) → :mod:`~symgdp.attacks` (risk, audits) → :mod:`~symgdp.present` (reports,
 figures) → :mod:`~symgdp.cli`.  See docs/architecture.md.
@@ -36,6 +37,7 @@ __version__ = "0.1.0"
 # in the TYPE_CHECKING block below, for type checkers).
 _LAZY: dict[str, tuple[str, str | None]] = {
     "Accountant": ("training.accountant", "Accountant"),
+    "additive_noise": ("noise.additive", "additive_noise"),
     "AnalysisTimeout": ("errors", "AnalysisTimeout"),
     "audit": ("attacks.audit", "audit"),
     "audit_one_run": ("attacks.audit", "audit_one_run"),
@@ -153,6 +155,7 @@ if TYPE_CHECKING:
         tradeoff_gdp,
     )
     from symgdp.measurement.measure import Measurement, gdpt, measure
+    from symgdp.noise.additive import additive_noise
     from symgdp.notions import conversions
     from symgdp.notions import fdp as tradeoff
     from symgdp.planning.amplify import ClipAndRectify, clip_and_rectify
@@ -192,6 +195,7 @@ __all__ = [
     "SymgdpError",
     "SymgdpWarning",
     "UnboundParameterError",
+    "additive_noise",
     "audit",
     "audit_one_run",
     "calibrate",

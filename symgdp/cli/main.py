@@ -50,6 +50,7 @@ examples:
   symgdp analyze "B*exp(-sigma**2*eps**2/A**2)" --set A=1 --set B=2 --set sigma=1.5 --json
   symgdp analyze --notion rdp "alpha/(2*sigma**2)" --set sigma=2
   symgdp analyze --notion curve "Max(0, 1 - exp(1)*alpha, exp(-1)*(1 - alpha))"
+  symgdp analyze --noise "exp(-x**2/(2*sigma**2))/(sqrt(2*pi)*sigma)" --set sigma=2 --set Delta=1
 """
 
 
@@ -98,6 +99,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "curve eps(alpha) in the order alpha; a zCDP rho; or an f-DP trade-off "
                    "curve T(alpha), alpha the type I error (each becomes the profile it "
                    "implies, then is analysed)")
+    a.add_argument("--noise", action="store_true",
+                   help="EXPR is the density p(x) of additive noise Z: the profile of "
+                   "f(D) + Z is derived from it (symgdp.additive_noise; sensitivity "
+                   "Delta, bound with --set Delta=VALUE) and the derivation is reported")
     cert = a.add_mutually_exclusive_group()
     cert.add_argument("--certify", action="store_true",
                       help="require bounds proved in interval arithmetic (the default "
@@ -299,7 +304,14 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     if args.plot:
         _check_plot_target(args.plot)
     subject: Any = args.expr
-    if args.notion != "profile":
+    if args.noise:
+        if args.notion != "profile" or args.tradeoff:
+            raise UsageError("--noise reads EXPR as a noise density: give neither "
+                             "--tradeoff nor --notion with it")
+        from symgdp.noise.additive import additive_noise
+
+        subject = additive_noise(args.expr, timeout=args.timeout)
+    elif args.notion != "profile":
         subject, values = _notion_profile(args.notion, args.expr, values), {}
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))
     try:

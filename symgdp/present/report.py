@@ -108,6 +108,14 @@ def _one_line(exc: BaseException) -> str:
 
 
 
+def _derivation_rows(profile: Profile, kind: str) -> list[tuple[str, str]]:
+    """The steps of a derived profile (``meta["derivation"]``, e.g. the loss, threshold
+    and verdict of :func:`symgdp.additive_noise`), as (label, body) rows of ``kind``
+    (``"latex_rows"`` or ``"text_rows"``); none for other profiles."""
+    rows = getattr(profile.meta.get("derivation"), kind, None)
+    return list(rows()) if callable(rows) else []
+
+
 def _whole_line_why(m: Any) -> str:
     """Why a measurement's bound holds on the whole line (``covers_tail``)."""
     return getattr(m, "tail_proof", "") or "the profile is 0 beyond some eps <= eps_h"
@@ -266,6 +274,7 @@ class Report:
             vals = r",\ ".join(f"{_tex(k)} = {_tex(v)}"
                                for k, v in sorted(self.profile.values.items(), key=str))
             rows.append(("parameters", vals))
+        rows += _derivation_rows(self.profile, "latex_rows")
         src: Any = getattr(self.profile, "source", None)
         if callable(getattr(src, "latex", None)) and src.latex():
             rows.append((f"{src.kind} statement", src.latex()))
@@ -360,6 +369,7 @@ class Report:
         if self.profile.values:
             rows.append(("parameters", ", ".join(
                 f"{k} = {_text(v)}" for k, v in sorted(self.profile.values.items(), key=str))))
+        rows += _derivation_rows(self.profile, "text_rows")
         rows.append(("naive profile", f"delta(eps) = {_text(self.profile.expr, var)}"))
         if self.breakpoint is not None:
             bp = f"c = {_text(self.breakpoint, var)}"

@@ -96,6 +96,11 @@ LAYERS: list[tuple[str, ...]] = [
     ("pld",),
     ("profile",),                                  # the value object and its pipeline
     ("mechanisms",),                               # the catalogue
+    # additive noise: a density in, a derived profile out
+    ("noise.density",),
+    ("noise.loss", "noise.check"),
+    ("noise.additive",),
+    ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
     ("training.engine",),

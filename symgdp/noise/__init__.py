@@ -1,0 +1,27 @@
+r"""The noise wing: from the density of additive noise to a mechanism's privacy profile.
+
+A researcher designing a mechanism :math:`M(D) = f(D) + Z` writes the noise first; this
+wing derives the rest symbolically and keeps every step (loss, monotonicity, threshold,
+profile, tail limit, verdict) for the report.  It sits above :mod:`symgdp.mechanisms`
+(its results are :class:`~symgdp.profile.Profile` objects like the catalogue's).
+
+Rooms:
+
+* :mod:`~symgdp.noise.density` -- reading and checking a density or a ``sympy.stats``
+  random variable (:func:`~symgdp.noise.density.read_density`, :class:`Density`);
+* :mod:`~symgdp.noise.loss` -- the privacy loss :math:`L(x) = \log p(x) - \log p(x -
+  \Delta)`, its monotonicity (log-concavity) and the threshold :math:`x_\varepsilon`
+  (:func:`~symgdp.noise.loss.privacy_loss`);
+* :mod:`~symgdp.noise.check` -- the derived profile against a quadrature of its definition;
+* :mod:`~symgdp.noise.additive` -- the profile and its derivation record
+  (:func:`~symgdp.noise.additive.additive_noise`, :class:`Derivation`).
+
+Exports :func:`additive_noise` (also ``symgdp.additive_noise``), :class:`Derivation`,
+:func:`read_density`, :class:`Density` and :func:`privacy_loss`.
+"""
+
+from symgdp.noise.additive import Derivation, additive_noise
+from symgdp.noise.density import Density, read_density
+from symgdp.noise.loss import privacy_loss
+
+__all__ = ["Density", "Derivation", "additive_noise", "privacy_loss", "read_density"]
