@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.smoke  # the README quick check runs the docs examples
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

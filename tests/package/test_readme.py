@@ -69,6 +69,9 @@ def test_quickstart_commands_match_ci():
     assert "pip install --quiet -e '.[test]'" in CI
     assert install_test == f"pip install -e '.[test]' && {pytest_line}"
     assert install_run.startswith("pip install -e . && symgdp analyze ")
+    # the quick check is the smoke marker, registered with pytest
+    assert "add `-m smoke`" in README
+    assert '"smoke:' in (ROOT / "pyproject.toml").read_text(encoding="utf-8")
 
 
 COMMANDS = symgdp_commands()

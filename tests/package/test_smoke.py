@@ -114,3 +114,13 @@ def test_report_and_cli(capsys):
 def test_plot_draws_a_figure():
     fig = symgdp.plot.profiles([mechanisms.laplace(1.0)], mu=[1.0], eps_max=3)
     assert fig.axes
+
+
+def test_additive_noise_derives_the_gaussian():
+    # Gaussian noise of scale 2, sensitivity 1: the profile of the 1/2-GDP Gaussian mechanism
+    # (Balle & Wang 2018); at eps = 1 against the closed form delta_mu(1, 1/2) in mpmath
+    x = sympy.Symbol("x", real=True)
+    p = symgdp.additive_noise(sympy.exp(-x**2 / 8) / sympy.sqrt(8 * sympy.pi), sensitivity=1,
+                              variable=x)
+    truth = _phi(-2 + 0.25) - mpmath.e * _phi(-2 - 0.25)
+    assert float(p(1.0)) == pytest.approx(float(truth), rel=1e-12)
