@@ -309,9 +309,9 @@ class Composition(Profile):
         """What the result rests on, in one line: ``"certified: ..."`` for the proved
         route; otherwise ``"NOT certified: ..."`` naming the unproved part, either
         dp_accounting's float64 FFT route (``certify=False``: a rounding margin that is
-        estimated) or, on the exact integer route, a step whose values are float64
-        numbers not proved (its note says which; the composition of those values is still
-        exact integer arithmetic).
+        estimated) or, on the exact integer route, a step whose float64 values its
+        source does not mark as proved (``certified=True``; its note says which step), the
+        composition of those values being still exact integer arithmetic.
 
         Example:
             >>> from symgdp import mechanisms
@@ -323,8 +323,8 @@ class Composition(Profile):
         if not self.atoms:
             return ("NOT certified: dp_accounting's float64 FFT composition (rounding margin "
                     "estimated, not proved)")
-        return ("NOT certified: exact integer composition, but a step's values are float64 "
-                "numbers that are not proved (see notes)")
+        return ("NOT certified: exact integer composition, but a step's float64 values are "
+                "not marked as proved by their source (see notes)")
 
     @property
     def neighbouring(self) -> str:
@@ -480,8 +480,8 @@ class Composition(Profile):
 
 #: (certified, integer route) -> the word in a composition's repr (see ``certification``)
 _SHORT_CERT = {(True, True): "certified", (True, False): "certified",
-               (False, True): "NOT certified (exact composition of unproved float64 step "
-                              "values)",
+               (False, True): "NOT certified (exact composition; a step's float64 values "
+                              "not marked as proved)",
                (False, False): "NOT certified (float64 FFT estimate)"}
 
 

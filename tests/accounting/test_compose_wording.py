@@ -1,6 +1,8 @@
 """What a composition says it rests on (issue 31): the exact integer route with a step
 whose float64 values are not proved (an RDP-implied profile) is not "a float64 PLD with an
 estimated rounding margin"; that wording belongs to dp_accounting's FFT route alone.
+(Its values are documented as proved upper bounds, but the source is not marked
+certified=True, so the composition does not claim a certificate.)
 Reference for the numbers: the Gaussian mechanism, whose RDP curve alpha / (2 sigma^2) is
 exact, so the composed RDP-implied profile lies above the composed Gaussian's
 mu = sqrt(k) / sigma (closed form, Dong, Roth & Su Corollary 3.3)."""
@@ -31,7 +33,8 @@ def test_rdp_source_on_the_integer_route_is_described_honestly() -> None:
     text = c.certification
     assert text.startswith("NOT certified: exact integer composition")
     assert "float64 PLD" not in text and "FFT" not in text
-    assert "exact composition of unproved float64 step values" in repr(c)
+    assert "NOT certified (exact composition; a step's float64 values not marked as proved)" \
+        in repr(c)
     assert "float64 FFT" not in repr(c)
     assert any("RDP" in n for n in c.notes)
     # an upper bound on the composed mechanism: at least the Gaussian's sqrt(3)
