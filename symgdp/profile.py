@@ -41,6 +41,7 @@ import sympy
 from symgdp.contracts import FloatKind, MeasureMethod, ProfileSource, TradeoffMethod
 from symgdp.errors import AnalysisTimeout, DomainError, ProfileError, UnboundParameterError
 from symgdp.evaluation.evaluate import Evaluator
+from symgdp.numerics.rounding import exp_up
 from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.implicit import LogDeltaRoot
 from symgdp.symbolic.symbols import delta as _DELTA
@@ -79,15 +80,6 @@ def _solve_bounded(residual: sympy.Expr, symbol: sympy.Symbol,
 # its metadata): Profile.replace hands them to a copy that changes metadata only.
 _VALUE_CACHE = ("bound", "evaluator", "validated", "family")
 
-
-
-def _exp_up(ld: np.ndarray) -> np.ndarray:
-    """A float64 >= exp(ld) at every point, capped at 1: NumPy's ``exp`` (within 4 ulps in
-    its vectorised loops) inflated and moved one float up; exactly 0 only at ``-inf`` (an
-    underflow reads as the smallest subnormal, not 0)."""
-    with np.errstate(over="ignore", invalid="ignore"):
-        up = np.nextafter(np.exp(ld) * (1.0 + 4.0 * 2.0**-52), np.inf)
-    return np.where(ld == -np.inf, 0.0, np.minimum(up, 1.0))
 
 
 class Profile:
@@ -702,7 +694,7 @@ class Profile:
             >>> bool(c(20.0) >= p**2 * (1 - mpmath.e**-20))       # the exact value
             True
         """
-        y = _exp_up(np.asarray(self.log_delta(eps), dtype=np.float64))
+        y = exp_up(np.asarray(self.log_delta(eps), dtype=np.float64))
         return float(y) if np.ndim(eps) == 0 else y
 
     def log_delta(self, eps: Any) -> Any:

@@ -305,6 +305,28 @@ class Composition(Profile):
         return bool(self._info["certified"])
 
     @property
+    def certification(self) -> str:
+        """What the result rests on, in one line: ``"certified: ..."`` for the proved
+        route; otherwise ``"NOT certified: ..."`` naming the unproved part, either
+        dp_accounting's float64 FFT route (``certify=False``: a rounding margin that is
+        estimated) or, on the exact integer route, a step whose float64 values its
+        source does not mark as proved (``certified=True``; its note says which step), the
+        composition of those values being still exact integer arithmetic.
+
+        Example:
+            >>> from symgdp import mechanisms
+            >>> compose(mechanisms.randomized_response(1.0), times=2).certification
+            'certified: exact integer composition of proved step values'
+        """
+        if self.certified:
+            return "certified: exact integer composition of proved step values"
+        if not self.atoms:
+            return ("NOT certified: dp_accounting's float64 FFT composition (rounding margin "
+                    "estimated, not proved)")
+        return ("NOT certified: exact integer composition, but a step's float64 values are "
+                "not marked as proved by their source (see notes)")
+
+    @property
     def neighbouring(self) -> str:
         """The neighbouring relation every step was stated or accounted for
         (``"add_remove"`` or ``"replace_one"``; module notes)."""
@@ -450,10 +472,17 @@ class Composition(Profile):
         b = self._bracket()
         return (f"Composition({self.name}: mu in [{b['mu_floor']:.6f}, {b['mu_upper']:.6f}] "
                 f"on [0, {b['eps_h']:.4g}], failure probability {b['failure_prob']:.3g}, "
-                f"{'certified' if self.certified else 'NOT certified (float64 estimate)'}, "
+                f"{_SHORT_CERT[self.certified, bool(self.atoms)]}, "
                 f"{_RELATION[self.neighbouring]})")
 
     __str__ = __repr__
+
+
+#: (certified, integer route) -> the word in a composition's repr (see ``certification``)
+_SHORT_CERT = {(True, True): "certified", (True, False): "certified",
+               (False, True): "NOT certified (exact composition; a step's float64 values "
+                              "not marked as proved)",
+               (False, False): "NOT certified (float64 FFT estimate)"}
 
 
 def _new(curves: list[Any], name: str, info: dict[str, Any]) -> Composition:

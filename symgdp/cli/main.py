@@ -493,8 +493,7 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0
-    how = ("certified: exact integer composition" if composed.certified else
-           "NOT certified: float64 PLD, estimated rounding margin")
+    how = composed.certification
     lines = [f"{args.times}-fold composition of {args.expr} ({how}, discretisation "
              f"{composed.discretization:g}, {composed.neighbouring.replace('_', '/')} "
              "neighbours)",

@@ -156,6 +156,16 @@ def _log_delta_core(eps: np.ndarray, mu: np.ndarray, err: np.ndarray | None = No
     elif n_tail == 0:
         out = _log_delta_head(a, b, eps, err)
         slow = mu < _MU_TINY
+    elif tail[:n_tail].all():
+        # the tail elements come first (vectorised._mu_fast orders them so): each branch
+        # on a slice, the same element-wise arithmetic without gathering and scattering
+        out = np.empty_like(a)
+        slow = mu < _MU_TINY
+        out[:n_tail], slow_t = _log_delta_tail(
+            a[:n_tail], b[:n_tail], None if err is None else err[:n_tail])
+        slow[:n_tail] |= slow_t
+        out[n_tail:] = _log_delta_head(a[n_tail:], b[n_tail:], eps[n_tail:],
+                                       None if err is None else err[n_tail:])
     else:
         out = np.empty_like(a)
         slow = mu < _MU_TINY

@@ -446,8 +446,16 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     ok = x > 0  # an underflowed start: declined
     s = np.log(np.where(ok, x, 1.0))
     x = np.exp(s)
+    order = None
     for i in range(_FAST_STEPS):
         last = i == _FAST_STEPS - 1
+        if i == 1:
+            # after the first step the iterates sit at the root's branch of the log delta
+            # evaluation (a <= 0 or not): the elements ordered by it once, so that the
+            # later evaluations work on two slices (no gather and scatter per branch);
+            # the arithmetic of every element is unchanged
+            order = np.argsort(0.5 * x - e / x > _A_SWITCH, kind="stable")
+            e, L, s, x, ok = e[order], L[order], s[order], x[order], ok[order]
         err = np.empty(x.shape) if (last and up is not None) else None
         ld = _log_delta_core(e, x, err)
         a = 0.5 * x - e / x
@@ -475,7 +483,11 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     else:
         y, bad = _enclose(x, ld - L, g, gh, err + 2.0 * _ULP * np.abs(L) + _SUB_SLACK, up, True)
         ok &= ~bad
-    return y, np.flatnonzero(~ok)
+    if order is None:
+        return y, np.flatnonzero(~ok)
+    out = np.empty(y.shape)
+    out[order] = y
+    return out, np.sort(order[~ok])
 
 
 def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarray:

@@ -92,6 +92,12 @@ class CalibrationResult:
         measurements: number of measurements the search used.
         seconds: wall time.
         notes: remarks on how the result was obtained.
+        floorless: the profile is a composition without a floor (a step without a
+            proved lower side, e.g. a subsampled profile): the unsafe end of ``bracket``
+            and ``measurement.lower`` then bound what the composed *upper* profile proves,
+            not the mechanism, whose exact calibration may lie beyond the unsafe end (a
+            value the composition cannot prove safe may be safe for the mechanism);
+            ``value`` is safe either way.
     """
 
     parameter: str
@@ -105,6 +111,7 @@ class CalibrationResult:
     measurements: int = 0
     seconds: float = field(default=math.nan, compare=False)
     notes: tuple[str, ...] = ()
+    floorless: bool = False
 
     def __post_init__(self) -> None:
         if self.direction not in _DIRECTIONS:
@@ -118,9 +125,19 @@ class CalibrationResult:
         goal = (f"mu <= {self.target_mu:.10g}" if self.target_mu is not None
                 else f"(eps, delta) = {self.target}")
         m = self.measurement
+        lo, hi = self.bracket
+        if self.floorless:
+            # no floor: the unsafe end and the lower mu bound the composed upper profile
+            got = "" if m is None else (f"; the composed upper profile's mu in "
+                                        f"[{m.lower:.10g}, {m.upper:.10g}]")
+            unsafe = lo if self.value == hi else hi
+            return (f"{self.parameter} = {self.value!r} ({side} value this composition "
+                    f"proves safe for {goal}, in [{lo:.12g}, {hi:.12g}]; the composition has "
+                    f"no floor: at {unsafe:.12g} only its upper profile is proved to miss "
+                    f"the target, and the mechanism's own calibration may lie beyond{got})")
         got = "" if m is None else f"; measured mu in [{m.lower:.10g}, {m.upper:.10g}]"
         return (f"{self.parameter} = {self.value!r} ({side} safe value for {goal}; exact "
-                f"calibration in [{self.bracket[0]:.12g}, {self.bracket[1]:.12g}]{got})")
+                f"calibration in [{lo:.12g}, {hi:.12g}]{got})")
 
     def to_dict(self) -> dict[str, Any]:
         """The result as JSON-ready data (infinities as the string ``"inf"``)."""
@@ -137,6 +154,7 @@ class CalibrationResult:
             "covers_tail": None if m is None else m.covers_tail,
             "eps_h": None if m is None else m.eps_h,
             "measurements": self.measurements, "notes": list(self.notes),
+            "floorless": self.floorless,
         }
 
 
@@ -516,7 +534,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
                     integer: bool, rtol: float, kw: dict[str, Any], certify: Any,
                     max_measurements: int, notes: list[str],
                     need: tuple[float, float] | None = None
-                    ) -> tuple[float | int, Measurement, str, tuple[float, float], int]:
+                    ) -> tuple[float | int, Measurement, str, tuple[float, float], int, bool]:
     start = p.values.get(sym)
     start_f = None
     if start is not None:
@@ -596,7 +614,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
                      f"delta_mu(eps_h) = exp({m.log_failure_prob:.4g})")
     lo, hi = sorted((proven, sv))
     value = int(sv) if integer else float(sv)
-    return value, m, direction, (lo, hi), len(s.seen)
+    return value, m, direction, (lo, hi), len(s.seen), s.floorless
 
 
 def _long_enough_head(p: Any, target: tuple[float, float], notes: list[str]) -> Any:
@@ -762,7 +780,7 @@ def calibrate(
     if tgt is not None:
         p = _long_enough_head(p, tgt, notes)
     try:
-        value, m, direction, br, count = _measured_route(
+        value, m, direction, br, count, floorless = _measured_route(
             p, sym, T, bracket, integer, rtol, kw, certify, max_measurements, notes, tgt)
     except SymgdpError as exc:
         if tgt is None:
@@ -774,4 +792,4 @@ def calibrate(
     return CalibrationResult(
         parameter=sym.name, value=value, measurement=m, target_mu=T, direction=direction,
         bracket=br, route="measure", target=tgt, measurements=count,
-        seconds=time.perf_counter() - t0, notes=tuple(notes))
+        seconds=time.perf_counter() - t0, notes=tuple(notes), floorless=floorless)

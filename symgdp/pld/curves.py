@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from symgdp.errors import DomainError, ProfileError
+from symgdp.numerics.recursions import geometric_tail
 
 __all__ = ["PLDSource", "pld_source", "curves_source", "eps_array", "first_eps_below"]
 
@@ -93,10 +94,8 @@ class Curve:
         losses = np.nextafter(np.nextafter(losses, np.inf), np.inf)
         # G_j = e^{L_j} sum_{i >= j} p_i e^{-L_i} = p_j + e^{-D} G_{j+1}: a recursion of
         # non-negative terms below the total mass (no overflow, no cancellation)
-        from scipy.signal import lfilter
-
         r = math.exp(-disc)
-        g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
+        g = geometric_tail(p, r)
         self.g = np.maximum(g, 0.0)
         # v_j = v_{j+1} + G_{j+1} (1 - e^{-D}); v_{n-1} = inf mass
         inc = self.g[1:] * -math.expm1(-disc)
@@ -194,8 +193,6 @@ def _complement_arrays(lower: int, disc: float, one_m: float, p_low: np.ndarray
     \delta_\mu(0) = 2\Phi(-\mu/2)`, :math:`2.6\cdot10^{-10}` at :math:`\mu = 12.6`);
     this form keeps :math:`1 - \delta` to about :math:`10^{-10}` of itself plus
     :math:`|1 - M|` absolutely.  Returns ``(one_m, S, G, losses)``."""
-    from scipy.signal import lfilter
-
     p = np.maximum(np.asarray(p_low, dtype=np.float64), 0.0)
     n = p.size
     deflate = 1.0 - 16.0 * (n + 4) * _U
@@ -203,7 +200,7 @@ def _complement_arrays(lower: int, disc: float, one_m: float, p_low: np.ndarray
     losses = np.nextafter(np.nextafter(losses, np.inf), np.inf)
     prefix = np.concatenate([[0.0], np.cumsum(p)]) * deflate
     r_low = float(np.nextafter(np.nextafter(math.exp(-disc), 0.0), 0.0))
-    g = lfilter([1.0], [1.0, -r_low], p[::-1])[::-1] if n else p
+    g = geometric_tail(p, r_low)
     g = np.maximum(g, 0.0) * deflate
     return float(one_m), prefix, g, losses
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from symgdp.errors import DomainError
+from symgdp.numerics.recursions import geometric_tail
 from symgdp.pld.curves import _U, Curve
 
 __all__ = ["IntPMF", "int_pmf", "int_compose", "int_self_compose", "SCALE_BITS",
@@ -254,15 +255,13 @@ def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, floa
     (masses rounded up, losses rounded down, :math:`1 - M` from the exact integers rounded
     up), inflated by :math:`1 + 16(N + 4)u`: its relative rounding keeps
     :math:`1 - \delta` to about :math:`10^{-11}` of itself."""
-    from scipy.signal import lfilter
-
     p = pmf.lower_probs()
     n = p.size
     losses = (pmf.lower + np.arange(n, dtype=np.float64)) * pmf.disc
     losses = np.nextafter(np.nextafter(losses, -np.inf), -np.inf)
     inf = max(math.ldexp(float(pmf.inf), -pmf.bits) * (1 - 4 * _U), 0.0)
     r = math.exp(-pmf.disc)
-    g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
+    g = geometric_tail(p, r)
     g = np.maximum(g, 0.0)
     inc = g[1:] * -math.expm1(-pmf.disc)
     values = inf + np.concatenate([np.cumsum(inc[::-1])[::-1], [0.0]]) if n else p
@@ -273,7 +272,7 @@ def _lower_arrays(pmf: IntPMF) -> tuple[np.ndarray, np.ndarray, np.ndarray, floa
     pu = pmf.upper_probs()
     prefix = np.concatenate([[0.0], np.cumsum(pu)])
     r_up = float(np.nextafter(r, np.inf))
-    g_up = lfilter([1.0], [1.0, -r_up], pu[::-1])[::-1] if n else pu
+    g_up = geometric_tail(pu, r_up)
     inflate = 1.0 + 16.0 * (n + 4) * _U
     return losses, g, values, inf, deflate, (one_m, prefix, np.maximum(g_up, 0.0), inflate)
 
@@ -384,20 +383,49 @@ def _truncate(poly: Any, approx: np.ndarray, lower: int, inf: int, tail: float,
     return poly, approx, lower, inf
 
 
+def _fast_length(n: int) -> int:
+    """The least 5-smooth integer (2^a 3^b 5^c) at least n: a length the FFT does fast."""
+    best = 1 << max(n - 1, 0).bit_length()
+    p5 = 1
+    while p5 < best:
+        p35 = p5
+        while p35 < best:
+            m = p35
+            while m < n:
+                m *= 2
+            best = min(best, m)
+            p35 *= 3
+        p5 *= 5
+    return best
+
+
+def _fft_convolve(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The full linear convolution of two real float64 arrays by numpy's real FFT (what
+    ``scipy.signal.fftconvolve`` computes, without importing ``scipy.signal``: over a
+    second cold); zero-padded to a 5-smooth length."""
+    n = a.size + b.size - 1
+    if a.size == 0 or b.size == 0:
+        return np.zeros(max(n, 0))
+    if min(a.size, b.size) <= 32:  # direct sums: short kernels, no FFT noise
+        return np.convolve(a, b)
+    m = _fast_length(n)
+    return np.fft.irfft(np.fft.rfft(a, m) * np.fft.rfft(b, m), m)[:n]
+
+
 def _approx_conv(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Float64 approximation of a * b that resolves the right tail: the FFT convolution
     of exponentially tilted sequences (a_i e^{t i}, tilting commutes with convolution)
     at several tilts t, each entry untilted from the tilt that resolves it best (its
-    value largest against that convolution's largest, i.e. its rounding noise)."""
-    from scipy.signal import fftconvolve
-
+    value largest against that convolution's largest, i.e. its rounding noise).  Only
+    where to truncate depends on it (:func:`_truncate`: the masses moved are exact), so
+    its accuracy is a matter of tightness and speed, never of validity."""
     n = a.size + b.size - 1
     k = np.arange(n, dtype=np.float64)
     best = np.zeros(n)
     quality = np.full(n, -np.inf)
     for frac in (0.0, 1 / 32, 1 / 8, 1 / 2):
         t = 300.0 * frac / max(n, 1)
-        c = np.maximum(fftconvolve(a * np.exp(t * k[:a.size]), b * np.exp(t * k[:b.size])),
+        c = np.maximum(_fft_convolve(a * np.exp(t * k[:a.size]), b * np.exp(t * k[:b.size])),
                        0.0)
         top = float(c.max(initial=0.0))
         if top <= 0:

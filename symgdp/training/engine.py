@@ -102,6 +102,7 @@ import numpy as np
 
 from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
+from symgdp.numerics.recursions import geometric_tail
 from symgdp.numerics.rounding import arb_ceil, arb_floor
 from symgdp.pld.pmf import chained, check_count, check_product, check_support
 
@@ -795,14 +796,12 @@ def _amplified_rounding(phases: Any, disc: float, tail: float, bits: int) -> flo
 def _lower_curve(pmf: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, float, float]:
     """(losses rounded down, G, values, inf mass, deflation) of the measure's profile,
     every quantity a lower bound (the mirror image of the upper curve)."""
-    from scipy.signal import lfilter
-
     p = pmf.lower_probs()
     n = p.size
     losses = (pmf.lower + np.arange(n, dtype=np.float64)) * pmf.disc
     losses = np.nextafter(np.nextafter(losses, -np.inf), -np.inf)
     r = math.exp(-pmf.disc)
-    g = lfilter([1.0], [1.0, -r], p[::-1])[::-1] if n else p
+    g = geometric_tail(p, r)
     g = np.maximum(g, 0.0)
     inf = max(math.ldexp(float(pmf.inf), -pmf.bits) * (1 - 4 * _U), 0.0)
     inc = g[1:] * -math.expm1(-pmf.disc)

@@ -86,6 +86,7 @@ import numpy as np
 
 from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
+from symgdp.numerics.rounding import exp_up
 from symgdp.training.engine import check_neighbouring, check_phase
 
 __all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability"]
@@ -233,7 +234,8 @@ class _PlusTruncation:
         return float(out) if np.ndim(eps) == 0 else out
 
     def __call__(self, eps: Any) -> Any:
-        return np.exp(self.log_delta(eps))
+        # a certified upper delta: exp of the (upper) log rounded up, never to nearest
+        return exp_up(self.log_delta(eps))
 
     def _mp_log(self, e: float) -> float:
         return float(self.log_delta(float(e)))

@@ -46,7 +46,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("symbolic",),
     # shared numerics: directed rounding, exact balls, outward-rounded printing
     ("numerics.rounding",),
-    ("numerics.balls", "numerics.decimals"),
+    ("numerics.balls", "numerics.decimals", "numerics.recursions"),
     ("numerics",),
     # the GDP family: mpmath, float64 with its error bound, the scalar path, balls
     ("gaussian.precise",),

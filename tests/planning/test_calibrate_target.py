@@ -39,6 +39,9 @@ def test_a_target_beyond_the_default_head_is_proved():
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if gdp_delta(8.0, 2.0 / mid) > mpmath.mpf(1e-14) else (lo, mid)
     assert hi <= r.value <= hi * 1.01
+    # a composition with a floor: its bracket is the exact calibration's, and says so
+    assert not r.floorless and r.bracket[0] <= hi <= r.bracket[1]
+    assert "exact calibration in" in str(r)
 
 
 def test_an_unreachable_target_is_refused_by_name():
@@ -80,3 +83,10 @@ def test_calibrate_through_a_floorless_composition():
     assert r.measurement.upper <= 1.0
     assert any("no floor" in n for n in r.notes)
     assert dpsgd(0.5, r.value, 4, value_discretization_interval=1e-3).mu_floor <= 1.0
+    # issue 31: without a floor the bracket's unsafe end is not proved unsafe for the
+    # mechanism, so the text must not call the bracket the exact calibration
+    assert r.floorless and r.to_dict()["floorless"] is True
+    text = str(r)
+    assert "exact calibration" not in text and "no floor" in text
+    assert f"at {r.bracket[0]:.12g} only its upper profile" in text  # noise: lo is unsafe
+    assert "upper profile's mu in" in text and "measured mu" not in text
