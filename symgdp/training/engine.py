@@ -412,57 +412,82 @@ class _Tracked:
         self._coarse = coarse
 
     @property
-    def coarse(self) -> tuple[int, int, np.ndarray]:
+    def coarse(self) -> Sketch:
         if self._coarse is None:
             p = self.pmf
-            self._coarse = _rebin((1, p.lower, np.asarray(p.approx, dtype=np.float64)))
+            m = np.asarray(p.approx, dtype=np.float64)
+            self._coarse = _rebin((1, p.lower, m, np.zeros(m.size)))
         return self._coarse
 
 
 #: the longest block sketch of a measure (blocks of 2^k grid points)
 _SKETCH = 1024
+#: a sketch ``(B, s, m, r)``: ``m[k]`` the mass of the grid indices j with floor(j / B) =
+#: s + k and ``r[k]`` its first moment about the block's first index (sum of mass times
+#: j - (s + k) B, so ``r[k] / m[k]`` in [0, B) is the block's centre of mass)
+Sketch = tuple[int, int, np.ndarray, np.ndarray]
 
 
-def _rebin(c: tuple[int, int, np.ndarray], block: int = 1) -> tuple[int, int, np.ndarray]:
-    """A sketch ``(B, s, m)`` (``m[k]`` the mass of the grid indices j with floor(j / B)
-    = s + k, B a power of 2) in blocks of at least ``block`` and at most :data:`_SKETCH`
-    of them."""
-    b, s, m = c
+def _rebin(c: Sketch, block: int = 1) -> Sketch:
+    """A sketch in blocks of at least ``block`` and at most :data:`_SKETCH` of them (pairs
+    of blocks merged: masses and moments added, the odd block's moment shifted by B)."""
+    b, s, m, r = c
     while b < block or m.size > _SKETCH:
-        if s % 2:  # align to even block indices, then sum pairs
-            m = np.concatenate([[0.0], m])
+        if s % 2:  # align to even block indices, then merge pairs
+            m, r = np.concatenate([[0.0], m]), np.concatenate([[0.0], r])
             s -= 1
         if m.size % 2:
-            m = np.concatenate([m, [0.0]])
-        m = m[0::2] + m[1::2]
+            m, r = np.concatenate([m, [0.0]]), np.concatenate([r, [0.0]])
+        m, r = m[0::2] + m[1::2], r[0::2] + r[1::2] + b * m[1::2]
         b, s = 2 * b, s // 2
-    return b, s, m
+    return b, s, m, r
 
 
-def _sketch_product(x: tuple[int, int, np.ndarray], y: tuple[int, int, np.ndarray]
-                    ) -> tuple[int, int, np.ndarray]:
-    """The sketch of the convolution (direct, so tiny tail masses keep their relative
-    accuracy; each product of blocks split evenly between the two blocks it reaches)."""
+def _sketch_product(x: Sketch, y: Sketch) -> Sketch:
+    """The sketch of the convolution, keeping every block's centre of mass: the pairs of
+    blocks (i, j) reach the grid indices from (s_x + s_y + i + j) B on, with first moment
+    about there ``r_i m_j + m_i r_j`` (direct convolutions of non-negative terms, so tiny
+    tail masses keep their relative accuracy); each sum of pairs goes, whole, to the block
+    holding its centre of mass.  Splitting each product evenly between the two blocks it
+    reaches (the sketch before) treats every block as uniform: a one-step measure whose
+    mass sits at one end of its block (the subsampled Gaussian near the loss 0) then drifts
+    by up to half a block per step, thousands of blocks over a long run, and the sketch
+    lost its mass to the clipping (the cuts guessed nowhere, the tails never cut: DP-SGD
+    with q = 256/60000, sigma = 0.7 grew to 4.5 million points instead of 0.3 million)."""
     b = max(x[0], y[0])
     x, y = _rebin(x, b), _rebin(y, b)
-    c = 0.5 * np.convolve(x[2], y[2])
-    return _rebin((b, x[1] + y[1], np.concatenate([c, [0.0]]) + np.concatenate([[0.0], c])))
+    mass = np.convolve(x[2], y[2])
+    mom = np.convolve(x[3], y[2]) + np.convolve(x[2], y[3])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        up = np.where(mass > 0, mom >= b * mass, False)  # centre in the second block
+    m = np.zeros(mass.size + 1)
+    r = np.zeros(mass.size + 1)
+    m[:-1] += np.where(up, 0.0, mass)
+    r[:-1] += np.where(up, 0.0, mom)
+    m[1:] += np.where(up, mass, 0.0)
+    r[1:] += np.where(up, np.maximum(mom - b * mass, 0.0), 0.0)
+    return _rebin((b, x[1] + y[1], m, np.minimum(r, (b - 1) * m)))
 
 
-def _clip(sk: tuple[int, int, np.ndarray], lo: int, hi: int) -> tuple[int, int, np.ndarray]:
+def _clip(sk: Sketch, lo: int, hi: int) -> Sketch:
     """The sketch restricted to the blocks meeting the grid indices [lo, hi) (the masses
-    outside, the cut tails, dropped)."""
-    b, s, m = sk
+    outside, the cut tails, folded onto the first and last kept blocks: at most the tail
+    when the sketch is right, and kept when it is not)."""
+    b, s, m, r = sk
     k0 = min(max(lo // b - s, 0), m.size - 1)
     k1 = min(max((hi - 1) // b - s + 1, k0 + 1), m.size)
-    return _rebin((b, s + k0, m[k0:k1].copy()))
+    mm, rr = m[k0:k1].copy(), r[k0:k1].copy()
+    mm[0] += m[:k0].sum()
+    tail = m[k1:].sum()
+    mm[-1] += tail
+    rr[-1] += (b - 1) * tail
+    return _rebin((b, s + k0, mm, rr))
 
 
-def _guess_cuts(sk: tuple[int, int, np.ndarray], lower: int, size: int, tail: float
-                ) -> tuple[int, int, int]:
+def _guess_cuts(sk: Sketch, lower: int, size: int, tail: float) -> tuple[int, int, int]:
     """Guesses (cl, cr, width) of the cuts from the sketch of the product (relative to
     ``lower``), and how far off they may be (checked exactly afterwards)."""
-    b, s, m = sk
+    b, s, m = sk[:3]
     if m.size == 0 or not np.all(np.isfinite(m)):
         return 0, size, size
     pre = np.cumsum(m)
