@@ -108,7 +108,7 @@ from symgdp.training.engine import (
     lower_profile,
     one_step_pmfs,
 )
-from symgdp.training.sampling import plan_sampling
+from symgdp.training.sampling import plan_sampling, user_plan
 
 __all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
 
@@ -228,6 +228,8 @@ class DPSGDResult:
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
         pld_floor: the certified PLD's mass at infinity.
+        examples_per_user: the examples each user contributes (1: record level; else
+            add/remove of one *user*, :mod:`symgdp.training.userlevel`).
         measurement: the :class:`~symgdp.measurement.measure.Measurement` behind ``mu_upper``.
         seconds: wall time.
     """
@@ -258,6 +260,7 @@ class DPSGDResult:
     sampling_params: Any = field(default=None, compare=False)
     poisson_reference: Any = field(default=None, compare=False, repr=False)
     plan: Any = field(default=None, compare=False, repr=False)
+    examples_per_user: int = 1
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
@@ -373,7 +376,7 @@ class DPSGDResult:
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization",
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
-            "seconds")}
+            "examples_per_user", "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         out["sampling_params"] = dict(self.sampling_params or {})
         return out
@@ -392,6 +395,8 @@ class DPSGDResult:
         from symgdp.numerics.decimals import format_bracket, format_upper
 
         rel = _RELATION_TEXT[self.neighbouring]
+        if self.examples_per_user != 1:
+            rel = f"add/remove one user ({self.examples_per_user} examples per user)"
         if math.isnan(self.mu_floor):
             head = f"mu <= {format_upper(self.mu_upper)}"
         else:
@@ -399,7 +404,7 @@ class DPSGDResult:
             head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
         clt = ("" if math.isnan(self.mu_clt)
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
-        if self.sampling != "poisson":
+        if self.sampling != "poisson" or self.examples_per_user != 1:
             head = (f"{head}; sampling: {self.assumption}"
                     + ("" if self.tight else " (a proved upper bound, not tight)"))
         return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
@@ -429,9 +434,16 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     return _pld_profile(comp)
 
 
-def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring) -> Any:
+def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring, k: int = 1) -> Any:
     from symgdp.training.engine import compose_schedule
 
+    if k != 1:  # a user with k examples: the mixture-of-Gaussians pair (add/remove only)
+        from symgdp.training.userlevel import compose_user_level
+
+        if rel != "add_remove":
+            raise DomainError(f"examples_per_user={k} under neighbouring={rel!r}: only "
+                              "add/remove of a user is analysed")
+        return compose_user_level(phases, k, disc, fp)
     return compose_schedule(phases, disc, fp, rel)
 
 
@@ -508,8 +520,9 @@ def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     return (check_phase(q, sigma, steps),)
 
 
-def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
-    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison."""
+def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1) -> float:
+    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison (for
+    ``k`` examples per user its mixture of Gaussians with binomial weights)."""
     from dp_accounting import NeighboringRelation
 
     from symgdp.pld.curves import pld_module
@@ -519,9 +532,17 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
           else NeighboringRelation.REPLACE_ONE)
     total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
     for q, s, t in phases:
-        one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
-                                        sampling_prob=q, use_connect_dots=True,
-                                        neighboring_relation=nr)
+        if k != 1:
+            from symgdp.training.userlevel import binomial_weights
+
+            one = P.from_mixture_gaussian_mechanism(
+                s, [float(j) for j in range(k + 1)], list(binomial_weights(k, q)),
+                value_discretization_interval=disc)
+        else:
+            one = P.from_gaussian_mechanism(s, sensitivity=1.0,
+                                            value_discretization_interval=disc,
+                                            sampling_prob=q, use_connect_dots=True,
+                                            neighboring_relation=nr)
         part = one.self_compose(t) if t > 1 else one
         total = part if total is None else total.compose(part)
     return float(total.get_epsilon_for_delta(delta))
@@ -569,7 +590,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             ``mu_floor`` nan, and ``poisson_reference`` the Poisson number beside it,
             not a bound).
         dataset_size, batch_size, epochs, max_batch_size: the scheme's parameters.
-        examples_per_user: 1 (user-level accounting is not implemented yet).
+        examples_per_user: ``k``, the examples each user contributes (Poisson sampling,
+            add/remove of a *user*): each example sampled independently with rate
+            ``q`` and clipped to norm 1, one step is the mixture-of-Gaussians pair
+            :math:`\sum_j \binom{k}{j}q^j(1-q)^{k-j}N(j, \sigma^2)` vs
+            :math:`N(0, \sigma^2)` in both directions (Ganesh 2024, arXiv:2401.10294;
+            :mod:`symgdp.training.userlevel`), certified as for ``k = 1`` (no Rényi
+            curve beside it: ``mu_rdp``, ``mu_clt`` are ``nan``).  Replace-one and the
+            other sampling schemes are refused for ``k > 1``.
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -583,10 +611,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     from symgdp.notions.renyi import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
     from symgdp.pld.curves import check_discretization
     from symgdp.pld.head import head_measure
+    from symgdp.training.userlevel import check_examples_per_user
 
     t0 = time.perf_counter()
     plan = None
-    if schedule is None or sampling != "poisson" or examples_per_user != 1:
+    k = check_examples_per_user(examples_per_user)
+    if schedule is not None and sampling == "poisson" and k != 1:
+        plan = user_plan(_phases(q, sigma, steps, schedule), k, neighbouring)
+        phases, rel = plan.phases, plan.engine_relation
+    elif schedule is None or sampling != "poisson" or k != 1:
         if schedule is not None:
             raise DomainError(f"schedule= is for Poisson phases, not sampling={sampling!r}")
         plan = plan_sampling(sampling, q=q, sigma=sigma, steps=steps,
@@ -611,24 +644,24 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             raise DomainError(f"floor_discretization must lie in (0, 1], got "
                               f"{floor_discretization!r}")
     total_steps = sum(p[2] for p in phases)
-    comp = _compose(phases, disc, fp, rel)
+    comp = _compose(phases, disc, fp, rel, k)
     pld_profile = _pld_profile(comp)
     sym = plan is not None and plan.symmetrise
     if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
         from symgdp.training.symmetrised import compose_symmetric
 
         pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
-    if rel == "add_remove" and not sym:
+    if rel == "add_remove" and not sym and k == 1:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
                     for qq, s, t in phases) / (orders - 1.0)
         upper = _UpperProfile(pld_profile, orders, total)
         eps_rdp = eps_from_rdp(orders, total, d)
         clt = math.sqrt(sum(t * (qq * qq) * math.expm1(1.0 / (s * s)) for qq, s, t in phases))
-    else:  # no Rényi curve of the replace-one pair here: the certified PLD alone
+    else:  # no Rényi curve of the replace-one or user-level pair here: the PLD alone
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
-    eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
+    eps_pld = _eps_pld(phases, disc, d, rel, k) if compare else math.nan
     if plan is not None:
         if plan.truncation * 2.0 > fp:
             raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
@@ -642,15 +675,16 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     mu_fl, fdisc = math.nan, math.nan
     if floor:
         argmax = getattr(m, "argmax", None)
-        fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
+        fdisc = (_floor_grid_step(phases if k == 1 else [(q_, s_ / k, t_) for q_, s_, t_
+                                                         in phases], disc, fp, rel, m.eps_h)
                  if floor_discretization is None else float(floor_discretization))
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
             or fdisc == disc else 0.0
         if fdisc != disc:  # the floor's own grid: another composition
-            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax,
-                                         plan))
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel, k), m.eps_h,
+                                         argmax, plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
     out = DPSGDResult(

@@ -88,7 +88,8 @@ from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError
 from symgdp.training.engine import check_neighbouring, check_phase
 
-__all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability"]
+__all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability",
+           "user_plan"]
 
 #: the sampling schemes :func:`symgdp.dpsgd` accounts, by their fixed names
 SAMPLINGS = ("poisson", "without_replacement", "shuffle", "random_allocation",
@@ -164,6 +165,8 @@ class SamplingPlan:
             :math:`Tp(1 + e^\varepsilon)` added.
         poisson: ``(q, steps)`` of the Poisson number shown beside a bound without
             amplification (not a bound for the scheme), or ``None``.
+        examples_per_user: ``k`` examples per user (Poisson, add/remove of a user:
+            :mod:`symgdp.training.userlevel`); 1 for record-level accounting.
         assumption: the scheme in words, with its theorem.
         params: the scheme's parameters as given.
     """
@@ -181,6 +184,7 @@ class SamplingPlan:
     symmetrise: bool = False
     assumption: str = ""
     params: Any = None
+    examples_per_user: int = 1
 
     def extra_delta(self, eps: Any) -> Any:
         r""":math:`Tp(1 + e^\varepsilon)` rounded up (vectorised; 0 without truncation)."""
@@ -199,7 +203,8 @@ class SamplingPlan:
         kw: dict[str, Any] = dict(
             sampling=self.sampling, neighbouring=self.neighbouring, tight=self.tight,
             assumption=self.assumption, sampling_params=self.params,
-            poisson_reference=poisson_reference, plan=self)
+            poisson_reference=poisson_reference, plan=self,
+            examples_per_user=self.examples_per_user)
         if self.sampling != "poisson" or len(self.phases) == 1:
             kw.update(q=self.q, sigma=self.sigma, steps=self.steps)
         if self.truncation:  # the Renyi and CLT numbers are the untruncated run's
@@ -208,6 +213,8 @@ class SamplingPlan:
         if self.symmetrise:  # no Renyi curve or CLT of the symmetrised measure here
             kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan,
                       eps_pld=math.nan)
+        if self.examples_per_user != 1:  # no Renyi curve or CLT of the user-level pair here
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan)
         if not self.tight:
             kw.update(mu_floor=math.nan, mu_clt=math.nan, eps_clt=math.nan,
                       mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
@@ -273,12 +280,13 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
     if name not in SAMPLINGS:
         raise DomainError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
                           f"{sampling!r}")
-    k = examples_per_user
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
-        raise DomainError(f"examples_per_user must be an integer >= 1, got {k!r}")
-    if int(k) != 1:
-        raise DomainError(f"examples_per_user={k!r}: user-level DP-SGD is not implemented "
-                          "yet (only examples_per_user=1)")
+    from symgdp.training.userlevel import check_examples_per_user
+
+    k = check_examples_per_user(examples_per_user)
+    if k != 1 and name != "poisson":
+        raise DomainError(f"examples_per_user={examples_per_user!r} with sampling="
+                          f"{sampling!r}: user-level accounting is implemented for Poisson "
+                          "sampling only")
     rel: Neighbouring = (check_neighbouring(_DEFAULT_RELATION[name])
                          if isinstance(neighbouring, str) and neighbouring == "auto"
                          else check_neighbouring(neighbouring))
@@ -308,6 +316,9 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
                               f"batch_size (q = b/n), sigma and steps or epochs (got {params})")
         _need(name, dict(q=q, sigma=sigma, steps=steps), ("q", "sigma", "steps"))
         qq, s, t = check_phase(q, sigma, steps)
+        if k != 1:
+            plan = user_plan(((qq, s, t),), k, neighbouring)
+            return dataclasses.replace(plan, params={**params, "examples_per_user": k})
         return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, assumption=text,
                             params=params)
     if name == "without_replacement":
@@ -358,3 +369,31 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
     tp = min(float(np.nextafter(t * p, np.inf)) if p else 0.0, 1.0)
     return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, truncation=tp,
                         assumption=f"{text} (T p <= {tp:.3g})", params=params)
+
+
+def user_plan(phases: Any, k: int, neighbouring: Any = "auto") -> SamplingPlan:
+    r"""The plan of user-level DP-SGD with Poisson sampling (``k`` examples per user,
+    add/remove of a user; :mod:`symgdp.training.userlevel`).  Replace-one of a user is
+    refused by name: no dominating pair of it is proved here.
+
+    Example:
+        >>> user_plan(((0.01, 1.0, 10),), 3).assumption[:33]
+        'Poisson sampling at user level: 3'
+    """
+    rel: Neighbouring = (check_neighbouring("add_remove")
+                         if isinstance(neighbouring, str) and neighbouring == "auto"
+                         else check_neighbouring(neighbouring))
+    if rel != "add_remove":
+        raise DomainError(f"examples_per_user={k!r} under neighbouring={neighbouring!r}: "
+                          "user-level replace-one is not analysed here (no dominating pair "
+                          "of it is proved); use neighbouring='add_remove' (add or remove "
+                          "one user with all their examples)")
+    single = len(phases) == 1
+    q, s, _ = phases[0]
+    text = (f"Poisson sampling at user level: {k} examples per user, each sampled "
+            "independently with probability q and clipped to norm 1, add/remove of one "
+            "user (mixture-of-Gaussians pair, Ganesh 2024); tight")
+    return SamplingPlan("poisson", tuple(phases), "add_remove", "add_remove",
+                        q if single else math.nan, s if single else math.nan,
+                        sum(p[2] for p in phases), assumption=text,
+                        params={"examples_per_user": k}, examples_per_user=k)
