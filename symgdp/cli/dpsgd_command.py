@@ -30,7 +30,8 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
         "  symgdp dpsgd --sampling shuffle --dataset-size 60000 --batch-size 256 "
         "--sigma 1.1 --epochs 60\n"
         "  symgdp dpsgd --statement --dataset-size 10000 --batch-size 64 --sigma 1 "
-        "--epochs 5 --delta 1e-6",
+        "--epochs 5 --delta 1e-6\n"
+        "  symgdp dpsgd --q 0.01 --sigma 1 --steps 100 --examples-per-user 4",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("--q", type=positive_float(), metavar="Q",
                    help="Poisson sampling rate in (0, 1]")
@@ -59,8 +60,10 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
     d.add_argument("--max-batch-size", type=positive_int(), default=None, metavar="M",
                    help="the largest batch (truncated_poisson)")
     d.add_argument("--examples-per-user", type=int, default=1, metavar="K",
-                   help="records per user (only 1: user-level accounting is not "
-                   "implemented yet)")
+                   help="examples per user (default 1: record level); K > 1: user-level "
+                   "DP-SGD with Poisson sampling, each example sampled independently, "
+                   "add/remove of one user with all K examples (mixture of Gaussians, "
+                   "Ganesh 2024); with --statement the user-level line comes first")
     d.add_argument("--statement", action="store_true",
                    help="print a privacy statement: the certified (eps, delta) and mu "
                    "under each sampling assumption, each line naming its assumption "

@@ -91,9 +91,15 @@ def binomial_weights(k: int, q: float) -> np.ndarray:
         >>> [round(float(w), 4) for w in binomial_weights(2, 0.5)]
         [0.25, 0.5, 0.25]
     """
-    from scipy.stats import binom
-
-    return np.asarray(binom.pmf(np.arange(k + 1), k, q), dtype=np.float64)
+    lq = math.log(q)
+    lp = math.log1p(-q) if q < 1 else -math.inf
+    out = []
+    for j in range(k + 1):
+        if q == 1:
+            out.append(1.0 if j == k else 0.0)
+            continue
+        out.append(math.exp(math.log(math.comb(k, j)) + j * lq + (k - j) * lp))
+    return np.asarray(out, dtype=np.float64)
 
 
 def _float_loss(k: int, q: float, sigma: float, x: Any) -> Any:

@@ -72,3 +72,35 @@ def test_cli_sampling_and_statement():
 def test_cli_bad_input_exit_2_one_line(argv, match):
     status, out, err = _cli(argv)
     assert status == 2 and err.count("\n") == 1 and match in err
+
+
+def test_user_level_statement_lines():
+    # reference: dpsgd run directly at user level and at record level (the lines must carry
+    # exactly those runs' certified numbers)
+    r = dpsgd(sampling="poisson", dataset_size=40, batch_size=4, sigma=3.0, steps=3,
+              examples_per_user=2, **FAST)
+    s = r.statement()
+    assert "user level" in s.lines[0] and "add/remove one user (all 2 examples)" in s.lines[0]
+    assert f"({r.eps_certified:.4f}"[:5] in s.lines[0]
+    rec = dpsgd(0.1, 3.0, 3, **FAST)
+    assert s.results["poisson"].mu_upper == rec.mu_upper
+    assert "add/remove one record" in s.lines[1] and s.results["poisson_user"] is r
+    assert "not analysed" in s.lines[-1] and "user level" in s.lines[-1]
+    # the record-level numbers are below the user-level ones (a user is k records)
+    assert rec.mu_upper < r.mu_upper
+
+
+def test_cli_examples_per_user():
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--tol", "1e-3", "--json"])
+    assert status == 0
+    data = json.loads(out)
+    assert data["examples_per_user"] == 2 and data["neighbouring"] == "add_remove"
+    direct = dpsgd(0.1, 8.0, 2, examples_per_user=2, tol=1e-3)
+    assert data["mu_upper"] == pytest.approx(direct.mu_upper, rel=0, abs=0)
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--tol", "1e-3"])
+    assert status == 0 and "add/remove one user (2 examples per user)" in out
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--neighbouring", "replace_one"])
+    assert status == 2 and "examples_per_user=2" in err and "replace_one" in err
