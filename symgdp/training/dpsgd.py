@@ -434,16 +434,17 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     return _pld_profile(comp)
 
 
-def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring, k: int = 1) -> Any:
+def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring, k: int = 1,
+             weights: Any = None) -> Any:
     from symgdp.training.engine import compose_schedule
 
-    if k != 1:  # a user with k examples: the mixture-of-Gaussians pair (add/remove only)
+    if k != 1 or weights is not None:  # the mixture-of-Gaussians pair (add/remove only)
         from symgdp.training.userlevel import compose_user_level
 
         if rel != "add_remove":
             raise DomainError(f"examples_per_user={k} under neighbouring={rel!r}: only "
                               "add/remove of a user is analysed")
-        return compose_user_level(phases, k, disc, fp)
+        return compose_user_level(phases, k, disc, fp, weights)
     return compose_schedule(phases, disc, fp, rel)
 
 
@@ -520,7 +521,8 @@ def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     return (check_phase(q, sigma, steps),)
 
 
-def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1) -> float:
+def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1,
+             weights: Any = None) -> float:
     """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison (for
     ``k`` examples per user its mixture of Gaussians with binomial weights)."""
     from dp_accounting import NeighboringRelation
@@ -532,12 +534,12 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1) -> fl
           else NeighboringRelation.REPLACE_ONE)
     total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
     for q, s, t in phases:
-        if k != 1:
+        if k != 1 or weights is not None:
             from symgdp.training.userlevel import binomial_weights
 
+            w = list(binomial_weights(k, q)) if weights is None else list(weights)
             one = P.from_mixture_gaussian_mechanism(
-                s, [float(j) for j in range(k + 1)], list(binomial_weights(k, q)),
-                value_discretization_interval=disc)
+                s, [float(j) for j in range(k + 1)], w, value_discretization_interval=disc)
         else:
             one = P.from_gaussian_mechanism(s, sensitivity=1.0,
                                             value_discretization_interval=disc,
@@ -555,7 +557,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
           compare: bool = False, floor_discretization: float | None = None,
           rdp_only: bool = True, sampling: Sampling = "poisson", dataset_size: int | None = None,
           batch_size: int | None = None, epochs: int | None = None,
-          max_batch_size: int | None = None, examples_per_user: int = 1) -> DPSGDResult:
+          max_batch_size: int | None = None, examples_per_user: int = 1,
+          _mixture_weights: Any = None) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
     :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
@@ -611,13 +614,17 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     from symgdp.notions.renyi import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
     from symgdp.pld.curves import check_discretization
     from symgdp.pld.head import head_measure
-    from symgdp.training.userlevel import check_examples_per_user
+    from symgdp.training.userlevel import check_examples_per_user, check_weights
 
     t0 = time.perf_counter()
     plan = None
     k = check_examples_per_user(examples_per_user)
-    if schedule is not None and sampling == "poisson" and k != 1:
-        plan = user_plan(_phases(q, sigma, steps, schedule), k, neighbouring)
+    # the law of J given instead of Bin(k, q) (dp_accounting's mixture events, event_route)
+    weights = check_weights(_mixture_weights, k)
+    if weights is not None and sampling != "poisson":
+        raise DomainError(f"mixture weights are for Poisson phases, not sampling={sampling!r}")
+    if (schedule is not None and sampling == "poisson" and k != 1) or weights is not None:
+        plan = user_plan(_phases(q, sigma, steps, schedule), k, neighbouring, weights)
         phases, rel = plan.phases, plan.engine_relation
     elif schedule is None or sampling != "poisson" or k != 1:
         if schedule is not None:
@@ -644,14 +651,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             raise DomainError(f"floor_discretization must lie in (0, 1], got "
                               f"{floor_discretization!r}")
     total_steps = sum(p[2] for p in phases)
-    comp = _compose(phases, disc, fp, rel, k)
+    comp = _compose(phases, disc, fp, rel, k, weights)
     pld_profile = _pld_profile(comp)
     sym = plan is not None and plan.symmetrise
     if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
         from symgdp.training.symmetrised import compose_symmetric
 
         pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
-    if rel == "add_remove" and not sym and k == 1:
+    if rel == "add_remove" and not sym and k == 1 and weights is None:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
                     for qq, s, t in phases) / (orders - 1.0)
@@ -661,7 +668,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     else:  # no Rényi curve of the replace-one or user-level pair here: the PLD alone
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
-    eps_pld = _eps_pld(phases, disc, d, rel, k) if compare else math.nan
+    eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
     if plan is not None:
         if plan.truncation * 2.0 > fp:
             raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
@@ -683,7 +690,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
             or fdisc == disc else 0.0
         if fdisc != disc:  # the floor's own grid: another composition
-            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel, k), m.eps_h,
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel, k, weights), m.eps_h,
                                          argmax, plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1

@@ -371,10 +371,13 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
                         assumption=f"{text} (T p <= {tp:.3g})", params=params)
 
 
-def user_plan(phases: Any, k: int, neighbouring: Any = "auto") -> SamplingPlan:
+def user_plan(phases: Any, k: int, neighbouring: Any = "auto", weights: Any = None
+              ) -> SamplingPlan:
     r"""The plan of user-level DP-SGD with Poisson sampling (``k`` examples per user,
     add/remove of a user; :mod:`symgdp.training.userlevel`).  Replace-one of a user is
-    refused by name: no dominating pair of it is proved here.
+    refused by name: no dominating pair of it is proved here.  ``weights``: the law of the
+    number :math:`J` of the user's examples in a batch, given (``k + 1`` numbers; the
+    mixture of a ``MixtureOfGaussiansDpEvent``) instead of :math:`\mathrm{Bin}(k, q)`.
 
     Example:
         >>> user_plan(((0.01, 1.0, 10),), 3).assumption[:33]
@@ -393,7 +396,13 @@ def user_plan(phases: Any, k: int, neighbouring: Any = "auto") -> SamplingPlan:
     text = (f"Poisson sampling at user level: {k} examples per user, each sampled "
             "independently with probability q and clipped to norm 1, add/remove of one "
             "user (mixture-of-Gaussians pair, Ganesh 2024); tight")
+    params: dict[str, Any] = {"examples_per_user": k}
+    if weights is not None:
+        text = (f"mixture of Gaussians N(j, sigma^2), j = 0..{k}, with the given weights "
+                f"{tuple(weights)} (normalised) against N(0, sigma^2), both directions "
+                "(add/remove); tight")
+        params["weights"] = tuple(weights)
     return SamplingPlan("poisson", tuple(phases), "add_remove", "add_remove",
                         q if single else math.nan, s if single else math.nan,
                         sum(p[2] for p in phases), assumption=text,
-                        params={"examples_per_user": k}, examples_per_user=k)
+                        params=params, examples_per_user=k)

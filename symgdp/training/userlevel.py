@@ -62,7 +62,7 @@ from symgdp.training.engine import (
 )
 
 __all__ = ["check_examples_per_user", "mixture_step_pmfs", "compose_user_level",
-           "binomial_weights"]
+           "binomial_weights", "check_weights"]
 
 #: the largest examples_per_user accepted (the mixture has k + 1 Gaussians per point)
 MAX_EXAMPLES_PER_USER = 256
@@ -102,19 +102,28 @@ def binomial_weights(k: int, q: float) -> np.ndarray:
     return np.asarray(out, dtype=np.float64)
 
 
-def _float_loss(k: int, q: float, sigma: float, x: Any) -> Any:
+def _fweights(k: int, q: float, weights: Any) -> np.ndarray:
+    """The float64 weights: binomial, or the given ones normalised (grid placement only)."""
+    if weights is None:
+        return binomial_weights(k, q)
+    w = np.asarray(weights, dtype=np.float64)
+    return w / np.sum(w)
+
+
+def _float_loss(k: int, q: float, sigma: float, x: Any, weights: Any = None) -> Any:
     """The privacy loss log(P(x)/Q(x)) in float64 (only to place the grid)."""
     from scipy.special import logsumexp
 
     j = np.arange(k + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        lw = np.log(binomial_weights(k, q))
+        lw = np.log(_fweights(k, q, weights))
     xx = np.atleast_1d(np.asarray(x, dtype=np.float64))[:, None]
     out = logsumexp(lw[None, :] + (2.0 * j * xx - j * j) / (2.0 * sigma * sigma), axis=1)
     return out if np.ndim(x) else float(out[0])
 
 
-def _grid(k: int, q: float, sigma: float, disc: float, tail: float) -> tuple[int, int]:
+def _grid(k: int, q: float, sigma: float, disc: float, tail: float, weights: Any = None
+          ) -> tuple[int, int]:
     r"""Grid indices (j0, j1): below :math:`x = -z\sigma` the :math:`Q`-mass (and the
     smaller :math:`P`-mass) is about ``tail``; above :math:`x_{hi}` each component
     :math:`w_j N(j, \sigma^2)` has mass at most ``tail/(k + 1)``.  Only placement: the
@@ -122,20 +131,21 @@ def _grid(k: int, q: float, sigma: float, disc: float, tail: float) -> tuple[int
     from scipy.special import ndtri
 
     z = float(-ndtri(tail))
-    lo = _float_loss(k, q, sigma, -z * sigma)
-    if q < 1:
-        lo = max(lo, k * math.log1p(-q))
-    w = binomial_weights(k, q)
+    w = _fweights(k, q, weights)
+    lo = _float_loss(k, q, sigma, -z * sigma, weights)
+    if w[0] > 0:
+        lo = max(lo, math.log(w[0]))
     x_hi = 1.0
     for j in range(1, k + 1):
         if w[j] > 0:
             p = tail / ((k + 1) * w[j])
             x_hi = max(x_hi, j + sigma * (float(-ndtri(p)) if p < 0.5 else 0.0))
-    hi = _float_loss(k, q, sigma, x_hi)
+    hi = _float_loss(k, q, sigma, x_hi, weights)
     return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
 
 
-def _float_roots(k: int, q: float, sigma: float, ls: np.ndarray) -> np.ndarray:
+def _float_roots(k: int, q: float, sigma: float, ls: np.ndarray, weights: Any = None
+                 ) -> np.ndarray:
     r"""Float64 guesses of :math:`v_l = \log u_l` (``-inf`` where :math:`e^l \le a_0`):
     Newton on the convex increasing :math:`f(v) = \log\sum_j a_j e^{jv} - l` from the
     right (where a single term already reaches :math:`e^l`)."""
@@ -143,7 +153,7 @@ def _float_roots(k: int, q: float, sigma: float, ls: np.ndarray) -> np.ndarray:
 
     j = np.arange(k + 1, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        la = np.log(binomial_weights(k, q)) - j * j / (2.0 * sigma * sigma)
+        la = np.log(_fweights(k, q, weights)) - j * j / (2.0 * sigma * sigma)
     pos = np.isfinite(la[1:])
     has = ls > la[0]  # else no root: the loss never falls to l
     out = np.full(ls.shape, -np.inf)
@@ -167,13 +177,15 @@ def _float_roots(k: int, q: float, sigma: float, ls: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _mixture_tails(k: int, q: float, sigma: float, disc: float, tail: float, bits: int
+def _mixture_tails(k: int, q: float, sigma: float, disc: float, tail: float, bits: int,
+                   weights: tuple[float, ...] | None = None
                    ) -> tuple[int, int, int, list[Any], list[Any], list[Any]]:
-    """(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls (the
-    module notes)."""
+    r"""(j0, j1, precision, P-tails, Q-tails, e^{l}) at the grid points, in balls (the
+    module notes); ``weights``: the mixture's own weights of :math:`N(j, \sigma^2)`,
+    normalised exactly in balls, instead of the binomial ones."""
     import flint
 
-    j0, j1 = _grid(k, q, sigma, disc, tail)
+    j0, j1 = _grid(k, q, sigma, disc, tail, weights)
     if j1 - j0 > 4_000_000:
         raise DomainError(f"examples_per_user={k}, sigma={sigma!r}: one step would need "
                           f"{j1 - j0} grid points on the grid {disc:g} (use a coarser "
@@ -182,7 +194,7 @@ def _mixture_tails(k: int, q: float, sigma: float, disc: float, tail: float, bit
     prec += min(math.ceil(max(0.0, -j0 * disc) / math.log(2.0)) + 8, 400)
     prec += max(int(bits) - 80, 0) + 2 * k.bit_length()
     ls = np.arange(j0, j1 + 1, dtype=np.float64) * disc
-    guess = _float_roots(k, q, sigma, ls)
+    guess = _float_roots(k, q, sigma, ls, weights)
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
@@ -190,7 +202,12 @@ def _mixture_tails(k: int, q: float, sigma: float, disc: float, tail: float, bit
         one, half, d = arb(1), arb(0.5), arb(disc)
         s = arb(sigma)
         qa = arb(q)
-        w = [arb(math.comb(k, j)) * qa**j * (one - qa) ** (k - j) for j in range(k + 1)]
+        if weights is None:
+            w = [arb(math.comb(k, j)) * qa**j * (one - qa) ** (k - j) for j in range(k + 1)]
+        else:  # exact floats, normalised in balls
+            w = [arb(float(p)) for p in weights]
+            tot = sum(w, arb(0))
+            w = [x / tot for x in w]
         a = [w[j] * (-arb(j * j) / (2 * s * s)).exp() for j in range(k + 1)]
         srt = s / arb(2).sqrt()                # x/(sigma sqrt 2) = v sigma / sqrt 2
         shift = [arb(j) / (s * arb(2).sqrt()) for j in range(k + 1)]
@@ -255,7 +272,7 @@ def _enclose(a: list[Any], el: Any, v0: float, prec: int) -> Any:
 
 
 def mixture_step_pmfs(k: int, q: float, sigma: float, disc: float, tail: float,
-                      bits: int) -> StepPMFs:
+                      bits: int, weights: tuple[float, ...] | None = None) -> StepPMFs:
     r"""Certified one-step PMFs (remove, add) of the user-level pair (module notes).
 
     Example:
@@ -263,27 +280,29 @@ def mixture_step_pmfs(k: int, q: float, sigma: float, disc: float, tail: float,
         >>> len(st.directions), abs(float(sum(st.directions[0].approx)) - 1.0) < 1e-9
         (2, True)
     """
-    return pmfs_from_tails(_mixture_tails(k, q, sigma, disc, tail, bits), disc, bits,
+    return pmfs_from_tails(_mixture_tails(k, q, sigma, disc, tail, bits, weights), disc, bits,
                            False, True,
                            f"user-level DP-SGD one step (examples_per_user={k}, q={q!r}, "
                            f"sigma={sigma!r}, discretization {disc!r})")
 
 
-def compose_user_level(schedule: Any, k: int, disc: float, failure_prob: float
-                       ) -> ComposedSGD:
+def compose_user_level(schedule: Any, k: int, disc: float, failure_prob: float,
+                       weights: tuple[float, ...] | None = None) -> ComposedSGD:
     r"""The phases' user-level steps composed, both directions, in exact integers as
     :func:`symgdp.training.engine.compose_schedule` (add/remove of one user with ``k``
-    examples)."""
+    examples; ``weights``: the law of :math:`J` given as ``k + 1`` non-negative floats,
+    normalised exactly, instead of :math:`\mathrm{Bin}(k, q)`, for every phase)."""
     phases = check_schedule(schedule)
     k = check_examples_per_user(k)
     total = sum(p[2] for p in phases)
     tau = one_step_tail(failure_prob, total)
-    width = sum(np.diff(_grid(k, q, s, disc, tau))[0] + 1 for q, s, _ in phases)
+    weights = check_weights(weights, k)
+    width = sum(np.diff(_grid(k, q, s, disc, tau, weights))[0] + 1 for q, s, _ in phases)
     # the scale's guess of mu: the unsampled user moves the sum by k (sigma / k per unit)
     bits, tail = scale_for([(q, s / k, t) for q, s, t in phases], "add_remove",
                            float(width) * math.sqrt(total))
     keep_left = bits > 80 or tail < 1e-19
-    steps = [mixture_step_pmfs(k, q, s, disc, tau, bits) for q, s, _ in phases]
+    steps = [mixture_step_pmfs(k, q, s, disc, tau, bits, weights) for q, s, _ in phases]
     from symgdp.pld.pmf import check_support
 
     check_support([(st.directions[0], t) for st, (_, _, t) in zip(steps, phases, strict=True)],
@@ -308,3 +327,20 @@ def _compose2(a: Any, b: Any, tail: float, keep_left: bool) -> Any:
     from symgdp.training.engine import _compose2 as compose2
 
     return compose2(a, b, tail, keep_left)
+
+
+def check_weights(weights: Any, k: int) -> tuple[float, ...] | None:
+    """``None``, or ``k + 1`` finite non-negative floats with a positive weight beyond the
+    first and a sum within 1e-9 of 1 (they are normalised exactly); :class:`DomainError`
+    naming them otherwise."""
+    if weights is None:
+        return None
+    try:
+        w = tuple(float(v) for v in weights)
+    except (TypeError, ValueError):
+        raise DomainError(f"mixture weights must be numbers, got {weights!r}") from None
+    if len(w) != k + 1 or not all(math.isfinite(v) and v >= 0 for v in w) \
+            or not any(v > 0 for v in w[1:]) or abs(math.fsum(w) - 1.0) > 1e-9:
+        raise DomainError(f"mixture weights must be {k + 1} non-negative numbers summing to "
+                          f"1 with one beyond the first positive, got {weights!r}")
+    return w

@@ -177,7 +177,7 @@ def test_two_steps_bracket_contains_quadrature():
     # step of the one-step hockey-stick divergence (Fubini), the loss inverted by bisection
     k, q, s = 2, 0.3, 1.5
     r = dpsgd(q, s, 2, examples_per_user=k, **FAST)
-    for x in (0.4, 1.5) if SCALE < 2 else (0.0, 0.4, 1.0, 1.5, 2.0, 3.0):
+    for x in (0.7,) if SCALE < 2 else (0.0, 0.4, 0.7, 1.0, 1.5, 2.0, 3.0):
         truth = _two_step(x, k, q, s, dps=15 if SCALE < 2 else 30)
         lo, up = float(r.delta_lower(x)), float(r.profile(x))
         assert lo <= truth <= up, (x, lo, truth, up)
@@ -298,3 +298,58 @@ def test_deep_one_step_fine_grid():
     for x in (0.0, 0.05, 0.2, 0.5, 1.0, 2.0, 4.0):
         truth = _exact_one_step(x, k, q, s)
         assert float(r.delta_lower(x)) <= truth <= float(r.profile(x))
+
+
+# -- dp_accounting's MixtureOfGaussiansDpEvent, routed ------------------------------------
+def _mog(sd, sens, probs):
+    from dp_accounting.dp_event import MixtureOfGaussiansDpEvent
+
+    return MixtureOfGaussiansDpEvent(sd, sens, probs)
+
+
+def test_mixture_event_q_one_is_the_closed_form():
+    # reference: closed form (weights [0, 0, 1]: N(2u, sd^2) vs N(0, sd^2); phases
+    # sd = 2 then 4 with u = 0.5 compose to 2 u sqrt(2 / 4 + 3 / 16) -GDP)
+    import dp_accounting as dpa
+
+    from symgdp import from_dp_event
+
+    ev = dpa.ComposedDpEvent([dpa.SelfComposedDpEvent(_mog(2.0, [0.0, 0.5, 1.0], [0, 0, 1]), 2),
+                              dpa.SelfComposedDpEvent(_mog(4.0, [0.0, 0.5, 1.0], [0, 0, 1]), 3)])
+    r = from_dp_event(ev, tol=1e-3, discretization=2e-3)
+    mu = 1.0 * math.sqrt(2 / 4.0 + 3 / 16.0)
+    assert r.mu_floor <= mu <= r.mu_upper and r.neighbouring == "add_remove"
+    assert r.result.schedule == ((1.0, 4.0, 2), (1.0, 8.0, 3))
+    lo, up = r.eps_at(1e-5)
+    from symgdp.gaussian.vectorised import eps_gdp
+    assert lo <= float(eps_gdp(mu, 1e-5)) <= up
+
+
+def test_mixture_event_binomial_is_the_user_level_run():
+    # reference: dpsgd(q, sigma, T, examples_per_user=k) (binomial weights in balls); the
+    # route uses the event's float weights, equal to them up to rounding
+    import dp_accounting as dpa
+
+    from symgdp import from_dp_event
+    from symgdp.training.userlevel import binomial_weights
+
+    k, q, s, t = 2, 0.2, 3.0, 3
+    ev = dpa.SelfComposedDpEvent(_mog(s, [0.0, 1.0, 2.0], list(binomial_weights(k, q))), t)
+    r = from_dp_event(ev, tol=1e-3, discretization=2e-3)
+    d = dpsgd(q, s, t, examples_per_user=k, **FAST)
+    assert r.result.examples_per_user == k
+    assert abs(r.mu_upper - d.mu_upper) < 1e-6 and abs(r.mu_floor - d.mu_floor) < 1e-6
+
+
+@pytest.mark.parametrize("ev,neighbouring", [
+    (("mog", 3.0, [0.0, 1.0, 2.0], [0.5, 0.2, 0.3]), "add_remove"),     # not binomial
+    (("mog", 3.0, [0.0, 1.0, 2.5], [0.64, 0.32, 0.04]), "add_remove"),  # not 0..k u
+    (("mog", 3.0, [0.0, 1.0, 2.0], [0.64, 0.32, 0.04]), "replace_one"),
+    (("mog", 1.0, [0.0, 0.3, 0.6], [0.64, 0.32, 0.04]), "add_remove"),  # 1/0.3 not a float
+])
+def test_other_mixture_events_are_refused_by_name(ev, neighbouring):
+    from symgdp import from_dp_event
+
+    with pytest.raises(DomainError, match="MixtureOfGaussiansDpEvent"):
+        from_dp_event(_mog(*ev[1:]), neighbouring=neighbouring, tol=1e-3,
+                      discretization=2e-3)
