@@ -682,9 +682,15 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     mu_fl, fdisc = math.nan, math.nan
     if floor:
         argmax = getattr(m, "argmax", None)
-        fdisc = (_floor_grid_step(phases if k == 1 else [(q_, s_ / k, t_) for q_, s_, t_
-                                                         in phases], disc, fp, rel, m.eps_h)
-                 if floor_discretization is None else float(floor_discretization))
+        user = k != 1 or weights is not None
+        if floor_discretization is not None:
+            fdisc = float(floor_discretization)
+        elif not user:
+            fdisc = _floor_grid_step(phases, disc, fp, rel, m.eps_h)
+        else:
+            from symgdp.training.userlevel import floor_grid_step
+
+            fdisc = floor_grid_step(phases, k, disc, fp, m.eps_h, weights)
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \

@@ -65,9 +65,12 @@ def line_for(r: Any) -> str:
     p = r.sampling_params or {}
     k = getattr(r, "examples_per_user", 1)
     if k != 1:
+        rate = (f"q = {r.q:.6g}" if len(r.schedule) == 1 else "the phases' q: "
+                + ", ".join(f"(q {q:g}, sigma {s:g}, {t} steps)" for q, s, t in r.schedule))
         return (f"Poisson sampling at user level, {k} examples per user (each sampled "
-                f"independently with q = {r.q:.6g}, clipped to norm 1), T = {r.steps} steps, "
-                f"sigma = {r.sigma:g}, neighbouring: add/remove one user (all {k} examples): "
+                f"independently with {rate}, clipped to norm 1), T = {r.steps} steps, "
+                + (f"sigma = {r.sigma:g}, " if len(r.schedule) == 1 else "")
+                + f"neighbouring: add/remove one user (all {k} examples): "
                 f"({format_upper(r.eps_certified, 4)}, {r.delta:g})-DP; {_mu_text(r)} "
                 f"(mu-GDP for eps in [0, {format_upper(r.eps_h, 4)}], failure probability "
                 f"{format_upper(r.failure_prob, 2)})")

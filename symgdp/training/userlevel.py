@@ -62,7 +62,7 @@ from symgdp.training.engine import (
 )
 
 __all__ = ["check_examples_per_user", "mixture_step_pmfs", "compose_user_level",
-           "binomial_weights", "check_weights"]
+           "binomial_weights", "check_weights", "floor_grid_step"]
 
 #: the largest examples_per_user accepted (the mixture has k + 1 Gaussians per point)
 MAX_EXAMPLES_PER_USER = 256
@@ -215,15 +215,18 @@ def _mixture_tails(k: int, q: float, sigma: float, disc: float, tail: float, bit
         for i, jj in enumerate(range(j0, j1 + 1)):
             el = (arb(jj) * d).exp()
             ey.append(el)
-            if not math.isfinite(guess[i]) or not (el > a[0]):
-                if el > a[0] or not (el <= a[0]):
-                    # the float and the ball disagree on which side of log a_0 this is
+            if not (el > a[0]):
+                if not (el <= a[0]):  # the ball straddles log a_0
                     raise DomainError(f"examples_per_user={k}, q={q!r}: cannot separate "
                                       f"the loss {jj * disc:.6g} from log (1 - q)^k")
-                pbar.append(one)
+                pbar.append(one)  # the loss exceeds l everywhere
                 abar.append(one)
                 continue
-            v = _enclose(a, el, float(guess[i]), prec)
+            v0 = float(guess[i])
+            if not math.isfinite(v0):  # float64 put l at or below log a_0, the balls above
+                j1st = next(j for j in range(1, k + 1) if a[j] > 0)
+                v0 = float(((el - a[0]) / a[j1st]).log().mid()) / j1st
+            v = _enclose(a, el, v0, prec)
             if v is None:
                 raise DomainError(f"examples_per_user={k}, q={q!r}, sigma={sigma!r}: the "
                                   f"point of loss {jj * disc:.6g} could not be enclosed")
@@ -344,3 +347,22 @@ def check_weights(weights: Any, k: int) -> tuple[float, ...] | None:
         raise DomainError(f"mixture weights must be {k + 1} non-negative numbers summing to "
                           f"1 with one beyond the first positive, got {weights!r}")
     return w
+
+
+def floor_grid_step(phases: Any, k: int, disc: float, failure_prob: float, eps_h: float,
+                    weights: tuple[float, ...] | None = None) -> float:
+    r"""The floor's grid at user level, as the record-level one
+    (:func:`symgdp.training.dpsgd._floor_grid_step`): ``disc`` unless the floor's shift
+    (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a twentieth of the head, then a finer
+    grid, at most 32 times finer and at most about :math:`3\cdot10^5` one-step points of
+    the *mixture's* grid (it only chooses the grid; every grid gives a proved floor)."""
+    total = sum(t for _, _, t in phases)
+    if disc * math.sqrt(11.5 * total) <= eps_h / 20.0:
+        return disc
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    tau = one_step_tail(failure_prob, total)
+    points = sum(j1 - j0 for j0, j1 in (_grid(k, q, s, fine, tau, weights)
+                                        for q, s, _ in phases))
+    if points > 300_000:
+        fine *= points / 300_000
+    return fine if fine < disc * 0.75 else disc
