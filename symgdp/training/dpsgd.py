@@ -567,7 +567,10 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         sigma: noise multiplier (noise standard deviation over the clipping norm).
         steps: number of steps :math:`T`.
         schedule: instead of ``q, sigma, steps``: phases ``[(q, sigma, steps), ...]``
-            run in order (each phase's steps composed, then the phases).
+            run in order (each phase's steps composed, then the phases); with
+            ``sampling="without_replacement"`` phases ``[(batch_size, sigma, steps), ...]``
+            on one data set of ``dataset_size`` records (replace-one; each phase's
+            symmetrised measure, composed in order).
         neighbouring: ``"add_remove"`` (add or remove one record) or ``"replace_one"``.
         failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
         delta: the :math:`\delta` at which the ``eps_*`` fields are reported.
@@ -627,13 +630,13 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         plan = user_plan(_phases(q, sigma, steps, schedule), k, neighbouring, weights)
         phases, rel = plan.phases, plan.engine_relation
     elif schedule is None or sampling != "poisson" or k != 1:
-        if schedule is not None:
-            raise DomainError(f"schedule= is for Poisson phases, not sampling={sampling!r}")
+        if schedule is not None and (q is not None or sigma is not None or steps is not None):
+            raise DomainError("give either q, sigma, steps or schedule=, not both")
         plan = plan_sampling(sampling, q=q, sigma=sigma, steps=steps,
                              neighbouring=neighbouring, dataset_size=dataset_size,
                              batch_size=batch_size, epochs=epochs,
                              max_batch_size=max_batch_size,
-                             examples_per_user=examples_per_user)
+                             examples_per_user=examples_per_user, schedule=schedule)
         phases, rel = plan.phases, plan.engine_relation
     else:
         phases = _phases(q, sigma, steps, schedule)
@@ -655,9 +658,9 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     pld_profile = _pld_profile(comp)
     sym = plan is not None and plan.symmetrise
     if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
-        from symgdp.training.symmetrised import compose_symmetric
+        from symgdp.training.symmetrised import compose_symmetric_schedule
 
-        pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
+        pld_profile = _pld_profile(compose_symmetric_schedule(phases, disc, fp))
     if rel == "add_remove" and not sym and k == 1 and weights is None:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)

@@ -263,7 +263,7 @@ def _refuse_extra(scheme: str, given: dict[str, Any], allowed: tuple[str, ...]) 
 def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any = None,
                   neighbouring: Any = "auto", dataset_size: Any = None,
                   batch_size: Any = None, epochs: Any = None, max_batch_size: Any = None,
-                  examples_per_user: Any = 1) -> SamplingPlan:
+                  examples_per_user: Any = 1, schedule: Any = None) -> SamplingPlan:
     r"""The engine's question for a sampling scheme (module notes), its parameters checked.
 
     Example:
@@ -321,6 +321,11 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
             return dataclasses.replace(plan, params={**params, "examples_per_user": k})
         return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, assumption=text,
                             params=params)
+    if schedule is not None and name != "without_replacement":
+        raise DomainError(f"schedule= is for Poisson or without_replacement phases, not "
+                          f"sampling={sampling!r}")
+    if name == "without_replacement" and schedule is not None:
+        return _wor_schedule(schedule, dataset_size, given, rel, neighbouring, text, params)
     if name == "without_replacement":
         _refuse_extra(name, given, ("sigma", "steps", "dataset_size", "batch_size",
                                     "epochs"))
@@ -406,3 +411,46 @@ def user_plan(phases: Any, k: int, neighbouring: Any = "auto", weights: Any = No
                         q if single else math.nan, s if single else math.nan,
                         sum(p[2] for p in phases), assumption=text,
                         params=params, examples_per_user=k)
+
+
+def _wor_schedule(schedule: Any, dataset_size: Any, given: dict[str, Any], rel: Neighbouring,
+                  neighbouring: Any, text: str, params: dict[str, Any]) -> SamplingPlan:
+    r"""Phases of fixed-size batches without replacement, ``schedule=[(batch_size, sigma,
+    steps), ...]`` on one data set of ``dataset_size`` records (replace-one): each phase's
+    step is :math:`C_{\gamma_i}(G_{2/\sigma_i})`-DP, :math:`\gamma_i = b_i/n` (Dong, Roth &
+    Su 2022, Theorem 4.2), and the steps compose as trade-off functions (their Theorem
+    3.2), so the engine composes the phases' symmetrised measures in order."""
+    name = "without_replacement"
+    _refuse_extra(name, given, ("dataset_size",))
+    _need(name, dict(dataset_size=dataset_size), ("dataset_size",))
+    n = _int("dataset_size", dataset_size)
+    if rel != "replace_one":
+        raise DomainError(
+            f"sampling='without_replacement' under neighbouring={neighbouring!r}: no "
+            "analysis of fixed-size batches under add/remove is implemented (adding a "
+            "record changes the data set size); use neighbouring='replace_one'")
+    if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
+        raise DomainError(f"a without_replacement schedule is a list of (batch_size, sigma, "
+                          f"steps) triples, got {schedule!r}")
+    phases, entries = [], []
+    for i, entry in enumerate(schedule):
+        if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") \
+                or len(entry) != 3:
+            raise DomainError(f"schedule entry {i} must be a (batch_size, sigma, steps) "
+                              f"triple, got {entry!r}")
+        b = _int(f"schedule entry {i}: batch_size", entry[0])
+        if b > n:
+            raise DomainError(f"schedule entry {i}: batch_size={entry[0]!r} is above "
+                              f"dataset_size={dataset_size!r}")
+        _, s, t = check_phase(b / n, entry[1], entry[2])
+        phases.append((b / n, s / 2.0, t))
+        entries.append((b, s, t))
+    if not phases:
+        raise DomainError("the schedule is empty: give at least one (batch_size, sigma, "
+                          "steps)")
+    single = len(phases) == 1
+    return SamplingPlan(name, tuple(phases), "add_remove", rel,
+                        phases[0][0] if single else math.nan,
+                        entries[0][1] if single else math.nan, sum(e[2] for e in entries),
+                        symmetrise=True, assumption=text,
+                        params={**params, "schedule": tuple(entries)})
