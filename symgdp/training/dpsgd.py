@@ -359,10 +359,13 @@ class DPSGDResult:
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
         if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
-                or self.sampling != "poisson":
+                or self.sampling != "poisson" or self.examples_per_user != 1 \
+                or (self.plan is not None and self.plan.params
+                    and "weights" in self.plan.params):
             raise DomainError("a band on its own grid is for one phase of Poisson sampling "
-                              f"with add/remove neighbours, not {self._params()} "
-                              f"({self.sampling}, {self.neighbouring})")
+                              f"with add/remove neighbours of one record, not "
+                              f"{self._params()} ({self.sampling}, {self.neighbouring}, "
+                              f"examples_per_user={self.examples_per_user})")
         from symgdp.training.engine import one_step_tail
 
         q, sigma, steps = self.schedule[0]

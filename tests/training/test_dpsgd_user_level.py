@@ -353,3 +353,20 @@ def test_other_mixture_events_are_refused_by_name(ev, neighbouring):
     with pytest.raises(DomainError, match="MixtureOfGaussiansDpEvent"):
         from_dp_event(_mog(*ev[1:]), neighbouring=neighbouring, tol=1e-3,
                       discretization=2e-3)
+
+
+def test_user_level_tradeoff_band():
+    # reference: closed form (q = 1: N(k, s^2) vs N(0, s^2) has the trade-off
+    # G_mu(a) = Phi(Phi^{-1}(1 - a) - mu), mu = k / s, in 40-digit mpmath); the
+    # record-level optimistic grid is refused at user level
+    k, s = 2, 4.0
+    r = dpsgd(1.0, s, 1, examples_per_user=k, **FAST)
+    alphas = [0.01, 0.1, 0.5]
+    b = r.tradeoff(alphas)
+    with mpmath.workdps(40):
+        g = [float(mpmath.ncdf(-mpmath.sqrt(2) * mpmath.erfinv(2 * mpmath.mpf(a) - 1) - k / s))
+             for a in alphas]
+    assert all(lo <= t <= up for lo, t, up in zip(b.lower, g, b.upper, strict=True)), (b, g)
+    assert bool((b.upper - b.lower < 0.02).all())
+    with pytest.raises(DomainError, match="examples_per_user=2"):
+        r.tradeoff([0.1], discretization=1e-3)
