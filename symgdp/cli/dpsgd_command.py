@@ -115,13 +115,24 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
              and all(v is None for v in (args.dataset_size, args.batch_size, args.epochs,
                                         args.max_batch_size)))
     if not plain or args.statement:
-        if args.target_mu is not None or args.target_eps is not None or args.phase:
+        user_phases = (args.phase and args.sampling == "poisson"
+                       and args.examples_per_user != 1
+                       and all(v is None for v in (args.dataset_size, args.batch_size,
+                                                   args.epochs, args.max_batch_size)))
+        if args.target_mu is not None or args.target_eps is not None \
+                or (args.phase and not user_phases):
             raise DomainError("--target-mu, --target-eps and --phase are for Poisson "
-                              "sampling given by --q/--steps, not with --sampling, "
-                              "--dataset-size, --batch-size, --epochs or --statement")
-        r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
-                  delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
-                  **scheme_args)
+                              "sampling given by --q/--steps (--phase also with "
+                              "--examples-per-user), not with --sampling, --dataset-size, "
+                              "--batch-size, --epochs, --examples-per-user or --statement")
+        if user_phases:  # user-level phases
+            r = dpsgd(schedule=_dpsgd_phases(args), failure_prob=args.failure_prob,
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      examples_per_user=args.examples_per_user)
+        else:
+            r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      **scheme_args)
         st = r.statement() if args.statement else None
         text = str(st) if st is not None else str(r)
         if args.json:

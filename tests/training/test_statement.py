@@ -104,3 +104,17 @@ def test_cli_examples_per_user():
     status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
                              "--examples-per-user", "2", "--neighbouring", "replace_one"])
     assert status == 2 and "examples_per_user=2" in err and "replace_one" in err
+
+
+def test_cli_user_level_phases():
+    # reference: closed form (q = 1 phases: N(k, s_i^2) steps compose to
+    # k sqrt(sum T_i / s_i^2)-GDP)
+    status, out, err = _cli(["--phase", "1:60:2", "--phase", "1:90:1", "--examples-per-user",
+                             "2", "--tol", "1e-3", "--json"])
+    assert status == 0, err
+    data = json.loads(out)
+    mu = 2 * math.sqrt(2 / 3600 + 1 / 8100)
+    assert data["mu_floor"] <= mu <= data["mu_upper"] and data["examples_per_user"] == 2
+    status, out, err = _cli(["--phase", "1:8:2", "--examples-per-user", "2",
+                             "--target-mu", "1"])
+    assert status == 2 and "--phase" in err
