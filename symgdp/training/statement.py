@@ -74,6 +74,13 @@ def line_for(r: Any) -> str:
                 f"({format_upper(r.eps_certified, 4)}, {r.delta:g})-DP; {_mu_text(r)} "
                 f"(mu-GDP for eps in [0, {format_upper(r.eps_h, 4)}], failure probability "
                 f"{format_upper(r.failure_prob, 2)})")
+    if r.sampling == "poisson" and len(r.schedule) != 1:  # phases: no single q, sigma
+        phases = ", ".join(f"(q {q:g}, sigma {s:g}, {t} steps)" for q, s, t in r.schedule)
+        return (f"Poisson sampling in phases {phases}, T = {r.steps} steps, neighbouring: "
+                f"{_REL[r.neighbouring]}: ({format_upper(r.eps_certified, 4)}, "
+                f"{r.delta:g})-DP; {_mu_text(r)} (mu-GDP for eps in "
+                f"[0, {format_upper(r.eps_h, 4)}], failure probability "
+                f"{format_upper(r.failure_prob, 2)})")
     if r.sampling == "poisson":
         what = f"Poisson sampling, q = {r.q:.6g}, T = {r.steps} steps"
     elif r.sampling == "without_replacement":

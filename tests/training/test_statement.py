@@ -118,3 +118,13 @@ def test_cli_user_level_phases():
     status, out, err = _cli(["--phase", "1:8:2", "--examples-per-user", "2",
                              "--target-mu", "1"])
     assert status == 2 and "--phase" in err
+
+
+def test_statement_of_a_schedule_lists_its_phases():
+    # reference: the run itself (its certified eps is on the line); no "nan" for the
+    # q and sigma a schedule does not have
+    r = dpsgd(schedule=[(0.1, 8.0, 2), (0.2, 8.0, 1)], tol=1e-3,
+              value_discretization_interval=2e-3)
+    line = r.statement().lines[0]
+    assert "nan" not in line and "(q 0.1, sigma 8, 2 steps)" in line
+    assert f"({r.eps_certified:.4f}"[:5] in line
