@@ -607,6 +607,9 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             :mod:`symgdp.training.userlevel`), certified as for ``k = 1`` (no Rényi
             curve beside it: ``mu_rdp``, ``mu_clt`` are ``nan``).  Replace-one and the
             other sampling schemes are refused for ``k > 1``.
+        _mixture_weights: internal (:mod:`symgdp.training.event_route`): the law of
+            :math:`J` as ``k + 1`` weights of a ``MixtureOfGaussiansDpEvent`` (normalised
+            exactly) instead of :math:`\mathrm{Bin}(k, q)`.
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
