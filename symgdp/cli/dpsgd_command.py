@@ -30,7 +30,8 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
         "  symgdp dpsgd --sampling shuffle --dataset-size 60000 --batch-size 256 "
         "--sigma 1.1 --epochs 60\n"
         "  symgdp dpsgd --statement --dataset-size 10000 --batch-size 64 --sigma 1 "
-        "--epochs 5 --delta 1e-6",
+        "--epochs 5 --delta 1e-6\n"
+        "  symgdp dpsgd --q 0.01 --sigma 1 --steps 100 --examples-per-user 4",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("--q", type=positive_float(), metavar="Q",
                    help="Poisson sampling rate in (0, 1]")
@@ -59,8 +60,10 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
     d.add_argument("--max-batch-size", type=positive_int(), default=None, metavar="M",
                    help="the largest batch (truncated_poisson)")
     d.add_argument("--examples-per-user", type=int, default=1, metavar="K",
-                   help="records per user (only 1: user-level accounting is not "
-                   "implemented yet)")
+                   help="examples per user (default 1: record level); K > 1: user-level "
+                   "DP-SGD with Poisson sampling, each example sampled independently, "
+                   "add/remove of one user with all K examples (mixture of Gaussians, "
+                   "Ganesh 2024); with --statement the user-level line comes first")
     d.add_argument("--statement", action="store_true",
                    help="print a privacy statement: the certified (eps, delta) and mu "
                    "under each sampling assumption, each line naming its assumption "
@@ -112,13 +115,24 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
              and all(v is None for v in (args.dataset_size, args.batch_size, args.epochs,
                                         args.max_batch_size)))
     if not plain or args.statement:
-        if args.target_mu is not None or args.target_eps is not None or args.phase:
+        user_phases = (args.phase and args.sampling == "poisson"
+                       and args.examples_per_user != 1
+                       and all(v is None for v in (args.dataset_size, args.batch_size,
+                                                   args.epochs, args.max_batch_size)))
+        if args.target_mu is not None or args.target_eps is not None \
+                or (args.phase and not user_phases):
             raise DomainError("--target-mu, --target-eps and --phase are for Poisson "
-                              "sampling given by --q/--steps, not with --sampling, "
-                              "--dataset-size, --batch-size, --epochs or --statement")
-        r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
-                  delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
-                  **scheme_args)
+                              "sampling given by --q/--steps (--phase also with "
+                              "--examples-per-user), not with --sampling, --dataset-size, "
+                              "--batch-size, --epochs, --examples-per-user or --statement")
+        if user_phases:  # user-level phases
+            r = dpsgd(schedule=_dpsgd_phases(args), failure_prob=args.failure_prob,
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      examples_per_user=args.examples_per_user)
+        else:
+            r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      **scheme_args)
         st = r.statement() if args.statement else None
         text = str(st) if st is not None else str(r)
         if args.json:

@@ -109,7 +109,7 @@ from symgdp.training.engine import (
     lower_profile,
     one_step_pmfs,
 )
-from symgdp.training.sampling import plan_sampling
+from symgdp.training.sampling import plan_sampling, user_plan
 
 __all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
 
@@ -230,6 +230,8 @@ class DPSGDResult:
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
         pld_floor: the certified PLD's mass at infinity.
+        examples_per_user: the examples each user contributes (1: record level; else
+            add/remove of one *user*, :mod:`symgdp.training.userlevel`).
         measurement: the :class:`~symgdp.measurement.measure.Measurement` behind ``mu_upper``.
         seconds: wall time.
     """
@@ -260,6 +262,7 @@ class DPSGDResult:
     sampling_params: Any = field(default=None, compare=False)
     poisson_reference: Any = field(default=None, compare=False, repr=False)
     plan: Any = field(default=None, compare=False, repr=False)
+    examples_per_user: int = 1
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
@@ -358,10 +361,13 @@ class DPSGDResult:
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
         if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
-                or self.sampling != "poisson":
+                or self.sampling != "poisson" or self.examples_per_user != 1 \
+                or (self.plan is not None and self.plan.params
+                    and "weights" in self.plan.params):
             raise DomainError("a band on its own grid is for one phase of Poisson sampling "
-                              f"with add/remove neighbours, not {self._params()} "
-                              f"({self.sampling}, {self.neighbouring})")
+                              f"with add/remove neighbours of one record, not "
+                              f"{self._params()} ({self.sampling}, {self.neighbouring}, "
+                              f"examples_per_user={self.examples_per_user})")
         from symgdp.training.engine import one_step_tail
 
         q, sigma, steps = self.schedule[0]
@@ -375,7 +381,7 @@ class DPSGDResult:
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization",
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
-            "seconds")}
+            "examples_per_user", "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         out["sampling_params"] = dict(self.sampling_params or {})
         return out
@@ -394,6 +400,8 @@ class DPSGDResult:
         from symgdp.numerics.decimals import format_bracket, format_upper
 
         rel = _RELATION_TEXT[self.neighbouring]
+        if self.examples_per_user != 1:
+            rel = f"add/remove one user ({self.examples_per_user} examples per user)"
         if math.isnan(self.mu_floor):
             head = f"mu <= {format_upper(self.mu_upper)}"
         else:
@@ -401,7 +409,7 @@ class DPSGDResult:
             head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
         clt = ("" if math.isnan(self.mu_clt)
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
-        if self.sampling != "poisson":
+        if self.sampling != "poisson" or self.examples_per_user != 1:
             head = (f"{head}; sampling: {self.assumption}"
                     + ("" if self.tight else " (a proved upper bound, not tight)"))
         return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
@@ -431,9 +439,17 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     return _pld_profile(comp)
 
 
-def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring) -> Any:
+def _compose(phases: Any, disc: float, fp: float, rel: Neighbouring, k: int = 1,
+             weights: Any = None) -> Any:
     from symgdp.training.engine import compose_schedule
 
+    if k != 1 or weights is not None:  # the mixture-of-Gaussians pair (add/remove only)
+        from symgdp.training.userlevel import compose_user_level
+
+        if rel != "add_remove":
+            raise DomainError(f"examples_per_user={k} under neighbouring={rel!r}: only "
+                              "add/remove of a user is analysed")
+        return compose_user_level(phases, k, disc, fp, weights)
     return compose_schedule(phases, disc, fp, rel)
 
 
@@ -510,8 +526,10 @@ def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     return (check_phase(q, sigma, steps),)
 
 
-def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
-    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison."""
+def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1,
+             weights: Any = None) -> float:
+    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison (for
+    ``k`` examples per user its mixture of Gaussians with binomial weights)."""
     from dp_accounting import NeighboringRelation
 
     from symgdp.pld.curves import pld_module
@@ -521,9 +539,17 @@ def _eps_pld(phases: Any, disc: float, delta: float, rel: str) -> float:
           else NeighboringRelation.REPLACE_ONE)
     total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
     for q, s, t in phases:
-        one = P.from_gaussian_mechanism(s, sensitivity=1.0, value_discretization_interval=disc,
-                                        sampling_prob=q, use_connect_dots=True,
-                                        neighboring_relation=nr)
+        if k != 1 or weights is not None:
+            from symgdp.training.userlevel import binomial_weights
+
+            w = list(binomial_weights(k, q)) if weights is None else list(weights)
+            one = P.from_mixture_gaussian_mechanism(
+                s, [float(j) for j in range(k + 1)], w, value_discretization_interval=disc)
+        else:
+            one = P.from_gaussian_mechanism(s, sensitivity=1.0,
+                                            value_discretization_interval=disc,
+                                            sampling_prob=q, use_connect_dots=True,
+                                            neighboring_relation=nr)
         part = one.self_compose(t) if t > 1 else one
         total = part if total is None else total.compose(part)
     return float(total.get_epsilon_for_delta(delta))
@@ -536,7 +562,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
           compare: bool = False, floor_discretization: float | None = None,
           rdp_only: bool = True, sampling: Sampling = "poisson", dataset_size: int | None = None,
           batch_size: int | None = None, epochs: int | None = None,
-          max_batch_size: int | None = None, examples_per_user: int = 1) -> DPSGDResult:
+          max_batch_size: int | None = None, examples_per_user: int = 1,
+          _mixture_weights: Any = None) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
     :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
@@ -545,7 +572,10 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         sigma: noise multiplier (noise standard deviation over the clipping norm).
         steps: number of steps :math:`T`.
         schedule: instead of ``q, sigma, steps``: phases ``[(q, sigma, steps), ...]``
-            run in order (each phase's steps composed, then the phases).
+            run in order (each phase's steps composed, then the phases); with
+            ``sampling="without_replacement"`` phases ``[(batch_size, sigma, steps), ...]``
+            on one data set of ``dataset_size`` records (replace-one; each phase's
+            symmetrised measure, composed in order).
         neighbouring: ``"add_remove"`` (add or remove one record) or ``"replace_one"``.
         failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
         delta: the :math:`\delta` at which the ``eps_*`` fields are reported.
@@ -571,7 +601,17 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             ``mu_floor`` nan, and ``poisson_reference`` the Poisson number beside it,
             not a bound).
         dataset_size, batch_size, epochs, max_batch_size: the scheme's parameters.
-        examples_per_user: 1 (user-level accounting is not implemented yet).
+        examples_per_user: ``k``, the examples each user contributes (Poisson sampling,
+            add/remove of a *user*): each example sampled independently with rate
+            ``q`` and clipped to norm 1, one step is the mixture-of-Gaussians pair
+            :math:`\sum_j \binom{k}{j}q^j(1-q)^{k-j}N(j, \sigma^2)` vs
+            :math:`N(0, \sigma^2)` in both directions (Ganesh 2024, arXiv:2401.10294;
+            :mod:`symgdp.training.userlevel`), certified as for ``k = 1`` (no Rényi
+            curve beside it: ``mu_rdp``, ``mu_clt`` are ``nan``).  Replace-one and the
+            other sampling schemes are refused for ``k > 1``.
+        _mixture_weights: internal (:mod:`symgdp.training.event_route`): the law of
+            :math:`J` as ``k + 1`` weights of a ``MixtureOfGaussiansDpEvent`` (normalised
+            exactly) instead of :math:`\mathrm{Bin}(k, q)`.
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -585,17 +625,26 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     from symgdp.notions.renyi import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
     from symgdp.pld.curves import check_discretization
     from symgdp.pld.head import head_measure
+    from symgdp.training.userlevel import check_examples_per_user, check_weights
 
     t0 = time.perf_counter()
     plan = None
-    if schedule is None or sampling != "poisson" or examples_per_user != 1:
-        if schedule is not None:
-            raise DomainError(f"schedule= is for Poisson phases, not sampling={sampling!r}")
+    k = check_examples_per_user(examples_per_user)
+    # the law of J given instead of Bin(k, q) (dp_accounting's mixture events, event_route)
+    weights = check_weights(_mixture_weights, k)
+    if weights is not None and sampling != "poisson":
+        raise DomainError(f"mixture weights are for Poisson phases, not sampling={sampling!r}")
+    if (schedule is not None and sampling == "poisson" and k != 1) or weights is not None:
+        plan = user_plan(_phases(q, sigma, steps, schedule), k, neighbouring, weights)
+        phases, rel = plan.phases, plan.engine_relation
+    elif schedule is None or sampling != "poisson" or k != 1:
+        if schedule is not None and (q is not None or sigma is not None or steps is not None):
+            raise DomainError("give either q, sigma, steps or schedule=, not both")
         plan = plan_sampling(sampling, q=q, sigma=sigma, steps=steps,
                              neighbouring=neighbouring, dataset_size=dataset_size,
                              batch_size=batch_size, epochs=epochs,
                              max_batch_size=max_batch_size,
-                             examples_per_user=examples_per_user)
+                             examples_per_user=examples_per_user, schedule=schedule)
         phases, rel = plan.phases, plan.engine_relation
     else:
         phases = _phases(q, sigma, steps, schedule)
@@ -613,24 +662,24 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             raise DomainError(f"floor_discretization must lie in (0, 1], got "
                               f"{floor_discretization!r}")
     total_steps = sum(p[2] for p in phases)
-    comp = _compose(phases, disc, fp, rel)
+    comp = _compose(phases, disc, fp, rel, k, weights)
     pld_profile = _pld_profile(comp)
     sym = plan is not None and plan.symmetrise
     if sym:  # the upper bound from the symmetrised measure; the floor from the pair (R)
-        from symgdp.training.symmetrised import compose_symmetric
+        from symgdp.training.symmetrised import compose_symmetric_schedule
 
-        pld_profile = _pld_profile(compose_symmetric(*phases[0], disc, fp))
-    if rel == "add_remove" and not sym:
+        pld_profile = _pld_profile(compose_symmetric_schedule(phases, disc, fp))
+    if rel == "add_remove" and not sym and k == 1 and weights is None:
         orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
         total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
                     for qq, s, t in phases) / (orders - 1.0)
         upper = _UpperProfile(pld_profile, orders, total)
         eps_rdp = eps_from_rdp(orders, total, d)
         clt = math.sqrt(sum(t * (qq * qq) * math.expm1(1.0 / (s * s)) for qq, s, t in phases))
-    else:  # no Rényi curve of the replace-one pair here: the certified PLD alone
+    else:  # no Rényi curve of the replace-one or user-level pair here: the PLD alone
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
-    eps_pld = _eps_pld(phases, disc, d, rel) if compare else math.nan
+    eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
     if plan is not None:
         if plan.truncation * 2.0 > fp:
             raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
@@ -644,15 +693,22 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     mu_fl, fdisc = math.nan, math.nan
     if floor:
         argmax = getattr(m, "argmax", None)
-        fdisc = (_floor_grid_step(phases, disc, fp, rel, m.eps_h)
-                 if floor_discretization is None else float(floor_discretization))
+        user = k != 1 or weights is not None
+        if floor_discretization is not None:
+            fdisc = float(floor_discretization)
+        elif not user:
+            fdisc = _floor_grid_step(phases, disc, fp, rel, m.eps_h)
+        else:
+            from symgdp.training.userlevel import floor_grid_step
+
+            fdisc = floor_grid_step(phases, k, disc, fp, m.eps_h, weights)
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
             or fdisc == disc else 0.0
         if fdisc != disc:  # the floor's own grid: another composition
-            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel), m.eps_h, argmax,
-                                         plan))
+            mu_fl = max(mu_fl, _mu_floor(_compose(phases, fdisc, fp, rel, k, weights), m.eps_h,
+                                         argmax, plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
     out = DPSGDResult(

@@ -107,7 +107,7 @@ from symgdp.numerics.rounding import arb_ceil, arb_floor
 from symgdp.pld.pmf import chained, check_count, check_product, check_support
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
-           "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
+           "pmfs_from_tails", "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
 
 #: the neighbouring relations DP-SGD is accounted under
 NEIGHBOURING = ("add_remove", "replace_one")
@@ -245,12 +245,25 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
     ``full`` false only the remove (replace-one) direction is built (no add direction, no
     optimistic PMF).
     """
+    return pmfs_from_tails(_tails(q, sigma, disc, tail, relation, bits), disc, bits,
+                           relation == "replace_one", full,
+                           f"DP-SGD one step (q={q!r}, sigma={sigma!r}, discretization "
+                           f"{disc!r})")
+
+
+def pmfs_from_tails(tails: Any, disc: float, bits: int, rep: bool, full: bool,
+                    what: str) -> StepPMFs:
+    r"""The certified one-step PMFs (connect the dots, :func:`one_step_pmfs`) of any pair
+    whose privacy loss is increasing in the output, from ``tails = (j0, j1, prec, pbar,
+    abar, ey)``: the grid indices, the ball precision, and at each grid loss :math:`l_j`
+    the balls :math:`P(L > l_j)`, :math:`Q(L > l_j)` and :math:`e^{l_j}` (``rep``: one
+    direction only, as for the symmetric replace-one pair; ``what`` names the pair in
+    errors)."""
     import flint
 
     from symgdp.pld.pmf import int_pmf
 
-    j0, j1, prec, pbar, abar, ey = _tails(q, sigma, disc, tail, relation, bits)
-    rep = relation == "replace_one"
+    j0, j1, prec, pbar, abar, ey = tails
     old = flint.ctx.prec
     flint.ctx.prec = prec
     try:
@@ -284,9 +297,9 @@ def one_step_pmfs(q: float, sigma: float, disc: float, tail: float, bits: int,
         bad = next((i for i, v in enumerate(rem) if not v.is_finite()), None)
         if bad is not None:
             raise DomainError(
-                f"DP-SGD one step (q={q!r}, sigma={sigma!r}, discretization {disc!r}): the "
-                f"probability at loss {(j0 + bad) * disc:.6g} has no finite enclosure in "
-                "ball arithmetic; a loss range this wide is beyond the certified route")
+                f"{what}: the probability at loss {(j0 + bad) * disc:.6g} has no finite "
+                "enclosure in ball arithmetic; a loss range this wide is beyond the certified "
+                "route")
         r_int = [arb_ceil(v, bits) for v in rem]
         r_inf = arb_ceil(rem_inf, bits)
         moved = [_arb_up(below + rem_inf)]

@@ -14,6 +14,12 @@ Recognised (sensitivity 1 as in dp_accounting; ``NoOpDpEvent`` ignored;
   rate ``q`` and noise multiplier ``s``, under either relation (replace-one: the pair of
   dp_accounting's ``REPLACE`` adjacency, :mod:`symgdp.training.engine`); a sequence of
   them is a schedule;
+* ``MixtureOfGaussiansDpEvent(sd, [0, u, ..., ku], weights)`` with binomial weights
+  :math:`\mathrm{Bin}(k, q)` (to 1e-12), the same mixture at every step, under
+  add/remove: user-level DP-SGD with :math:`k` examples per user and :math:`\sigma =
+  sd/u` (:mod:`symgdp.training.userlevel`), certified with the event's *own* weights
+  (normalised exactly), so nothing is rounded into the mechanism; other mixtures, mixed
+  trees and replace-one go to the general route, which refuses them by name;
 * ``SampledWithoutReplacementDpEvent(n, b, GaussianDpEvent(s))``, all steps alike, under
   replace-one: ``sampling="without_replacement"`` with :math:`\sigma = 2s`
   (dp_accounting's noise multiplier is over the replace-one sensitivity
@@ -58,6 +64,17 @@ def _flatten(event: Any, count: int, out: list[tuple[Any, ...]]) -> None:
     if isinstance(event, E.ComposedDpEvent):
         for e in event.events:
             _flatten(e, count, out)
+        return
+    if isinstance(event, E.MixtureOfGaussiansDpEvent):
+        try:
+            sd = float(event.standard_deviation)
+            sens = tuple(float(c) for c in event.sensitivities)
+            probs = tuple(float(p) for p in event.sampling_probs)
+        except (TypeError, ValueError):
+            raise _NotShaped from None
+        if not (math.isfinite(sd) and sd > 0) or len(sens) != len(probs):
+            raise _NotShaped
+        out.append(("mog", sd, sens, probs, count))
         return
     inner = getattr(event, "event", None)
     if not isinstance(inner, E.GaussianDpEvent):
@@ -119,6 +136,8 @@ def dpsgd_for_event(event: Any, neighbouring: Neighbouring = "add_remove",
                 phases.append([q, s, c])
         res = dpsgd(schedule=[tuple(p) for p in phases], neighbouring=neighbouring, **opts)
         return RoutedDPSGD(res, bracket)
+    if kinds == {"mog"}:
+        return _mixture_route(steps, neighbouring, opts, bracket)
     if kinds == {"wor"} and len({s[1:4] for s in steps}) == 1 \
             and neighbouring == "replace_one":
         _, n, b, s, _ = steps[0]
@@ -127,6 +146,56 @@ def dpsgd_for_event(event: Any, neighbouring: Neighbouring = "add_remove",
                     sigma=2.0 * s, steps=total, neighbouring="replace_one", **opts)
         return RoutedDPSGD(res, bracket)
     return None
+
+
+def _binomial_q(sens: tuple[float, ...], probs: tuple[float, ...]) -> tuple[int, float] | None:
+    """``(k, q)`` when the sensitivities are exactly ``0, u, 2u, ..., ku`` (``u > 0``) and
+    the weights are ``Bin(k, q)``'s to 1e-12 (the label; the engine uses the weights
+    themselves), else ``None``."""
+    from symgdp.training.userlevel import binomial_weights
+
+    k = len(sens) - 1
+    if k < 1 or not sens[1] > 0 or any(c != j * sens[1] for j, c in enumerate(sens)):
+        return None
+    if not all(math.isfinite(p) and p >= 0 for p in probs) \
+            or abs(math.fsum(probs) - 1.0) > 1e-9:
+        return None
+    q = math.fsum(j * p for j, p in enumerate(probs)) / (k * math.fsum(probs))
+    if not 0 < q <= 1:
+        return None
+    b = binomial_weights(k, min(q, 1.0))
+    if max(abs(p - float(v)) for p, v in zip(probs, b, strict=True)) > 1e-12:
+        return None
+    return k, q
+
+
+def _mixture_route(steps: list[tuple[Any, ...]], neighbouring: str, opts: dict[str, Any],
+                   bracket: Any) -> RoutedDPSGD | None:
+    """Mixture-of-Gaussians events of user-level DP-SGD (sensitivities 0..k, binomial
+    weights, the same mixture at every step) under add/remove, to the user-level engine
+    with the events' own weights; ``None`` (the general route, which refuses the event by
+    name) otherwise."""
+    if neighbouring != "add_remove" or len({s[2:4] for s in steps}) != 1:
+        return None
+    _, _, sens, probs, _ = steps[0]
+    shape = _binomial_q(sens, probs)
+    if shape is None:
+        return None
+    from fractions import Fraction
+
+    k, q = shape
+    u = sens[1]
+    phases: list[list[Any]] = []
+    for _, sd, _, _, c in steps:
+        if Fraction(sd) / Fraction(u) != Fraction(sd / u):
+            return None  # sigma = sd/u is not a float: a rounded sigma is another mechanism
+        if phases and phases[-1][1] == sd / u:
+            phases[-1][2] += c
+        else:
+            phases.append([q, sd / u, c])
+    res = dpsgd(schedule=[tuple(p) for p in phases], examples_per_user=k,
+                neighbouring="add_remove", _mixture_weights=probs, **opts)
+    return RoutedDPSGD(res, bracket)
 
 
 class RoutedDPSGD:

@@ -89,7 +89,8 @@ from symgdp.errors import DomainError
 from symgdp.numerics.rounding import exp_up
 from symgdp.training.engine import check_neighbouring, check_phase
 
-__all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability"]
+__all__ = ["SAMPLINGS", "SamplingPlan", "plan_sampling", "truncation_probability",
+           "user_plan"]
 
 #: the sampling schemes :func:`symgdp.dpsgd` accounts, by their fixed names
 SAMPLINGS = ("poisson", "without_replacement", "shuffle", "random_allocation",
@@ -165,6 +166,8 @@ class SamplingPlan:
             :math:`Tp(1 + e^\varepsilon)` added.
         poisson: ``(q, steps)`` of the Poisson number shown beside a bound without
             amplification (not a bound for the scheme), or ``None``.
+        examples_per_user: ``k`` examples per user (Poisson, add/remove of a user:
+            :mod:`symgdp.training.userlevel`); 1 for record-level accounting.
         assumption: the scheme in words, with its theorem.
         params: the scheme's parameters as given.
     """
@@ -182,6 +185,7 @@ class SamplingPlan:
     symmetrise: bool = False
     assumption: str = ""
     params: Any = None
+    examples_per_user: int = 1
 
     def extra_delta(self, eps: Any) -> Any:
         r""":math:`Tp(1 + e^\varepsilon)` rounded up (vectorised; 0 without truncation)."""
@@ -200,7 +204,8 @@ class SamplingPlan:
         kw: dict[str, Any] = dict(
             sampling=self.sampling, neighbouring=self.neighbouring, tight=self.tight,
             assumption=self.assumption, sampling_params=self.params,
-            poisson_reference=poisson_reference, plan=self)
+            poisson_reference=poisson_reference, plan=self,
+            examples_per_user=self.examples_per_user)
         if self.sampling != "poisson" or len(self.phases) == 1:
             kw.update(q=self.q, sigma=self.sigma, steps=self.steps)
         if self.truncation:  # the Renyi and CLT numbers are the untruncated run's
@@ -209,6 +214,8 @@ class SamplingPlan:
         if self.symmetrise:  # no Renyi curve or CLT of the symmetrised measure here
             kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan,
                       eps_pld=math.nan)
+        if self.examples_per_user != 1:  # no Renyi curve or CLT of the user-level pair here
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan)
         if not self.tight:
             kw.update(mu_floor=math.nan, mu_clt=math.nan, eps_clt=math.nan,
                       mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
@@ -258,7 +265,7 @@ def _refuse_extra(scheme: str, given: dict[str, Any], allowed: tuple[str, ...]) 
 def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any = None,
                   neighbouring: Any = "auto", dataset_size: Any = None,
                   batch_size: Any = None, epochs: Any = None, max_batch_size: Any = None,
-                  examples_per_user: Any = 1) -> SamplingPlan:
+                  examples_per_user: Any = 1, schedule: Any = None) -> SamplingPlan:
     r"""The engine's question for a sampling scheme (module notes), its parameters checked.
 
     Example:
@@ -275,12 +282,13 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
     if name not in SAMPLINGS:
         raise DomainError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
                           f"{sampling!r}")
-    k = examples_per_user
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or int(k) < 1:
-        raise DomainError(f"examples_per_user must be an integer >= 1, got {k!r}")
-    if int(k) != 1:
-        raise DomainError(f"examples_per_user={k!r}: user-level DP-SGD is not implemented "
-                          "yet (only examples_per_user=1)")
+    from symgdp.training.userlevel import check_examples_per_user
+
+    k = check_examples_per_user(examples_per_user)
+    if k != 1 and name != "poisson":
+        raise DomainError(f"examples_per_user={examples_per_user!r} with sampling="
+                          f"{sampling!r}: user-level accounting is implemented for Poisson "
+                          "sampling only")
     rel: Neighbouring = (check_neighbouring(_DEFAULT_RELATION[name])
                          if isinstance(neighbouring, str) and neighbouring == "auto"
                          else check_neighbouring(neighbouring))
@@ -310,8 +318,16 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
                               f"batch_size (q = b/n), sigma and steps or epochs (got {params})")
         _need(name, dict(q=q, sigma=sigma, steps=steps), ("q", "sigma", "steps"))
         qq, s, t = check_phase(q, sigma, steps)
+        if k != 1:
+            plan = user_plan(((qq, s, t),), k, neighbouring)
+            return dataclasses.replace(plan, params={**params, "examples_per_user": k})
         return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, assumption=text,
                             params=params)
+    if schedule is not None and name != "without_replacement":
+        raise DomainError(f"schedule= is for Poisson or without_replacement phases, not "
+                          f"sampling={sampling!r}")
+    if name == "without_replacement" and schedule is not None:
+        return _wor_schedule(schedule, dataset_size, given, rel, neighbouring, text, params)
     if name == "without_replacement":
         _refuse_extra(name, given, ("sigma", "steps", "dataset_size", "batch_size",
                                     "epochs"))
@@ -360,3 +376,83 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
     tp = min(float(np.nextafter(t * p, np.inf)) if p else 0.0, 1.0)
     return SamplingPlan(name, ((qq, s, t),), rel, rel, qq, s, t, truncation=tp,
                         assumption=f"{text} (T p <= {tp:.3g})", params=params)
+
+
+def user_plan(phases: Any, k: int, neighbouring: Any = "auto", weights: Any = None
+              ) -> SamplingPlan:
+    r"""The plan of user-level DP-SGD with Poisson sampling (``k`` examples per user,
+    add/remove of a user; :mod:`symgdp.training.userlevel`).  Replace-one of a user is
+    refused by name: no dominating pair of it is proved here.  ``weights``: the law of the
+    number :math:`J` of the user's examples in a batch, given (``k + 1`` numbers; the
+    mixture of a ``MixtureOfGaussiansDpEvent``) instead of :math:`\mathrm{Bin}(k, q)`.
+
+    Example:
+        >>> user_plan(((0.01, 1.0, 10),), 3).assumption[:33]
+        'Poisson sampling at user level: 3'
+    """
+    rel: Neighbouring = (check_neighbouring("add_remove")
+                         if isinstance(neighbouring, str) and neighbouring == "auto"
+                         else check_neighbouring(neighbouring))
+    if rel != "add_remove":
+        raise DomainError(f"examples_per_user={k!r} under neighbouring={neighbouring!r}: "
+                          "user-level replace-one is not analysed here (no dominating pair "
+                          "of it is proved); use neighbouring='add_remove' (add or remove "
+                          "one user with all their examples)")
+    single = len(phases) == 1
+    q, s, _ = phases[0]
+    text = (f"Poisson sampling at user level: {k} examples per user, each sampled "
+            "independently with probability q and clipped to norm 1, add/remove of one "
+            "user (mixture-of-Gaussians pair, Ganesh 2024); tight")
+    params: dict[str, Any] = {"examples_per_user": k}
+    if weights is not None:
+        text = (f"mixture of Gaussians N(j, sigma^2), j = 0..{k}, with the given weights "
+                f"{tuple(weights)} (normalised) against N(0, sigma^2), both directions "
+                "(add/remove); tight")
+        params["weights"] = tuple(weights)
+    return SamplingPlan("poisson", tuple(phases), "add_remove", "add_remove",
+                        q if single else math.nan, s if single else math.nan,
+                        sum(p[2] for p in phases), assumption=text,
+                        params=params, examples_per_user=k)
+
+
+def _wor_schedule(schedule: Any, dataset_size: Any, given: dict[str, Any], rel: Neighbouring,
+                  neighbouring: Any, text: str, params: dict[str, Any]) -> SamplingPlan:
+    r"""Phases of fixed-size batches without replacement, ``schedule=[(batch_size, sigma,
+    steps), ...]`` on one data set of ``dataset_size`` records (replace-one): each phase's
+    step is :math:`C_{\gamma_i}(G_{2/\sigma_i})`-DP, :math:`\gamma_i = b_i/n` (Dong, Roth &
+    Su 2022, Theorem 4.2), and the steps compose as trade-off functions (their Theorem
+    3.2), so the engine composes the phases' symmetrised measures in order."""
+    name = "without_replacement"
+    _refuse_extra(name, given, ("dataset_size",))
+    _need(name, dict(dataset_size=dataset_size), ("dataset_size",))
+    n = _int("dataset_size", dataset_size)
+    if rel != "replace_one":
+        raise DomainError(
+            f"sampling='without_replacement' under neighbouring={neighbouring!r}: no "
+            "analysis of fixed-size batches under add/remove is implemented (adding a "
+            "record changes the data set size); use neighbouring='replace_one'")
+    if isinstance(schedule, (str, bytes)) or not hasattr(schedule, "__iter__"):
+        raise DomainError(f"a without_replacement schedule is a list of (batch_size, sigma, "
+                          f"steps) triples, got {schedule!r}")
+    phases, entries = [], []
+    for i, entry in enumerate(schedule):
+        if isinstance(entry, (str, bytes)) or not hasattr(entry, "__len__") \
+                or len(entry) != 3:
+            raise DomainError(f"schedule entry {i} must be a (batch_size, sigma, steps) "
+                              f"triple, got {entry!r}")
+        b = _int(f"schedule entry {i}: batch_size", entry[0])
+        if b > n:
+            raise DomainError(f"schedule entry {i}: batch_size={entry[0]!r} is above "
+                              f"dataset_size={dataset_size!r}")
+        _, s, t = check_phase(b / n, entry[1], entry[2])
+        phases.append((b / n, s / 2.0, t))
+        entries.append((b, s, t))
+    if not phases:
+        raise DomainError("the schedule is empty: give at least one (batch_size, sigma, "
+                          "steps)")
+    single = len(phases) == 1
+    return SamplingPlan(name, tuple(phases), "add_remove", rel,
+                        phases[0][0] if single else math.nan,
+                        entries[0][1] if single else math.nan, sum(e[2] for e in entries),
+                        symmetrise=True, assumption=text,
+                        params={**params, "schedule": tuple(entries)})

@@ -18,6 +18,12 @@ lists, as tensorflow/privacy's privacy statement does, the same training run und
 
 Every number is certified (a proved upper bound; where a bracket is shown it contains the
 mechanism's own :math:`\mu`); a scheme whose relation has no analysis says so on its line.
+
+For a user-level run (``examples_per_user=k > 1``: each user contributes :math:`k`
+examples, add/remove of one *user*, :mod:`symgdp.training.userlevel`) the statement
+begins with the user-level Poisson line, then states the same run at record level as
+above, and ends with a line saying that the other sampling assumptions are not analysed at
+user level here.
 """
 
 from __future__ import annotations
@@ -57,6 +63,24 @@ def line_for(r: Any) -> str:
     from symgdp.numerics.decimals import format_upper
 
     p = r.sampling_params or {}
+    k = getattr(r, "examples_per_user", 1)
+    if k != 1:
+        rate = (f"q = {r.q:.6g}" if len(r.schedule) == 1 else "the phases' q: "
+                + ", ".join(f"(q {q:g}, sigma {s:g}, {t} steps)" for q, s, t in r.schedule))
+        return (f"Poisson sampling at user level, {k} examples per user (each sampled "
+                f"independently with {rate}, clipped to norm 1), T = {r.steps} steps, "
+                + (f"sigma = {r.sigma:g}, " if len(r.schedule) == 1 else "")
+                + f"neighbouring: add/remove one user (all {k} examples): "
+                f"({format_upper(r.eps_certified, 4)}, {r.delta:g})-DP; {_mu_text(r)} "
+                f"(mu-GDP for eps in [0, {format_upper(r.eps_h, 4)}], failure probability "
+                f"{format_upper(r.failure_prob, 2)})")
+    if r.sampling == "poisson" and len(r.schedule) != 1:  # phases: no single q, sigma
+        phases = ", ".join(f"(q {q:g}, sigma {s:g}, {t} steps)" for q, s, t in r.schedule)
+        return (f"Poisson sampling in phases {phases}, T = {r.steps} steps, neighbouring: "
+                f"{_REL[r.neighbouring]}: ({format_upper(r.eps_certified, 4)}, "
+                f"{r.delta:g})-DP; {_mu_text(r)} (mu-GDP for eps in "
+                f"[0, {format_upper(r.eps_h, 4)}], failure probability "
+                f"{format_upper(r.failure_prob, 2)})")
     if r.sampling == "poisson":
         what = f"Poisson sampling, q = {r.q:.6g}, T = {r.steps} steps"
     elif r.sampling == "without_replacement":
@@ -87,6 +111,19 @@ def build_statement(run: Callable[..., Any], r: Any) -> PrivacyStatement:
     opts = dict(delta=r.delta, failure_prob=min(max(r.failure_prob, 1e-10), 0.5),
                 value_discretization_interval=r.discretization,
                 tol=getattr(r.measurement, "tol", 1e-4), rdp_only=False)
+    k = getattr(r, "examples_per_user", 1)
+    if k != 1:  # the user-level line, then the same run at record level
+        if n is not None and b is not None:
+            rec = run(sampling="poisson", dataset_size=n, batch_size=b, sigma=r.sigma,
+                      steps=r.steps, neighbouring="add_remove", **opts)
+        else:
+            rec = run(schedule=list(r.schedule), neighbouring="add_remove", **opts)
+        base = build_statement(run, rec)
+        return PrivacyStatement(
+            (line_for(r), *base.lines,
+             f"user level ({k} examples per user) under fixed-size batches, shuffled epochs "
+             "or random allocation: not analysed here; not stated"),
+            {"poisson_user": r, **base.results})
     if r.sampling not in ("poisson", "without_replacement", "shuffle") or n is None \
             or b is None or r.sampling == "poisson" and len(r.schedule) != 1:
         return PrivacyStatement((line_for(r),

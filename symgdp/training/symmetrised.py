@@ -51,7 +51,7 @@ from symgdp.training.engine import (
     scale_for,
 )
 
-__all__ = ["symmetric_step", "compose_symmetric"]
+__all__ = ["symmetric_step", "compose_symmetric", "compose_symmetric_schedule"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -114,14 +114,30 @@ def compose_symmetric(q: float, sigma: float, steps: int, disc: float,
                       failure_prob: float) -> ComposedSGD:
     r"""The ``steps``-fold composition of :func:`symmetric_step` (one direction: the
     measure is symmetric), in exact integers as :func:`symgdp.training.engine.compose_schedule`."""
-    from symgdp.training.engine import _loss_grid
+    return compose_symmetric_schedule(((q, sigma, steps),), disc, failure_prob)
 
-    tau = one_step_tail(failure_prob, steps)
-    lo, hi = _loss_grid(q, sigma, disc, tau, "add_remove")
-    width = 2 * hi + 1
-    bits, tail = scale_for(((q, sigma, steps),), "replace_one", float(width) * math.sqrt(steps))
-    pmf, moved = symmetric_step(q, sigma, disc, tau, bits)
+
+def compose_symmetric_schedule(phases: Any, disc: float, failure_prob: float) -> ComposedSGD:
+    r"""The phases' symmetrised measures composed in order (each phase ``(q, sigma,
+    steps)`` of the dominating pair :math:`R`, its :func:`symmetric_step` composed
+    ``steps`` times, the phases convolved): the trade-off of each step is
+    :math:`C_{\gamma_i}(G_{2/\sigma_i})`, and adaptive composition of trade-off functions
+    (Dong, Roth & Su 2022, Theorem 3.2) holds for different ones step by step, so the
+    composed measure is an upper bound for any order of phases given in advance."""
+    from symgdp.training.engine import _compose2, _loss_grid
+
+    total = sum(t for _, _, t in phases)
+    tau = one_step_tail(failure_prob, total)
+    width = sum(2 * _loss_grid(q, s, disc, tau, "add_remove")[1] + 1 for q, s, _ in phases)
+    bits, tail = scale_for(tuple(phases), "replace_one", float(width) * math.sqrt(total))
     keep_left = bits > 80 or tail < 1e-19
-    acc = _power(_Tracked(pmf), steps, tail, keep_left)
-    return ComposedSGD((acc.pmf,), (steps * moved * (1 + 1e-12),), (acc.cut,), steps, disc,
+    acc: _Tracked | None = None
+    moved = 0.0
+    for q, s, t in phases:
+        pmf, mv = symmetric_step(q, s, disc, tau, bits)
+        part = _power(_Tracked(pmf), t, tail, keep_left)
+        moved += t * mv
+        acc = part if acc is None else _compose2(acc, part, tail, keep_left)
+    assert acc is not None
+    return ComposedSGD((acc.pmf,), (moved * (1 + 1e-12),), (acc.cut,), total, disc,
                        "replace_one")

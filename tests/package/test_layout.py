@@ -104,6 +104,7 @@ LAYERS: list[tuple[str, ...]] = [
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
     ("training.engine",),
+    ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
     ("training.sampling", "training.symmetrised", "training.statement"),  # sampling
     ("training.dpsgd",),
     ("training.sigma", "training.event_route"),    # least noise; dp_accounting's events

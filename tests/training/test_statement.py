@@ -72,3 +72,59 @@ def test_cli_sampling_and_statement():
 def test_cli_bad_input_exit_2_one_line(argv, match):
     status, out, err = _cli(argv)
     assert status == 2 and err.count("\n") == 1 and match in err
+
+
+def test_user_level_statement_lines():
+    # reference: dpsgd run directly at user level and at record level (the lines must carry
+    # exactly those runs' certified numbers)
+    r = dpsgd(sampling="poisson", dataset_size=40, batch_size=4, sigma=3.0, steps=3,
+              examples_per_user=2, **FAST)
+    s = r.statement()
+    assert "user level" in s.lines[0] and "add/remove one user (all 2 examples)" in s.lines[0]
+    assert f"({r.eps_certified:.4f}"[:5] in s.lines[0]
+    rec = dpsgd(0.1, 3.0, 3, **FAST)
+    assert s.results["poisson"].mu_upper == rec.mu_upper
+    assert "add/remove one record" in s.lines[1] and s.results["poisson_user"] is r
+    assert "not analysed" in s.lines[-1] and "user level" in s.lines[-1]
+    # the record-level numbers are below the user-level ones (a user is k records)
+    assert rec.mu_upper < r.mu_upper
+
+
+def test_cli_examples_per_user():
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--tol", "1e-3", "--json"])
+    assert status == 0
+    data = json.loads(out)
+    assert data["examples_per_user"] == 2 and data["neighbouring"] == "add_remove"
+    direct = dpsgd(0.1, 8.0, 2, examples_per_user=2, tol=1e-3)
+    assert data["mu_upper"] == pytest.approx(direct.mu_upper, rel=0, abs=0)
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--tol", "1e-3"])
+    assert status == 0 and "add/remove one user (2 examples per user)" in out
+    status, out, err = _cli(["--q", "0.1", "--sigma", "8", "--steps", "2",
+                             "--examples-per-user", "2", "--neighbouring", "replace_one"])
+    assert status == 2 and "examples_per_user=2" in err and "replace_one" in err
+
+
+def test_cli_user_level_phases():
+    # reference: closed form (q = 1 phases: N(k, s_i^2) steps compose to
+    # k sqrt(sum T_i / s_i^2)-GDP)
+    status, out, err = _cli(["--phase", "1:60:2", "--phase", "1:90:1", "--examples-per-user",
+                             "2", "--tol", "1e-3", "--json"])
+    assert status == 0, err
+    data = json.loads(out)
+    mu = 2 * math.sqrt(2 / 3600 + 1 / 8100)
+    assert data["mu_floor"] <= mu <= data["mu_upper"] and data["examples_per_user"] == 2
+    status, out, err = _cli(["--phase", "1:8:2", "--examples-per-user", "2",
+                             "--target-mu", "1"])
+    assert status == 2 and "--phase" in err
+
+
+def test_statement_of_a_schedule_lists_its_phases():
+    # reference: the run itself (its certified eps is on the line); no "nan" for the
+    # q and sigma a schedule does not have
+    r = dpsgd(schedule=[(0.1, 8.0, 2), (0.2, 8.0, 1)], tol=1e-3,
+              value_discretization_interval=2e-3)
+    line = r.statement().lines[0]
+    assert "nan" not in line and "(q 0.1, sigma 8, 2 steps)" in line
+    assert f"({r.eps_certified:.4f}"[:5] in line
