@@ -36,8 +36,8 @@ directions.  The guarantee holds for whichever neighbouring relation (add/remove
 replace-one) :math:`\Delta` is the sensitivity under.
 
 Noise that is not proved log-concave (Cauchy, Student-t) is refused with the reason
-(:class:`~symgdp.errors.ProfileError`), as is discrete or multivariate noise: not derived
-yet.
+(:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  Noise
+on the integers (a PMF) is :mod:`symgdp.noise.discrete` (``support="integers"``).
 
 Example:
     >>> import sympy
@@ -64,6 +64,7 @@ from symgdp.errors import AnalysisTimeout, DomainError, SymgdpError
 from symgdp.mechanisms import SENSITIVITY
 from symgdp.noise.check import crosscheck
 from symgdp.noise.density import Density, read_density
+from symgdp.noise.discrete import discrete_noise
 from symgdp.noise.loss import Loss, privacy_loss
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import resolve_timeout, run_bounded
@@ -302,7 +303,7 @@ def _verdict(loss_sup: sympy.Expr, limit: sympy.Expr | None) -> str:
 
 
 def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
-                   timeout: float | None = None) -> Profile:
+                   support: str = "reals", timeout: float | None = None) -> Profile:
     r"""The privacy profile of the mechanism :math:`f(D) + Z`, derived from the noise.
 
     Args:
@@ -314,6 +315,10 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
             default the free symbol
             :math:`\Delta` (:data:`symgdp.mechanisms.SENSITIVITY`).
         variable: the density's variable (default: its only symbol, or ``x``).
+        support: ``"reals"`` (a density) or ``"integers"``: ``noise`` is then a PMF on
+            the integers and ``sensitivity`` a positive integer (default 1); see
+            :func:`symgdp.noise.discrete.discrete_noise` (a closed form where the sums
+            have one, else a certified numeric profile).
         timeout: budget in seconds of each bounded SymPy step.
 
     Returns:
@@ -340,6 +345,11 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         >>> abs(q(0.5) - mechanisms.gaussian(0.5)(0.5)) < 1e-15   # mu = Delta/sigma
         True
     """
+    if support == "integers":
+        return discrete_noise(noise, 1 if sensitivity is None else sensitivity, variable,
+                              timeout=timeout)
+    if support != "reals":
+        raise DomainError(f"support must be 'reals' or 'integers', got {support!r}")
     times: dict[str, float] = {}
     shift, values = _sensitivity(sensitivity)
     t0 = time.perf_counter()
