@@ -401,8 +401,7 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         profile=expr, loss_bound=sup, tail_limit=limit, verdict=_verdict(sup, limit),
         check=check, timings=times)
     # A numeric sensitivity is substituted into the profile (the derivation keeps the
-    # symbol): Profile.replace(values=...) replaces *all* values, so a bound Delta would
-    # be lost when the noise parameters are bound later.
+    # symbol): the profile then has no Delta left to re-bind by mistake.
     meta: dict[str, Any] = {"derivation": derivation,
                             "sensitivity": shift.xreplace(values)}
     if sup != sympy.oo:
