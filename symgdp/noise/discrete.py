@@ -35,7 +35,9 @@ densities, the same log-concavity (a monotone likelihood ratio) makes the shift
   Parameters may stay symbolic.  The profile is a ``Piecewise`` in :math:`\varepsilon`,
   zero from :math:`\max_i \ell_i` on (pure DP).
 * *Certified summation* (e.g. the discrete Gaussian :math:`p(x) \propto e^{-x^2/(2s^2)}`,
-  whose normaliser is a theta function): every parameter must be a number; the profile is
+  whose normaliser is a theta function; its exact profile is Canonne, Kamath & Steinke
+  2020, Thm 7, arXiv:2004.00010, summed here with a proof instead of a truncation):
+  every parameter must be a number; the profile is
   a numeric :class:`DiscreteNoiseSource` whose :meth:`~DiscreteNoiseSource.log_delta` is a
   proved upper bound: :math:`m^*` located with ball comparisons of :math:`L` (a range of
   candidates where they cannot decide, the maximum of their :math:`G_m` taken), and
