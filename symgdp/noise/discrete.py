@@ -64,7 +64,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import random
 from dataclasses import dataclass
 from itertools import pairwise
@@ -247,6 +246,12 @@ def read_pmf(noise: Any, variable: Any = None, *, timeout: float | None = None) 
         ProfileError: not proved log-concave, breakpoints not numbers, or a mass that
             cannot be checked.
     """
+    from sympy.stats.rv import RandomSymbol
+
+    if isinstance(noise, RandomSymbol) or (isinstance(noise, sympy.Basic)
+                                           and noise.has(RandomSymbol)):
+        raise DomainError(f"give the PMF of {noise} as an expression in an integer "
+                          "variable (support='integers' does not read sympy.stats variables)")
     expr, x, _ = _from_expression(noise, variable)
     params = tuple(sorted((s for s in expr.free_symbols if s != x), key=lambda s: s.name))
     for s in params:
@@ -397,13 +402,17 @@ class DiscreteNoiseSource:
     implied = False
 
     def __init__(self, weight: sympy.Expr, x: sympy.Symbol, shift: Any, *,
-                 symmetric: bool, sup: float = math.inf, kind: str = "discrete noise"
-                 ) -> None:
+                 symmetric: bool, sups: tuple[Any, ...] = (),
+                 kind: str = "discrete noise") -> None:
         self.kind = kind
         self._sums = [_Summer(weight, x, shift)]
         if not symmetric:
             self._sums.append(_Summer(weight.xreplace({x: -x}), x, shift))
-        self._sup = sup
+        # sup L of each direction where it is finite (L constant on the left run): from
+        # there on that direction's terms are all <= 0
+        with ctx.workprec(_PREC):
+            self._sups = [None if v is None or v == sympy.oo else lambdify_arb(
+                sympy.sympify(v), _EPS)(0) for v in (tuple(sups) or (None,) * len(self._sums))]
 
     def _m_star_range(self, s: _Summer, e: arb) -> tuple[int, int]:
         """(a, b) with a <= m* <= b, m* = max{x : L(x) > e} (ball comparisons)."""
@@ -436,7 +445,9 @@ class DiscreteNoiseSource:
         with ctx.workprec(_PREC):
             e = arb(eps)
             best = arb(0)
-            for s in self._sums:
+            for s, top in zip(self._sums, self._sups, strict=True):
+                if top is not None and le3(top, e) is True:
+                    continue  # L <= sup L <= eps: no positive term
                 a, b = self._m_star_range(s, e)
                 for m in range(a, b + 1):
                     g = s.cdf(m) - e.exp() * s.cdf(m - s._shift)
@@ -449,9 +460,6 @@ class DiscreteNoiseSource:
         xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
         out = np.empty(xs.shape)
         for i, e in enumerate(xs.flat):
-            if e >= self._sup:
-                out.flat[i] = -np.inf
-                continue
             b = self.delta_ball(float(e))
             with ctx.workprec(_PREC):
                 up = b.upper()
@@ -509,6 +517,15 @@ def _piece_at(pieces: tuple[Piece, ...], v: sympy.Expr, x: sympy.Symbol) -> int:
         if (p.lo == -_OO or p.lo <= v) and (p.hi == _OO or v < p.hi):
             return i
     raise ProfileError(f"no piece of the PMF holds at {x} = {v}")
+
+
+def _left_sup(pmf: Pmf, shift: sympy.Integer) -> sympy.Expr:
+    """sup L: its value on the left run where L is constant there, else oo (L is
+    non-increasing, so its sup is its limit on the left)."""
+    _, _, L, _ = _loss_runs(pmf, shift)[0]
+    if sympy.simplify(sympy.diff(L, pmf.x)) == 0 and L.is_number:
+        return sympy.simplify(L)
+    return sympy.oo
 
 
 def _closed_form(pmf: Pmf, shift: sympy.Integer) -> tuple[sympy.Expr, sympy.Expr] | None:
@@ -659,7 +676,9 @@ def discrete_noise(noise: Any, sensitivity: Any = 1, variable: Any = None, *,
             f"the profile of the PMF {pmf.expr} has no closed form here (its loss takes "
             "infinitely many values); the certified summation needs numbers for "
             + ", ".join(map(str, pmf.params)))
-    source = DiscreteNoiseSource(pmf.weight, pmf.x, shift, symmetric=pmf.symmetric)
+    sups = tuple(run_bounded(_left_sup, d, shift, timeout=timeout) for d in directions)
+    source = DiscreteNoiseSource(pmf.weight, pmf.x, shift, symmetric=pmf.symmetric,
+                                 sups=sups)
 
     def numeric(e: float, at: dict) -> Any:
         return mpmath.mpf(source.delta_ball(e).mid().str(40, radius=False))
@@ -694,6 +713,18 @@ class DiscreteDerivation:
                      "whichever relation (add/remove or replace-one) Delta is the "
                      "sensitivity for")
 
+    def latex_rows(self) -> list[tuple[str, str]]:
+        """(label, LaTeX) pairs for the report (text rows in ``\\text{}``; the profile
+        in LaTeX where it has a closed form)."""
+        out = []
+        for label, text in self.text_rows():
+            if label == "derived profile" and self.profile is not None:
+                body = r"\delta(\varepsilon) = " + sympy.latex(self.profile)
+            else:
+                body = r"\text{" + _tex(text) + "}"
+            out.append((label, body))
+        return out
+
     def text_rows(self) -> list[tuple[str, str]]:
         return [("noise", f"p({self.variable}) = {self.noise} on the integers; sensitivity "
                           f"{self.sensitivity}; {self.relation}"),
@@ -708,3 +739,10 @@ class DiscreteDerivation:
         rows = self.text_rows()
         width = max(len(k) for k, _ in rows)
         return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+
+
+def _tex(s: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
+                 ("#", r"\#"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
+        s = s.replace(a, b)
+    return s

@@ -175,3 +175,37 @@ def test_not_log_concave_refused():
     with pytest.raises(ProfileError, match="not proved monotone"):
         symgdp.additive_noise(w / sympy.Sum(1 / (1 + J**2), (J, -sympy.oo, sympy.oo)),
                               variable=K, support="integers")
+
+
+def test_asymmetric_certified_route_with_one_bounded_direction():
+    # w = e^{k/2} for k < 0, e^{-k^2/8} for k >= 0 (log-concave: the slope drops from 1/2
+    # to 0 at 0). One direction has L = 1/2 on its left run (sup L = 1/2), the other an
+    # unbounded loss: no closed form, so the certified sum; reference: the direct sum
+    w = sympy.Piecewise((sympy.exp(K / 2), K < 0), (sympy.exp(-K**2 / 8), True))
+    wj = w.subs(K, J)
+    p = symgdp.additive_noise(w / sympy.Sum(wj, (J, -sympy.oo, sympy.oo)), variable=K,
+                              support="integers")
+    assert p.source is not None and "both directions" in p.meta["derivation"].directions
+
+    def logw(k):
+        return mpmath.mpf(k) / 2 if k < 0 else -mpmath.mpf(k) ** 2 / 8
+
+    for eps in (0.0, 0.3, 0.5, 1.0, 3.0):   # past 1/2 only the second direction counts
+        with mpmath.workdps(40):
+            truth = direct_sum(logw, eps, 1)
+            up = p.log_delta(eps)
+            assert mpmath.log(truth) <= up <= mpmath.log(truth) + 1e-12
+
+
+def test_report_and_latex_of_a_discrete_profile(dlaplace):
+    text = str(symgdp.report(dlaplace.replace(values={"b": 2}), measure=False))
+    assert "noise check" in text and "closed form" in text
+    rows = dict(dlaplace.meta["derivation"].latex_rows())
+    assert rows["derived profile"].startswith(r"\delta(\varepsilon) = ")
+
+
+def test_random_variable_refused_for_integers():
+    from sympy.stats import Geometric
+
+    with pytest.raises(DomainError, match="give the PMF"):
+        symgdp.additive_noise(Geometric("G", sympy.Rational(1, 2)), support="integers")
