@@ -55,12 +55,14 @@ import numpy as np
 import sympy
 from flint import arb, ctx
 
-from symgdp.errors import DomainError
+from symgdp.errors import DomainError, ProfileError
+from symgdp.evaluation.interval import lambdify_arb
 from symgdp.numerics.balls import gt3, le3, to_arb
 from symgdp.numerics.rounding import float_above
 from symgdp.profile import Profile
+from symgdp.symbolic.symbols import eps as _EPS
 
-__all__ = ["GeneralizedGaussianSource", "generalized_gaussian"]
+__all__ = ["GeneralizedGaussianSource", "generalized_gaussian", "match_generalized_gaussian"]
 
 _PREC = 256
 _BISECT = 220
@@ -89,8 +91,10 @@ class GeneralizedGaussianSource:
         self.kind = f"generalized Gaussian (k = {k})"
         self.k_expr, self.scale_expr, self.shift_expr = k, scale, shift
         with ctx.workprec(_PREC):
-            self._k, self._s, self._d = (to_arb(sympy.Float(v, 90) if not v.is_Rational
-                                                else v) for v in (k, scale, shift))
+            # exact balls: a rational exactly (outward-rounded), anything else (sqrt(2),
+            # 2**(-2/3)) enclosed by the ball compiler, never a nearby decimal
+            self._k, self._s, self._d = (to_arb(v) if v.is_Rational else
+                                         lambdify_arb(v, _EPS)(0) for v in (k, scale, shift))
             self._inv_k = 1 / self._k
         # sup L: Delta/sigma for k = 1 (pure DP), unbounded for k > 1
         self._sup = (self._d / self._s) if k == 1 else None
@@ -219,3 +223,42 @@ def generalized_gaussian(k: Any, scale: Any = 1, sensitivity: Any = 1) -> Profil
         "function (Arb); symmetric noise, one direction")
     return Profile.from_source(src, name=f"generalized Gaussian noise (k = {kk})",
                                derivation=derivation, sensitivity=d, shape=kk, scale=s)
+
+
+def match_generalized_gaussian(expr: sympy.Expr, x: sympy.Symbol
+                               ) -> tuple[sympy.Expr, sympy.Expr] | None:
+    r"""``(k, sigma)`` when ``expr`` is :math:`c\,e^{-a|x|^k}` with numbers :math:`k \ge 1`
+    other than 1 and 2 (those :func:`symgdp.additive_noise` derives symbolically) and
+    :math:`a > 0`, :math:`\sigma = a^{-1/k}`, and :math:`c` the normaliser
+    :math:`k/(2\sigma\Gamma(1/k))`; ``None`` when it is not of that form.
+
+    Raises:
+        DomainError: of that form but :math:`c` is not the normaliser (the mass is named).
+    """
+    cc, rest = expr.as_independent(x, as_Add=False)
+    if not isinstance(rest, sympy.exp) or not cc.is_number:
+        return None
+    g = rest.args[0]
+    xp = sympy.Dummy("x", positive=True)
+    # -a|x|^k on x > 0 (SymPy may have written |x|^3 as x^2 |x|), and even in x
+    gp = sympy.powsimp(sympy.expand_power_base(g.xreplace({x: xp}), force=True))
+    coef, kk = gp.as_coeff_exponent(xp)
+    if coef.has(xp) or not (coef.is_number and kk.is_number) or gp != coef * xp ** kk:
+        return None
+    if sympy.simplify(g.xreplace({x: -x}) - g) != 0:
+        return None
+    aa = -coef
+    if not (kk.is_real and aa.is_positive and kk >= 1) or kk in (1, 2):
+        return None
+    sigma = aa ** (-1 / kk)
+    mass = cc * 2 * sigma * sympy.gamma(1 / kk) / kk
+    gap = sympy.N(mass - 1, 50)
+    if not gap.is_number:
+        raise ProfileError(f"cannot evaluate the mass of {expr}")
+    if abs(gap) > sympy.Float("1e-40"):
+        raise DomainError(f"the density {expr} integrates to {sympy.N(mass, 15)} over the "
+                          "real line, not 1")
+    if sympy.simplify(mass - 1) != 0:
+        raise ProfileError(f"could not prove that the density {expr} integrates to 1 "
+                           f"(its mass is {mass}, 1 to 40 digits)")
+    return kk, sigma

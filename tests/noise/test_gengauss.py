@@ -115,3 +115,26 @@ def test_bad_shapes_refused():
         generalized_gaussian(2, scale=-1.0)
     with pytest.raises(DomainError, match="sensitivity must be a positive"):
         generalized_gaussian(2, sensitivity=float("nan"))
+
+
+def test_additive_noise_routes_the_generalized_gaussian():
+    import sympy
+
+    import symgdp
+    from symgdp.errors import ProfileError
+
+    x = sympy.Symbol("x")
+    k = sympy.Rational(3)
+    # |x|^3, which SymPy writes x^2 |x|: still recognised; sigma = 1
+    density = k / (2 * sympy.gamma(1 / k)) * sympy.exp(-sympy.Abs(x) ** 3)
+    p = symgdp.additive_noise(density, sensitivity=1)
+    assert p.source is not None and "k = 3" in p.name
+    for eps in (0.0, 1.5):
+        truth = gamma_profile(3, 1, 1, eps)   # mpmath's incomplete gamma, 40 digits
+        with mpmath.workdps(DPS):
+            got = mpmath.mpf(p.source.delta_ball(eps).mid().str(45, radius=False))
+            assert abs(got - truth) <= mpmath.mpf(10) ** -30 * truth
+    with pytest.raises(DomainError, match="integrates to 2.0"):
+        symgdp.additive_noise(2 * density, sensitivity=1)
+    with pytest.raises(ProfileError, match="give the sensitivity as a number"):
+        symgdp.additive_noise(density)
