@@ -185,13 +185,29 @@ class Profile:
     def replace(self, **changes: Any) -> Profile:
         """A copy with some of ``expr``, ``values``, ``var``, ``name`` or metadata changed.
 
+        ``values`` are *merged* into the values already bound: a partial dict binds (or
+        re-binds) the parameters it names and keeps the others; a parameter given the
+        value ``None`` is unbound, and ``values=None`` unbinds every parameter.
+
         A refined profile's flat pieces were computed for its parameter values, so new
         ``values`` (or ``var``) for it are refused: refine the naive profile again.
+
+        Example:
+            >>> import sympy
+            >>> from symgdp import eps
+            >>> a, b = sympy.symbols("a b", positive=True)
+            >>> p = Profile(sympy.exp(-a * b * eps), {"a": 1, "b": 2})
+            >>> sorted((str(k), v) for k, v in p.replace(values={"b": 3}).values.items())
+            [('a', 1), ('b', 3)]
+            >>> sorted(str(k) for k in p.replace(values={"a": None}).values)
+            ['b']
         """
         if self._meta.get("segments") and ("values" in changes or "var" in changes):
             raise ProfileError("the breakpoints of a refined profile were computed for its "
                                "parameter values; replace the values of the naive profile "
                                "(meta['naive']) and refine again")
+        if "values" in changes and changes["values"] is not None:
+            changes = {**changes, "values": self._merged_values(changes["values"])}
         kw = dict(self._meta)
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})
@@ -206,6 +222,19 @@ class Profile:
                 if key in self._cache:
                     new._cache[key] = self._cache[key]
         return new
+
+    def _merged_values(self, new: Mapping[Any, Any]) -> dict[Any, Any]:
+        """The bound values with ``new`` merged in by parameter name (``None`` unbinds)."""
+        if not isinstance(new, Mapping):
+            raise ProfileError(f"values must be a mapping of parameter to value, got {new!r}")
+        names = set()
+        for k in new:
+            if not isinstance(k, (str, sympy.Symbol)):
+                raise ProfileError(f"parameter names must be strings or Symbols, got {k!r}")
+            names.add(k if isinstance(k, str) else k.name)
+        out: dict[Any, Any] = {k: v for k, v in self._values.items() if k.name not in names}
+        out.update({k: v for k, v in new.items() if v is not None})
+        return out
 
     def derived(self, expr: Any, values: Mapping[Any, Any] | None = None, *,
                 name: str | None = None, **meta: Any) -> Profile:

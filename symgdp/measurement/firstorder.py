@@ -81,6 +81,8 @@ __all__ = ["FirstOrder"]
 
 #: largest log-factor by which a leaf may rise within rounding (see FirstOrder.rise)
 MAX_RISE = 1e-12
+#: largest absolute rise of delta allowed on a leaf one float64 ulp wide (FirstOrder.rise)
+_ULP_EXCESS = 2.0**-60
 _PRECISIONS = (64, 128, 256, 512, 1024)
 # relative radius of a point value of delta above which the precision is raised
 _POINT_RTOL = 1e-6
@@ -389,6 +391,14 @@ class _MonotoneTest(_SeriesTest):
                 return 0.0, 0.0
             if d.is_finite() and d.upper() <= abs(d.lower()) * 2.0**-26:
                 near = arb(d.upper()) * (arb(y) - arb(x))
+            elif d.is_finite() and not x < 0.5 * (x + y) < y:
+                # one float64 ulp wide, which no split narrows: at a continuous branch
+                # point where a branch stops (the logistic profile reaching 0 at eps0,
+                # to second order) the ball reaches across it and holds the other
+                # branch's rise; the mean-value excess is bounded absolutely instead
+                excess = arb(d.upper()).max(arb(0)) * (arb(y) - arb(x))
+                if excess.upper() <= _ULP_EXCESS:
+                    near = excess
         if _positive(self.delta(x)):
             # (log delta)' finite on the ball: delta keeps its sign there
             for da in (self._direct(x, y), self.dlog_on(x, y)):

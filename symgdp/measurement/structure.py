@@ -64,6 +64,11 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
     for pw in pws + nested:
         args = pw.args
         ends = _increasing_ends(args, var) if pw is folded else []
+        # the mirror image: var >= c_k (or >) with c_k decreasing, branch i right of c_i
+        # and branch i + 1 left of it (a pure-DP profile: Piecewise((0, eps >= eps0), ...))
+        mirrored = pw is folded and len(ends) < 2
+        if mirrored:
+            ends = _increasing_ends(args, var, mirror=True)
         for i, (branch, cond) in enumerate(args):
             if cond is sympy.true or var not in cond.free_symbols:
                 continue
@@ -73,7 +78,8 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
             # last is True): Piecewise((f, x < 2), (g, x < 1), (h, True)) switches from f
             # to h at 2, and comparing f with g there would call a jump continuous
             simple = i + 1 < len(ends)
-            kind = _continuous(branch, args[i + 1][0], var, rel.rhs) if simple else None
+            left, right = (args[i + 1][0], branch) if mirrored else (branch, args[i + 1][0])
+            kind = _continuous(left, right, var, rel.rhs) if simple else None
             if kind is not None:
                 (points if kind == "continuous" else downs).append(rel.rhs)
                 continue
@@ -86,24 +92,28 @@ def _split_points(expr: sympy.Expr, var: sympy.Symbol
     return points, downs, jumps
 
 
-def _increasing_ends(args: tuple, var: sympy.Symbol) -> list[Any]:
+def _increasing_ends(args: tuple, var: sympy.Symbol, mirror: bool = False) -> list[Any]:
     """The longest run of leading conditions ``var < c_k`` / ``var <= c_k`` (numeric
     ``c_k``, proved strictly increasing at 256 bits), then a ``True`` if one follows:
-    the branches of that run are the successive pieces of the profile."""
+    the branches of that run are the successive pieces of the profile.  With ``mirror``
+    the conditions are ``var > c_k`` / ``var >= c_k`` with ``c_k`` strictly decreasing
+    (the pieces from right to left)."""
     ends: list[Any] = []
+    kinds = (sympy.StrictGreaterThan, sympy.GreaterThan) if mirror else \
+        (sympy.StrictLessThan, sympy.LessThan)
     for _branch, cond in args:
         if cond is sympy.true:
             ends.append(None)
             break
-        if not (isinstance(cond, (sympy.StrictLessThan, sympy.LessThan))
-                and cond.lhs == var and cond.rhs.is_number):
+        if not (isinstance(cond, kinds) and cond.lhs == var and cond.rhs.is_number):
             break
         try:
             with ctx.workprec(256):
                 c = lambdify_arb(cond.rhs, var)(0)
         except (ArbUnsupported, ValueError, TypeError, ZeroDivisionError):
             break
-        if not c.is_finite() or (ends and not bool(c > ends[-1])):
+        if not c.is_finite() or (ends and not bool((c < ends[-1]) if mirror
+                                                    else (c > ends[-1]))):
             break
         ends.append(c)
     return ends
@@ -111,7 +121,19 @@ def _increasing_ends(args: tuple, var: sympy.Symbol) -> list[Any]:
 
 def _continuous(left: sympy.Expr, right: sympy.Expr, var: sympy.Symbol,
                 c: sympy.Expr) -> str | None:
-    """"continuous", "down" (a proved downward jump) or None (undecided / upward)."""
+    r""""continuous", "down" (a proved downward jump) or None (undecided / upward).
+
+    Continuity is first proved exactly where SymPy's own evaluation makes the two
+    branches equal at ``c`` (a profile that reaches 0 there, e.g. the logistic noise's
+    :math:`(e^{\varepsilon/2} - e^{\Delta/2b})^2 \cdot c` at :math:`\varepsilon_0 =
+    \Delta/b`: its ball is :math:`0 \pm 10^{-77}`, which no relative tolerance
+    separates from a jump); else by balls at 256 bits."""
+    try:
+        gap = left.xreplace({var: c}) - right.xreplace({var: c})
+        if gap == 0 or (sympy.count_ops(gap) <= 200 and sympy.expand(gap) == 0):
+            return "continuous"
+    except (TypeError, ValueError, ZeroDivisionError):
+        pass
     try:
         fl, fr = lambdify_arb(left, var), lambdify_arb(right, var)
         with ctx.workprec(256):

@@ -13,15 +13,23 @@ Rooms:
   \Delta)`, its monotonicity (log-concavity) and the threshold :math:`x_\varepsilon`
   (:func:`~symgdp.noise.loss.privacy_loss`);
 * :mod:`~symgdp.noise.check` -- the derived profile against a quadrature of its definition;
+* :mod:`~symgdp.noise.discrete` -- noise on the integers (a PMF): closed forms where the
+  sums have one, else a certified ball summation (:func:`discrete_noise`);
+* :mod:`~symgdp.noise.gengauss` -- generalized Gaussian noise :math:`e^{-|x/\sigma|^k}`,
+  whose threshold has no closed form: certified in balls (:func:`generalized_gaussian`);
 * :mod:`~symgdp.noise.additive` -- the profile and its derivation record
   (:func:`~symgdp.noise.additive.additive_noise`, :class:`Derivation`).
 
 Exports :func:`additive_noise` (also ``symgdp.additive_noise``), :class:`Derivation`,
-:func:`read_density`, :class:`Density` and :func:`privacy_loss`.
+:func:`read_density`, :class:`Density`, :func:`privacy_loss`, :func:`discrete_noise`,
+:func:`read_pmf` and :func:`generalized_gaussian`.
 """
 
 from symgdp.noise.additive import Derivation, additive_noise
 from symgdp.noise.density import Density, read_density
+from symgdp.noise.discrete import discrete_noise, read_pmf
+from symgdp.noise.gengauss import generalized_gaussian
 from symgdp.noise.loss import privacy_loss
 
-__all__ = ["Density", "Derivation", "additive_noise", "privacy_loss", "read_density"]
+__all__ = ["Density", "Derivation", "additive_noise", "discrete_noise",
+           "generalized_gaussian", "privacy_loss", "read_density", "read_pmf"]

@@ -36,8 +36,8 @@ directions.  The guarantee holds for whichever neighbouring relation (add/remove
 replace-one) :math:`\Delta` is the sensitivity under.
 
 Noise that is not proved log-concave (Cauchy, Student-t) is refused with the reason
-(:class:`~symgdp.errors.ProfileError`), as is discrete or multivariate noise: not derived
-yet.
+(:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  Noise
+on the integers (a PMF) is :mod:`symgdp.noise.discrete` (``support="integers"``).
 
 Example:
     >>> import sympy
@@ -60,10 +60,12 @@ from typing import Any
 
 import sympy
 
-from symgdp.errors import AnalysisTimeout, DomainError, SymgdpError
+from symgdp.errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
 from symgdp.mechanisms import SENSITIVITY
 from symgdp.noise.check import crosscheck
-from symgdp.noise.density import Density, read_density
+from symgdp.noise.density import Density, _from_expression, read_density
+from symgdp.noise.discrete import discrete_noise
+from symgdp.noise.gengauss import generalized_gaussian, match_generalized_gaussian
 from symgdp.noise.loss import Loss, privacy_loss
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import resolve_timeout, run_bounded
@@ -288,6 +290,28 @@ def _tail_form(e: sympy.Expr) -> sympy.Expr:
     return e.xreplace(reps) if reps else e
 
 
+def _generalized_gaussian(noise: Any, variable: Any, shift: Any) -> Profile | None:
+    r"""The certified profile of :math:`c\,e^{-a|x|^k}` (numbers, :math:`k \ge 1`, not 1
+    or 2), whose threshold and CDF SymPy does not find
+    (:func:`symgdp.noise.gengauss.generalized_gaussian`); ``None`` for other noise."""
+    from sympy.stats.rv import RandomSymbol
+
+    if isinstance(noise, (RandomSymbol, str)):
+        return None
+    try:
+        expr, x, _ = _from_expression(noise, variable)
+    except SymgdpError:
+        return None  # read_density reports it
+    shape = match_generalized_gaussian(expr, x)
+    if shape is None:
+        return None
+    if shift is None:
+        raise ProfileError(
+            f"{expr} is generalized Gaussian noise (k = {shape[0]}), certified numerically: "
+            "give the sensitivity as a number")
+    return generalized_gaussian(shape[0], scale=shape[1], sensitivity=shift)
+
+
 def _verdict(loss_sup: sympy.Expr, limit: sympy.Expr | None) -> str:
     if loss_sup != sympy.oo:
         return (f"pure DP: L <= {loss_sup}, so delta(eps) = 0 for eps >= {loss_sup} "
@@ -302,18 +326,25 @@ def _verdict(loss_sup: sympy.Expr, limit: sympy.Expr | None) -> str:
 
 
 def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
-                   timeout: float | None = None) -> Profile:
+                   support: str = "reals", timeout: float | None = None) -> Profile:
     r"""The privacy profile of the mechanism :math:`f(D) + Z`, derived from the noise.
 
     Args:
         noise: the density of :math:`Z` as a SymPy expression in ``variable`` (or a
             string, parsed safely), or a continuous ``sympy.stats`` random variable;
-            parameters may stay symbolic (declared real, scales ``positive=True``).
+            parameters may stay symbolic (declared real, scales ``positive=True``).  A
+            generalized Gaussian :math:`c\,e^{-a|x|^k}` with numbers :math:`k \ge 1`
+            (not 1 or 2) is certified numerically instead
+            (:func:`symgdp.noise.gengauss.generalized_gaussian`; numeric sensitivity).
         sensitivity: :math:`\Delta > 0`, a number (substituted into the profile; the
             derivation keeps the symbol :math:`\Delta`) or a positive SymPy expression;
             default the free symbol
             :math:`\Delta` (:data:`symgdp.mechanisms.SENSITIVITY`).
         variable: the density's variable (default: its only symbol, or ``x``).
+        support: ``"reals"`` (a density) or ``"integers"``: ``noise`` is then a PMF on
+            the integers and ``sensitivity`` a positive integer (default 1); see
+            :func:`symgdp.noise.discrete.discrete_noise` (a closed form where the sums
+            have one, else a certified numeric profile).
         timeout: budget in seconds of each bounded SymPy step.
 
     Returns:
@@ -340,8 +371,16 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         >>> abs(q(0.5) - mechanisms.gaussian(0.5)(0.5)) < 1e-15   # mu = Delta/sigma
         True
     """
+    if support == "integers":
+        return discrete_noise(noise, 1 if sensitivity is None else sensitivity, variable,
+                              timeout=timeout)
+    if support != "reals":
+        raise DomainError(f"support must be 'reals' or 'integers', got {support!r}")
     times: dict[str, float] = {}
     shift, values = _sensitivity(sensitivity)
+    shaped = _generalized_gaussian(noise, variable, values.get(shift))
+    if shaped is not None:
+        return shaped
     t0 = time.perf_counter()
     density = read_density(noise, variable, timeout=timeout)
     if shift.has(density.x):
@@ -391,8 +430,7 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         profile=expr, loss_bound=sup, tail_limit=limit, verdict=_verdict(sup, limit),
         check=check, timings=times)
     # A numeric sensitivity is substituted into the profile (the derivation keeps the
-    # symbol): Profile.replace(values=...) replaces *all* values, so a bound Delta would
-    # be lost when the noise parameters are bound later.
+    # symbol): the profile then has no Delta left to re-bind by mistake.
     meta: dict[str, Any] = {"derivation": derivation,
                             "sensitivity": shift.xreplace(values)}
     if sup != sympy.oo:

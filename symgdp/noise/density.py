@@ -128,8 +128,9 @@ def _from_random_variable(rv: Any, variable: Any) -> tuple[sympy.Expr, sympy.Sym
     space = rv.pspace
     if not isinstance(space, SingleContinuousPSpace):
         raise ProfileError(f"the noise {rv} ({type(space).__name__}) is not a single "
-                           "continuous random variable; discrete and multivariate noise "
-                           "are not derived yet (give a density on the real line)")
+                           "continuous random variable; give a density on the real line, "
+                           "or a PMF on the integers with support='integers' "
+                           "(multivariate noise is not derived yet)")
     dist = space.distribution
     support = dist.set
     if support != sympy.Interval(-_OO, _OO):

@@ -542,7 +542,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
             start_f = float(start)
         except TypeError:
             start_f = None
-    s = _Search(p.replace(values={k: v for k, v in p.values.items() if k != sym}), sym,
+    s = _Search(p.replace(values={sym: None}), sym,
                 target, integer, kw, max_measurements, need)
     unsafe, safe_v, direction = _initial_bracket(s, bracket, start_f)
     u, sv = unsafe, safe_v

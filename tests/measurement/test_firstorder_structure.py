@@ -180,3 +180,50 @@ def test_long_first_order_search_warns(monkeypatch):
     with pytest.warns(SymgdpWarning, match="first-order search has run"):
         measure(mechanisms.laplace(1.0), eps_h=10, tol=1e-6, refine=False,
                 identify=False)
+
+
+# -- pure-DP profiles written Piecewise((0, eps >= eps0), (f, True)) (issue 30) ------------
+
+def test_mirrored_branch_points_and_exact_zero_continuity():
+    from symgdp.measurement.structure import _split_points
+
+    # f reaches 0 at eps0 to second order: its ball there is 0 +- 1e-77, which the
+    # relative tolerance cannot call continuous; SymPy's own evaluation gives exactly 0
+    f = (sympy.exp(sympy.Rational(1, 4)) - sympy.exp(eps / 2)) ** 2
+    pts, downs, jumps = _split_points(
+        sympy.Piecewise((0, eps >= sympy.Rational(1, 2)), (f, True)), eps)
+    assert (pts, downs, jumps) == ([sympy.Rational(1, 2)], [], [])
+    # a downward jump at 1/2 in the mirrored form is a down, not continuity
+    pts, downs, jumps = _split_points(
+        sympy.Piecewise((0, eps >= sympy.Rational(1, 2)), (1 - eps, True)), eps)
+    assert (pts, downs) == ([], [sympy.Rational(1, 2)])
+    # an upward jump stays a possible jump (never trusted)
+    pts, downs, jumps = _split_points(
+        sympy.Piecewise((1, eps >= sympy.Rational(1, 2)), (eps / 4, True)), eps)
+    assert pts == [] and downs == [] and jumps
+    # ends that do not decrease are not a mirrored run
+    pts, downs, jumps = _split_points(sympy.Piecewise(
+        (0, eps >= 1), (1 - eps, eps >= 2), (2 - eps, True)), eps)
+    assert 2 not in pts
+
+
+@pytest.mark.parametrize("b", [sympy.sqrt(3) / sympy.pi, sympy.Rational(2)])
+def test_logistic_noise_profile_measured_by_first_order(b):
+    # The logistic noise profile (Delta = 1) reaches 0 at eps0 = 1/b to second order.  It
+    # used to be refused ("cannot prove non-increasing on [eps0, eps0 + ulp]"): the
+    # condition eps >= eps0 was not a checked branch point, and the one-ulp ball around
+    # eps0 holds the branch's rise beyond it.  Truth: the 40-digit scan of its GDPT with
+    # the profile written from the logistic CDF by hand (not the derived expression).
+    e0 = 1 / b
+    f = (sympy.exp(e0 / 2) - sympy.exp(eps / 2)) ** 2 / (sympy.exp(e0) - 1)
+    p = Profile(sympy.Piecewise((0, eps >= e0), (f, True)))
+    m = measure(p, eps_h=20, tol=1e-4)
+    assert "first-order" in m.method or "first-order" in str(m)
+    g = sympy.lambdify(eps, f, "mpmath")
+
+    def log_delta(x):
+        with mpmath.workdps(DPS):
+            return mpmath.log(g(mpmath.mpf(x))) if x < float(e0) else -mpmath.inf
+
+    truth, _ = ref_sup_g(log_delta, 0.0, float(e0) * (1 - 1e-12), n=60)
+    check(m, truth, 1e-4)

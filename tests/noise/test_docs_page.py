@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_noise_page_runs(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "noise.md").read_text(encoding="utf-8")
     code = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(code) == 3
+    assert len(code) == 5
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
     out = io.StringIO()
@@ -28,8 +28,27 @@ def test_the_noise_page_runs(tmp_path, monkeypatch):
     # the page's claims: the Gaussian of variance 1 is 1-GDP (Dong, Roth & Su 2021, Thm
     # 2.7), Laplace's mu is about 1.371, and logistic noise lies strictly in between
     rows = {name: (float(lo), float(up)) for name, lo, up in
-            re.findall(r"(\w+)\s+([\d.]+) <= mu <= ([\d.]+)", printed)}
+            re.findall(r"^(\w+)\s+([\d.]+) <= mu <= ([\d.]+)$", printed, re.M)}
     assert set(rows) == {"Gaussian", "Laplace", "logistic"}
     assert rows["Gaussian"][0] <= 1.0 <= rows["Gaussian"][1]
     assert rows["Laplace"][0] <= 1.3710 and rows["Laplace"][1] >= 1.3709
     assert rows["Gaussian"][1] < rows["logistic"][0] and rows["logistic"][1] < rows["Laplace"][0]
+    # section 5: the geometric's closed form (1 - e^{eps - 1/b})/(1 + e^{-1/b}) below 1/b
+    assert "Piecewise((0, varepsilon >= 1/b)" in printed
+    assert "certified summation" in printed
+    # discrete Gaussian, sigma = 2, Delta = 1, eps = 1: the 40-digit direct sum of the
+    # definition (computed here, independently) lies below the printed upper bound
+    import mpmath
+
+    with mpmath.workdps(40):
+        w = {x: mpmath.exp(-mpmath.mpf(x) ** 2 / 8) for x in range(-80, 82)}
+        total = mpmath.fsum(w.values())
+        ref = mpmath.fsum(max(0, w[x] - mpmath.e * w[x - 1]) for x in range(-79, 81)) / total
+    bound = float(re.search(r"discrete Gaussian delta\(1\) <= ([\d.e+-]+)", printed)[1])
+    assert ref <= bound * (1 + 1e-6) and bound <= ref * (1 + 1e-5)
+    # section 6: k = 2 at variance 1 is the Gaussian (mu = 1), k = 1 Laplace (1.371)
+    shapes = {float(k): (float(lo), float(up)) for k, lo, up in
+              re.findall(r"k = ([\d.]+): ([\d.]+) <= mu <= ([\d.]+)", printed)}
+    assert shapes[2.0][0] <= 1.0 + 1e-3 and shapes[2.0][1] >= 1.0 - 1e-3
+    assert shapes[1.0][0] <= 1.3710 <= shapes[1.0][1] + 1e-3
+    assert shapes[2.0][1] < shapes[1.5][0] and shapes[1.5][1] < shapes[1.0][0]

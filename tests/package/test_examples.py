@@ -32,6 +32,7 @@ OUTPUTS = {
     "walkthrough.py": ["report.tex", "report.md", "report.json", "walkthrough.png",
                        "walkthrough_tradeoff.png"],
     "tradeoff_figures.py": ["tradeoff_figures.png", "tradeoff_figures.pdf"],
+    "noise_shape_figure.py": ["noise_shape.png", "noise_shape.pdf"],
 }
 TIMEOUT = 300
 

@@ -397,3 +397,19 @@ def test_two_symbols_with_one_name_are_refused_by_name():
     a, a_pos = sympy.Symbol("A"), sympy.Symbol("A", positive=True)
     with pytest.raises(ProfileError, match="both called 'A'"):
         Profile(a * a_pos * sympy.exp(-eps), {a: 1, a_pos: 2})
+
+
+def test_replace_values_merges():
+    # issue 30: a partial dict binds the parameters it names and keeps the others
+    p = Profile(B * E(-sigma**2 * eps**2), {"B": 2, "sigma": 3})
+    q = p.replace(values={"sigma": 5})
+    assert {str(k): v for k, v in q.values.items()} == {"B": 2, "sigma": 5}
+    # the value it computes is the one of the merged values: 2 e^{-25} at eps = 1 (by hand)
+    assert abs(q(1.0) - 2 * mpmath.exp(-25)) <= 1e-15 * 2 * mpmath.exp(-25)
+    # None unbinds one parameter; values=None unbinds them all
+    assert [str(k) for k in p.replace(values={"B": None}).values] == ["sigma"]
+    assert dict(p.replace(values=None).values) == {}
+    # a Symbol key of the same name replaces the value bound under the name
+    assert {str(k): v for k, v in p.replace(values={B: 7}).values.items()} == {"B": 7, "sigma": 3}
+    with pytest.raises(ProfileError, match="mapping"):
+        p.replace(values=[("B", 1)])
