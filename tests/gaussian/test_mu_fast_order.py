@@ -46,10 +46,14 @@ def test_core_on_slices_equals_core_on_gathered_branches() -> None:
 
 
 @pytest.mark.parametrize("rounding", ["up", "down", "nearest"])
-def test_mu_gdp_does_not_depend_on_order_or_blocks(rounding: str) -> None:
+def test_mu_gdp_does_not_depend_on_order_or_blocks(rounding: str, monkeypatch) -> None:
     # more than two blocks of the fast path, declined elements among them: the answer of
-    # each element is the same whatever its neighbours (reversed, and one at a time)
-    e, L = _broad(40_000, 11)
+    # each element is the same whatever its neighbours (reversed, and one at a time).
+    # Blocks of 1024 instead of 16384 (the blocking code reads the module's constant; the
+    # arithmetic per element does not depend on it): three blocks from 3,000 points, whose
+    # declined ones (each a scalar root, ~5 ms) stay few
+    monkeypatch.setattr(g, "_FAST_BLOCK", 1024)
+    e, L = _broad(3_000, 11)
     assert e.size > 2 * g._FAST_BLOCK
     whole = g.mu_gdp(e, log_delta=L, rounding=rounding)
     rev = g.mu_gdp(e[::-1], log_delta=L[::-1], rounding=rounding)[::-1]
@@ -59,7 +63,7 @@ def test_mu_gdp_does_not_depend_on_order_or_blocks(rounding: str) -> None:
         _, declined = g._mu_fast_blocks(e, L, None if rounding == "nearest"
                                         else rounding == "up")
     assert declined.size > 0
-    for i in list(declined[:5]) + list(range(0, e.size, 4001)):
+    for i in list(declined[:5]) + list(range(0, e.size, 301)):
         one = g.mu_gdp(e[i:i + 1], log_delta=L[i:i + 1], rounding=rounding)
         assert one[0] == whole[i], (i, e[i], L[i])
 
@@ -67,7 +71,7 @@ def test_mu_gdp_does_not_depend_on_order_or_blocks(rounding: str) -> None:
 def test_mu_gdp_rounding_side_near_the_branch_switch() -> None:
     # reference: symgdp.gaussian.precise.mu_gdp, a 40-digit mpmath root
     e, L = _broad(1200, 12)
-    idx = np.random.default_rng(0).choice(e.size, 60, replace=False)
+    idx = np.random.default_rng(0).choice(e.size, 30, replace=False)  # 40-digit roots
     up = g.mu_gdp(e[idx], log_delta=L[idx])
     down = g.mu_gdp(e[idx], log_delta=L[idx], rounding="down")
     for j, i in enumerate(idx):
