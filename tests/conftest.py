@@ -13,11 +13,12 @@ from hypothesis import settings  # noqa: E402
 # No example database (two runs sharing the machine must not read each other's
 # examples) and derandomized examples: a run is reproducible and does not depend on
 # what an earlier run found.  No deadline: a loaded machine must not fail a test.
-settings.register_profile("ci", deadline=None, max_examples=60, derandomize=True,
-                          database=None)
-settings.register_profile("dev", deadline=None, max_examples=100, derandomize=True,
-                          database=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+# One profile whether or not CI is set (a run here is the run CI makes); deeper runs scale
+# the number of examples with SYMGDP_TEST_SCALE, as the suite's other deep checks do.
+_SCALE = max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1")))
+settings.register_profile("symgdp", deadline=None, max_examples=60 * _SCALE,
+                          derandomize=True, database=None)
+settings.load_profile("symgdp")
 
 # No wall-clock budget on measurements in the suite: under load a long test would
 # otherwise fail by the clock.  The budget's refusal is tested with explicit budgets.
@@ -53,3 +54,18 @@ def _checkcache_tolerating_finalizers(filename=None):
 
 
 linecache.checkcache = _checkcache_tolerating_finalizers
+
+
+# Long tests first.  pytest-xdist hands tests out in collection order, so a long test
+# collected last keeps one worker busy while the other idles: modules are ordered by how
+# many of their tests are marked slow (most first), each module kept whole and in its own
+# order (module-scoped fixtures are set up once per worker, as before), and the order is
+# the same on every run (it depends on the markers only, never on timings).
+def pytest_collection_modifyitems(session, config, items):
+    slow: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for i, item in enumerate(items):
+        key = str(item.fspath)
+        first.setdefault(key, i)
+        slow[key] = slow.get(key, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: (-slow[str(item.fspath)], first[str(item.fspath)]))
