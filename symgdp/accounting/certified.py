@@ -504,8 +504,8 @@ def _measure_bracket(p: Composition) -> dict[str, Any]:
 
 def _floor(p: Composition, eps_h: float) -> float:
     """Largest proved mu_gdp(eps, lower delta(eps)) over a grid of [0, eps_h], refined
-    around its best point, rounded down and checked at 40 digits."""
-    from symgdp.gaussian import precise
+    around its best point, rounded down and checked in ball arithmetic."""
+    from symgdp.gaussian.gdp_balls import delta_mu_proved_at_most
     from symgdp.gaussian.vectorised import mu_gdp
 
     def best(xs: np.ndarray) -> tuple[float, float, float]:
@@ -529,7 +529,7 @@ def _floor(p: Composition, eps_h: float) -> float:
         cand = m * (1.0 - shrink)
         # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta(e) forces every valid
         # mu above cand
-        if precise.delta_mu(e, cand) <= dl:
+        if delta_mu_proved_at_most(e, cand, dl):
             return cand
     return 0.0
 

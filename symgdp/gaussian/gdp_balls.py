@@ -391,3 +391,31 @@ def log_delta_mu_upper(eps: Any, mu: Any) -> float:
             u = d.log().upper() if d > 0 else arb(0)
     f = float(u)
     return f if arb(f) >= u else math.nextafter(f, math.inf)
+
+
+
+def delta_mu_proved_at_most(eps: float, mu: float, delta: float) -> bool:
+    r"""True only if :math:`\delta_\mu(\varepsilon) \le \delta` is proved in ball arithmetic
+    (:func:`log_delta_mu_arb` against a ball of :math:`\log\delta`, at 64 bits and then
+    more, as far as 256: :math:`\delta` within 1e-23 of 1 needs them); False when it is
+    false or cannot be decided.  The check behind every proved floor: :math:`\delta_\mu`
+    grows with :math:`\mu`, so :math:`\delta_\mu(\varepsilon) \le \delta \le` the true
+    :math:`\delta(\varepsilon)` forces every valid :math:`\mu` above this one.
+
+    >>> delta_mu_proved_at_most(1.0, 1.0, 0.127), delta_mu_proved_at_most(1.0, 1.0, 0.1269)
+    (True, False)
+    """
+    if not delta > 0.0:
+        return False
+    for prec in (64, 128, 256):
+        with ctx.workprec(prec):
+            bound = arb(delta).log()
+            v = log_delta_mu_arb(eps, mu)
+            if not v.is_finite():
+                v = delta_mu_arb(eps, mu)
+                bound = arb(delta)
+            if v <= bound:
+                return True
+            if v > bound:
+                return False
+    return False

@@ -471,9 +471,9 @@ def _floor_grid(eps_h: float, argmax: Any) -> np.ndarray:
 
 def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> float:
     """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
-    [0, eps_h], rounded down and checked at 40 digits: every mu for which DP-SGD is
+    [0, eps_h], rounded down and checked in ball arithmetic: every mu for which DP-SGD is
     mu-GDP on [0, eps_h] is at least this."""
-    from symgdp.gaussian import precise
+    from symgdp.gaussian.gdp_balls import delta_mu_proved_at_most
     from symgdp.gaussian.vectorised import mu_gdp
 
     xs = _floor_grid(eps_h, argmax)
@@ -491,7 +491,7 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> 
             cand = m * (1.0 - shrink)
             # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces
             # every valid mu above cand
-            if precise.delta_mu(e, cand) <= dl:
+            if delta_mu_proved_at_most(e, cand, dl):
                 return cand
     return 0.0
 
