@@ -399,6 +399,8 @@ def _gap(ipos: np.ndarray, disc: float, V: np.ndarray, Cv: np.ndarray, Ca: np.nd
         for t in (t0, t1):
             lhi = al_ + be_ * t + e0_ + e1_ * t + u16 * (np.abs(al_) + np.abs(be_ * t))
             clo = c0 + c1 * t - u16 * (cabs0 + cabs1 * t)
+            if np.any(np.isnan(lhi) | np.isnan(clo)):
+                return math.inf  # an overflow (exp beyond 709): the gap is not bounded here
             if np.any((lhi <= 0.0) & (clo > 0.0)):
                 return math.inf  # 1 - I > 0 >= 1 - delta*: not convex
             with np.errstate(divide="ignore", invalid="ignore"):
