@@ -138,11 +138,13 @@ class _Family:
         if "roots" not in self._memo:
             e, var = self.expr, self.var
             dp = sympy.diff(e, var)
+            self._memo.pop("roots_timed_out", None)
             try:
                 self._memo["roots"] = run_bounded(
                     _root_candidates, dp + sympy.exp(var) * (1 - e + dp), var,
                     timeout=timeout)
             except AnalysisTimeout:
+                self._memo["roots_timed_out"] = True  # not kept: retried on the next use
                 return None
             except Exception:  # noqa: BLE001 - no closed form
                 self._memo["roots"] = None
@@ -151,6 +153,13 @@ class _Family:
             return (None,)
         vals = {s: values[s] for s in self.params}
         return ([r.xreplace(vals) for r in roots],)
+
+    def solve_timed_out(self, expr: sympy.Expr) -> bool:
+        """Whether :meth:`closed_form_roots` ran out of time on the bracket of ``expr``
+        itself (a family without parameters whose expression is ``expr``): a second
+        solve of that very bracket in the same budget would only spend it again."""
+        return bool(self._memo.get("roots_timed_out")) and not self.params \
+            and self.expr == expr
 
     def verdict_functions(self) -> tuple | None:
         """Ball functions of the expression and of its derivative, or ``None``."""

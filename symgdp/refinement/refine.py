@@ -709,7 +709,13 @@ def _refine_uncached(profile: Profile, timeout: float | None, dps: int) -> Profi
                 if roots is not None and not all(_matching_root(roots, c, dps) is not None
                                                  for _a, c, _s in segs):
                     found = None  # roots, but not of these values: solve for them
-            if found is None:
+            if found is None and naive.family is not None \
+                    and naive.family.solve_timed_out(bound):
+                # the family just spent the budget solving this very bracket (no
+                # parameters): a second solve would time out again (the refine-infimum
+                # test profiles spent 40 s on it); numeric roots, as after a timeout
+                roots = None
+            elif found is None:
                 dp = sympy.diff(bound, var)
                 try:
                     roots = run_bounded(_closed_form_roots,

@@ -9,6 +9,7 @@ evaluated directly in mpmath; and SymPy's own solve for the trade-off equations.
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath
 import numpy as np
@@ -168,7 +169,8 @@ def test_naive_profile_agrees_with_profile_from_tradeoff(make, args):
 
 
 def test_symbolic_parameters_of_sgd_family_give_the_documented_tail():
-    # reference: the documented example (README), Profile(B exp(-sigma^2 eps^2/A^2)).tail_limit() = A^2/(2 sigma^2),
+    # reference: the documented example (README),
+    # Profile(B exp(-sigma^2 eps^2/A^2)).tail_limit() = A^2/(2 sigma^2),
     # here checked by SymPy's limit directly on the free-parameter expression
     A, B, s = sympy.symbols("A B sigma", positive=True)
     p = M.sgd_family(A, B, s)
@@ -227,9 +229,14 @@ def test_shuffle_amplification_floor_and_pure_dp_cut():
 
 
 @pytest.mark.slow
-@settings(max_examples=10)  # each example lambdifies a new Profile (~0.1 s)
+# each example builds and evaluates a new Profile (about 2.5 s); the @example cases pin
+# the known hard one (cancellation of e^eps0 - e^eps near eps0) and the ends of the
+# ranges, so at scale 1 fewer random examples besides them (3 instead of 10)
+@settings(max_examples=10 if int(os.environ.get("SYMGDP_TEST_SCALE", "1")) >= 2 else 3)
 @given(eps0=st.floats(0.01, 8.0), n=st.integers(10, 10**7))
 @example(eps0=0.0625, n=12)
+@example(eps0=0.01, n=10)
+@example(eps0=8.0, n=10**7)
 def test_shuffle_amplification_is_a_profile(eps0, n):
     # property: values in [0, 1], non-increasing, never above the eps0-DP worst case
     p = M.shuffle_amplification(eps0, n)
