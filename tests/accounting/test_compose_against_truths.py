@@ -31,7 +31,14 @@ from symgdp import mechanisms as M
 from symgdp.errors import SymgdpError
 from symgdp.gaussian import precise
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """This module's references work at 50 digits.  Set per test and restored after: set at
+    import (as it was), it held for every test collected after this module in the session,
+    the product's ambient-precision mpmath calls in other wings included."""
+    with mpmath.workdps(50):
+        yield
 
 
 # -- independent references ---------------------------------------------------------------
