@@ -18,6 +18,7 @@ least mu_gdp(x_i, delta(x_i)).
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -30,7 +31,14 @@ from symgdp import mechanisms as M
 from symgdp.errors import SymgdpError
 from symgdp.gaussian import precise
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """This module's references work at 50 digits.  Set per test and restored after: set at
+    import (as it was), it held for every test collected after this module in the session,
+    the product's ambient-precision mpmath calls in other wings included."""
+    with mpmath.workdps(50):
+        yield
 
 
 # -- independent references ---------------------------------------------------------------
@@ -42,14 +50,22 @@ def gdp_delta(eps: float, mu: float) -> mpmath.mpf:
 
 def two_point_kfold(P: list, Q: list, k: int, eps: float) -> mpmath.mpf:
     """Profile at eps of the k-fold product of a pair on two points (binomial sum)."""
-    l0, l1 = mpmath.log(P[0] / Q[0]), mpmath.log(P[1] / Q[1])
     e = mpmath.mpf(eps)
     out = mpmath.mpf(0)
-    for i in range(k + 1):
-        L = i * l0 + (k - i) * l1
+    for L, w in _kfold_terms(tuple(P), tuple(Q), k, mpmath.mp.dps):
         if L > e:
-            out += mpmath.binomial(k, i) * P[0] ** i * P[1] ** (k - i) * (1 - mpmath.exp(e - L))
+            out += w * (1 - mpmath.exp(e - L))
     return out
+
+
+@functools.cache
+def _kfold_terms(P: tuple, Q: tuple, k: int, dps: int) -> tuple:
+    """The k + 1 atoms (loss L_i, mass binom(k, i) P0^i P1^(k-i)) of the k-fold product,
+    computed once per pair (and precision) and shared by every eps and every case: the same
+    terms, in the same arithmetic, as summing them afresh at each eps."""
+    l0, l1 = mpmath.log(P[0] / Q[0]), mpmath.log(P[1] / Q[1])
+    return tuple((i * l0 + (k - i) * l1,
+                  mpmath.binomial(k, i) * P[0] ** i * P[1] ** (k - i)) for i in range(k + 1))
 
 
 def rr_pair(e0: float, q: float = 1.0) -> tuple[list, list]:
@@ -63,6 +79,12 @@ def rr_pair(e0: float, q: float = 1.0) -> tuple[list, list]:
 
 
 def kov_delta(e0: float, k: int, eps: float) -> mpmath.mpf:
+    return _kov_delta(e0, k, eps, mpmath.mp.dps)
+
+
+@functools.cache
+def _kov_delta(e0: float, k: int, eps: float, dps: int) -> mpmath.mpf:
+    # cached: a grid point's truth is read by several checks of one case (same precision)
     P, Q = rr_pair(e0)
     return two_point_kfold(P, Q, k, eps)
 

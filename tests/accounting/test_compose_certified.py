@@ -26,7 +26,14 @@ from symgdp import mechanisms as M
 from symgdp.accounting.certified import Composition, LazyComposition
 from symgdp.errors import SymgdpError, UnboundParameterError
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """This module's references work at 50 digits.  Set per test and restored after: set at
+    import (as it was), it held for every test collected after this module in the session,
+    the product's ambient-precision mpmath calls in other wings included."""
+    with mpmath.workdps(50):
+        yield
 
 
 def gdp_delta(eps: float, mu: float) -> mpmath.mpf:

@@ -18,7 +18,14 @@ import pytest
 from symgdp import from_dp_event
 from symgdp.errors import DomainError
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """This module's references work at 50 digits.  Set per test and restored after: set at
+    import (as it was), it held for every test collected after this module in the session,
+    the product's ambient-precision mpmath calls in other wings included."""
+    with mpmath.workdps(50):
+        yield
 
 
 def gdp_delta(eps: float, mu: float) -> mpmath.mpf:

@@ -33,10 +33,13 @@ def eps_of(delta_fn, delta: float, hi: float = 60.0) -> mpmath.mpf:
     d = mpmath.mpf(delta)
     for _ in range(200):
         m = (lo + hi_) / 2
+        before = (lo, hi_)
         if delta_fn(m) > d:
             lo = m
         else:
             hi_ = m
+        if (lo, hi_) == before:
+            break  # the working precision is exhausted: every further step is this one
     return hi_
 
 
@@ -97,10 +100,13 @@ def _replace_one_subsampled_delta(q, sigma, e):
     lo, hi = mpmath.mpf(-50), mpmath.mpf(50)
     for _ in range(220):
         m = (lo + hi) / 2
+        before = (lo, hi)
         if dens(m, 1) > mpmath.exp(e) * dens(m, -1):
             hi = m
         else:
             lo = m
+        if (lo, hi) == before:
+            break  # a fixed point: the remaining steps would repeat this one exactly
     return tail(hi, 1) - mpmath.exp(e) * tail(hi, -1)
 
 

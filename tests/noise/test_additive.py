@@ -38,6 +38,14 @@ def logistic():
     return symgdp.additive_noise(Logistic("Z", 0, B))
 
 
+@pytest.fixture(scope="module")
+def gumbel_noise():
+    # standard Gumbel noise, sensitivity 1: derived once (about 40 s of symbolic steps) for
+    # the two tests that read it (its profile, and its verdict)
+    x = sympy.Symbol("x")
+    return symgdp.additive_noise(sympy.exp(-(x + sympy.exp(-x))), sensitivity=1)
+
+
 def quadrature_profile(density, eps, shift, kinks=(), dps=40):
     """The definition: int max(0, p(x) - e^eps p(x - shift)) dx at ``dps`` digits.
 
@@ -177,11 +185,10 @@ def test_logistic_against_quadrature(logistic, b, shift):
     assert p(eps0 * 1.01) == 0.0
 
 
-def test_asymmetric_noise_takes_both_directions():
+def test_asymmetric_noise_takes_both_directions(gumbel_noise):
     # standard Gumbel noise: log-concave, not symmetric; P vs Q has an unbounded loss,
     # Q vs P a loss bounded by Delta -- the profile is the larger of both
-    x = sympy.Symbol("x")
-    p = symgdp.additive_noise(sympy.exp(-(x + sympy.exp(-x))), sensitivity=1)
+    p = gumbel_noise
     d = p.meta["derivation"]
     assert "both directions" in d.directions
     # below x = -60 the Gumbel density is exp(-x - e^(-x)) < exp(-e^60): read as 0 (its
@@ -225,11 +232,10 @@ def test_support_not_the_line_refused():
         symgdp.additive_noise(Exponential("Z", 1))
 
 
-def test_gumbel_verdict_not_gdp():
+def test_gumbel_verdict_not_gdp(gumbel_noise):
     # Gumbel's left tail is double-exponential: P against Q has delta ~ exp(-eps/(e^D - 1)),
     # an exponential tail, so eps^2/(-2 log delta) -> oo (theory §5): not GDP
-    x = sympy.Symbol("x")
-    p = symgdp.additive_noise(sympy.exp(-(x + sympy.exp(-x))), sensitivity=1)
+    p = gumbel_noise
     d = p.meta["derivation"]
     assert d.loss_bound == sympy.oo
     assert d.tail_limit == sympy.oo and d.verdict.startswith("not GDP")

@@ -5,6 +5,7 @@ brute-force exact integer composition), the addition chains (integer arithmetic)
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 
 import flint
@@ -178,8 +179,16 @@ def test_product_threads_do_not_change_the_product():
     assert flint.ctx.threads >= 1
 
 
+# (0.4, 50) costs half again as much as (0.5, 70) and tests the same thing (1 - delta(0)
+# below the default scale's dust, mu > 16): at scale 1 (0.5, 70) alone, the smaller mu and
+# so the one nearer the default scale; both settings' scales are also checked against
+# 2 Phi(-mu/2) in test_scale_grows_with_the_guessed_mu.  Both at SYMGDP_TEST_SCALE >= 2.
+_BEYOND_16 = [(0.5, 70)] + ([(0.4, 50)] if int(os.environ.get("SYMGDP_TEST_SCALE", "1")) >= 2
+                            else [])
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("sigma, steps", [(0.5, 70), (0.4, 50)])
+@pytest.mark.parametrize("sigma, steps", _BEYOND_16)
 def test_gaussian_composition_beyond_mu_16_is_bracketed(sigma, steps):
     # reference: q = 1 is the Gaussian mechanism composed, exactly sqrt(T)/sigma-GDP (Dong,
     # Roth & Su); 1 - delta(0) = 2 Phi(-mu/2) is about 6e-17 and 1e-18 here, below the

@@ -21,7 +21,14 @@ import symgdp
 from symgdp import mechanisms
 from symgdp.training.engine import _one_minus_ey, compose_schedule
 
-mpmath.mp.dps = 50
+
+@pytest.fixture(autouse=True)
+def _fifty_digits():
+    """This module's references work at 50 digits.  Set per test and restored after: set at
+    import (as it was), it held for every test collected after this module in the session,
+    the product's ambient-precision mpmath calls in other wings included."""
+    with mpmath.workdps(50):
+        yield
 
 
 def _one_minus_delta_mu(eps: float, mu: float) -> mpmath.mpf:

@@ -169,10 +169,25 @@ def _exact_pessimistic(pb: list, qb: list, disc: float, add: bool, e0: mp.mpf
     return m, 1 - qb[0]
 
 
+SCALE = int(os.environ.get("SYMGDP_TEST_SCALE", "1"))
+
+
+def _one_step_wanted(q: float, sigma: float, rel: str) -> bool:
+    """Replace-one at sigma = 0.2 costs 15-35 s a case (the reference root-finds ~9000
+    grid losses at ~70 digits).  At scale 1 three of its five rates stay: 1e-6 (the
+    smallest rate), 0.5 and 0.99999 (1 - q tiny, the cancellation hazard).  The two left
+    for SYMGDP_TEST_SCALE >= 2 have their branch covered elsewhere at scale 1: q = 1e-3
+    lies between 1e-6 and 0.5 in the same small-q regime, and q = 1 (the exact q == 1
+    branch of the loss) runs at sigma = 1 and 50 under replace-one and at sigma = 0.2
+    under add/remove."""
+    return SCALE >= 2 or not (rel == "replace_one" and sigma == 0.2 and q in (1e-3, 1.0))
+
+
 ONE_STEP = [pytest.param(q, s, rel, marks=[pytest.mark.slow]
                          if (rel, s) == ("replace_one", 0.2) and q > 0.9 else [])
             for rel in ("add_remove", "replace_one")
-            for q in (1e-6, 1e-3, 0.5, 0.99999, 1.0) for s in (0.2, 1.0, 50.0)]
+            for q in (1e-6, 1e-3, 0.5, 0.99999, 1.0) for s in (0.2, 1.0, 50.0)
+            if _one_step_wanted(q, s, rel)]
 
 
 @pytest.mark.parametrize("q,sigma,rel", ONE_STEP)
