@@ -258,10 +258,42 @@ def _find_family(profile: Profile) -> tuple[_Family, _Point] | None:
     return _family(expr, var, params), point
 
 
+SOLVESET_DEGREE = 256
+
+
+def beyond_solveset(bracket: sympy.Expr, var: sympy.Symbol) -> bool:
+    """Whether ``bracket`` is, in :math:`u = e^{var/D}`, a polynomial of degree above
+    :data:`SOLVESET_DEGREE`: the exponents' rational slopes in ``var``, over their common
+    denominator D, reach it (``exp((eps - 1/400) 10^5)`` beside ``exp(-eps)``: degree
+    1e5).  SymPy's solveset then runs until its budget ends and finds no closed form; the
+    roots are found numerically at once instead (the same answer as after the timeout).
+
+    >>> from symgdp.symbolic.symbols import eps
+    >>> beyond_solveset(sympy.exp(-eps) + sympy.exp((eps - 1) * 10**5), eps)
+    True
+    >>> beyond_solveset(sympy.exp(-eps) + sympy.exp(-eps / 2) - 1, eps)
+    False
+    """
+    slopes = []
+    for f in bracket.atoms(sympy.exp):
+        a = sympy.diff(f.args[0], var)
+        if a.free_symbols or not a.is_Rational:
+            return False  # symbolic or Float slopes: left to SymPy (and its budget)
+        slopes.append(a)
+    if not slopes:
+        return False
+    den = sympy.ilcm(*(sympy.Rational(a).q for a in slopes)) if len(slopes) > 1 \
+        else sympy.Rational(slopes[0]).q
+    return max(abs(a) * den for a in slopes) > SOLVESET_DEGREE
+
+
 def _root_candidates(bracket: sympy.Expr, var: sympy.Symbol) -> list | None:
     """Closed-form candidates for the roots of ``bracket`` on [0, oo) with parameters
     symbolic: every element of a finite set inside SymPy's answer (which, with symbols,
-    is a union of finite sets intersected with conditions), or ``None``."""
+    is a union of finite sets intersected with conditions), or ``None`` (also at once for
+    a bracket :func:`beyond_solveset`)."""
+    if beyond_solveset(bracket, var):
+        return None
     sol = sympy.solveset(bracket, var, sympy.Interval(0, sympy.oo))
 
     def finite(s: sympy.Basic) -> list:

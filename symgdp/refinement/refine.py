@@ -91,6 +91,7 @@ from symgdp.refinement.family import (
     _Point,
     _proof_functions,
     _rewrite_piecewise,
+    beyond_solveset,
 )
 from symgdp.refinement.validate import _float_values
 from symgdp.symbolic.budget import resolve_timeout, run_bounded
@@ -163,6 +164,8 @@ def _piecewise_form(expr: sympy.Expr, timeout: float | None) -> sympy.Expr:
 
 
 def _closed_form_roots(bracket: sympy.Expr, var: sympy.Symbol) -> Any:
+    if beyond_solveset(bracket, var):
+        return None  # a polynomial of huge degree in a power of e^var: numeric roots
     sol = sympy.solveset(bracket, var, sympy.Interval(0, sympy.oo))
     if isinstance(sol, sympy.FiniteSet):
         return [r for r in sol if r.is_real is not False]
