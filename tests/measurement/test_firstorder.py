@@ -35,14 +35,28 @@ DPS = 40
 # -- independent references ---------------------------------------------------------------
 
 def ref_mu_gdp(x: float, log_delta: mpmath.mpf) -> mpmath.mpf:
-    """The mu with log delta_mu(x) = log_delta, by bisection on the 40-digit reference."""
+    """The mu with log delta_mu(x) = log_delta on the 40-digit reference (delta_mu increases
+    in mu): a bracket by doubling, then the Anderson-Bjorck bracketing secant of
+    mpmath.findroot inside it, the root confirmed by the sign change across +-1e-30 of it
+    (the same certainty as bisection, at ~12 evaluations instead of 140).  Should the sign
+    change not show (the root outside 40-digit reach), plain bisection answers."""
     with mpmath.workdps(DPS):
+        def f(m: mpmath.mpf) -> mpmath.mpf:
+            return ref_log_delta(x, m) - log_delta
+
         lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(1)
-        while ref_log_delta(x, hi) < log_delta:
+        while f(hi) < 0:
             lo, hi = hi, 2 * hi
+        try:
+            r = mpmath.findroot(f, (lo, hi), solver="anderson")
+            h = r * mpmath.mpf(10) ** -30
+            if lo <= r <= hi and f(r - h) < 0 <= f(r + h):
+                return r
+        except (ValueError, ZeroDivisionError):
+            pass
         for _ in range(140):
             mid = (lo + hi) / 2
-            if ref_log_delta(x, mid) < log_delta:
+            if f(mid) < 0:
                 lo = mid
             else:
                 hi = mid

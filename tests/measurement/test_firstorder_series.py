@@ -62,8 +62,9 @@ def mp_profile(p: Profile):
 
 def mp_gdpt(f, x) -> mpmath.mpf:
     """G(x) = mu_GDP(x, delta(x)): the root in mu of log delta_mu(x) = log delta(x)
-    (delta_mu increases in mu) at 40 digits: bisection down to a bracket of 1e-9, then
-    Anderson-Bjorck inside it, the root confirmed by the sign change across +-1e-32."""
+    (delta_mu increases in mu) at 40 digits: bisection down to a bracket of 1e-3, then
+    Anderson-Bjorck inside it, the root confirmed by the sign change across +-1e-32
+    (should it not show, bisection on to 1e-9 and Anderson-Bjorck again, as before)."""
     with mpmath.workdps(DPS):
         x = mpmath.mpf(x)
         target = mpmath.log(f(x))
@@ -72,13 +73,18 @@ def mp_gdpt(f, x) -> mpmath.mpf:
             return mp_log_delta_mu(x, m) - target
 
         lo, hi = mpmath.mpf("0.05"), mpmath.mpf(8)
-        while hi - lo > mpmath.mpf("1e-9"):
-            mid = (lo + hi) / 2
-            lo, hi = (mid, hi) if g(mid) < 0 else (lo, mid)
-        r = mpmath.findroot(g, (lo, hi), solver="anderson")
-        eps_r = mpmath.mpf("1e-32") * r
-        assert g(r - eps_r) < 0 < g(r + eps_r)
-        return r
+        for width in ("1e-3", "1e-9"):
+            while hi - lo > mpmath.mpf(width):
+                mid = (lo + hi) / 2
+                lo, hi = (mid, hi) if g(mid) < 0 else (lo, mid)
+            try:
+                r = mpmath.findroot(g, (lo, hi), solver="anderson")
+            except (ValueError, ZeroDivisionError):
+                continue
+            eps_r = mpmath.mpf("1e-32") * r
+            if g(r - eps_r) < 0 < g(r + eps_r):
+                return r
+        raise AssertionError(f"no confirmed root of the GDPT at {x}")
 
 
 def mp_sup(f, a: float, b: float, n: int) -> tuple[mpmath.mpf, float]:
