@@ -35,14 +35,28 @@ DPS = 40
 # -- independent references ---------------------------------------------------------------
 
 def ref_mu_gdp(x: float, log_delta: mpmath.mpf) -> mpmath.mpf:
-    """The mu with log delta_mu(x) = log_delta, by bisection on the 40-digit reference."""
+    """The mu with log delta_mu(x) = log_delta on the 40-digit reference (delta_mu increases
+    in mu): a bracket by doubling, then the Anderson-Bjorck bracketing secant of
+    mpmath.findroot inside it, the root confirmed by the sign change across +-1e-30 of it
+    (the same certainty as bisection, at ~12 evaluations instead of 140).  Should the sign
+    change not show (the root outside 40-digit reach), plain bisection answers."""
     with mpmath.workdps(DPS):
+        def f(m: mpmath.mpf) -> mpmath.mpf:
+            return ref_log_delta(x, m) - log_delta
+
         lo, hi = mpmath.mpf("1e-6"), mpmath.mpf(1)
-        while ref_log_delta(x, hi) < log_delta:
+        while f(hi) < 0:
             lo, hi = hi, 2 * hi
+        try:
+            r = mpmath.findroot(f, (lo, hi), solver="anderson")
+            h = r * mpmath.mpf(10) ** -30
+            if lo <= r <= hi and f(r - h) < 0 <= f(r + h):
+                return r
+        except (ValueError, ZeroDivisionError):
+            pass
         for _ in range(140):
             mid = (lo + hi) / 2
-            if ref_log_delta(x, mid) < log_delta:
+            if f(mid) < 0:
                 lo = mid
             else:
                 hi = mid
@@ -262,8 +276,8 @@ def test_gaussian_with_float_literals_is_bounded_not_recognised():
     # reference: mu = 1.5; the 15-digit literals move G by < 1e-12.  Not taken for the
     # exact delta_mu: the bracket comes from the perturbation bound for the stored
     # constants (its note says so)
-    e = sympy.sympify("erfc((eps/1.5 - 0.75)/sqrt(2))/2 - exp(eps)*erfc((eps/1.5 + 0.75)/sqrt(2))/2",
-                      locals={"eps": eps})
+    e = sympy.sympify("erfc((eps/1.5 - 0.75)/sqrt(2))/2"
+                      " - exp(eps)*erfc((eps/1.5 + 0.75)/sqrt(2))/2", locals={"eps": eps})
     m = measure(Profile(e), eps_h=5, tol=1e-6, refine=False, identify=False)
     check(m, 1.5, 1e-6, slack=1e-12)
     assert m.method == "first-order" and m.upper > m.lower
@@ -292,6 +306,10 @@ SPIKES = [(3.1234, 1e-6), (47.77, 1e-7)]
 
 
 @pytest.mark.slow
+# the search's "has run 15 s" advice depends on the machine's load (seen under load 16:
+# the warning, made an error by the suite's filterwarnings, failed this test), not on
+# the outcome this test is about
+@pytest.mark.filterwarnings("ignore:the first-order search has run")
 @pytest.mark.parametrize("where,width", SPIKES)
 @pytest.mark.parametrize("certify", [None, False])
 def test_spike_between_grid_points_is_refused(where, width, certify):
@@ -432,7 +450,8 @@ def test_tiny_term_that_takes_over_the_tail():
     def log_delta(x):
         with mpmath.workdps(60):
             x = mpmath.mpf(x)
-            return mpmath.log(mpmath.exp(-x * x) / 2 + mpmath.mpf("1e-30") * mpmath.exp(-x * x / 16))
+            return mpmath.log(mpmath.exp(-x * x) / 2
+                              + mpmath.mpf("1e-30") * mpmath.exp(-x * x / 16))
 
     truth, arg = ref_sup_g(log_delta, 0.0, 30.0, n=30)
     p = Profile(sympy.exp(-eps**2) / 2 + sympy.Float("1e-30") * sympy.exp(-eps**2 / 16))
