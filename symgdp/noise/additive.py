@@ -234,15 +234,22 @@ def _one_direction(density: Density, loss: Loss) -> sympy.Expr:
 
 
 def _simplified(e: sympy.Expr) -> sympy.Expr:
-    """The shorter of ``simplify(e)`` and :func:`_exp_rational` within a few seconds
-    each, else ``e`` as it is (nested bounded calls; simplification is cosmetic, and the
-    result is checked against the definition by :mod:`symgdp.noise.check`)."""
+    """:func:`_exp_rational` when it shortens ``e`` (a rational function of exponentials,
+    factored: SymPy's simplify spends its whole budget on these, e.g. the logistic
+    profile), else the shorter of ``simplify(e)`` and ``e``, within a few seconds each
+    (nested bounded calls; simplification is cosmetic, and the result is checked against
+    the definition by :mod:`symgdp.noise.check`)."""
     out = [e]
-    for how in (sympy.simplify, _exp_rational):
-        try:
-            out.append(run_bounded(how, e, timeout=4))
-        except Exception:  # noqa: BLE001, S112 - simplification is cosmetic
-            continue
+    try:
+        out.append(run_bounded(_exp_rational, e, timeout=4))
+    except Exception:  # noqa: BLE001 - simplification is cosmetic
+        pass
+    if sympy.count_ops(out[-1]) < sympy.count_ops(e):
+        return out[-1]
+    try:
+        out.append(run_bounded(sympy.simplify, e, timeout=4))
+    except Exception:  # noqa: BLE001 - simplification is cosmetic
+        pass
     return min(out, key=sympy.count_ops)
 
 
