@@ -15,6 +15,7 @@ measured upper end must not be below it).
 
 from __future__ import annotations
 
+import functools
 from math import comb
 
 import mpmath
@@ -59,9 +60,25 @@ def _erfcinv(y: mpmath.mpf) -> mpmath.mpf:
 _MODS = [{"erfcinv": _erfcinv, "erfinv": lambda y: _erfcinv(1 - mpmath.mpf(y))}, "mpmath"]
 
 
-def _mp_curve(expr: sympy.Expr):
+@functools.cache
+def _mp_curve_at(expr: sympy.Expr, prec: int):
+    """T in mpmath, lambdified once per curve and memoised per point: the references
+    evaluate the same probit grid for every eps (and for both ``symmetric`` cases), so the
+    cache returns the very values a fresh evaluation would (same expression, same
+    precision ``prec``, part of the key): the references are unchanged, only cheaper."""
     f = sympy.lambdify(a, expr, modules=_MODS)
-    return lambda x: mpmath.mpf(f(x))
+    return functools.cache(lambda x: mpmath.mpf(f(x)))
+
+
+def _mp_curve(expr: sympy.Expr):
+    return _mp_curve_at(expr, mpmath.mp.prec)
+
+
+@functools.cache
+def _alpha_at(u: mpmath.mpf, prec: int) -> mpmath.mpf:
+    """alpha = Phi(-u) at the working precision ``prec`` (memoised: the same probit grid
+    serves every eps)."""
+    return mpmath.erfc(u / mpmath.sqrt(2)) / 2
 
 
 def _delta_mu(eps, mu) -> mpmath.mpf:
@@ -73,13 +90,16 @@ def _gdpt(eps, d) -> mpmath.mpf:
     return gdpt_below(eps, d)
 
 
+@functools.cache
 def _conjugate(f, eps, *, inverse: bool = False) -> mpmath.mpf:
     """delta_T(eps) from below (of T^{-1} with ``inverse``): grid in the probit coordinate
-    and golden section (concave in alpha for a convex T)."""
+    and golden section (concave in alpha for a convex T).  Memoised: ``f`` comes from
+    _mp_curve_at, one per (curve, precision), so the key fixes the precision too; a case
+    and its ``symmetric=False`` twin share the conjugates on the eps grid."""
     c = mpmath.exp(eps)
 
     def obj(u):
-        al = mpmath.erfc(u / mpmath.sqrt(2)) / 2
+        al = _alpha_at(u, mpmath.mp.prec)
         return 1 - al - c * f(al) if inverse else 1 - f(al) - c * al
 
     return max(probit_sup(obj, -9, 16, n=301, iterations=80), mpmath.mpf(0))

@@ -17,6 +17,7 @@ refinement by golden-section search.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import mpmath
@@ -38,8 +39,12 @@ def _g_sym(mu):
     return gdp_curve_expr(mu, A)
 
 
+@functools.cache
 def _g_mp(mu, a):
-    """G_mu in mpmath (references.gdp_curve, 40 digits)."""
+    """G_mu in mpmath (references.gdp_curve, 40 digits, which sets its own precision, so
+    the value depends on (mu, a) only).  Memoised: most of every test's reference grid
+    (_grid: uniform and geometric, ~2150 points) is the same G_1 values, and computing
+    them was most of each test's cost; the cache returns the very same mpf values."""
     return gdp_curve(mu, a)
 
 
