@@ -63,7 +63,13 @@ import sympy
 from symgdp.errors import AnalysisTimeout, DomainError, ProfileError, SymgdpError
 from symgdp.mechanisms import SENSITIVITY
 from symgdp.noise.check import crosscheck
-from symgdp.noise.density import Density, _from_expression, read_density
+from symgdp.noise.density import (
+    Density,
+    _from_expression,
+    aligned_rows,
+    read_density,
+    tex_text,
+)
 from symgdp.noise.discrete import discrete_noise
 from symgdp.noise.gengauss import generalized_gaussian, match_generalized_gaussian
 from symgdp.noise.loss import Loss, privacy_loss
@@ -135,19 +141,19 @@ class Derivation:
                       rf"|f(D) - f(D')| \le {d}{given}"),
             ("privacy loss", rf"L({x}) = \log p({x}) - \log p({x} - {d}) = "
                              rf"{sympy.latex(self.loss)}"),
-            ("monotonicity", rf"\text{{{_tex_text(self.monotone)}}}"),
+            ("monotonicity", rf"\text{{{tex_text(self.monotone)}}}"),
             ("threshold", rf"L({x}_{{{v}}}) = {v} \iff {x}_{{{v}}} = "
                           rf"{sympy.latex(self.threshold)}\quad ({lo} < {v} < {hi})"),
-            ("directions", rf"\text{{{_tex_text(self.directions)}}}"),
+            ("directions", rf"\text{{{tex_text(self.directions)}}}"),
             ("profile", rf"\delta({v}) = F({x}_{{{v}}}) - e^{{{v}}} F({x}_{{{v}}} - {d}) = "
                         rf"{sympy.latex(self.profile)}"),
             ("tail limit", rf"\lim_{{{v}\to\infty}} \frac{{{v}^2}}{{-2\log\delta({v})}} = "
                            + (r"\text{unknown}" if self.tail_limit is None
                               else sympy.latex(self.tail_limit))),
-            ("verdict", rf"\text{{{_tex_text(self.verdict)}}}"),
+            ("verdict", rf"\text{{{tex_text(self.verdict)}}}"),
         ]
         if self.check:
-            rows.append(("check", rf"\text{{{_tex_text(self.check)}}}"))
+            rows.append(("check", rf"\text{{{tex_text(self.check)}}}"))
         return rows
 
     def to_latex(self) -> str:
@@ -174,17 +180,7 @@ class Derivation:
         ]
 
     def __str__(self) -> str:
-        rows = self.text_rows()
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-
-def _tex_text(s: str) -> str:
-    """Plain text for ``\\text{...}`` (LaTeX specials escaped)."""
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
-                 ("#", r"\#"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
-        s = s.replace(a, b)
-    return s
+        return aligned_rows(self.text_rows())
 
 
 def _sensitivity(value: Any) -> tuple[sympy.Expr, dict]:

@@ -347,3 +347,19 @@ def read_density(noise: Any, variable: Any = None, *, timeout: float | None = No
         raise ProfileError(f"could not prove that the density {expr} integrates to 1 "
                            f"(SymPy gives {total})")
     return Density(x, expr, tuple(pieces), tuple(cdf), params, name, symmetric)
+
+
+# -- shared by the derivations' reports ------------------------------------------------------
+def tex_text(s: str) -> str:
+    """Plain text for ``\\text{...}`` (LaTeX specials escaped)."""
+    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
+                 ("#", r"\#"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
+        s = s.replace(a, b)
+    return s
+
+
+def aligned_rows(rows: list[tuple[str, Any]]) -> str:
+    """``name  value`` lines, the names padded to one width (a derivation's text form)."""
+    width = max(len(k) for k, _ in rows)
+    return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+

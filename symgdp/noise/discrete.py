@@ -76,7 +76,14 @@ from flint import arb, ctx
 
 from symgdp.errors import DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
-from symgdp.noise.density import Density, Piece, _from_expression, _pieces
+from symgdp.noise.density import (
+    Density,
+    Piece,
+    _from_expression,
+    _pieces,
+    aligned_rows,
+    tex_text,
+)
 from symgdp.noise.loss import log_concavity
 from symgdp.numerics.balls import gt3, le3
 from symgdp.numerics.rounding import float_above
@@ -721,7 +728,7 @@ class DiscreteDerivation:
             if label == "derived profile" and self.profile is not None:
                 body = r"\delta(\varepsilon) = " + sympy.latex(self.profile)
             else:
-                body = r"\text{" + _tex(text) + "}"
+                body = r"\text{" + tex_text(text) + "}"
             out.append((label, body))
         return out
 
@@ -736,13 +743,4 @@ class DiscreteDerivation:
                 ("noise verdict", self.verdict), ("noise check", self.check)]
 
     def __str__(self) -> str:
-        rows = self.text_rows()
-        width = max(len(k) for k, _ in rows)
-        return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
-
-
-def _tex(s: str) -> str:
-    for a, b in (("\\", r"\textbackslash{}"), ("_", r"\_"), ("%", r"\%"), ("&", r"\&"),
-                 ("#", r"\#"), ("^", r"\^{}"), ("{", r"\{"), ("}", r"\}")):
-        s = s.replace(a, b)
-    return s
+        return aligned_rows(self.text_rows())
