@@ -8,8 +8,6 @@ also unit-tested here.
 from __future__ import annotations
 
 import importlib.util
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,15 +26,10 @@ def load_hook(name: str):
 
 
 @pytest.mark.slow
-def test_site_builds_strict(tmp_path):
-    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
-    pytest.importorskip("mkdocstrings", reason="mkdocstrings is not installed")
-    pytest.importorskip("mkdocstrings_handlers.python",
-                        reason="mkdocstrings-python is not installed")
-    site = tmp_path / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                           str(site)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
+def test_site_builds_strict(docs_build):
+    # the build (mkdocs build --strict, asserted to succeed) is shared with
+    # test_docs_browser.py through the docs_build fixture of tests/package/conftest.py
+    site = docs_build
     for page in ["index.html", "tutorial/index.html", "theory/index.html",
                  "benchmarks/index.html", "cite/index.html", "architecture/index.html",
                  "reference/present/index.html"]:

@@ -1,7 +1,8 @@
 """The documentation site in a real browser: every page loads, every formula is typeset, no
 console error, and every link inside the site reaches an existing page and anchor.
 
-The site is built with ``mkdocs build --strict`` into a temporary folder, served on
+The site is built with ``mkdocs build --strict`` into a temporary folder (once per run, the
+``docs_build`` fixture of tests/package/conftest.py, shared with test_docs.py), served on
 127.0.0.1 by :mod:`http.server` in a thread, and opened page by page in headless Chromium
 (the system's ``chromium`` and ``chromium-driver`` packages, driven by selenium).  MathJax
 is served with the site (``docs/js/mathjax/``), so the check runs offline; a page that
@@ -17,8 +18,6 @@ from __future__ import annotations
 import functools
 import http.server
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urldefrag, urljoin, urlparse
@@ -74,17 +73,6 @@ def _which(names: tuple[str, ...]) -> str | None:
     return next((p for n in names if (p := shutil.which(n))), None)
 
 
-def _built_site(tmp: Path) -> Path:
-    pytest.importorskip("mkdocs", reason="MkDocs is not installed (pip install -e '.[docs]')")
-    pytest.importorskip("mkdocstrings_handlers.python",
-                        reason="mkdocstrings-python is not installed")
-    site = tmp / "site"
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir",
-                           str(site)], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return site
-
-
 class _Quiet(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 (stdlib name)
         pass
@@ -118,8 +106,8 @@ def browser(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def served_site(tmp_path_factory, browser):
-    site = _built_site(tmp_path_factory.mktemp("docs"))
+def served_site(browser, docs_build):
+    site = docs_build  # one strict build per run, shared with test_docs.py (conftest.py)
     handler = functools.partial(_Quiet, directory=str(site))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)

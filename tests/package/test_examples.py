@@ -35,6 +35,9 @@ OUTPUTS = {
     "noise_shape_figure.py": ["noise_shape.png", "noise_shape.pdf"],
 }
 TIMEOUT = 300
+# Run once per test run by the small_tour fixture (tests/package/conftest.py), whose JSON
+# test_examples_tour.py checks row by row: the same script, the same --small run.
+SHARED = "mechanisms_tour.py"
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +46,7 @@ def runs(tmp_path_factory):
     started = {}
     for name in SCRIPTS:
         script = EXAMPLES / name
-        if not script.exists():
+        if not script.exists() or name == SHARED:
             continue
         out = tmp_path_factory.mktemp(name.removesuffix(".py"))
         proc = subprocess.Popen([sys.executable, str(script), "--small", "--out", str(out)],
@@ -59,12 +62,17 @@ def runs(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SCRIPTS)
-def test_example_runs_in_small_mode(runs, name):
-    if name not in runs:
-        pytest.skip(f"examples/{name} does not exist yet")
-    proc, out = runs[name]
-    stdout, stderr = proc.communicate(timeout=TIMEOUT)
-    assert proc.returncode == 0, f"{name} failed:\n{stderr[-3000:]}"
+def test_example_runs_in_small_mode(runs, name, request):
+    if name == SHARED:
+        out, done = request.getfixturevalue("small_tour")
+        returncode, stdout, stderr = done["returncode"], done["stdout"], done["stderr"]
+    else:
+        if name not in runs:
+            pytest.skip(f"examples/{name} does not exist yet")
+        proc, out = runs[name]
+        stdout, stderr = proc.communicate(timeout=TIMEOUT)
+        returncode = proc.returncode
+    assert returncode == 0, f"{name} failed:\n{stderr[-3000:]}"
     assert "Traceback" not in stderr
     for filename in OUTPUTS.get(name, []):
         assert (out / filename).stat().st_size > 0, f"{name} did not write {filename}"

@@ -9,6 +9,7 @@ mu = -2 Phi^{-1}(1/(1 + e^eps0)) (scipy's normal quantile).
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import sys
 from pathlib import Path
@@ -53,10 +54,15 @@ def test_a_case_returns_its_bracket(tour):
 
 
 @pytest.mark.slow
-def test_every_row_of_the_small_tour_has_a_bracket(tour):
+def test_every_row_of_the_small_tour_has_a_bracket(tour, small_tour):
     from scipy.stats import norm
 
-    rows = tour.tour(small=True)
+    # the rows of `mechanisms_tour.py --small` as the script wrote them (its JSON: floats
+    # round-trip exactly), from the one run per test run shared with test_examples.py
+    # (the small_tour fixture of tests/package/conftest.py)
+    out, done = small_tour
+    assert done["returncode"] == 0, done["stderr"][-3000:]
+    rows = json.loads((out / "mechanisms_tour.json").read_text(encoding="utf-8"))["mechanisms"]
     assert len(rows) == len(tour.cases(True))
     for row, case in zip(rows, tour.cases(True), strict=True):
         assert "measure_error" not in row, row

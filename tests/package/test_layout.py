@@ -18,6 +18,7 @@ A module missing from :data:`LAYERS` fails the test: a new module says where it 
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -220,7 +221,10 @@ def collect_imports(source: str, importer: str, known: set[str], is_package: boo
     return found
 
 
+@functools.cache
 def _graph() -> tuple[dict[str, list[tuple[str, str | None, int]]], set[str]]:
+    # parsed once per test process (about 1 s of CPU a time): three tests read the graph
+    # and none of them changes it
     mods = _modules()
     known = set(mods)
     return {m: collect_imports(p.read_text(encoding="utf-8"), m, known,
