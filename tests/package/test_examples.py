@@ -42,18 +42,32 @@ SHARED = "mechanisms_tour.py"
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory):
+    """``runs(name)``: (process, output folder) of ``examples/<name> --small``, or None for
+    a script that does not exist.  In one process every script starts at the first request,
+    all at once; under pytest-xdist a worker starts only the scripts of the tests it was
+    given (each worker started all of them before: twice the work).  Every process is
+    reaped and its pipes closed at teardown (no ResourceWarning in a later test)."""
     env = dict(os.environ, MPLBACKEND="Agg", PYTHONWARNINGS="error")
-    started = {}
-    for name in SCRIPTS:
+    started: dict[str, tuple[subprocess.Popen, Path]] = {}
+
+    def start(name: str) -> None:
         script = EXAMPLES / name
-        if not script.exists() or name == SHARED:
-            continue
+        if not script.exists() or name == SHARED or name in started:
+            return
         out = tmp_path_factory.mktemp(name.removesuffix(".py"))
         proc = subprocess.Popen([sys.executable, str(script), "--small", "--out", str(out)],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                                 env=env, cwd=tmp_path_factory.getbasetemp())
         started[name] = (proc, out)
-    yield started
+
+    def get(name: str) -> tuple[subprocess.Popen, Path] | None:
+        if not started and not os.environ.get("PYTEST_XDIST_WORKER"):
+            for other in SCRIPTS:
+                start(other)
+        start(name)
+        return started.get(name)
+
+    yield get
     for proc, _ in started.values():
         if proc.poll() is None:
             proc.kill()
@@ -67,9 +81,10 @@ def test_example_runs_in_small_mode(runs, name, request):
         out, done = request.getfixturevalue("small_tour")
         returncode, stdout, stderr = done["returncode"], done["stdout"], done["stderr"]
     else:
-        if name not in runs:
+        got = runs(name)
+        if got is None:
             pytest.skip(f"examples/{name} does not exist yet")
-        proc, out = runs[name]
+        proc, out = got
         stdout, stderr = proc.communicate(timeout=TIMEOUT)
         returncode = proc.returncode
     assert returncode == 0, f"{name} failed:\n{stderr[-3000:]}"
@@ -84,7 +99,7 @@ def test_example_runs_in_small_mode(runs, name, request):
 def test_walkthrough_report_has_the_closed_form_tail(runs):
     """Reference: theory §5, sigma = A/eps sqrt(log(B/delta)) has tail limit A^2/(2 sigma^2),
     2/9 for A = 1, sigma = 1.5."""
-    proc, out = runs["walkthrough.py"]
+    proc, out = runs("walkthrough.py")
     proc.communicate(timeout=TIMEOUT)
     assert proc.returncode == 0
     d = json.loads((out / "report.json").read_text(encoding="utf-8"))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
 import shlex
 import subprocess
@@ -79,22 +80,40 @@ COMMANDS = symgdp_commands()
 
 @pytest.fixture(scope="module")
 def command_runs(tmp_path_factory):
-    """Start every command at once; each pays the import of SymPy/SciPy."""
+    """Every command started at the first request, all at once (each pays the import of
+    SymPy/SciPy) when the tests run in one process; under pytest-xdist a worker starts only
+    the commands of the tests it was given (the others would run for nothing).  Every
+    process is reaped and its pipes closed at teardown (an unread pipe left to the garbage
+    collector is a ResourceWarning in whichever test runs next: an error under the suite's
+    warning filter)."""
     cwd = tmp_path_factory.mktemp("readme")
-    procs = [subprocess.Popen([sys.executable, "-m", "symgdp", *words[1:]], cwd=cwd,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for words in COMMANDS]
-    yield procs
-    for proc in procs:
+    procs: dict[int, subprocess.Popen] = {}
+
+    def start(index: int) -> None:
+        procs[index] = subprocess.Popen(
+            [sys.executable, "-m", "symgdp", *COMMANDS[index][1:]], cwd=cwd,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def get(index: int) -> subprocess.Popen:
+        if not procs and not os.environ.get("PYTEST_XDIST_WORKER"):
+            for i in range(len(COMMANDS)):
+                start(i)
+        if index not in procs:
+            start(index)
+        return procs[index]
+
+    yield get
+    for proc in procs.values():
         if proc.poll() is None:
             proc.kill()
+        proc.communicate()  # reaps the process and closes its pipes
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("index", range(len(COMMANDS)),
                          ids=[" ".join(w[1:3]) for w in COMMANDS])
 def test_readme_symgdp_commands_succeed(index, command_runs):
-    proc = command_runs[index]
+    proc = command_runs(index)
     stdout, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 0, stderr
     assert "verdict" in stdout or "\\begin{align*}" in stdout
