@@ -156,3 +156,26 @@ def gdpt_below(eps, d, iterations: int = 90) -> mpmath.mpf:
         else:
             hi = mid
     return lo
+
+
+def golden_max(h, xs: list, vals: list, steps: int) -> mpmath.mpf:
+    """max of ``h`` near the best of the grid points ``xs`` (values ``vals``): golden
+    section between the best point's neighbours, ``steps`` times (0.618^steps of the
+    bracket); returns the larger of the two last evaluations (at least the grid's best when
+    h is unimodal there)."""
+    g = (mpmath.sqrt(5) - 1) / 2
+    i = max(range(len(xs)), key=vals.__getitem__)
+    lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
+    c, d = hi - g * (hi - lo), lo + g * (hi - lo)
+    fc, fd = h(c), h(d)
+    for _ in range(steps):
+        if fc > fd:
+            hi, d, fd = d, c, fc
+            c = hi - g * (hi - lo)
+            fc = h(c)
+        else:
+            lo, c, fc = c, d, fd
+            d = lo + g * (hi - lo)
+            fd = h(d)
+    return max(fc, fd)
+

@@ -18,6 +18,7 @@ import sys
 import mpmath
 import pytest
 import sympy
+from references import golden_max
 
 from symgdp import Profile, eps
 from symgdp.accounting.pure_dp import optimal_pure_dp
@@ -257,22 +258,7 @@ def _refined_truth(levels, ends, closed):
         # supremum than the 200-point grid it replaces (a fifth of the G evaluations)
         xs = [a + (s - a) * j / 20 for j in range(20)] + [s - (s - a) / 10**12]
         vals = [h(x) for x in xs]
-        i = max(range(len(xs)), key=vals.__getitem__)
-        best = max(best, vals[i])
-        lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
-        g = (mpmath.sqrt(5) - 1) / 2
-        c, d = hi - g * (hi - lo), lo + g * (hi - lo)
-        fc, fd = h(c), h(d)
-        for _ in range(40):
-            if fc > fd:
-                hi, d, fd = d, c, fc
-                c = hi - g * (hi - lo)
-                fc = h(c)
-            else:
-                lo, c, fc = c, d, fd
-                d = lo + g * (hi - lo)
-                fd = h(d)
-        best = max(best, fc, fd)
+        best = max(best, max(vals), golden_max(h, xs, vals, 40))
     return best
 
 

@@ -29,6 +29,7 @@ import pytest
 import sympy
 from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
+from references import golden_max
 
 from symgdp import composition, mechanisms
 from symgdp.errors import (
@@ -61,7 +62,6 @@ def _ninv(p: mpmath.mpf) -> mpmath.mpf:
 def _sup_piecewise(h, knots: list, n: int = 16) -> mpmath.mpf:
     """max of h over [knots[0], knots[-1]], h smooth between knots: grid, then golden section."""
     best = mpmath.mpf("-inf")
-    g = (mpmath.sqrt(5) - 1) / 2
     for a, b in zip(knots[:-1], knots[1:], strict=True):
         if not b > a:
             continue
@@ -69,22 +69,9 @@ def _sup_piecewise(h, knots: list, n: int = 16) -> mpmath.mpf:
         # stay strictly inside: at alpha = 0 or 1 the quantiles are infinite
         xs[0], xs[-1] = a + (b - a) * mpmath.mpf("1e-25"), b - (b - a) * mpmath.mpf("1e-25")
         vals = [h(x) for x in xs]
-        i = max(range(n + 1), key=vals.__getitem__)
-        lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, n)]
-        c, d = hi - g * (hi - lo), lo + g * (hi - lo)
-        fc, fd = h(c), h(d)
         # 0.618^75 ~ 2e-16 of the bracket: the maximum of a smooth h is then exact to
         # far below any tol used here
-        for _ in range(75):
-            if fc > fd:
-                hi, d, fd = d, c, fc
-                c = hi - g * (hi - lo)
-                fc = h(c)
-            else:
-                lo, c, fc = c, d, fd
-                d = lo + g * (hi - lo)
-                fd = h(d)
-        best = max(best, vals[i], fc, fd)
+        best = max(best, max(vals), golden_max(h, xs, vals, 75))
     return best
 
 
