@@ -103,6 +103,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="EXPR is the density p(x) of additive noise Z: the profile of "
                    "f(D) + Z is derived from it (symgdp.additive_noise; sensitivity "
                    "Delta, bound with --set Delta=VALUE) and the derivation is reported")
+    a.add_argument("--support", choices=("reals", "integers"), default="reals",
+                   help="with --noise: EXPR is a density on the real line (default) or a "
+                   "PMF on the integers (write a normaliser as Sum(w(j), (j, -oo, oo)); the "
+                   "--set values are bound in the PMF first, Delta an integer, default 1)")
     cert = a.add_mutually_exclusive_group()
     cert.add_argument("--certify", action="store_true",
                       help="require bounds proved in interval arithmetic (the default "
@@ -293,6 +297,27 @@ def _notion_profile(notion: str, text: str, values: dict[str, Any]) -> Any:
     return Profile.from_tradeoff_curve(text, values=values)
 
 
+def _integer_noise(text: str, values: dict[str, Any], timeout: float | None
+                   ) -> tuple[Any, dict[str, Any]]:
+    """The profile of integer noise with PMF ``text``, the ``--set`` values bound first."""
+    import sympy
+
+    from symgdp.noise.additive import additive_noise
+    from symgdp.symbolic.parsing import parse_expression
+
+    shift = values.pop("Delta", sympy.Integer(1))
+    if not (shift.is_Integer and shift > 0):
+        raise UsageError(f"--support integers: Delta must be a positive integer, got {shift}")
+    # x real (a positive x would read |x| as x), decimals exact, as additive_noise reads it
+    pmf = parse_expression(text, symbols={"x": sympy.Symbol("x", real=True)}, rational=True)
+    bound = {s: values[s.name] for s in pmf.free_symbols if s.name in values}
+    unknown = sorted(set(values) - {s.name for s in bound})
+    if unknown:
+        raise UsageError(f"--set {', '.join(unknown)}: not a parameter of the PMF {text!r}")
+    return additive_noise(pmf.subs(bound), sensitivity=int(shift), support="integers",
+                          timeout=timeout), {}
+
+
 def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
     from symgdp.present.report import report
 
@@ -308,9 +333,14 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         if args.notion != "profile" or args.tradeoff:
             raise UsageError("--noise reads EXPR as a noise density: give neither "
                              "--tradeoff nor --notion with it")
-        from symgdp.noise.additive import additive_noise
+        if args.support == "integers":
+            subject, values = _integer_noise(args.expr, values, args.timeout)
+        else:
+            from symgdp.noise.additive import additive_noise
 
-        subject = additive_noise(args.expr, timeout=args.timeout)
+            subject = additive_noise(args.expr, timeout=args.timeout)
+    elif args.support != "reals":
+        raise UsageError(f"--support {args.support} describes a noise: give --noise with it")
     elif args.notion != "profile":
         subject, values = _notion_profile(args.notion, args.expr, values), {}
     progress = _Progress(stderr, enabled=not args.json and _isatty(stderr))

@@ -573,6 +573,16 @@ def _closed_form(pmf: Pmf, shift: sympy.Integer) -> tuple[sympy.Expr, sympy.Expr
             k += 1
         order.insert(k, g)
     c = pmf.const
+    if c.has(sympy.Sum):  # a normaliser written as a Sum: a closed form needs its value
+        total = sympy.Add(*[_run_sum(pmf.pieces[i].expr, x, lo, hi)
+                            for i, lo, hi in _runs(pmf.pieces)])
+        for s in c.atoms(sympy.Sum):
+            j = s.limits[0][0]
+            if len(s.limits) == 1 and tuple(s.limits[0][1:]) == (-_OO, _OO) \
+                    and sympy.simplify(s.function.xreplace({j: x}) - pmf.weight) == 0:
+                c = c.xreplace({s: total})
+        if c.has(sympy.Sum):
+            return None
     branches: list[tuple[sympy.Expr, Any]] = [(sympy.S.Zero, sympy.Ge(_EPS, order[0][0]))]
     partial = sympy.S.Zero
     for k, (ell, mass) in enumerate(order):
@@ -686,6 +696,7 @@ def discrete_noise(noise: Any, sensitivity: Any = 1, variable: Any = None, *,
     sups = tuple(run_bounded(_left_sup, d, shift, timeout=timeout) for d in directions)
     source = DiscreteNoiseSource(pmf.weight, pmf.x, shift, symmetric=pmf.symmetric,
                                  sups=sups)
+    bound = sympy.oo if any(v == sympy.oo for v in sups) else sympy.Max(*sups)
 
     def numeric(e: float, at: dict) -> Any:
         return mpmath.mpf(source.delta_ball(e).mid().str(40, radius=False))
@@ -694,9 +705,10 @@ def discrete_noise(noise: Any, sensitivity: Any = 1, variable: Any = None, *,
     derivation = DiscreteDerivation(
         noise=str(pmf.expr), variable=pmf.x, sensitivity=shift, monotone=pmf.monotone,
         mass=pmf.mass, directions=how, route="certified summation (Arb balls, tail bound)",
-        profile=None, loss_bound=sympy.oo,
-        verdict=("the loss is unbounded; the numeric profile is a proved upper bound, "
-                 "measure() brackets mu"), check=check)
+        profile=None, loss_bound=bound,
+        verdict=(f"pure DP: L <= {bound}, so delta(eps) = 0 for eps >= {bound}; "
+                 if bound != sympy.oo else "the loss is unbounded; ")
+        + "the numeric profile is a proved upper bound, measure() brackets mu", check=check)
     return Profile.from_source(source, name="discrete noise", derivation=derivation,
                                sensitivity=shift)
 

@@ -27,8 +27,12 @@ The accepted language:
   (also ``ln``; ``log(x, b)`` is the base-``b`` logarithm), ``sqrt``, ``erf``, ``erfc``,
   ``erfinv``, ``erfcinv``, ``Phi``/``Φ`` (the standard normal CDF
   :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt 2)/2`), ``Abs``/``abs``, ``Max``/``max``,
-  ``Min``/``min``, ``floor``, ``ceiling``/``ceil``, ``binomial``, ``Heaviside`` and
-  ``Piecewise((expr, cond), ...)``.
+  ``Min``/``min``, ``floor``, ``ceiling``/``ceil``, ``binomial``, ``Heaviside``,
+  ``Piecewise((expr, cond), ...)`` and ``Sum(term, (j, lo, hi))``: a sum, left unevaluated,
+  over the integer ``j`` (a fresh integer symbol, seen only inside ``term``) from ``lo`` to
+  ``hi``, integer numbers or ``-oo``/``oo``, at least one of them infinite (the only
+  place infinities are read: the normaliser
+  of a PMF on the integers, ``exp(-x**2/2)/Sum(exp(-j**2/2), (j, -oo, oo))``).
 * comparisons ``< <= > >= == !=`` (chains allowed), ``and``/``&``, ``or``/``|``,
   ``not``/``~``, ``True`` and ``False`` -- only inside a ``Piecewise`` condition.
 
@@ -300,7 +304,7 @@ class _Builder:
             raise self.fail(node, f"a number with more than {MAX_DIGITS} digits arises in")
         # An undefined piece must be refused where it arises: SymPy may absorb it later
         # (log(2, 0) = log(2)/zoo evaluates to 0, and 0*eps vanishes from a sum).
-        if value.has(*_UNDEFINED):
+        if _undefined(value):
             raise self.fail(node, f"undefined or infinite value ({value}) in")
         return value
 
@@ -324,7 +328,8 @@ class _Builder:
         if isinstance(node, (ast.Compare, ast.BoolOp)):
             raise self.fail(node, "comparisons are only allowed as Piecewise conditions")
         if isinstance(node, ast.Tuple):
-            raise self.fail(node, "tuples are only allowed as Piecewise pieces (expr, cond)")
+            raise self.fail(node, "tuples are only allowed as Piecewise pieces (expr, cond) "
+                                  "and Sum limits (j, lo, hi)")
         raise self.fail(node, "unsupported syntax")  # unreachable after _check_tree
 
     def chain(self, node: ast.BinOp) -> sympy.Expr:
@@ -447,6 +452,8 @@ class _Builder:
             raise self.fail(node, f"{fname} takes {want} argument(s), got {n}")
         if fname == "Piecewise":
             return self.piecewise(node)
+        if fname == "Sum":
+            return self.summation(node)
         args = [self.expr(a) for a in node.args]
         return self.sized(spec.build(self, args, node), node)
 
@@ -464,6 +471,40 @@ class _Builder:
             raise self.fail(node, "a Piecewise needs a last piece (expr, True) for the values "
                                   "no condition covers")
         return pw
+
+    def summation(self, node: ast.Call) -> sympy.Expr:
+        term, limits = node.args
+        if not (isinstance(limits, ast.Tuple) and len(limits.elts) == 3
+                and isinstance(limits.elts[0], ast.Name)):
+            raise self.fail(limits, "the limits of a Sum must be (j, lo, hi) with j a name")
+        name = limits.elts[0].id
+        if name.startswith("_") or _greek_name(name) in self.symbols or name in _CONSTANTS \
+                or name in ALIASES or name in _FUNCTIONS or name in _SYMPY_CALLABLES:
+            raise self.fail(limits.elts[0], "the index of a Sum must be a fresh name, not")
+        index = sympy.Symbol(name, integer=True)
+        outer, self.symbols = self.symbols, {**self.symbols, name: index}
+        try:
+            body = self.expr(term)
+        finally:
+            self.symbols = outer
+        lo, hi = (self.sum_limit(e) for e in limits.elts[1:])
+        if lo == sympy.oo or hi == -sympy.oo:
+            raise self.fail(limits, "a Sum from oo or up to -oo is not a sum over integers")
+        if lo.is_Integer and hi.is_Integer:
+            raise self.fail(limits, "a Sum needs an infinite limit (write a finite sum out)")
+        return self.sized(sympy.Sum(body, (index, lo, hi)), node)
+
+    def sum_limit(self, node: ast.AST) -> sympy.Expr:
+        sign = 1
+        inner = node
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+            sign, inner = (-1 if isinstance(node.op, ast.USub) else 1), node.operand
+        if isinstance(inner, ast.Name) and inner.id in ("oo", "inf", "infinity", "Infinity"):
+            return sign * sympy.oo
+        value = self.expr(node)
+        if not value.is_Integer:
+            raise self.fail(node, "a limit of a Sum must be an integer number or -oo/oo, not")
+        return value
 
     def cond(self, node: ast.AST) -> sympy.Basic:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
@@ -557,7 +598,7 @@ def _heaviside(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Exp
 
 
 def _unused(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
-    raise AssertionError("Piecewise is built by _Builder.piecewise")  # pragma: no cover
+    raise AssertionError("built by _Builder.piecewise/summation")  # pragma: no cover
 
 
 _FUNCTIONS: dict[str, _Function] = {
@@ -582,7 +623,19 @@ _FUNCTIONS: dict[str, _Function] = {
     "binomial": _Function(2, 2, _binomial),
     "Heaviside": _Function(1, 2, _heaviside),
     "Piecewise": _Function(1, None, _unused),
+    "Sum": _Function(2, 2, _unused),
 }
+
+
+def _undefined(value: sympy.Basic) -> bool:
+    """Whether ``value`` holds an infinity or NaN outside the limits of a ``Sum``."""
+    if not value.has(*_UNDEFINED):
+        return False
+    if not value.has(sympy.Sum):
+        return True
+    plain = value.replace(lambda e: isinstance(e, sympy.Sum),
+                          lambda e: sympy.Dummy() if not e.function.has(*_UNDEFINED) else e)
+    return bool(plain.has(*_UNDEFINED))
 
 
 class _Piece:
@@ -788,7 +841,7 @@ def _build(text: str, node: ast.AST, symbols: dict[str, sympy.Expr], rational: b
         if max(abs(int(r.p)), int(r.q)).bit_length() > _MAX_RATIONAL_BITS:
             raise ParseError(f"{_quote(text)} produces a number with more than "
                              f"{MAX_DIGITS} digits")
-    if value.has(*_UNDEFINED):
+    if _undefined(value):
         raise ParseError(f"the expression is undefined or infinite (division by zero, "
                          f"log(0)?): {_quote(text)} gives {value}")
     return value

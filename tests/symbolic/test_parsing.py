@@ -655,3 +655,46 @@ def test_budget_alarm_is_not_raised_inside_a_gc_callback(monkeypatch):
     seen.clear()
     Dropped()
     assert seen == [True]
+
+
+# --- Sum: the normaliser of a PMF on the integers ------------------------------------------
+
+def test_sum_is_built_unevaluated_over_a_fresh_integer_index():
+    s = pos("s")
+    e = parse_expression("exp(-x**2/(2*s**2))/Sum(exp(-j**2/(2*s**2)), (j, -oo, oo))")
+    j = sympy.Symbol("j", integer=True)
+    assert e == sympy.exp(-x**2 / (2 * s**2)) / sympy.Sum(sympy.exp(-j**2 / (2 * s**2)),
+                                                          (j, -sympy.oo, sympy.oo))
+    # the index is bound: it is not a free parameter of the result
+    assert e.free_symbols == {x, s}
+    # reference: the geometric series sum_{j >= 1} 2^-j = 1, evaluated by SymPy afterwards
+    assert parse_expression("Sum(2**(-j), (j, 1, oo))").doit() == 1
+
+
+@pytest.mark.parametrize("text, why", [
+    ("Sum(j, (j, 0.5, 3))", "integer number or -oo/oo"),
+    ("Sum(j, (j, 1, n))", "integer number or -oo/oo"),
+    ("Sum(j, (j, 1, 10**7))", "needs an infinite limit"),
+    ("Sum(j, (j, 1, 3))", "needs an infinite limit"),
+    ("Sum(j, (j, 1))", "(j, lo, hi)"),
+    ("Sum(j, (eps, 1, 2))", "fresh name"),
+    ("Sum(j, (pi, 1, 2))", "fresh name"),
+    ("Sum(j, (exp, 1, 2))", "fresh name"),
+    ("Sum(j, (j, oo, -oo))", "not a sum over integers"),
+    ("Sum(oo, (j, 1, 2))", "infinities"),
+    ("Sum(j, (j, 1, oo)) + oo", "infinities"),
+    ("Sum(1/0, (j, 1, 2))", "undefined"),
+    ("Sum(j, (j, (1, 2), 3))", "tuples"),
+    ("Sum(j)", "takes 2 argument"),
+])
+def test_sum_refusals_name_the_piece(text, why):
+    with pytest.raises(ParseError, match=re.escape(why)):
+        parse_expression(text)
+
+
+def test_a_profile_with_an_infinite_sum_is_refused_not_evaluated():
+    # the only use of a Sum is a PMF's normaliser: a profile holding one is refused by name
+    from symgdp import Profile
+
+    with pytest.raises(SymgdpError, match="infinite value"):
+        Profile(parse_expression("Sum(exp(-j*(1 + eps))/2**j, (j, 1, oo))")).validate()
