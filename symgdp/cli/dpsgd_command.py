@@ -114,7 +114,12 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
     plain = (args.sampling == "poisson" and args.examples_per_user == 1
              and all(v is None for v in (args.dataset_size, args.batch_size, args.epochs,
                                         args.max_batch_size)))
-    if not plain or args.statement:
+    user_calibration = (args.examples_per_user != 1 and args.sampling == "poisson"
+                        and not args.statement and not args.phase
+                        and all(v is None for v in (args.dataset_size, args.batch_size,
+                                                    args.epochs, args.max_batch_size))
+                        and (args.target_mu is not None or args.target_eps is not None))
+    if (not plain or args.statement) and not user_calibration:
         user_phases = (args.phase and args.sampling == "poisson"
                        and args.examples_per_user != 1
                        and all(v is None for v in (args.dataset_size, args.batch_size,
@@ -122,9 +127,9 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
         if args.target_mu is not None or args.target_eps is not None \
                 or (args.phase and not user_phases):
             raise DomainError("--target-mu, --target-eps and --phase are for Poisson "
-                              "sampling given by --q/--steps (--phase also with "
-                              "--examples-per-user), not with --sampling, --dataset-size, "
-                              "--batch-size, --epochs, --examples-per-user or --statement")
+                              "sampling given by --q/--steps (--phase and the targets "
+                              "also with --examples-per-user), not with --sampling, "
+                              "--dataset-size, --batch-size, --epochs or --statement")
         if user_phases:  # user-level phases
             r = dpsgd(schedule=_dpsgd_phases(args), failure_prob=args.failure_prob,
                       delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
@@ -158,7 +163,8 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
                               "--phase)")
         target = None if args.target_eps is None else (args.target_eps, args.delta)
         c = dpsgd_sigma(args.q, args.steps, args.target_mu, target=target,
-                        failure_prob=args.failure_prob, neighbouring=args.neighbouring)
+                        failure_prob=args.failure_prob, neighbouring=args.neighbouring,
+                        examples_per_user=args.examples_per_user)
         if args.json:
             out = {"command": "dpsgd", "sigma": json_number(c.value),
                    "sigma_below": json_number(c.sigma_below),
@@ -169,7 +175,8 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
                    "target_eps": json_number(None if c.target is None else c.target[0]),
                    "delta": json_number(None if c.target is None else c.target[1]),
                    "failure_prob": json_number(c.failure_prob),
-                   "neighbouring": c.neighbouring, "evaluations": c.evaluations}
+                   "neighbouring": c.neighbouring,
+                   "examples_per_user": c.examples_per_user, "evaluations": c.evaluations}
             stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
             return 0
         stdout.write(str(c) + "\n")

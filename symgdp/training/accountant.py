@@ -32,6 +32,9 @@ class Accountant:
             ``dataset_size`` and ``max_batch_size``; every scheme but Poisson keeps one
             noise multiplier (one phase).
         dataset_size, batch_size, max_batch_size: the scheme's sizes.
+        examples_per_user: ``k``, the examples each user contributes: the answers are
+            then user-level (add/remove one user, Poisson sampling: the
+            mixture-of-Gaussians pair of :func:`symgdp.dpsgd`); default 1, record level.
         **options: passed to :func:`symgdp.dpsgd` (``tol``,
             ``value_discretization_interval``, ...).
 
@@ -49,8 +52,10 @@ class Accountant:
     def __init__(self, neighbouring: NeighbouringOrAuto = "auto", *,
                  sampling: Sampling = "poisson",
                  dataset_size: int | None = None, batch_size: int | None = None,
-                 max_batch_size: int | None = None, **options: Any) -> None:
+                 max_batch_size: int | None = None, examples_per_user: int = 1,
+                 **options: Any) -> None:
         from symgdp.training.sampling import SAMPLINGS
+        from symgdp.training.userlevel import check_examples_per_user
 
         if sampling not in SAMPLINGS:
             raise DomainError(f"sampling must be one of {', '.join(SAMPLINGS)}, got "
@@ -62,6 +67,10 @@ class Accountant:
         self.neighbouring = check_neighbouring(neighbouring)
         self.sizes = dict(dataset_size=dataset_size, batch_size=batch_size,
                           max_batch_size=max_batch_size)
+        self.examples_per_user = check_examples_per_user(examples_per_user)
+        if self.examples_per_user != 1 and sampling != "poisson":
+            raise DomainError(f"examples_per_user={examples_per_user} is analysed for "
+                              f"Poisson sampling, not sampling={sampling!r}")
         self.options = dict(options)
         self._phases: list[list[Any]] = []  # [noise_multiplier, sample_rate, steps]
         self._cache: dict[Any, Any] = {}
@@ -99,7 +108,9 @@ class Accountant:
         return sum(t for _, _, t in self._phases)
 
     def __repr__(self) -> str:
-        return (f"Accountant(neighbouring={self.neighbouring!r}, steps={len(self)}, "
+        who = ("" if self.examples_per_user == 1 else
+               f", examples_per_user={self.examples_per_user}")
+        return (f"Accountant(neighbouring={self.neighbouring!r}{who}, steps={len(self)}, "
                 f"phases={len(self._phases)})")
 
     def result(self, failure_prob: float = 1e-10, delta: float = 1e-5) -> Any:
@@ -112,6 +123,8 @@ class Accountant:
         if key not in self._cache:
             kw = dict(neighbouring=self.neighbouring, failure_prob=failure_prob,
                       delta=delta, **self.options)
+            if self.examples_per_user != 1:
+                kw["examples_per_user"] = self.examples_per_user
             if self.sampling == "poisson":
                 self._cache[key] = dpsgd(schedule=self.schedule, **kw)
             else:

@@ -37,6 +37,7 @@ class SigmaResult:
         q, steps, target_mu, target, failure_prob, neighbouring, rel: the question.
         result: the :class:`DPSGDResult` at ``value``.
         evaluations: certified DP-SGD runs made; seconds: wall time.
+        examples_per_user: ``k`` (1: record level; else the target is user-level).
     """
 
     value: float
@@ -54,6 +55,7 @@ class SigmaResult:
     result: Any = field(default=None, compare=False, repr=False)
     evaluations: int = 0
     seconds: float = field(default=math.nan, compare=False)
+    examples_per_user: int = 1
 
     def __float__(self) -> float:
         """The noise multiplier proved to meet the target (``value``)."""
@@ -64,8 +66,10 @@ class SigmaResult:
 
         what = (f"mu <= {self.target_mu:g}" if self.target is None  # exactly one is set
                 else f"({self.target[0]:g}, {self.target[1]:g})-DP")
+        who = (_RELATION_TEXT[self.neighbouring] if self.examples_per_user == 1 else
+               f"add/remove one user ({self.examples_per_user} examples per user)")
         return (f"sigma = {format_upper(self.value)} meets {what} for DP-SGD q={self.q:g}, "
-                f"T={self.steps} (neighbouring: {_RELATION_TEXT[self.neighbouring]}); "
+                f"T={self.steps} (neighbouring: {who}); "
                 f"sigma <= {format_lower(self.sigma_below)} is proved to miss it")
 
 
@@ -79,7 +83,7 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
                 neighbouring: Neighbouring = "add_remove", rel: float = 1e-3,
                 value_discretization_interval: float = 1e-4,
                 coarse_discretization: float = 1e-3, tol: float = 1e-4,
-                max_evaluations: int = 40) -> SigmaResult:
+                max_evaluations: int = 40, examples_per_user: int = 1) -> SigmaResult:
     r"""The smallest noise multiplier proved to meet a privacy target for DP-SGD.
 
     ``target_mu``: the certified ``mu_upper`` (head ending at ``failure_prob``) is at most
@@ -88,7 +92,8 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
     fine one), stopped when the :math:`\sigma` proved to meet the target and the
     :math:`\sigma` proved to miss it are within ``rel``.  The returned ``value`` always
     carries its own certified bound (never a :math:`\sigma` whose bound misses the
-    target).
+    target).  With ``examples_per_user=k`` the target is user-level (add/remove one user
+    and their ``k`` examples: :func:`symgdp.dpsgd`'s mixture-of-Gaussians pair).
 
     Example:
         >>> s = dpsgd_sigma(0.1, 20, target_mu=1.0, rel=1e-2,
@@ -96,9 +101,12 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         >>> s.result.mu_upper <= 1.0 and s.within_rel and s.sigma_below < s.value
         True
     """
+    from symgdp.training.userlevel import check_examples_per_user
+
     t0 = time.perf_counter()
     q, _, steps = check_phase(q, 1.0, steps)
     rel_name = check_neighbouring(neighbouring)
+    k = check_examples_per_user(examples_per_user)
     if (target_mu is None) == (target is None):
         raise DomainError("give exactly one of target_mu= or target=(eps, delta)")
     rr = float(rel)
@@ -112,7 +120,7 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         if not (math.isfinite(tm) and tm > 0):
             raise DomainError(f"target_mu must be a finite number > 0, got {target_mu!r}")
         te, td = math.nan, 1e-5
-        guess = _sigma_guess(q, steps, tm)
+        guess = k * _sigma_guess(q, steps, tm)
     else:
         if target is None or isinstance(target, (str, bytes)) or not hasattr(target, "__len__") \
                 or len(target) != 2:
@@ -125,7 +133,7 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
             raise DomainError(f"the target delta must lie in (0, 1), got {target[1]!r}")
         fp = min(fp, td / 10.0)
         tm = math.nan
-        guess = _sigma_guess(q, steps, max(te / 4.0, 0.05))
+        guess = k * _sigma_guess(q, steps, max(te / 4.0, 0.05))
     runs = [0]
 
     def run(sigma: float, disc: float, tol_: float) -> DPSGDResult:
@@ -133,7 +141,8 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         if runs[0] > max_evaluations:
             raise DomainError(f"no calibration within max_evaluations={max_evaluations}")
         return dpsgd(q, sigma, steps, neighbouring=rel_name, failure_prob=fp, delta=td,
-                     tol=tol_, value_discretization_interval=disc, rdp_only=False)
+                     tol=tol_, value_discretization_interval=disc, rdp_only=False,
+                     examples_per_user=k)
 
     def score(r: DPSGDResult) -> float:
         return r.mu_upper if target_mu is not None else r.eps_certified
@@ -223,4 +232,4 @@ def dpsgd_sigma(q: float, steps: int, target_mu: float | None = None, *,
         target_mu=tm if target_mu is not None else None,
         target=(te, td) if target_mu is None else None, failure_prob=fp,
         neighbouring=rel_name, rel=rr, result=hi[1], evaluations=runs[0],
-        seconds=time.perf_counter() - t0)
+        seconds=time.perf_counter() - t0, examples_per_user=k)

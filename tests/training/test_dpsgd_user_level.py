@@ -370,3 +370,37 @@ def test_user_level_tradeoff_band():
     assert bool((b.upper - b.lower < 0.02).all())
     with pytest.raises(DomainError, match="examples_per_user=2"):
         r.tradeoff([0.1], discretization=1e-3)
+
+
+def test_accountant_at_user_level():
+    # reference: q = 1 phases compose to the Gaussian of k sqrt(sum T_i / s_i^2)
+    from symgdp import Accountant
+
+    acc = Accountant(examples_per_user=2, **FAST)
+    acc.step(noise_multiplier=2.0, sample_rate=1.0, steps=2)
+    for _ in range(4):
+        acc.step(noise_multiplier=4.0, sample_rate=1.0)
+    mu = 2 * math.sqrt(2 / 4.0 + 4 / 16.0)
+    r = acc.get_mu(with_floor=True)
+    assert r.mu_floor <= mu <= r.mu_upper and r.examples_per_user == 2
+    assert "examples_per_user=2" in repr(acc)
+    with pytest.raises(DomainError, match="examples_per_user"):
+        Accountant(examples_per_user=0)
+    with pytest.raises(DomainError, match="shuffle"):
+        Accountant(sampling="shuffle", dataset_size=10, batch_size=2, examples_per_user=2)
+
+
+def test_sigma_calibration_at_user_level():
+    # reference: closed form; q = 1, T = 4, k = 2 is k sqrt(T)/sigma-GDP, so mu <= 1 holds
+    # exactly for sigma >= sigma* = 4: the certified value lies at or above sigma*, the
+    # sigma proved to miss below it, within rel
+    from symgdp import dpsgd_sigma
+
+    rel = 2e-2
+    s = dpsgd_sigma(1.0, 4, target_mu=1.0, rel=rel, examples_per_user=2,
+                    value_discretization_interval=2e-3, coarse_discretization=2e-3, tol=1e-3)
+    assert s.sigma_below < 4.0 <= s.value < 4.0 / (1 - rel)
+    assert s.result.examples_per_user == 2 and s.result.mu_upper <= 1.0
+    assert "add/remove one user (2 examples per user)" in str(s)
+    with pytest.raises(DomainError, match="examples_per_user"):
+        dpsgd_sigma(0.1, 10, target_mu=1.0, examples_per_user=-1)

@@ -120,6 +120,24 @@ def test_cli_user_level_phases():
     assert status == 2 and "--phase" in err
 
 
+def test_cli_calibration_at_user_level(monkeypatch):
+    # reference: closed form; q = 1, T = 4, k = 2 is k sqrt(T)/sigma-GDP: mu <= 1 needs
+    # sigma >= 4, so the certified sigma lies at or above 4 and the proved miss below it
+    # (the command's own search on coarser grids: the wiring is under test, not the grid)
+    import functools
+
+    import symgdp.training.sigma as sigma_module
+
+    monkeypatch.setattr(sigma_module, "dpsgd_sigma", functools.partial(
+        sigma_module.dpsgd_sigma, rel=2e-2, value_discretization_interval=2e-3,
+        coarse_discretization=2e-3, tol=1e-3))
+    status, out, err = _cli(["--q", "1", "--steps", "4", "--target-mu", "1",
+                             "--examples-per-user", "2", "--json"])
+    assert status == 0, err
+    data = json.loads(out)
+    assert data["sigma_below"] < 4.0 <= data["sigma"] and data["examples_per_user"] == 2
+
+
 def test_statement_of_a_schedule_lists_its_phases():
     # reference: the run itself (its certified eps is on the line); no "nan" for the
     # q and sigma a schedule does not have
