@@ -41,7 +41,8 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
                    help="number of steps")
     d.add_argument("--phase", action="append", default=[], metavar="Q:S:T",
                    help="one phase of a schedule (repeatable, in order) instead of "
-                   "--q/--sigma/--steps")
+                   "--q/--sigma/--steps; with --sampling without_replacement and "
+                   "--dataset-size N a phase is B:S:T, batch size B")
     d.add_argument("--neighbouring", default="auto", metavar="REL",
                    help="add_remove or replace_one (default: the relation the sampling "
                    "scheme is stated for: replace_one for without_replacement, else "
@@ -89,7 +90,8 @@ def _dpsgd_phases(args: argparse.Namespace) -> list[tuple[float, float, Any]] | 
     for text in args.phase:
         parts = text.split(":")
         if len(parts) != 3:
-            raise DomainError(f"--phase must be Q:SIGMA:STEPS, got {text!r}")
+            raise DomainError(f"--phase must be Q:SIGMA:STEPS (B:SIGMA:STEPS without "
+                              f"replacement), got {text!r}")
         try:
             q, s = float(parts[0]), float(parts[1])
             t: Any = float(parts[2])
@@ -124,16 +126,28 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
                        and args.examples_per_user != 1
                        and all(v is None for v in (args.dataset_size, args.batch_size,
                                                    args.epochs, args.max_batch_size)))
+        wor_phases = (args.phase and args.sampling == "without_replacement"
+                      and args.examples_per_user == 1 and not args.statement
+                      and all(v is None for v in (args.batch_size, args.epochs,
+                                                  args.max_batch_size)))
         if args.target_mu is not None or args.target_eps is not None \
-                or (args.phase and not user_phases):
+                or (args.phase and not (user_phases or wor_phases)):
             raise DomainError("--target-mu, --target-eps and --phase are for Poisson "
                               "sampling given by --q/--steps (--phase and the targets "
-                              "also with --examples-per-user), not with --sampling, "
-                              "--dataset-size, --batch-size, --epochs or --statement")
+                              "also with --examples-per-user; --phase B:S:T also with "
+                              "--sampling without_replacement --dataset-size N), not with "
+                              "--sampling, --dataset-size, --batch-size, --epochs or "
+                              "--statement")
         if user_phases:  # user-level phases
             r = dpsgd(schedule=_dpsgd_phases(args), failure_prob=args.failure_prob,
                       delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
                       examples_per_user=args.examples_per_user)
+        elif wor_phases:  # phases (batch_size, sigma, steps) of fixed-size batches
+            schedule = [(int(b) if float(b).is_integer() else b, s, t)
+                        for b, s, t in _dpsgd_phases(args) or []]
+            r = dpsgd(schedule=schedule, sampling="without_replacement",
+                      dataset_size=args.dataset_size, failure_prob=args.failure_prob,
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring)
         else:
             r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
                       delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,

@@ -85,3 +85,30 @@ def test_bad_schedules_are_domain_errors_naming_the_value(kw, match):
 def test_other_schemes_still_refuse_schedules():
     with pytest.raises(DomainError, match="schedule=.*shuffle"):
         dpsgd(sampling="shuffle", dataset_size=100, schedule=[(10, 1.0, 2)], **FAST)
+
+
+def test_cli_phases_without_replacement():
+    # reference: closed form, as above (full batches: 2 sqrt(sum T_i / sigma_i^2)-GDP)
+    import io
+    import json
+
+    from symgdp.cli.main import main
+
+    def cli(*argv):
+        out, err = io.StringIO(), io.StringIO()
+        return main(["dpsgd", *argv], stdout=out, stderr=err), out.getvalue(), err.getvalue()
+
+    status, out, err = cli("--sampling", "without_replacement", "--dataset-size", "30",
+                           "--phase", "30:8:2", "--phase", "30:12:3", "--tol", "1e-3",
+                           "--json")
+    assert status == 0, err
+    data = json.loads(out)
+    mu = 2.0 * math.sqrt(2 / 64.0 + 3 / 144.0)
+    assert data["mu_floor"] <= mu <= data["mu_upper"]
+    assert data["neighbouring"] == "replace_one" and data["sampling"] == "without_replacement"
+    status, _, err = cli("--sampling", "without_replacement", "--dataset-size", "30",
+                         "--phase", "10.5:8:2")
+    assert status == 2 and "10.5" in err
+    status, _, err = cli("--sampling", "without_replacement", "--dataset-size", "30",
+                         "--phase", "10:8:2", "--batch-size", "10")
+    assert status == 2 and "--phase" in err
