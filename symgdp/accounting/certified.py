@@ -769,15 +769,15 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
     kinks = [e for a, _ in atoms for e in a.kinks()]
     names = [f"({a.name})^{k}" if k > 1 else a.name for a, k in atoms]
     name = " ∘ ".join(names)
-    exact = None if engine else _gaussian_route(atoms, fp, tol, name, neighbouring)
-    if exact is not None:
-        return exact
     if discretization is not None:
         ladder = [float(discretization)]
         if not (math.isfinite(ladder[0]) and 0 < ladder[0] <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
     else:
         ladder = [_aligned(d, kinks) for d in _LADDER]
+    exact = None if engine else _gaussian_route(atoms, fp, tol, name, neighbouring)
+    if exact is not None:
+        return exact
     result = None
     t0 = time.perf_counter()
     # refuse before any work what even the coarsest grid cannot hold in memory
