@@ -234,7 +234,8 @@ def _eps(eps: Any) -> Any:
 
 def head_end(mu_upper: float, failure_prob: float) -> tuple[float, float]:
     r"""``(eps_h, fp)``: :math:`\varepsilon_h` rounded up from the root of
-    :math:`\delta_{\texttt{mu\_upper}}(\varepsilon) = \texttt{failure\_prob}`, and an
+    :math:`\delta_{\texttt{mu\_upper}}(\varepsilon) = \texttt{failure\_prob}` (at least
+    1e-3, as the engine's head), and an
     upper bound ``fp <= failure_prob`` on :math:`\delta_{\texttt{mu\_upper}}(\varepsilon_h)`.
 
     Example:
@@ -244,7 +245,8 @@ def head_end(mu_upper: float, failure_prob: float) -> tuple[float, float]:
     """
     from symgdp.gaussian.vectorised import delta_mu, eps_gdp
 
-    e = float(eps_gdp(mu_upper, failure_prob, rounding="up"))
+    # (as the engine's head: 1e-3 when delta is already below failure_prob at eps = 0)
+    e = max(float(eps_gdp(mu_upper, failure_prob, rounding="up")), 1e-3)
     # eps_h is at or above the exact root, so delta there is at most failure_prob; the
     # rounded-up value is another upper bound, smaller when the float root is well above
     return e, min(float(failure_prob), float(delta_mu(e, mu_upper, rounding="up")))

@@ -99,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from symgdp.contracts import Neighbouring, NeighbouringOrAuto, Sampling
-from symgdp.errors import DomainError
+from symgdp.errors import DomainError, SymgdpError
 from symgdp.gaussian.vectorised import eps_gdp
 from symgdp.numerics.rounding import exp_up
 from symgdp.training.engine import (
@@ -388,12 +388,12 @@ class DPSGDResult:
 
         if self.profile is None:
             raise DomainError("this DPSGDResult carries no profile (build it with dpsgd())")
-        if (discretization is None and self.composed is not None) or self.closed_form:
-            # (a closed form has no grid: discretization is not used)
-            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
         disc = self.discretization if discretization is None else float(discretization)
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
+        if (discretization is None and self.composed is not None) or self.closed_form:
+            # (a closed form has no grid: a valid discretization is not used)
+            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
         if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
                 or self.sampling != "poisson" or self.examples_per_user != 1 \
                 or (self.plan is not None and self.plan.params
@@ -759,12 +759,18 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
                              f"mechanism with sensitivity {c} composed ({THEOREM})")
     eps_rdp = clt = mu_rdp = math.nan
     if rel == "add_remove" and not sym and k == 1:  # the Rényi and CLT numbers beside it
-        orders, total = _rdp_curve(phases)
-        eps_rdp = eps_from_rdp(orders, total, d)
-        clt = math.sqrt(sum(t * math.expm1(1.0 / (s * s)) for _, s, t in phases))
+        with np.errstate(over="ignore", invalid="ignore"):
+            orders, total = _rdp_curve(phases)
+            eps_rdp = float(eps_from_rdp(orders, total, d))
+        # (far beyond what the engine could compose: e^{1/sigma^2} overflows, inf)
+        clt = math.sqrt(sum(t * (math.expm1(1.0 / (s * s)) if s > 0.04 else math.inf)
+                            for _, s, t in phases))
         if rdp_only:
-            mu_rdp = head_measure(_RDPOnly(_UpperProfile(None, orders, total)), fp,
-                                  tol)[0].upper
+            try:
+                mu_rdp = head_measure(_RDPOnly(_UpperProfile(None, orders, total)), fp,
+                                      tol)[0].upper
+            except SymgdpError:  # the Rényi bound alone proves no head (huge mu): nothing
+                mu_rdp = math.inf
     single = len(phases) == 1
     return DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
