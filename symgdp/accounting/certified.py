@@ -818,12 +818,12 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
 
 def _gaussian_route(atoms: list[tuple[_Atom, int]], fp: float, tol: float, name: str,
                     neighbouring: Neighbouring) -> Composition | None:
-    """Every step the catalogue's Gaussian profile: the exact Gaussian composition
-    (:mod:`symgdp.training.closed_form`), its bracket known; else None."""
-    from symgdp.mechanisms import gaussian_mu_of
-    from symgdp.training.closed_form import gaussian_composition
+    """Every step a Gaussian mechanism (the catalogue's profile, a SubsampledGaussian with
+    q = 1): the exact Gaussian composition (:mod:`symgdp.training.closed_form`), its
+    bracket known; else None."""
+    from symgdp.training.closed_form import gaussian_composition, step_mu
 
-    mus = [(gaussian_mu_of(a.obj) if a.kind == "profile" else None, k) for a, k in atoms]
+    mus = [(step_mu(a.obj, a.kind), k) for a, k in atoms]
     if any(m is None for m, _ in mus):
         return None
     src, bracket, note = gaussian_composition(mus, fp, tol, name)

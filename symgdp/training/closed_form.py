@@ -49,7 +49,7 @@ from symgdp.errors import DomainError
 from symgdp.numerics.rounding import exp_up, float_above, float_below
 
 __all__ = ["GaussianSource", "gaussian_composition", "gaussian_measurement",
-           "gaussian_mu_bracket", "head_end", "sympy_mu_bracket"]
+           "gaussian_mu_bracket", "head_end", "step_mu", "sympy_mu_bracket"]
 
 #: the citation every closed-form result names
 THEOREM = "Dong, Roth & Su 2022, Corollary 3.3"
@@ -170,6 +170,34 @@ class GaussianSource:
         return f"GaussianSource(mu in [{self.mu_floor!r}, {self.mu_upper!r}])"
 
 
+def step_mu(obj: Any, kind: str) -> Any:
+    r"""The exact :math:`\mu` (a SymPy number) of one step of :func:`symgdp.compose` when it
+    is a Gaussian mechanism, else ``None``: a profile that is the catalogue's Gaussian
+    (:func:`symgdp.mechanisms.gaussian_mu_of`), or a
+    :class:`~symgdp.accounting.certified.SubsampledGaussian` with :math:`q = 1` (the pair
+    :math:`N(1, \sigma^2)` against :math:`N(0, \sigma^2)`, :math:`\mu = 1/\sigma`, under
+    add/remove; :math:`N(1, \sigma^2)` against :math:`N(-1, \sigma^2)`, :math:`2/\sigma`,
+    under replace-one).
+
+    Example:
+        >>> from symgdp import mechanisms
+        >>> step_mu(mechanisms.gaussian(sigma=4.0), "profile")
+        1/4
+    """
+    import sympy
+
+    if kind == "subsampled_gaussian":
+        if float(obj.q) != 1.0:
+            return None
+        c = 2 if obj.neighbouring == "replace_one" else 1
+        return sympy.Integer(c) / sympy.Rational(float(obj.sigma))
+    if kind == "profile":
+        from symgdp.mechanisms import gaussian_mu_of
+
+        return gaussian_mu_of(obj)
+    return None
+
+
 def sympy_mu_bracket(mu: Any) -> tuple[float, float]:
     r"""``(mu_floor, mu_upper)`` around an exact SymPy number :math:`\mu > 0` (a 128-bit
     ball of it, its numbers entering exactly; 256 bits if the floats are not decided).
@@ -218,8 +246,8 @@ def gaussian_composition(mus: Any, failure_prob: float, tol: float, name: str
     lo, up = sympy_mu_bracket(mu)
     src = GaussianSource(lo, up, name=name)
     eps_h, fail = head_end(up, failure_prob)
-    note = (f"exact closed form: a composition of Gaussian profiles is the Gaussian profile "
-            f"with mu = sqrt(sum k_i mu_i^2) = {mu} ({THEOREM}); no grid")
+    note = (f"exact closed form: a composition of Gaussian mechanisms is the Gaussian "
+            f"mechanism with mu = sqrt(sum k_i mu_i^2) = {mu} ({THEOREM}); no grid")
     return src, {"mu_upper": up, "mu_lower": lo, "mu_floor": lo, "eps_h": eps_h,
                  "failure_prob": fail,
                  "measurement": gaussian_measurement(lo, up, eps_h, tol, src, note)}, note

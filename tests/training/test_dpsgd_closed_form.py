@@ -150,6 +150,15 @@ def test_compose_of_gaussians_is_the_closed_form():
             assert c2.lower_delta(e) <= d <= c2(e)
         b = c2.eps_at(1e-5)
         assert delta_gdp(mu, b.upper) <= 1e-5 <= delta_gdp(mu, b.lower)
+    # a SubsampledGaussian with q = 1 is the Gaussian of sensitivity 1 or 2 (its relation)
+    from symgdp.accounting.certified import SubsampledGaussian
+
+    c4 = symgdp.compose(SubsampledGaussian(1.0, 0.3, neighbouring="replace_one"),
+                        (mechanisms.gaussian(0.5), 2))
+    assert c4.certification.startswith("certified: exact closed form")
+    assert mpmath.mpf(c4.mu_floor) <= _mu([(1, 2, 0.3), (2, 1, 2.0)]) <= c4.mu_upper
+    assert not symgdp.compose(SubsampledGaussian(0.5, 2.0), discretization=1e-2,
+                              tol=1e-2).certification.startswith("certified: exact closed")
     # nested: a composition's Gaussian atoms are still Gaussian
     c3 = symgdp.compose(c2, mechanisms.gaussian(1.0))
     assert mpmath.mpf(c3.mu_floor) <= _mu([(1, 1, 2.0), (3, 1, 0.3), (1, 1, 1.0)]) \
