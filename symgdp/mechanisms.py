@@ -40,6 +40,7 @@ from symgdp.symbolic.symbols import sympify_value
 __all__ = [
     "laplace",
     "gaussian",
+    "gaussian_mu_of",
     "pure_dp",
     "randomized_response",
     "sgd_family",
@@ -227,6 +228,39 @@ def gaussian(mu: Any = None, *, sigma: Any = None, sensitivity: Any = 1) -> Prof
     return Profile(expr, vals, name="Gaussian",
                    reference="Dong, Roth & Su (2021), Corollary 2.13",
                    mechanism=("gaussian", m), **meta)
+
+
+def gaussian_mu_of(profile: Any) -> sympy.Expr | None:
+    r"""The exact :math:`\mu` of a profile that is the catalogue's Gaussian profile
+    (:func:`gaussian`, every parameter bound, its expression unchanged: not subsampled or
+    otherwise transformed), else ``None``.  Float values are read as the exact binary
+    rationals they store (``sigma=0.3`` is the Gaussian mechanism of that float, not of
+    3/10).  The composition of such profiles is exactly Gaussian
+    (:func:`symgdp.compose` uses this; Dong, Roth & Su 2022, Cor. 3.3).
+
+    Example:
+        >>> gaussian_mu_of(gaussian(sigma=2.0, sensitivity=3))
+        3/2
+        >>> gaussian_mu_of(gaussian(1.0).subsample(0.5)) is None
+        True
+    """
+    meta = getattr(profile, "meta", None)
+    if getattr(profile, "source", None) is not None or meta is None or "subsampled" in meta:
+        return None
+    tag = meta.get("mechanism")
+    if not (isinstance(tag, tuple) and len(tag) == 2 and tag[0] == "gaussian"):
+        return None
+    m = sympy.sympify(tag[1])
+    expected = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
+    if getattr(profile, "expr", None) != expected or getattr(profile, "var", None) != _EPS:
+        return None
+    exact = {s: sympy.sympify(v).xreplace({f: sympy.Rational(f)
+                                           for f in sympy.sympify(v).atoms(sympy.Float)})
+             for s, v in profile.values.items()}
+    mu = m.xreplace(exact)
+    if mu.free_symbols or not (mu.is_positive and mu.is_finite):
+        return None
+    return mu
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:

@@ -519,7 +519,7 @@ def _run_compose(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> 
            "neighbouring": composed.neighbouring,
            "floor": json_number(composed.source.floor),
            "margin": json_number(composed.source.margin),
-           "discretization": composed.discretization, "note": note}
+           "discretization": json_number(composed.discretization), "note": note}
     if args.json:
         stdout.write(json.dumps(out, indent=2, allow_nan=False) + "\n")
         return 0

@@ -99,7 +99,7 @@ from typing import Any
 import numpy as np
 
 from symgdp.contracts import Neighbouring, NeighbouringOrAuto, Sampling
-from symgdp.errors import DomainError
+from symgdp.errors import DomainError, SymgdpError
 from symgdp.gaussian.vectorised import eps_gdp
 from symgdp.numerics.rounding import exp_up
 from symgdp.training.engine import (
@@ -233,6 +233,15 @@ class DPSGDResult:
         examples_per_user: the examples each user contributes (1: record level; else
             add/remove of one *user*, :mod:`symgdp.training.userlevel`).
         measurement: the :class:`~symgdp.measurement.measure.Measurement` behind ``mu_upper``.
+        closed_form: the numbers come from the exact closed form of a Gaussian composition
+            (every phase has :math:`q = 1`: :mod:`symgdp.training.closed_form`), not from the
+            PLD engine: ``mu_floor`` and ``mu_upper`` are the floats either side of the exact
+            :math:`\mu` (at most two ulps apart), the guarantee holds on the whole line
+            (``eps_h`` and ``failure_prob`` are still reported, as for the engine),
+            ``profile`` is :math:`\delta_{\texttt{mu\_upper}}` rounded up (a
+            :class:`~symgdp.training.closed_form.GaussianSource`), ``composed`` is ``None``
+            and ``pld_floor``, ``floor_discretization`` are ``nan`` (no PLD, no grid;
+            ``discretization`` is the one given, unused).  See :attr:`certification`.
         seconds: wall time.
     """
 
@@ -266,6 +275,7 @@ class DPSGDResult:
     measurement: Any = field(default=None, compare=False, repr=False)
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
+    closed_form: bool = False
     seconds: float = field(default=math.nan, compare=False)
 
     def __float__(self) -> float:
@@ -296,17 +306,37 @@ class DPSGDResult:
         return self.mu_floor
 
     @property
+    def certification(self) -> str:
+        """What the numbers rest on, in one line: ``"exact: ..."`` for the closed form of a
+        Gaussian composition (:math:`q = 1`), ``"certified: ..."`` for the PLD engine.
+
+        Example:
+            >>> dpsgd(1.0, 2.0, 4, tol=1e-3).certification[:6]
+            'exact:'
+        """
+        if self.closed_form:
+            what = ("the mechanism's mu" if self.tight
+                    else "mu of the dominating Gaussian composition (a proved bound)")
+            return (f"exact: closed form of a Gaussian composition, {what} = c sqrt(sum "
+                    "T_i / sigma_i^2) (Dong, Roth & Su 2022, Cor. 3.3) rounded outwards to "
+                    "floats; no grid")
+        return ("certified: PLD in ball arithmetic and exact integers (the theorem of "
+                "symgdp.training.dpsgd)")
+
+    @property
     def width(self) -> float:
         return self.mu_upper - self.mu_floor
 
     def delta_lower(self, eps: Any) -> Any:
         r"""A proven lower bound on DP-SGD's true :math:`\delta(\varepsilon)` (the floor
-        theorem); vectorised."""
-        if self.composed is None:
-            raise DomainError("this result was computed without its composition")
+        theorem, or :math:`\delta_{\texttt{mu\_floor}}` for the closed form); vectorised."""
         if not self.tight:
             raise DomainError(f"sampling={self.sampling!r}: the result is a proved upper "
                               "bound only; no lower bound on the mechanism's profile")
+        if self.closed_form:
+            return self.profile.delta_lower(eps)
+        if self.composed is None:
+            raise DomainError("this result was computed without its composition")
         out = lower_profile(self.composed, eps)
         if self.plan is not None and self.plan.truncation:
             out = np.maximum(np.nextafter(out - self.plan.extra_delta(eps), -np.inf), 0.0)
@@ -317,7 +347,8 @@ class DPSGDResult:
         ``mu_upper``: :math:`\varepsilon_{GDP}(\mu_{upper}, \delta)`, or
         :math:`\varepsilon_h` when that is smaller (the profile is at most ``failure_prob``
         :math:`\le \delta` from :math:`\varepsilon_h` on).  Below ``failure_prob`` the head
-        says nothing and :class:`~symgdp.errors.DomainError` is raised.
+        says nothing and :class:`~symgdp.errors.DomainError` is raised, except for a
+        ``closed_form`` result, which is ``mu_upper``-GDP on the whole line.
 
         Example:
             >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -327,6 +358,8 @@ class DPSGDResult:
         d = float(delta)
         if not (0 < d <= 1):
             raise DomainError(f"delta must lie in (0, 1], got {delta!r}")
+        if self.closed_form:
+            return float(eps_gdp(self.mu_upper, d))
         if d < self.failure_prob:
             raise DomainError(f"delta={d:g} is below the failure probability "
                               f"{self.failure_prob:.3g} of this bracket; ask dpsgd() for a "
@@ -355,11 +388,12 @@ class DPSGDResult:
 
         if self.profile is None:
             raise DomainError("this DPSGDResult carries no profile (build it with dpsgd())")
-        if discretization is None and self.composed is not None:
-            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
         disc = self.discretization if discretization is None else float(discretization)
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
+        if (discretization is None and self.composed is not None) or self.closed_form:
+            # (a closed form has no grid: a valid discretization is not used)
+            return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
         if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
                 or self.sampling != "poisson" or self.examples_per_user != 1 \
                 or (self.plan is not None and self.plan.params
@@ -381,7 +415,7 @@ class DPSGDResult:
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization",
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
-            "examples_per_user", "seconds")}
+            "examples_per_user", "closed_form", "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         out["sampling_params"] = dict(self.sampling_params or {})
         return out
@@ -407,6 +441,8 @@ class DPSGDResult:
         else:
             lo, up = format_bracket(self.mu_floor, self.mu_upper)
             head = f"mu in [{lo}, {up}] (contains the mechanism's mu)"
+        if self.closed_form:
+            head = f"{head}, exact (closed form, Dong, Roth & Su 2022, Cor. 3.3)"
         clt = ("" if math.isnan(self.mu_clt)
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
         if self.sampling != "poisson" or self.examples_per_user != 1:
@@ -563,7 +599,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
           rdp_only: bool = True, sampling: Sampling = "poisson", dataset_size: int | None = None,
           batch_size: int | None = None, epochs: int | None = None,
           max_batch_size: int | None = None, examples_per_user: int = 1,
-          _mixture_weights: Any = None) -> DPSGDResult:
+          _mixture_weights: Any = None, _engine: bool = False) -> DPSGDResult:
     r"""Guaranteed GDP :math:`\mu` bracket ``[mu_floor, mu_upper]`` for DP-SGD (see
     :mod:`symgdp.training.dpsgd`); it contains the mechanism's own :math:`\mu` on the head.
 
@@ -612,6 +648,13 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         _mixture_weights: internal (:mod:`symgdp.training.event_route`): the law of
             :math:`J` as ``k + 1`` weights of a ``MixtureOfGaussiansDpEvent`` (normalised
             exactly) instead of :math:`\mathrm{Bin}(k, q)`.
+        _engine: internal (tests): the PLD engine even where the closed form applies.
+
+    When every phase the engine would compose has :math:`q = 1` (Poisson with ``q=1``,
+    ``without_replacement`` with ``batch_size == dataset_size``, ``shuffle`` and
+    ``random_allocation``, whose bound is one Gaussian per epoch, ``truncated_poisson``
+    that never truncates), DP-SGD is a Gaussian composition and the result is its exact
+    closed form (``closed_form=True``, :mod:`symgdp.training.closed_form`), at no cost.
 
     Example:
         >>> r = dpsgd(0.01, 1.0, 100, tol=1e-3)
@@ -622,9 +665,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         >>> dpsgd(schedule=[(0.01, 1.0, 100)], tol=1e-3).mu_upper == r.mu_upper
         True
     """
-    from symgdp.notions.renyi import DEFAULT_ORDERS, eps_from_rdp, subsampled_gaussian_log_a
     from symgdp.pld.curves import check_discretization
-    from symgdp.pld.head import head_measure
     from symgdp.training.userlevel import check_examples_per_user, check_weights
 
     t0 = time.perf_counter()
@@ -661,6 +702,95 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         if not (math.isfinite(fdisc) and 0 < fdisc <= 1):
             raise DomainError(f"floor_discretization must lie in (0, 1], got "
                               f"{floor_discretization!r}")
+    if plan is not None and plan.truncation * 2.0 > fp:
+        raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
+                          f"over the run, T p <= {plan.truncation:.3g}, is not below half "
+                          f"of failure_prob={fp:g}; raise max_batch_size or failure_prob")
+    if not _engine and weights is None and all(p[0] == 1.0 for p in phases) \
+            and (plan is None or plan.truncation == 0):
+        out = _closed_form(phases, rel, k, fp, d, tol, disc, floor, compare, rdp_only,
+                           plan is not None and plan.symmetrise)
+    else:
+        out = _engine_result(phases, rel, k, weights, plan, fp, d, tol, disc, floor,
+                             floor_discretization, compare, rdp_only)
+    out = dataclasses.replace(out, seconds=time.perf_counter() - t0)
+    if plan is None:
+        return out
+    ref = None
+    if plan.poisson is not None:  # the Poisson number beside a bound (not a bound)
+        ref = dpsgd(plan.poisson[0], plan.sigma, plan.poisson[1], neighbouring=plan.neighbouring,
+                    failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
+                    floor=False, rdp_only=False)
+    out = plan.finish(out, ref)
+    return dataclasses.replace(out, seconds=time.perf_counter() - t0)
+
+
+def _rdp_curve(phases: Any) -> tuple[Any, Any]:
+    """The Rényi orders and the composed Rényi curve of Poisson phases (add/remove)."""
+    from symgdp.notions.renyi import DEFAULT_ORDERS, subsampled_gaussian_log_a
+
+    orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
+    total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
+                for qq, s, t in phases) / (orders - 1.0)
+    return orders, total
+
+
+def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, tol: float,
+                 disc: float, floor: bool, compare: bool, rdp_only: bool,
+                 sym: bool) -> DPSGDResult:
+    r"""Every phase has q = 1: the composition of Gaussians with sensitivity c (1 under
+    add/remove, 2 under replace-one, k for a user with k examples), exactly
+    :math:`c\sqrt{\sum_i T_i/\sigma_i^2}`-GDP (:mod:`symgdp.training.closed_form`)."""
+    from symgdp.notions.renyi import eps_from_rdp
+    from symgdp.pld.head import head_measure
+    from symgdp.training.closed_form import (
+        THEOREM,
+        GaussianSource,
+        gaussian_measurement,
+        gaussian_mu_bracket,
+        head_end,
+    )
+
+    c = k * (2 if rel == "replace_one" else 1)
+    lo, up = gaussian_mu_bracket([(t, c, s) for _, s, t in phases])
+    src = GaussianSource(lo, up, name="DP-SGD (exact Gaussian composition)")
+    eps_h, fail = head_end(up, fp)
+    m = gaussian_measurement(lo, up, eps_h, tol, src, f"q = 1: DP-SGD is the Gaussian "
+                             f"mechanism with sensitivity {c} composed ({THEOREM})")
+    eps_rdp = clt = mu_rdp = math.nan
+    if rel == "add_remove" and not sym and k == 1:  # the Rényi and CLT numbers beside it
+        with np.errstate(over="ignore", invalid="ignore"):
+            orders, total = _rdp_curve(phases)
+            eps_rdp = float(eps_from_rdp(orders, total, d))
+        # (far beyond what the engine could compose: e^{1/sigma^2} overflows, inf)
+        clt = math.sqrt(sum(t * (math.expm1(1.0 / (s * s)) if s > 0.04 else math.inf)
+                            for _, s, t in phases))
+        if rdp_only:
+            try:
+                mu_rdp = head_measure(_RDPOnly(_UpperProfile(None, orders, total)), fp,
+                                      tol)[0].upper
+            except SymgdpError:  # the Rényi bound alone proves no head (huge mu): nothing
+                mu_rdp = math.inf
+    single = len(phases) == 1
+    return DPSGDResult(
+        q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
+        steps=sum(p[2] for p in phases), mu_floor=lo if floor else math.nan, mu_upper=up,
+        eps_h=eps_h, failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
+        surrogate_lower=lo, mu_clt=clt, mu_rdp=mu_rdp, delta=d,
+        eps_pld=_eps_pld(phases, disc, d, rel, k) if compare else math.nan,
+        eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
+        discretization=disc, eps_certified=float(eps_gdp(up, d)), measurement=m,
+        profile=src, closed_form=True)
+
+
+def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: Any, fp: float,
+                   d: float, tol: float, disc: float, floor: bool,
+                   floor_discretization: float | None, compare: bool,
+                   rdp_only: bool) -> DPSGDResult:
+    """The certified PLD engine's bracket (module notes)."""
+    from symgdp.notions.renyi import eps_from_rdp
+    from symgdp.pld.head import head_measure
+
     total_steps = sum(p[2] for p in phases)
     comp = _compose(phases, disc, fp, rel, k, weights)
     pld_profile = _pld_profile(comp)
@@ -670,9 +800,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
 
         pld_profile = _pld_profile(compose_symmetric_schedule(phases, disc, fp))
     if rel == "add_remove" and not sym and k == 1 and weights is None:
-        orders = np.asarray(DEFAULT_ORDERS, dtype=np.float64)
-        total = sum(t * subsampled_gaussian_log_a(qq, s, DEFAULT_ORDERS)
-                    for qq, s, t in phases) / (orders - 1.0)
+        orders, total = _rdp_curve(phases)
         upper = _UpperProfile(pld_profile, orders, total)
         eps_rdp = eps_from_rdp(orders, total, d)
         clt = math.sqrt(sum(t * (qq * qq) * math.expm1(1.0 / (s * s)) for qq, s, t in phases))
@@ -681,10 +809,6 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         eps_rdp = clt = math.nan
     eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
     if plan is not None:
-        if plan.truncation * 2.0 > fp:
-            raise DomainError(f"sampling='truncated_poisson': the probability of truncation "
-                              f"over the run, T p <= {plan.truncation:.3g}, is not below half "
-                              f"of failure_prob={fp:g}; raise max_batch_size or failure_prob")
         upper = plan.wrap(upper)
     m, fail = head_measure(upper, fp, tol)
     mu_rdp = math.nan
@@ -711,7 +835,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                                          argmax, plan))
         mu_fl = min(mu_fl, m.upper)
     single = len(phases) == 1
-    out = DPSGDResult(
+    return DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
         steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
         failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
@@ -719,17 +843,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
         discretization=disc, floor_discretization=fdisc,
         eps_certified=_eps_for_delta(upper, d),
-        pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp,
-        seconds=time.perf_counter() - t0)
-    if plan is None:
-        return out
-    ref = None
-    if plan.poisson is not None:  # the Poisson number beside a bound (not a bound)
-        ref = dpsgd(plan.poisson[0], plan.sigma, plan.poisson[1], neighbouring=plan.neighbouring,
-                    failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
-                    floor=False, rdp_only=False)
-    out = plan.finish(out, ref)
-    return dataclasses.replace(out, seconds=time.perf_counter() - t0)
+        pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp)
 
 
 def _eps_for_delta(profile: Any, delta: float) -> float:

@@ -18,12 +18,19 @@ from symgdp.notions import alpha
 
 
 def test_certified_route_says_so() -> None:
-    c = compose(mechanisms.gaussian(1.0), times=2)
+    # the integer route (forced: compose() answers Gaussians in closed form) and the
+    # closed form, each in its own words
+    c = compose(mechanisms.gaussian(1.0), times=2, _engine=True)
     assert c.certified
     assert c.certification.startswith("certified: exact integer composition")
     assert "NOT certified" not in repr(c)
     # reference: the composed Gaussian is exactly sqrt(2)-GDP
     assert c.mu_floor <= math.sqrt(2) <= c.mu_upper
+    e = compose(mechanisms.gaussian(1.0), times=2)
+    assert e.certified and "NOT certified" not in repr(e)
+    assert e.certification.startswith("certified: exact closed form")
+    assert "Corollary 3.3" in e.certification
+    assert e.mu_floor <= math.sqrt(2) <= e.mu_upper
 
 
 def test_rdp_source_on_the_integer_route_is_described_honestly() -> None:

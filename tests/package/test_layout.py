@@ -105,6 +105,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
+    ("training.closed_form",),                      # q = 1 and Gaussian compositions: exact
     ("training.engine",),
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
     ("training.sampling", "training.symmetrised", "training.statement"),  # sampling

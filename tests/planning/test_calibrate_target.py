@@ -56,10 +56,12 @@ def test_an_unreachable_target_is_refused_by_name():
 
 
 def test_reaches_reads_the_head_and_the_failure_probability():
-    # the rule itself, on measurements of the exact 1-GDP composition
+    # the rule itself, on head measurements of the exact 1-GDP composition (the integer
+    # route's: compose() answers Gaussians in closed form, whose measurement covers the
+    # whole line, failure probability 0, and so reaches every (eps, delta) beyond eps_h)
     from symgdp.planning.calibrate import _Search
 
-    c = compose(mechanisms.gaussian(0.5), times=4)
+    c = compose(mechanisms.gaussian(0.5), times=4, _engine=True)
     m = c.calibration_measurement()
     s = _Search(c, S, 10.0, False, {}, 1, need=(m.eps_h * 1.01, 1e-3))
     assert s.reaches(m) == (m.failure_prob <= 1e-3)

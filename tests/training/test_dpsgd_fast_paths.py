@@ -5,7 +5,6 @@ brute-force exact integer composition), the addition chains (integer arithmetic)
 from __future__ import annotations
 
 import math
-import os
 from fractions import Fraction
 
 import flint
@@ -179,28 +178,23 @@ def test_product_threads_do_not_change_the_product():
     assert flint.ctx.threads >= 1
 
 
-# (0.4, 50) costs half again as much as (0.5, 70) and tests the same thing (1 - delta(0)
-# below the default scale's dust, mu > 16): at scale 1 (0.5, 70) alone, the smaller mu and
-# so the one nearer the default scale; both settings' scales are also checked against
-# 2 Phi(-mu/2) in test_scale_grows_with_the_guessed_mu.  Both at SYMGDP_TEST_SCALE >= 2.
-_BEYOND_16 = [(0.5, 70)] + ([(0.4, 50)] if int(os.environ.get("SYMGDP_TEST_SCALE", "1")) >= 2
-                            else [])
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("sigma, steps", _BEYOND_16)
+@pytest.mark.parametrize("sigma, steps", [(0.5, 70), (0.4, 50)])
 def test_gaussian_composition_beyond_mu_16_is_bracketed(sigma, steps):
     # reference: q = 1 is the Gaussian mechanism composed, exactly sqrt(T)/sigma-GDP (Dong,
-    # Roth & Su); 1 - delta(0) = 2 Phi(-mu/2) is about 6e-17 and 1e-18 here, below the
-    # dust of the default 2^-80 scale (the upper end was inf before scale_for)
+    # Roth & Su 2022, Cor. 3.3), at 50 digits; 1 - delta(0) = 2 Phi(-mu/2) is about 6e-17
+    # and 1e-18 here, below the dust of the engine's default 2^-80 scale (its upper end was
+    # inf before scale_for, 40-60 s each after it).  q = 1 is now the closed form (no
+    # scale): both ends are the floats either side of mu.  The scales the engine would use
+    # are still checked against 2 Phi(-mu/2) in test_scale_grows_with_the_guessed_mu.
     from symgdp import dpsgd
 
-    mu = math.sqrt(steps) / sigma
+    with mpmath.workdps(50):
+        mu = mpmath.sqrt(steps) / mpmath.mpf(sigma)
     assert mu > 16
     r = dpsgd(1.0, sigma, steps, value_discretization_interval=1e-3, rdp_only=False)
-    assert math.isfinite(r.mu_upper)
-    assert r.mu_floor <= mu <= r.mu_upper
-    assert r.mu_upper - r.mu_floor <= 3e-3
+    assert r.closed_form and math.isfinite(r.mu_upper)
+    assert mpmath.mpf(r.mu_floor) <= mu <= mpmath.mpf(r.mu_upper)
+    assert r.mu_upper - r.mu_floor <= 8e-15
 
 
 def test_scale_grows_with_the_guessed_mu():

@@ -42,11 +42,15 @@ def _refused(fn, *needles):
 
 def test_dpsgd_huge_steps_refused_with_value_and_limit():
     # reference: the composed loss of DP-SGD q=0.01, sigma=1 has std ~ 0.013 sqrt(T), so
-    # T = 10^12 spans ~ 2.6e9 grid points of 1e-4: far beyond MAX_SUPPORT
-    _refused(lambda: symgdp.dpsgd(0.01, 1.0, HUGE), str(HUGE), f"{MAX_SUPPORT:,}")
+    # T = 10^12 spans ~ 2.6e7 grid points of 1e-2 (2.6e9 of the default 1e-4): beyond
+    # MAX_SUPPORT = 10^7 either way.  The refusal comes after the one-step PMF, whose
+    # cost grows with the grid's points (5 s of CPU at 1e-4, 17 s of wall time in CI for
+    # three of them): the coarse grid reaches the same check in a hundredth of it
+    coarse = {"value_discretization_interval": 1e-2}
+    _refused(lambda: symgdp.dpsgd(0.01, 1.0, HUGE, **coarse), str(HUGE), f"{MAX_SUPPORT:,}")
     certified_pld = importlib.import_module("symgdp.training.dpsgd").certified_pld
-    _refused(lambda: certified_pld(0.01, 1.0, HUGE), str(HUGE))
-    _refused(lambda: symgdp.dpsgd(schedule=[(0.01, 1.0, 100), (0.02, 1.0, HUGE)]),
+    _refused(lambda: certified_pld(0.01, 1.0, HUGE, **coarse), str(HUGE))
+    _refused(lambda: symgdp.dpsgd(schedule=[(0.01, 1.0, 100), (0.02, 1.0, HUGE)], **coarse),
              str(HUGE + 100))
 
 
@@ -58,9 +62,14 @@ def test_dpsgd_counts_beyond_float64_refused(steps):
 
 
 def test_compose_huge_times_and_pairs_refused():
-    # reference: a Gaussian step mu = 1 composed 10^12 times has a loss std of 10^6
+    # reference: a Gaussian step mu = 1 composed 10^12 times has a loss std of 10^6: the
+    # engine refuses it; compose() answers it in closed form, exactly sqrt(10^12) = 10^6
+    # (Dong, Roth & Su 2022, Cor. 3.3; 10^6 is a float, so both ends are it)
     g, lap = mechanisms.gaussian(1.0), mechanisms.laplace(1.0)
-    _refused(lambda: symgdp.compose(g, times=HUGE), str(HUGE), f"{MAX_SUPPORT:,}")
+    exact = symgdp.compose(g, times=HUGE)
+    assert exact.mu_floor == 1e6 == exact.mu_upper
+    _refused(lambda: symgdp.compose(g, times=HUGE, _engine=True), str(HUGE),
+             f"{MAX_SUPPORT:,}")
     _refused(lambda: symgdp.compose((lap, HUGE)), str(HUGE))
     _refused(lambda: symgdp.compose((lap, 2), (g, HUGE // 2)), "grid points")
     _refused(lambda: symgdp.compose((lap, ASTRONOMIC), times=3), "2^53")
@@ -71,7 +80,9 @@ def test_compose_huge_times_and_pairs_refused():
 def test_from_dp_event_huge_counts_refused():
     dpa = pytest.importorskip("dp_accounting")
     ev = dpa.SelfComposedDpEvent(dpa.GaussianDpEvent(1.0), HUGE)
-    _refused(lambda: symgdp.from_dp_event(ev), str(HUGE))
+    # the closed form (sqrt(10^12) = 10^6, see above); the engine refuses
+    assert symgdp.from_dp_event(ev).mu_upper == 1e6
+    _refused(lambda: symgdp.from_dp_event(ev, _engine=True), str(HUGE))
     nested = dpa.SelfComposedDpEvent(ev, HUGE)  # 10^24 steps: beyond 2^53
     _refused(lambda: symgdp.from_dp_event(nested), "2^53")
     sampled = dpa.SelfComposedDpEvent(
@@ -139,12 +150,16 @@ def test_refusal_is_a_symgdp_error_not_overflow():
 
 def test_q_one_with_tiny_sigma_is_a_clear_refusal():
     # q = 1, sigma = 0.05 (the Gaussian mechanism, mu = 20): the one-step losses spread
-    # over hundreds, beyond what the balls enclose at the working precision.  It was
-    # refused as "cannot separate a grid point from log(1-q) for q=1.0" (log(1-q) = -inf
+    # over hundreds, beyond what the balls enclose at the working precision.  The engine
+    # refused it as "cannot separate a grid point from log(1-q) for q=1.0" (log(1-q) = -inf
     # there; e^l - 1 + 1 cancelled), then by a ValueError from a NaN ball; now a
-    # DomainError naming the parameters
+    # DomainError naming the parameters.  dpsgd answers q = 1 in closed form: 1/0.05 (the
+    # float 0.05 is above 1/20, so mu is just below 20)
     import symgdp
     from symgdp.errors import DomainError
 
+    r = symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False)
+    assert r.closed_form and r.mu_floor <= 20.0 == r.mu_upper
     with pytest.raises(DomainError, match=r"q=1\.0, sigma=0\.05.*no finite enclosure"):
-        symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False)
+        symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False,
+                     _engine=True)
