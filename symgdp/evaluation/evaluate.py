@@ -302,8 +302,13 @@ class Evaluator:
         except PrecisionError:
             # The ball never excluded 0: either an exact zero that arb cannot see as such
             # (e^x - e^x at a kink) or a cancellation beyond reach.  Only a provable zero
-            # is accepted from the point evaluation below; a positive value is not.
-            if self.mp_log_points(e) == -np.inf:
+            # is accepted from the point evaluation below; a positive value is not.  The
+            # point evaluation returns -inf only where exact_zero holds: without it, it
+            # could only end in this PrecisionError, after mpmath work up to _MP_MAX_DPS
+            # digits (seconds per point: (1 + erf(-x))/2 past x ~ 95 cancels at every
+            # precision), or in a "negative" read from a value the balls could not tell
+            # from 0.
+            if self.exact_zero(e) and self.mp_log_points(e) == -np.inf:
                 return -np.inf
             raise
         if via_arb is not None:

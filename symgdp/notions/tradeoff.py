@@ -30,6 +30,25 @@ from symgdp.notions.tradeoff_mu import GdpBracket, gdp_bracket
 _PRECS = (64, 128, 256, 512, 1024, 2048)
 
 
+def _inverse_complement(e: sympy.Expr) -> sympy.Expr:
+    """erfinv(u) as erfcinv(1 - u) and erfcinv(u) as erfinv(1 - u) (erf(x) = u is
+    erfc(x) = 1 - u): ``erfinv(1 - 2*alpha)`` becomes ``erfcinv(2*alpha)``, which needs no
+    more bits at a tiny alpha than alpha itself (1 - 2 alpha needs log2(1/alpha) of them)."""
+    return e.replace(lambda x: isinstance(x, (sympy.erfinv, sympy.erfcinv)),
+                     lambda x: sympy.erfcinv(1 - x.args[0]) if isinstance(x, sympy.erfinv)
+                     else sympy.erfinv(1 - x.args[0]))
+
+
+def _complements(forms: list[sympy.Expr]) -> list[sympy.Expr]:
+    """The forms with :func:`_inverse_complement` applied, those that differ."""
+    out: list[sympy.Expr] = []
+    for f in forms:
+        g = _inverse_complement(f)
+        if g != f and g not in forms and g not in out:
+            out.append(g)
+    return out
+
+
 def _forms(s: sympy.Expr) -> list[sympy.Expr]:
     """Equal forms of ``s`` that cancel less in some range (erfc(z) = 2 - erfc(-z),
     erf(z) = 1 - erfc(z)); every one is evaluated and the balls are intersected."""
@@ -205,6 +224,8 @@ class TradeoffSource:
         self._free = list(free or [])
         self._fs: list[Callable[[Any], arb]] | None = None
         self._ft: list[Callable[[Any], arb]] | None = None
+        self._fs_at: list[Callable[[Any], arb]] = []
+        self._ft_at: list[Callable[[Any], arb]] = []
         self._cache: dict[tuple[int, int], tuple[arb, arb, arb, arb]] = {}
         self._icache: dict[tuple[tuple[int, int], tuple[int, int]], tuple[Any, ...]] = {}
         self._results: dict[float, tuple[float, float]] = {}
@@ -226,6 +247,13 @@ class TradeoffSource:
             s_forms, t_forms = _forms(1 - self.expr), _forms(self.expr)
             self._fs = [lambdify_arb(f, self.var) for f in s_forms]
             self._ft = [lambdify_arb(f, self.var) for f in t_forms]
+            # at points only: erfcinv(2 alpha) for erfinv(1 - 2 alpha), exact at a tiny alpha
+            # in 64 bits where the typed form needs log2(1/alpha) of them (an enclosure over
+            # an interval is left to the forms above)
+            self._fs_at = self._fs + [lambdify_arb(g, self.var) for g in
+                                      _complements(s_forms)]
+            self._ft_at = self._ft + [lambdify_arb(g, self.var) for g in
+                                      _complements(t_forms)]
             self._ds, self._dds, self._nodes = _derivatives(self.expr, self.var, s_forms, t_forms)
 
     def _values(self, p: arb) -> tuple[arb, arb, arb, arb]:
@@ -244,7 +272,7 @@ class TradeoffSource:
         assert self._fs is not None and self._ft is not None  # _both ran _compile() first
         for prec in precs:
             with ctx.workprec(prec):
-                got = _enclose(self._fs, self._ft, p)
+                got = _enclose(self._fs_at, self._ft_at, p)
                 if got is None:
                     continue
                 best = got

@@ -304,12 +304,49 @@ def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
                   f"{f'; {inadmissible} inadmissible' if inadmissible else ''}")
 
 
+#: below this log delta the check reads q as 0 (q < 1e40^2 / 2e150 = 5e-71 at every check
+#: point): mpmath stalls reaching such values (exp(-e^(1e6))), and Arb's enclosure of
+#: exp(-X) for a huge X stops at an upper end near exp(-9.3e153), whatever X is
+_LOG_BEYOND = -1e150
+
+
+def _proved_beyond_float(ball: Any, x: float) -> bool:
+    """Whether the ball enclosure of delta proves log delta(x) < :data:`_LOG_BEYOND`.
+
+    Only the ball's upper end is used: a wide ball (Arb's radius control far out) is still
+    an enclosure, so its upper end bounds delta from above."""
+    from flint import arb, ctx
+
+    if ball is None:
+        return False
+    try:
+        with ctx.workprec(256):
+            up = ball(arb(x)).upper()
+            return bool(up > 0 and arb(up).log() < _LOG_BEYOND) or \
+                bool(up.is_exact() and up.is_zero())
+    except Exception:  # noqa: BLE001 - no ball value: the point evaluation decides
+        return False
+
+
 def _q_values(expr: sympy.Expr, var: sympy.Symbol) -> list[Any] | None:
-    """q(eps) = eps^2/(-2 log delta) at the check points (mpmath); None if unresolvable."""
+    """q(eps) = eps^2/(-2 log delta) at the check points (mpmath); None if unresolvable.
+
+    Where ball arithmetic proves delta(x) < exp(-1e150), q(x) < 5e-71 is read as 0
+    (mpmath's exp of -e^(1e6) does not finish: the check of exp(-e^eps) used to spend its
+    whole budget there and end inconclusive)."""
+    from symgdp.evaluation.interval import lambdify_arb
+
     p = evaluator_of(expr, var)
+    try:
+        ball = lambdify_arb(expr, var)
+    except Exception:  # noqa: BLE001 - no ball version: point evaluations only
+        ball = None
     for points in _CHECK_POINTS:
         qs = []
         for x in points:
+            if _proved_beyond_float(ball, x):
+                qs.append(mpmath.mpf(0))
+                continue
             try:
                 ld = p.mp_log(x)
             except (SymgdpError, ArithmeticError, ValueError, TypeError, OverflowError):

@@ -34,7 +34,6 @@ def _mp_tail(p: np.ndarray, r: mpmath.mpf) -> list[mpmath.mpf]:
 def test_geometric_tail_within_the_callers_bound(n: int, disc: float, seed: int) -> None:
     # reference: 40-digit mpmath recursion with the same float64 ratio r; the callers
     # (pld.curves, pld.pmf, training.engine) cover the rounding by 4 (N + 4) u relative
-    mpmath.mp.dps = 40
     rng = np.random.default_rng(seed)
     p = rng.random(n) ** 8 * (rng.random(n) < 0.7)  # non-negative, zeros and tiny ones
     r = math.exp(-disc)
@@ -42,9 +41,12 @@ def test_geometric_tail_within_the_callers_bound(n: int, disc: float, seed: int)
     got = geometric_tail(p, r)
     assert np.array_equal(p, keep)
     assert got.shape == p.shape and np.all(got >= 0)
-    truth = _mp_tail(p, mpmath.mpf(r))
-    for g, t in zip(got.tolist(), truth, strict=True):
-        assert abs(mpmath.mpf(g) - t) <= 4 * (n + 4) * U * t
+    # (a context, not mpmath.mp.dps = 40: that stayed set for every later test of the
+    # worker)
+    with mpmath.workdps(40):
+        truth = _mp_tail(p, mpmath.mpf(r))
+        for g, t in zip(got.tolist(), truth, strict=True):
+            assert abs(mpmath.mpf(g) - t) <= 4 * (n + 4) * U * t
 
 
 def test_geometric_tail_leaves_input_and_matches_sequential_loop() -> None:

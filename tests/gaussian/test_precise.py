@@ -61,6 +61,9 @@ _POINTS = [
     (0, 0.05), (0, 1), (0, 10), (1e-9, 0.05), (0.5, 0.3), (1, 1), (3, 2), (40, 1),
     (100, 1), (709.5, 30), (1000, 30), (2000, 0.05), (2000, 10), (2000, 30),
     (1e-3, 0.05), (5, 10), (1e-3, 20), (0.001, 30), (1, 30),
+    # eps = 0 with mu -> 0: precise takes erf(mu/(2 sqrt 2)) there, the reference the
+    # difference Phi(mu/2) - Phi(-mu/2) with the 300 digits it cancels restored
+    (0, 1e-30), (0, 1e-300),
 ]
 
 
@@ -108,7 +111,9 @@ def test_deep_tail_delta_1_at_2000() -> None:
 
 
 def test_eps_zero_closed_form() -> None:
-    """δ_μ(0) = erf(μ/(2√2)), including μ → 0 where Φ(μ/2) − Φ(−μ/2) cancels.
+    """δ_μ(0) = erf(μ/(2√2)), including μ → 0 where Φ(μ/2) − Φ(−μ/2) cancels (precise
+    takes this closed form at ε = 0; the independent check of it is the difference form of
+    the reference at the ε = 0 points of ``_POINTS``).
 
     μ is passed as a float, which mpmath converts exactly, so both sides see one number.
     """

@@ -263,3 +263,8 @@ def test_double_exponential_decay_is_limit_zero():
     # independent reference: q at eps = 50 from the closed form log delta = -e^eps
     with mpmath.workdps(60):
         assert mpmath.mpf(50) ** 2 / (2 * mpmath.exp(50)) < 1e-18
+    # the numeric check far out confirms the 0 (it spent its budget on mpmath's exp of
+    # -e^(1e6) and ended "inconclusive"): delta(1e6) = exp(-e^(1e6)) < exp(-1e150), so
+    # q(1e6) < 1e12/2e150, and likewise at 1e16 and 1e40 (log delta = -e^x there)
+    ident = p.identify(timeout=30)
+    assert ident.limit == 0 and "checked numerically far out" in ident.detail, ident.detail
