@@ -86,6 +86,7 @@ from symgdp.noise.density import (
 )
 from symgdp.noise.loss import log_concavity
 from symgdp.numerics.balls import gt3, le3
+from symgdp.numerics.bisection import integer_midpoint, proved_crossing
 from symgdp.numerics.rounding import float_above
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
@@ -432,20 +433,10 @@ class DiscreteNoiseSource:
             hi = hi * 2 + 1
             if hi > (1 << 62):
                 raise ProfileError("the privacy loss stays above eps (inf L not reached)")
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if gt3(s.loss(mid), e) is True:
-                lo = mid
-            elif le3(s.loss(mid), e) is True:
-                hi = mid
-            else:  # undecided: widen to where the comparisons decide
-                a, b = mid - 1, mid + 1
-                while a > lo and gt3(s.loss(a), e) is not True:
-                    a -= 1
-                while b < hi and le3(s.loss(b), e) is not True:
-                    b += 1
-                return a, b - 1
-        return lo, lo
+        # m* in [a, b - 1] with L(a) > e and L(b) <= e proved (an undecided midpoint:
+        # each side narrowed on its own, the candidates between them all kept)
+        a, b = proved_crossing(lambda m: gt3(s.loss(m), e), lo, hi, integer_midpoint, 128)
+        return a, b - 1
 
     def delta_ball(self, eps: float) -> arb:
         """A ball containing delta(eps) (its upper end is the bound used)."""
@@ -615,6 +606,9 @@ def _crosscheck(pmf: Pmf, profile: Any, shift: int, values: dict) -> str:
                 lo -= max(1, abs(lo) // 4)
             while lw(hi) > top - 160:
                 hi += max(1, hi // 4)
+            # symmetric: the reversed direction reads w(-k) over the same window (a
+            # heavier right tail cut at -lo was a false disagreement, and a refusal)
+            lo, hi = min(lo, -hi), max(hi, -lo)
             return range(lo - shift, hi + shift + 1)
 
         ks = window()
