@@ -137,9 +137,12 @@ def _grid(k: int, q: float, sigma: float, disc: float, tail: float, weights: Any
         lo = max(lo, math.log(w[0]))
     x_hi = 1.0
     for j in range(1, k + 1):
-        if w[j] > 0:
-            p = tail / ((k + 1) * w[j])
-            x_hi = max(x_hi, j + sigma * (float(-ndtri(p)) if p < 0.5 else 0.0))
+        # p = tail / ((k + 1) w_j) < 1/2 asked without dividing: a tiny w_j (k = 256,
+        # q = 0.001: w_256 ~ 1e-768 is 0, w_200 a subnormal) overflowed the quotient
+        if w[j] > 0 and tail < 0.5 * (k + 1) * w[j]:
+            x_hi = max(x_hi, j + sigma * float(-ndtri(tail / ((k + 1) * w[j]))))
+        elif w[j] > 0:
+            x_hi = max(x_hi, float(j))
     hi = _float_loss(k, q, sigma, x_hi, weights)
     return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
 
