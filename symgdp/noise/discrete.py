@@ -70,7 +70,6 @@ from itertools import pairwise
 from typing import Any
 
 import mpmath
-import numpy as np
 import sympy
 from flint import arb, ctx
 
@@ -82,12 +81,12 @@ from symgdp.noise.density import (
     _from_expression,
     _pieces,
     aligned_rows,
+    log_delta_each,
     tex_text,
 )
 from symgdp.noise.loss import log_concavity
 from symgdp.numerics.balls import gt3, le3
 from symgdp.numerics.bisection import integer_midpoint, proved_crossing
-from symgdp.numerics.rounding import float_above
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
@@ -455,14 +454,7 @@ class DiscreteNoiseSource:
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta at each point (float64, vectorised)."""
-        xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
-        out = np.empty(xs.shape)
-        for i, e in enumerate(xs.flat):
-            b = self.delta_ball(float(e))
-            with ctx.workprec(_PREC):
-                up = b.upper()
-                out.flat[i] = -np.inf if up <= 0 else min(float_above(arb(up).log()), 0.0)
-        return float(out[0]) if np.ndim(x) == 0 else out
+        return log_delta_each(self.delta_ball, x, _PREC)
 
     def tail_limit(self) -> None:
         """Not derived for a summed profile."""

@@ -18,7 +18,12 @@ the time budget).  :func:`generalized_gaussian` certifies the profile numericall
   (-\infty, x_\varepsilon)`.  For :math:`k < 1` the density is not log-concave: refused.
 * **The threshold** is proved in balls: a bracket :math:`[a, b]` with :math:`L(a) >
   \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected to :math:`2^{-200}`
-  relative.
+  relative (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
+  :math:`[0, \Delta]` the loss is evaluated as :math:`|x/\sigma|^k
+  \operatorname{expm1}(k \operatorname{log1p}(\mp\Delta/|x|))`, so a threshold far out
+  (:math:`k` near 1) stays decidable; beyond :math:`|x| = 2^{4096}` it is refused.  For
+  :math:`k = 1` an :math:`\varepsilon` within the ball of :math:`\pm\Delta/\sigma` is
+  bounded at a point just below it (:math:`\delta` does not increase).
 * **The profile** :math:`\delta(\varepsilon) = F(x_\varepsilon) - e^{\varepsilon}
   F(x_\varepsilon - \Delta)` (Balle & Wang 2018, Thm 5, for the Gaussian; the
   hockey-stick divergence on the half-line in general) is bounded above by
@@ -51,15 +56,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import sympy
 from flint import arb, ctx
 
 from symgdp.errors import DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
+from symgdp.noise.density import log_delta_each
 from symgdp.numerics.balls import gt3, to_arb
 from symgdp.numerics.bisection import proved_crossing
-from symgdp.numerics.rounding import float_above
 from symgdp.profile import Profile
 from symgdp.symbolic.symbols import eps as _EPS
 
@@ -173,13 +177,7 @@ class GeneralizedGaussianSource:
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta at each point (float64, vectorised)."""
-        xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
-        out = np.empty(xs.shape)
-        for i, e in enumerate(xs.flat):
-            up = self.delta_ball(float(e))
-            with ctx.workprec(_PREC):
-                out.flat[i] = -np.inf if up <= 0 else min(float_above(up.log()), 0.0)
-        return float(out[0]) if np.ndim(x) == 0 else out
+        return log_delta_each(self.delta_ball, x, _PREC)
 
     def tail_limit(self) -> None:
         """Not derived (see the module notes on tails)."""
