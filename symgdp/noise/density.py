@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any
@@ -363,3 +364,29 @@ def aligned_rows(rows: list[tuple[str, Any]]) -> str:
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 
+
+
+# -- shared by the numeric sources (noise.discrete, noise.gengauss) --------------------------
+def log_delta_each(delta_ball: Callable[[float], Any], x: Any, prec: int = 256) -> Any:
+    """Proved upper bounds on log delta at the points ``x`` (float64, a float for a scalar):
+    at each, the log of the upper end of ``delta_ball(eps)`` (a ball whose upper end bounds
+    delta) rounded up, ``-inf`` where that end is at most 0, and at most 0 (delta <= 1).
+
+    Example:
+        >>> from flint import arb
+        >>> log_delta_each(lambda e: arb(0.5), [0.0, 1.0]).tolist()  # log(1/2), rounded up
+        [-0.6931471805599453, -0.6931471805599453]
+    """
+    import numpy as np
+    from flint import arb, ctx
+
+    from symgdp.numerics.rounding import float_above
+
+    xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
+    out = np.empty(xs.shape)
+    for i, e in enumerate(xs.flat):
+        b = delta_ball(float(e))
+        with ctx.workprec(prec):
+            up = arb(b.upper())
+            out.flat[i] = -np.inf if up <= 0 else min(float_above(up.log()), 0.0)
+    return float(out[0]) if np.ndim(x) == 0 else out

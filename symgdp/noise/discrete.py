@@ -70,7 +70,6 @@ from itertools import pairwise
 from typing import Any
 
 import mpmath
-import numpy as np
 import sympy
 from flint import arb, ctx
 
@@ -82,11 +81,12 @@ from symgdp.noise.density import (
     _from_expression,
     _pieces,
     aligned_rows,
+    log_delta_each,
     tex_text,
 )
 from symgdp.noise.loss import log_concavity
 from symgdp.numerics.balls import gt3, le3
-from symgdp.numerics.rounding import float_above
+from symgdp.numerics.bisection import integer_midpoint, proved_crossing
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
@@ -432,20 +432,10 @@ class DiscreteNoiseSource:
             hi = hi * 2 + 1
             if hi > (1 << 62):
                 raise ProfileError("the privacy loss stays above eps (inf L not reached)")
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if gt3(s.loss(mid), e) is True:
-                lo = mid
-            elif le3(s.loss(mid), e) is True:
-                hi = mid
-            else:  # undecided: widen to where the comparisons decide
-                a, b = mid - 1, mid + 1
-                while a > lo and gt3(s.loss(a), e) is not True:
-                    a -= 1
-                while b < hi and le3(s.loss(b), e) is not True:
-                    b += 1
-                return a, b - 1
-        return lo, lo
+        # m* in [a, b - 1] with L(a) > e and L(b) <= e proved (an undecided midpoint:
+        # each side narrowed on its own, the candidates between them all kept)
+        a, b = proved_crossing(lambda m: gt3(s.loss(m), e), lo, hi, integer_midpoint, 128)
+        return a, b - 1
 
     def delta_ball(self, eps: float) -> arb:
         """A ball containing delta(eps) (its upper end is the bound used)."""
@@ -464,14 +454,7 @@ class DiscreteNoiseSource:
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta at each point (float64, vectorised)."""
-        xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
-        out = np.empty(xs.shape)
-        for i, e in enumerate(xs.flat):
-            b = self.delta_ball(float(e))
-            with ctx.workprec(_PREC):
-                up = b.upper()
-                out.flat[i] = -np.inf if up <= 0 else min(float_above(arb(up).log()), 0.0)
-        return float(out[0]) if np.ndim(x) == 0 else out
+        return log_delta_each(self.delta_ball, x, _PREC)
 
     def tail_limit(self) -> None:
         """Not derived for a summed profile."""
@@ -625,6 +608,9 @@ def _crosscheck(pmf: Pmf, profile: Any, shift: int, values: dict) -> str:
                 lo -= max(1, abs(lo) // 4)
             while lw(hi) > top - 160:
                 hi += max(1, hi // 4)
+            # symmetric: the reversed direction reads w(-k) over the same window (a
+            # heavier right tail cut at -lo was a false disagreement, and a refusal)
+            lo, hi = min(lo, -hi), max(hi, -lo)
             return range(lo - shift, hi + shift + 1)
 
         ks = window()

@@ -18,7 +18,12 @@ the time budget).  :func:`generalized_gaussian` certifies the profile numericall
   (-\infty, x_\varepsilon)`.  For :math:`k < 1` the density is not log-concave: refused.
 * **The threshold** is proved in balls: a bracket :math:`[a, b]` with :math:`L(a) >
   \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected to :math:`2^{-200}`
-  relative.
+  relative (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
+  :math:`[0, \Delta]` the loss is evaluated as :math:`|x/\sigma|^k
+  \operatorname{expm1}(k \operatorname{log1p}(\mp\Delta/|x|))`, so a threshold far out
+  (:math:`k` near 1) stays decidable; beyond :math:`|x| = 2^{4096}` it is refused.  For
+  :math:`k = 1` an :math:`\varepsilon` within the ball of :math:`\pm\Delta/\sigma` is
+  bounded at a point just below it (:math:`\delta` does not increase).
 * **The profile** :math:`\delta(\varepsilon) = F(x_\varepsilon) - e^{\varepsilon}
   F(x_\varepsilon - \Delta)` (Balle & Wang 2018, Thm 5, for the Gaussian; the
   hockey-stick divergence on the half-line in general) is bounded above by
@@ -51,21 +56,22 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 import sympy
 from flint import arb, ctx
 
 from symgdp.errors import DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
-from symgdp.numerics.balls import gt3, le3, to_arb
-from symgdp.numerics.rounding import float_above
+from symgdp.noise.density import log_delta_each
+from symgdp.numerics.balls import gt3, to_arb
+from symgdp.numerics.bisection import proved_crossing
 from symgdp.profile import Profile
 from symgdp.symbolic.symbols import eps as _EPS
 
 __all__ = ["GeneralizedGaussianSource", "generalized_gaussian", "match_generalized_gaussian"]
 
 _PREC = 256
-_BISECT = 220
+_BISECT = 220   # halvings of the threshold's bracket: 2^-200 relative and below
+_GROW = 4096    # doublings of the starting bracket before refusing (|x_eps| < 2^4096)
 
 
 def _positive_number(value: Any, what: str) -> sympy.Expr:
@@ -96,8 +102,8 @@ class GeneralizedGaussianSource:
             self._k, self._s, self._d = (to_arb(v) if v.is_Rational else
                                          lambdify_arb(v, _EPS)(0) for v in (k, scale, shift))
             self._inv_k = 1 / self._k
-        # sup L: Delta/sigma for k = 1 (pure DP), unbounded for k > 1
-        self._sup = (self._d / self._s) if k == 1 else None
+            # sup L: Delta/sigma for k = 1 (pure DP), unbounded for k > 1
+            self._sup = (self._d / self._s) if k == 1 else None
 
     def _pow(self, x: arb) -> arb:
         """|x / sigma|^k at a point (x exact)."""
@@ -107,7 +113,14 @@ class GeneralizedGaussianSource:
         return (self._k * a.log()).exp()
 
     def loss(self, x: arb) -> arb:
+        """L(x) as a ball; outside [0, Delta] as |x/sigma|^k expm1(k log1p(-+Delta/|x|)),
+        so that far out (|x|^k huge, L moderate: k near 1) the difference of two huge
+        powers does not swamp L (the ball stays decidable)."""
         with ctx.workprec(_PREC):
+            if x < 0:
+                return self._pow(x) * (self._k * (self._d / -x).log1p()).expm1()
+            if x > self._d:
+                return self._pow(x) * (self._k * (-self._d / x).log1p()).expm1()
             return self._pow(x - self._d) - self._pow(x)
 
     def cdf(self, x: arb) -> arb:
@@ -116,62 +129,55 @@ class GeneralizedGaussianSource:
             q = self._pow(x).gamma_upper(self._inv_k, regularized=1) / 2
             return q if x <= 0 else 1 - q
 
+    def _side(self, e: arb) -> Any:
+        return lambda x: gt3(self.loss(x), e)
+
     def _bracket(self, e: arb) -> tuple[arb, arb]:
-        """(a, b) exact with L(a) > e >= L(b) proved, b - a tiny."""
-        lo, hi = -self._d, self._d + 1
-        while gt3(self.loss(lo), e) is not True:
-            lo = 2 * lo - 1
-        while le3(self.loss(hi), e) is not True:
-            hi = 2 * hi + 1
+        """(a, b) with L(a) > e >= L(b) proved, b - a tiny (:func:`proved_crossing`)."""
+        side = self._side(e)
         with ctx.workprec(_PREC):
-            for _ in range(_BISECT):
-                mid = (lo + hi) / 2
-                v = self.loss(mid)
-                if gt3(v, e) is True:
-                    lo = mid
-                elif le3(v, e) is True:
-                    hi = mid
-                else:
-                    # undecided at mid (L(mid) = eps within its ball, e.g. eps = 0 at
-                    # Delta/2): narrow each side towards mid on its own
-                    a, b = lo, mid
-                    for _ in range(_BISECT):
-                        m = (a + b) / 2
-                        if gt3(self.loss(m), e) is True:
-                            a = m
-                        else:
-                            b = m
-                    c, d = mid, hi
-                    for _ in range(_BISECT):
-                        m = (c + d) / 2
-                        if le3(self.loss(m), e) is True:
-                            d = m
-                        else:
-                            c = m
-                    return a, d
-        return lo, hi
+            lo, hi = -self._d, self._d + 1
+            for _ in range(_GROW):
+                if side(lo) is True:
+                    break
+                lo = 2 * lo           # exact: the bracket's points stay binary fractions
+            for _ in range(_GROW):
+                if side(hi) is False:
+                    break
+                hi = 2 * hi
+            if side(lo) is not True or side(hi) is not False:
+                raise ProfileError(
+                    f"the threshold x_eps of the generalized Gaussian (k = {self.k_expr}) "
+                    f"at eps = {e.mid().str(12, radius=False)} lies beyond 2^{_GROW} or "
+                    "is not separated in 256-bit balls (k too close to 1 for this eps)")
+            return proved_crossing(side, lo, hi, lambda a, b: (a + b) / 2, _BISECT)
 
     def delta_ball(self, eps: float) -> arb:
         """An upper bound on delta(eps), as a ball whose upper end is the bound."""
         with ctx.workprec(_PREC):
             e = arb(eps)
-            if self._sup is not None and bool(e >= self._sup):
-                return arb(0)
-            if self._sup is not None and bool(e <= -self._sup):
-                return 1 - e.exp()
+            if self._sup is not None:  # k = 1: L takes values in [-sup, sup] only
+                sup = self._sup
+                if e >= sup:
+                    return arb(0)
+                if e <= -sup:
+                    return 1 - e.exp()  # every L >= -sup >= eps: the whole line
+                if not e > -sup:
+                    # eps within the ball of -sup: delta does not increase, so delta(eps)
+                    # <= delta(e') = 1 - e^{e'} at e' = the ball's lower end, <= -sup
+                    return 1 - arb((-sup).lower()).exp()
+                if not e < sup:
+                    # eps within the ball of sup (eps = Delta/sigma with sigma not a binary
+                    # fraction): no point has L > eps proved; delta(eps) <= delta(e') at
+                    # an e' < eps below the ball
+                    e = arb(sup.lower()) - abs(sup) * arb(2) ** (16 - _PREC)
             a, b = self._bracket(e)
             up = self.cdf(b) - e.exp() * self.cdf(a - self._d)
             return arb(up.upper())
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta at each point (float64, vectorised)."""
-        xs = np.atleast_1d(np.asarray(x, dtype=np.float64))
-        out = np.empty(xs.shape)
-        for i, e in enumerate(xs.flat):
-            up = self.delta_ball(float(e))
-            with ctx.workprec(_PREC):
-                out.flat[i] = -np.inf if up <= 0 else min(float_above(up.log()), 0.0)
-        return float(out[0]) if np.ndim(x) == 0 else out
+        return log_delta_each(self.delta_ball, x, _PREC)
 
     def tail_limit(self) -> None:
         """Not derived (see the module notes on tails)."""

@@ -13,6 +13,9 @@ Every wing that rounds a bound imports it from here, so that "rounded up" means 
 * :mod:`~symgdp.numerics.recursions` -- the geometric tail recursion of the PLD
   profiles (:func:`~symgdp.numerics.recursions.geometric_tail`), sequential as its error
   analysis needs;
+* :mod:`~symgdp.numerics.bisection` -- the crossing of a monotone function through a
+  level bisected with both ends proved at every step
+  (:func:`~symgdp.numerics.bisection.proved_crossing`), on the real line or the integers;
 * :mod:`~symgdp.numerics.decimals` -- printing bounds so that the printed statement stays
   true (outward decimal rounding, :class:`~symgdp.numerics.decimals.Probability`).
 

@@ -95,6 +95,7 @@ import bisect
 import functools
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -656,6 +657,18 @@ def _power(p: _Tracked, times: int, tail: float, keep_left: bool = False) -> _Tr
     return chained(p, times, lambda a, b: _compose2(a, b, tail, keep_left))
 
 
+def compose_phases(leaves: Sequence[tuple[_Tracked, int, float]], tail: float,
+                   keep_left: bool = False) -> tuple[_Tracked, float]:
+    """One direction of a schedule: each phase's (one step's measure, steps, mass a step
+    moved from outside its grid) composed ``steps`` times, convolved onto the phases before
+    (lazily: one phase's power at a time); returns the measure and sum_i steps_i moved_i
+    (float64, inflated by 1e-12)."""
+    mv = math.fsum(t * m for _, t, m in leaves)
+    acc = functools.reduce(lambda a, b: _compose2(a, b, tail, keep_left),
+                           (_power(leaf, t, tail, keep_left) for leaf, t, _ in leaves))
+    return acc, mv * (1 + 1e-12)
+
+
 @dataclass(frozen=True)
 class ComposedSGD:
     """The composed pessimistic measures of a schedule (one per direction) with what the
@@ -799,17 +812,12 @@ def compose_schedule(schedule: Any, disc: float, failure_prob: float,
             add_error = None  # too large to be useful: compose the add direction itself
             derive = False
             steps = [one_step_pmfs(q, s, disc, tau, bits, rel) for q, s, _ in phases]
-        acc: _Tracked | None = None
-        mv = 0.0
-        for (_, _, t), st in zip(phases, steps, strict=True):
-            leaf = (_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
-                    else _Tracked(st.directions[k]))
-            part = _power(leaf, t, tail, keep_left)
-            mv += t * st.moved[k]
-            acc = part if acc is None else _compose2(acc, part, tail, keep_left)
-        assert acc is not None
+        acc, mv = compose_phases([(_Tracked(st.directions[k], 0.0, st.ey, st.qmoved) if derive
+                                   else _Tracked(st.directions[k]), t, st.moved[k])
+                                  for (_, _, t), st in zip(phases, steps, strict=True)],
+                                 tail, keep_left)
         pmfs.append(acc.pmf)
-        moved.append(mv * (1 + 1e-12))
+        moved.append(mv)
         cut.append(acc.cut)
         if derive:
             if not math.isfinite(acc.erry):

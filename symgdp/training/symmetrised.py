@@ -44,9 +44,9 @@ from symgdp.errors import DomainError
 from symgdp.numerics.rounding import arb_ceil
 from symgdp.training.engine import (
     ComposedSGD,
-    _power,
     _tails,
     _Tracked,
+    compose_phases,
     one_step_tail,
     scale_for,
 )
@@ -124,20 +124,16 @@ def compose_symmetric_schedule(phases: Any, disc: float, failure_prob: float) ->
     :math:`C_{\gamma_i}(G_{2/\sigma_i})`, and adaptive composition of trade-off functions
     (Dong, Roth & Su 2022, Theorem 3.2) holds for different ones step by step, so the
     composed measure is an upper bound for any order of phases given in advance."""
-    from symgdp.training.engine import _compose2, _loss_grid
+    from symgdp.training.engine import _loss_grid
 
     total = sum(t for _, _, t in phases)
     tau = one_step_tail(failure_prob, total)
     width = sum(2 * _loss_grid(q, s, disc, tau, "add_remove")[1] + 1 for q, s, _ in phases)
     bits, tail = scale_for(tuple(phases), "replace_one", float(width) * math.sqrt(total))
     keep_left = bits > 80 or tail < 1e-19
-    acc: _Tracked | None = None
-    moved = 0.0
+    leaves = []
     for q, s, t in phases:
         pmf, mv = symmetric_step(q, s, disc, tau, bits)
-        part = _power(_Tracked(pmf), t, tail, keep_left)
-        moved += t * mv
-        acc = part if acc is None else _compose2(acc, part, tail, keep_left)
-    assert acc is not None
-    return ComposedSGD((acc.pmf,), (moved * (1 + 1e-12),), (acc.cut,), total, disc,
-                       "replace_one")
+        leaves.append((_Tracked(pmf), t, mv))
+    acc, moved = compose_phases(leaves, tail, keep_left)
+    return ComposedSGD((acc.pmf,), (moved,), (acc.cut,), total, disc, "replace_one")

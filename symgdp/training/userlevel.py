@@ -53,9 +53,9 @@ from symgdp.errors import DomainError
 from symgdp.training.engine import (
     ComposedSGD,
     StepPMFs,
-    _power,
     _Tracked,
     check_schedule,
+    compose_phases,
     one_step_tail,
     pmfs_from_tails,
     scale_for,
@@ -137,9 +137,12 @@ def _grid(k: int, q: float, sigma: float, disc: float, tail: float, weights: Any
         lo = max(lo, math.log(w[0]))
     x_hi = 1.0
     for j in range(1, k + 1):
-        if w[j] > 0:
-            p = tail / ((k + 1) * w[j])
-            x_hi = max(x_hi, j + sigma * (float(-ndtri(p)) if p < 0.5 else 0.0))
+        # p = tail / ((k + 1) w_j) < 1/2 asked without dividing: a tiny w_j (k = 256,
+        # q = 0.001: w_256 ~ 1e-768 is 0, w_200 a subnormal) overflowed the quotient
+        if w[j] > 0 and tail < 0.5 * (k + 1) * w[j]:
+            x_hi = max(x_hi, j + sigma * float(-ndtri(tail / ((k + 1) * w[j]))))
+        elif w[j] > 0:
+            x_hi = max(x_hi, float(j))
     hi = _float_loss(k, q, sigma, x_hi, weights)
     return int(math.floor(lo / disc)) - 1, int(math.ceil(hi / disc)) + 1
 
@@ -311,25 +314,11 @@ def compose_user_level(schedule: Any, k: int, disc: float, failure_prob: float,
     check_support([(st.directions[0], t) for st, (_, _, t) in zip(steps, phases, strict=True)],
                   f"user-level DP-SGD with {total} steps on the grid {disc:g}",
                   "use a coarser value_discretization_interval or fewer steps")
-    pmfs, moved, cut = [], [], []
-    for d in range(2):
-        acc: _Tracked | None = None
-        mv = 0.0
-        for (_, _, t), st in zip(phases, steps, strict=True):
-            part = _power(_Tracked(st.directions[d]), t, tail, keep_left)
-            mv += t * st.moved[d]
-            acc = part if acc is None else _compose2(acc, part, tail, keep_left)
-        assert acc is not None
-        pmfs.append(acc.pmf)
-        moved.append(mv * (1 + 1e-12))
-        cut.append(acc.cut)
-    return ComposedSGD(tuple(pmfs), tuple(moved), tuple(cut), total, disc, "add_remove")
-
-
-def _compose2(a: Any, b: Any, tail: float, keep_left: bool) -> Any:
-    from symgdp.training.engine import _compose2 as compose2
-
-    return compose2(a, b, tail, keep_left)
+    both = [compose_phases([(_Tracked(st.directions[d]), t, st.moved[d])
+                            for (_, _, t), st in zip(phases, steps, strict=True)],
+                           tail, keep_left) for d in range(2)]   # remove, add
+    return ComposedSGD(tuple(acc.pmf for acc, _ in both), tuple(mv for _, mv in both),
+                       tuple(acc.cut for acc, _ in both), total, disc, "add_remove")
 
 
 def check_weights(weights: Any, k: int) -> tuple[float, ...] | None:

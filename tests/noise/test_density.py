@@ -70,3 +70,28 @@ def test_parameter_not_real():
 def test_not_a_density_object():
     with pytest.raises(DomainError):
         symgdp.additive_noise(object())
+
+
+def test_log_delta_each_rounds_the_balls_upper_end_up():
+    # reference: 40-digit mpmath log of the ball's upper end m + r (exact dyadics); the
+    # float returned is at least it and within one ulp; an end <= 0 is -inf, above 1 is 0
+    import math
+
+    import mpmath
+    from flint import arb
+
+    from symgdp.noise.density import log_delta_each
+
+    balls = {0.0: arb(0.1, 2.0 ** -40), 1.0: arb(3e-200, 1e-215), 2.0: arb(0),
+             3.0: arb(-1e-3, 1e-4), 4.0: arb(1.5, 0.1)}
+    got = log_delta_each(lambda e: balls[e], list(balls))
+    for (e, b), g in zip(balls.items(), got, strict=True):
+        with mpmath.workdps(40):
+            end = sum(mpmath.mpf(v.str(60, radius=False)) for v in (b.mid(), b.rad()))
+            if e in (2.0, 3.0):
+                assert g == -math.inf
+            elif e == 4.0:
+                assert g == 0.0
+            else:
+                truth = mpmath.log(end)
+                assert truth <= g <= truth + 2 * abs(truth) * 2.0 ** -52

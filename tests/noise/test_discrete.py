@@ -197,6 +197,27 @@ def test_asymmetric_certified_route_with_one_bounded_direction():
             assert mpmath.log(truth) <= up <= mpmath.log(truth) + 1e-12
 
 
+def test_asymmetric_pmf_with_the_heavier_tail_on_the_right():
+    # e^{-k^2/2} for k < 0, e^{-k} for k >= 0 (log-concave: the slope drops from 0 to -1
+    # at 0).  The derivation's own 30-digit cross-check summed the reversed direction over
+    # the window of the first, cutting the right (geometric) tail near k = 19: a false
+    # disagreement of 2e-9 at eps = 0.3 and a refusal of a correct profile.  Reference: the
+    # 40-digit direct sum of both directions
+    w = sympy.Piecewise((sympy.exp(-K**2 / 2), K < 0), (sympy.exp(-K), True))
+    p = symgdp.additive_noise(w / sympy.Sum(w.subs(K, J), (J, -sympy.oo, sympy.oo)),
+                              variable=K, support="integers")
+    assert p.source is not None and "agrees" in p.meta["derivation"].check
+
+    def logw(k):
+        return -mpmath.mpf(k) ** 2 / 2 if k < 0 else -mpmath.mpf(k)
+
+    for eps in (0.0, 0.3, 1.0, 3.0):   # past 1 only the second direction counts
+        with mpmath.workdps(40):
+            truth = direct_sum(logw, eps, 1)
+            up = p.log_delta(eps)
+            assert mpmath.log(truth) <= up <= mpmath.log(truth) + 1e-12
+
+
 def test_report_and_latex_of_a_discrete_profile(dlaplace):
     text = str(symgdp.report(dlaplace.replace(values={"b": 2}), measure=False))
     assert "noise check" in text and "closed form" in text

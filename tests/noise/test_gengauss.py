@@ -7,6 +7,7 @@ change found by mpmath.findroot.
 
 from __future__ import annotations
 
+import flint
 import mpmath
 import pytest
 
@@ -27,10 +28,10 @@ def _root(k, s, d, e):
     return mpmath.findroot(loss, (lo, d), solver="anderson")
 
 
-def gamma_profile(k, s, d, eps):
-    """40 digits: F(x_eps) - e^eps F(x_eps - d), F from mpmath's regularised incomplete
+def gamma_profile(k, s, d, eps, dps=DPS):
+    """``dps`` digits: F(x_eps) - e^eps F(x_eps - d), F from mpmath's regularised incomplete
     gamma function (an implementation independent of Arb's)."""
-    with mpmath.workdps(DPS):
+    with mpmath.workdps(dps):
         k, s, d, e = (mpmath.mpf(v) for v in (k, s, d, eps))
 
         def F(x):
@@ -138,3 +139,35 @@ def test_additive_noise_routes_the_generalized_gaussian():
         symgdp.additive_noise(2 * density, sensitivity=1)
     with pytest.raises(ProfileError, match="give the sensitivity as a number"):
         symgdp.additive_noise(density)
+
+
+@pytest.mark.parametrize("eps", [4.999, 5.0 - 2.0 ** -50, 5.0, -5.0])
+def test_k1_at_the_pure_dp_edge_with_a_scale_not_binary(eps):
+    # sigma = 1/5, Delta = 1: L takes values in [-5, 5], and 5 is sup L; the Laplace
+    # closed form delta = 1 - e^{(eps - 5)/2} on [-5, 5] (40 digits, with expm1).  eps = 5
+    # sits in the ball of Delta/sigma (1/5 is not a binary fraction) and 5 - 2^-50 sat in
+    # the 53-bit ball it was computed in: both looped for ever looking for L > eps
+    import sympy
+
+    p = generalized_gaussian(1, scale=sympy.Rational(1, 5), sensitivity=1)
+    with mpmath.workdps(DPS), flint.ctx.workprec(256):  # upper() rounds at the context's
+        truth = -mpmath.expm1((mpmath.mpf(eps) - 5) / 2)  # no cancellation near eps = 5
+        up = mpmath.mpf(p.source.delta_ball(eps).upper().str(60, radius=False))
+        assert truth * (1 - mpmath.mpf(10) ** -36) <= up <= truth + mpmath.mpf(10) ** -60
+
+
+@pytest.mark.parametrize("k, eps", [(1.01, 6.0), (1.01, 8.0)])
+def test_k_near_one_far_threshold(k, eps):
+    # x_eps near -10^77 (k = 1.01, eps = 6): |x - Delta|^k - |x|^k in 256-bit balls was a
+    # difference of two numbers near 10^78 with L = 6 lost in its radius, so the bracket
+    # never decided (a hang); the loss is now |x|^k expm1(k log1p(Delta/|x|)).  Reference:
+    # the direct difference at 150 digits (mpmath's incomplete gamma), so no cancellation
+    with mpmath.workdps(150):
+        truth = gamma_profile(mpmath.mpf(k), 1, 1, eps, dps=150)
+        assert truth > 0
+        p = generalized_gaussian(k)
+        with flint.ctx.workprec(256):
+            up = mpmath.mpf(p.source.delta_ball(eps).upper().str(60, radius=False))
+        assert up >= truth                                   # the proved upper bound holds
+        assert mpmath.log(up) - mpmath.log(truth) <= 1e-8 * abs(mpmath.log(truth))  # tight
+        assert p.log_delta(eps) >= float(mpmath.log(truth))

@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("symbolic",),
     # shared numerics: directed rounding, exact balls, outward-rounded printing
     ("numerics.rounding",),
-    ("numerics.balls", "numerics.decimals", "numerics.recursions"),
+    ("numerics.balls", "numerics.decimals", "numerics.recursions", "numerics.bisection"),
     ("numerics",),
     # the GDP family: mpmath, float64 with its error bound, the scalar path, balls
     ("gaussian.precise",),

@@ -124,6 +124,40 @@ def test_composition_dominates_the_exact_one_and_books_what_it_moved(t, tail):
     assert nu.disc == disc
 
 
+def test_phases_compose_to_dominate_the_exact_product():
+    # reference: the exact product a^3 b^2 of two phases' one-step integers (flint
+    # fmpz_poly): sgd.compose_phases (the one loop of the record-level, user-level and
+    # symmetrised engines) dominates it from every threshold, exceeds it by at most what it
+    # booked as cut plus what rounding added, and books 3 m_a + 2 m_b moved, rounded up
+    a = sgd.one_step_pmfs(0.3, 1.0, 0.05, 1e-16, 80, "add_remove", False)
+    b = sgd.one_step_pmfs(0.6, 2.0, 0.05, 1e-16, 80, "add_remove", False)
+    pa, pb = a.directions[0], b.directions[0]
+    out, moved = sgd.compose_phases([(sgd._Tracked(pa), 3, a.moved[0]),
+                                     (sgd._Tracked(pb), 2, b.moved[0])], 1e-12)
+    assert Fraction(moved) >= 3 * Fraction(a.moved[0]) + 2 * Fraction(b.moved[0])
+
+    def poly(p):
+        return flint.fmpz_poly([int(v) for v in p.poly.coeffs()])
+
+    ex = [int(v) for v in (poly(pa) ** 3 * poly(pb) ** 2).coeffs()]
+    ex_lower, bits, nu = 3 * pa.lower + 2 * pb.lower, 80, out.pmf
+    full = (pa.total() + pa.inf) ** 3 * (pb.total() + pb.inf) ** 2
+    tail_ex = full - pa.total() ** 3 * pb.total() ** 2    # the exact mass at infinity
+    scale = 1 << (bits * 4)   # nu in units of 2^-80 -> 2^-400
+    tail_nu = nu.inf * scale
+    added = (nu.total() + nu.inf) * scale - full
+    assert added >= 0 and out.cut > 0
+    room = int(Fraction(out.cut) * 2 ** (bits * 5)) + 1 + added
+    nuc = [int(v) for v in nu.poly.coeffs()] + [0] * (nu.size - nu.poly.length())
+    hi_nu, hi_ex = nu.lower + nu.size - 1, ex_lower + len(ex) - 1
+    for j in range(max(hi_nu, hi_ex), min(nu.lower, ex_lower) - 1, -1):
+        if nu.lower <= j <= hi_nu:
+            tail_nu += nuc[j - nu.lower] * scale
+        if ex_lower <= j <= hi_ex:
+            tail_ex += ex[j - ex_lower]
+        assert tail_ex <= tail_nu <= tail_ex + room, j
+
+
 def test_composition_books_the_add_directions_weighted_moves():
     # reference: sum_l nu(l) e^{-l} of the exact composition at 40 digits; the composed
     # measure's own weighted sum may fall short of it by at most erry (mass moved to
