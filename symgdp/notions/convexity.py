@@ -304,7 +304,7 @@ class _Checker:
         """One ball function of every item (an expression, or ``(order, expr)`` for a
         derivative).  A derivative is taken in two equal forms, SymPy's and
         :func:`_tidy`'s, and its value is the intersection of their finite enclosures."""
-        from symgdp.symbolic.parsing import OutOfTime, with_budget
+        from symgdp.symbolic.budget import OutOfTime, with_budget
 
         k = tuple(items)
         hit = self.compiled.get(k)
@@ -343,7 +343,7 @@ class _Checker:
         hit = self.plans.get(key)
         if hit is not None:
             return hit
-        from symgdp.symbolic.parsing import OutOfTime
+        from symgdp.symbolic.budget import OutOfTime
 
         seen: set[int] = set()
         self._open(self.expr, key, seen)
@@ -451,7 +451,7 @@ class _Checker:
     def _symbolic(self, fn: Callable[[], Any]) -> Any:
         """``fn()`` under what is left of the symbolic budget; ``None`` when it runs out
         or fails (a proof that fails is no proof)."""
-        from symgdp.symbolic.parsing import OutOfTime, with_budget
+        from symgdp.symbolic.budget import OutOfTime, with_budget
 
         if self.budget <= 0:
             return None

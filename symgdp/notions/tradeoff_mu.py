@@ -92,7 +92,7 @@ from flint import arb, ctx
 from symgdp.errors import SymgdpError
 from symgdp.evaluation.interval import ArbUnsupported, lambdify_arb
 from symgdp.gaussian.gdp_balls import delta_mu_arb, log_delta_mu_arb
-from symgdp.symbolic.parsing import with_budget
+from symgdp.symbolic.budget import with_budget
 
 __all__ = ["GdpBracket", "probit_form", "gdp_bracket"]
 

@@ -147,8 +147,7 @@ def _numeric_bounded(fn: Any, *args: Any, seconds: float) -> Any:
     """
     import threading
 
-    from symgdp.symbolic.budget import run_in_thread
-    from symgdp.symbolic.parsing import OutOfTime, with_budget
+    from symgdp.symbolic.budget import OutOfTime, run_in_thread, with_budget
 
     if not (hasattr(signal, "setitimer")
             and threading.current_thread() is threading.main_thread()

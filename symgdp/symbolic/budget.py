@@ -47,6 +47,7 @@ Example:
 from __future__ import annotations
 
 import faulthandler
+import gc
 import importlib
 import os
 import pickle
@@ -57,13 +58,14 @@ import threading
 import time
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable
 from typing import Any
 
 from symgdp.errors import AnalysisTimeout
 
-__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "TIMEOUT_SCALE", "Bounded", "resolve_timeout",
-           "run_bounded", "run_in_thread", "start_bounded"]
+__all__ = ["DEFAULT_TIMEOUT", "FORK_AVAILABLE", "TIMEOUT_SCALE", "Bounded", "OutOfTime",
+           "resolve_timeout", "run_bounded", "run_in_thread", "start_bounded", "with_budget"]
 
 #: Default time budget in seconds for one bounded SymPy call; users may change it.
 DEFAULT_TIMEOUT: float = 10.0
@@ -278,20 +280,6 @@ def _async_raise(tid: int, exc: type[BaseException] | None) -> int:
                                                       ctypes.py_object(exc) if exc else None)
 
 
-def _in_finaliser(frame: Any) -> bool:
-    """Whether ``frame`` runs (up to a few calls deep) in a gc callback or a ``__del__``."""
-    import gc
-
-    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
-    for _ in range(8):
-        if frame is None:
-            return False
-        if frame.f_code in codes or frame.f_code.co_name == "__del__":
-            return True
-        frame = frame.f_back
-    return False
-
-
 def _thread_budget_available() -> bool:
     return (threading.current_thread() is not threading.main_thread()
             and sys.implementation.name == "cpython"
@@ -376,3 +364,60 @@ def run_in_thread(fn: Callable[..., Any], *args: Any, timeout: float | None = No
             cache.clear_cache()
         raise AnalysisTimeout(f"{getattr(fn, '__name__', fn)!r} exceeded its time budget of "
                               f"{seconds:g} s")
+
+
+class OutOfTime(BaseException):
+    """The alarm; a BaseException so that SymPy's ``except Exception`` cannot swallow it."""
+
+
+def _in_finaliser(frame: Any) -> bool:
+    """Whether ``frame`` runs (at any depth) in a gc callback, ``__del__`` or weakref.py."""
+    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
+    while frame is not None:
+        code = frame.f_code
+        if (code in codes or code.co_name in ("__del__", "_exitfunc")
+                or code.co_filename == weakref.__file__):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def with_budget(fn: Callable[[], Any], seconds: float | None) -> Any:
+    """``fn()`` under a wall-clock budget (SIGALRM), where one can be set.
+
+    In-process, for short calls whose objects must stay here (the safe parser's tree
+    building, convexity proofs): the safety net for what the parser's size limits miss
+    (:func:`run_bounded` forks instead).  Main thread of a POSIX process with no other interval
+    timer only; elsewhere ``fn`` runs without a budget."""
+    if (seconds is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()
+            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
+        return fn()
+    state = {"armed": True}
+
+    def on_alarm(signum: int, frame: Any) -> None:
+        # not in a gc callback or finaliser (an exception there is lost); it re-fires
+        if state["armed"] and not _in_finaliser(frame):
+            raise OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    # an alarm lost in a callback no check sees is not reported: it re-fires in 50 ms
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: None if u.exc_type is OutOfTime else previous_hook(u)
+    try:
+        # Re-fire every 50 ms after the budget: an alarm that lands in a finaliser (where
+        # an exception cannot propagate) is not lost.
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+        return fn()
+    finally:
+        # An alarm may still fire while this runs; retry until the timer is off and the
+        # previous handler is back, so nothing of ours outlives the call.
+        while True:
+            try:
+                state["armed"] = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except OutOfTime:
+                continue
+        sys.unraisablehook = previous_hook

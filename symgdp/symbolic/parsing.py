@@ -61,15 +61,10 @@ Only the text's own sub-expressions are evaluated here; later symbolic work on t
 from __future__ import annotations
 
 import ast
-import gc
 import math
 import re
-import signal
-import sys
-import threading
 import unicodedata
 import warnings
-import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -79,6 +74,7 @@ import scipy.special
 import sympy
 
 from symgdp.errors import ParseError
+from symgdp.symbolic.budget import OutOfTime, with_budget
 from symgdp.symbolic.symbols import ALIASES
 
 __all__ = [
@@ -756,62 +752,6 @@ def _parse_tree(text: str) -> ast.Expression:
                          ) from None
     except (ValueError, MemoryError, RecursionError, OverflowError) as exc:
         raise ParseError(f"cannot parse {_quote(text)}: {exc}") from None
-
-
-class OutOfTime(BaseException):
-    """The alarm; a BaseException so that SymPy's ``except Exception`` cannot swallow it."""
-
-
-def _in_finaliser(frame: Any) -> bool:
-    """Whether ``frame`` runs (at any depth) in a gc callback, ``__del__`` or weakref.py."""
-    codes = {getattr(cb, "__code__", None) for cb in gc.callbacks}
-    while frame is not None:
-        code = frame.f_code
-        if (code in codes or code.co_name in ("__del__", "_exitfunc")
-                or code.co_filename == weakref.__file__):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def with_budget(fn: Callable[[], sympy.Expr], seconds: float | None) -> sympy.Expr:
-    """``fn()`` under a wall-clock budget (SIGALRM), where one can be set.
-
-    The limits above keep SymPy's automatic evaluation small; the budget is the safety
-    net for what they miss.  Main thread of a POSIX process with no other interval
-    timer only; elsewhere ``fn`` runs without a budget."""
-    if (seconds is None or not hasattr(signal, "setitimer")
-            or threading.current_thread() is not threading.main_thread()
-            or signal.getitimer(signal.ITIMER_REAL)[0] > 0):
-        return fn()
-    state = {"armed": True}
-
-    def on_alarm(signum: int, frame: Any) -> None:
-        # not in a gc callback or finaliser (an exception there is lost); it re-fires
-        if state["armed"] and not _in_finaliser(frame):
-            raise OutOfTime
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    # an alarm lost in a callback no check sees is not reported: it re-fires in 50 ms
-    previous_hook = sys.unraisablehook
-    sys.unraisablehook = lambda u: None if u.exc_type is OutOfTime else previous_hook(u)
-    try:
-        # Re-fire every 50 ms after the budget: an alarm that lands in a finaliser (where
-        # an exception cannot propagate) is not lost.
-        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
-        return fn()
-    finally:
-        # An alarm may still fire while this runs; retry until the timer is off and the
-        # previous handler is back, so nothing of ours outlives the call.
-        while True:
-            try:
-                state["armed"] = False
-                signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, previous)
-                break
-            except OutOfTime:
-                continue
-        sys.unraisablehook = previous_hook
 
 
 # numbers are kept within MAX_DIGITS decimal digits (log2(10) = 3.3219... bits per digit)

@@ -234,7 +234,7 @@ def test_parse_budget_not_raised_in_weakref_finalizer(monkeypatch: pytest.Monkey
     import time
     import weakref
 
-    from symgdp.symbolic import parsing
+    from symgdp.symbolic import budget
 
     reported: list[object] = []
     monkeypatch.setattr(sys, "unraisablehook", reported.append)
@@ -255,8 +255,8 @@ def test_parse_budget_not_raised_in_weakref_finalizer(monkeypatch: pytest.Monkey
         while True:  # ordinary code: the re-fired alarm ends it
             time.sleep(0.01)
 
-    with pytest.raises(parsing.OutOfTime):
-        parsing.with_budget(work, 0.05)
+    with pytest.raises(budget.OutOfTime):
+        budget.with_budget(work, 0.05)
     assert reported == []
     assert sys.unraisablehook == reported.append  # restored
 

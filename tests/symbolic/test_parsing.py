@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from parsing_helpers import is_dynamic_code
 
+import symgdp.symbolic.budget as budget
 import symgdp.symbolic.parsing as parsing
 from symgdp.errors import ParseError, SymgdpError
 from symgdp.symbolic.parsing import parse_equation, parse_expression
@@ -638,7 +639,7 @@ def test_budget_alarm_is_not_raised_inside_a_gc_callback(monkeypatch):
     seen = []
 
     def callback(phase, info):
-        seen.append(parsing._in_finaliser(sys._getframe()))
+        seen.append(budget._in_finaliser(sys._getframe()))
 
     gc.callbacks.append(callback)
     try:
@@ -646,11 +647,11 @@ def test_budget_alarm_is_not_raised_inside_a_gc_callback(monkeypatch):
     finally:
         gc.callbacks.remove(callback)
     assert seen and all(seen)
-    assert not parsing._in_finaliser(sys._getframe())
+    assert not budget._in_finaliser(sys._getframe())
 
     class Dropped:
         def __del__(self):
-            seen.append(parsing._in_finaliser(sys._getframe()))
+            seen.append(budget._in_finaliser(sys._getframe()))
 
     seen.clear()
     Dropped()
