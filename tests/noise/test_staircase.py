@@ -128,12 +128,16 @@ def test_optimal_gamma_against_laplace():
         g = optimal_gamma(e0)
         assert sympy.simplify(g - 1 / (1 + sympy.exp(sympy.Rational(e0) / 2))) == 0
         with mpmath.workdps(DPS):
-            ref = hockey(pieces(e0, mpmath.mpf(sympy.N(g, DPS)), 1, 1), 0)
+            cells = pieces(e0, mpmath.mpf(sympy.N(g, DPS)), 1, 1)
+            ref = hockey(cells, 0)
             x = mpmath.mpf(e0)
             closed = (1 - mpmath.exp(-x / 2) / 2) * (1 - mpmath.exp(-x))
             assert abs(ref - closed) < mpmath.mpf(10) ** -40
-            assert ref > 1 - mpmath.exp(-x / 2)
-        assert abs(staircase(e0, g)(0.0) - float(closed)) < 1e-15
+            for t in (0, 0.5, 0.95):   # the page's claim: above Laplace below eps0
+                assert hockey(cells, t * x) > 1 - mpmath.exp((t * x - x) / 2)
+        # the package at the float nearest gamma* (an irrational gamma is refused): its
+        # exact profile differs from gamma*'s by far less than 1e-15
+        assert abs(staircase(e0, float(g))(0.0) - float(closed)) < 1e-15
 
 
 def _mu_reference(e0, gamma):
@@ -172,6 +176,7 @@ def test_measured_mu_at_half_is_randomized_response(symbolic):
 @pytest.mark.parametrize("args", [
     (0, 0.3), (-1, 0.3), (float("nan"), 0.3), (float("inf"), 0.3), (True, 0.3),
     (1, -0.1), (1, 1.5), (1, sympy.Symbol("g", positive=True)), (1, "a"),
+    (1, optimal_gamma(1)),
     (sympy.Symbol("e"), 0.3)])
 def test_bad_input_is_named(args):
     with pytest.raises(DomainError):
