@@ -17,6 +17,10 @@ Rooms:
   sums have one, else a certified ball summation (:func:`discrete_noise`);
 * :mod:`~symgdp.noise.gengauss` -- generalized Gaussian noise :math:`e^{-|x/\sigma|^k}`,
   whose threshold has no closed form: certified in balls (:func:`generalized_gaussian`);
+* :mod:`~symgdp.noise.staircase` -- Geng & Viswanath's staircase noise, piecewise constant
+  and not log-concave: its exact pure-DP profile from the masses of its three loss values
+  (``symgdp.noise.staircase.staircase``; not re-exported here, where the name would hide
+  the module);
 * :mod:`~symgdp.noise.additive` -- the profile and its derivation record
   (:func:`~symgdp.noise.additive.additive_noise`, :class:`Derivation`).
 

@@ -36,7 +36,10 @@ directions.  The guarantee holds for whichever neighbouring relation (add/remove
 replace-one) :math:`\Delta` is the sensitivity under.
 
 Noise that is not proved log-concave (Cauchy, Student-t) is refused with the reason
-(:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  Noise
+(:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  A
+density written with ``floor`` (a step function) is refused at once, naming the staircase
+route :func:`symgdp.noise.staircase.staircase` (Geng & Viswanath's piecewise-constant
+noise, derived exactly there).  Noise
 on the integers (a PMF) is :mod:`symgdp.noise.discrete` (``support="integers"``).
 
 Example:
@@ -315,6 +318,26 @@ def _generalized_gaussian(noise: Any, variable: Any, shift: Any) -> Profile | No
     return generalized_gaussian(shape[0], scale=shape[1], sensitivity=shift)
 
 
+def _refuse_steps(noise: Any, variable: Any) -> None:
+    r"""Refuse at once a density written with ``floor``, ``ceiling`` or ``frac`` (constant
+    on infinitely many pieces: not read here, and SymPy's checks of it only run out of
+    time), naming the staircase route (:mod:`symgdp.noise.staircase`)."""
+    from sympy.stats.rv import RandomSymbol
+
+    if isinstance(noise, RandomSymbol):
+        return
+    try:
+        expr, _, _ = _from_expression(noise, variable)
+    except SymgdpError:
+        return  # read_density reports it
+    if expr.has(sympy.floor, sympy.ceiling, sympy.frac):
+        raise ProfileError(
+            f"the density {expr} is written with floor/ceiling (a step function on "
+            "infinitely many pieces), which this derivation does not read; for the staircase "
+            "mechanism of Geng & Viswanath use symgdp.noise.staircase.staircase(eps0, gamma, "
+            "sensitivity), its exact profile")
+
+
 def _verdict(loss_sup: sympy.Expr, limit: sympy.Expr | None) -> str:
     if loss_sup != sympy.oo:
         return (f"pure DP: L <= {loss_sup}, so delta(eps) = 0 for eps >= {loss_sup} "
@@ -384,6 +407,7 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
     shaped = _generalized_gaussian(noise, variable, values.get(shift))
     if shaped is not None:
         return shaped
+    _refuse_steps(noise, variable)
     t0 = time.perf_counter()
     density = read_density(noise, variable, timeout=timeout)
     if shift.has(density.x):

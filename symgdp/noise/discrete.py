@@ -91,7 +91,7 @@ from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
 
-__all__ = ["DiscreteNoiseSource", "Pmf", "discrete_noise", "read_pmf"]
+__all__ = ["DiscreteNoiseSource", "Pmf", "discrete_noise", "loss_value_profile", "read_pmf"]
 
 _OO = sympy.oo
 _PREC = 256          # bits of the ball sums
@@ -536,6 +536,32 @@ def _closed_form(pmf: Pmf, shift: sympy.Integer) -> tuple[sympy.Expr, sympy.Expr
             groups.append((sympy.simplify(L.xreplace({x: v})), w.xreplace({x: v})))
     if any(m.has(sympy.Sum) for _, m in groups):
         return None
+    c = pmf.const
+    if c.has(sympy.Sum):  # a normaliser written as a Sum: a closed form needs its value
+        total = sympy.Add(*[_run_sum(pmf.pieces[i].expr, x, lo, hi)
+                            for i, lo, hi in _runs(pmf.pieces)])
+        for s in c.atoms(sympy.Sum):
+            j = s.limits[0][0]
+            if len(s.limits) == 1 and tuple(s.limits[0][1:]) == (-_OO, _OO) \
+                    and sympy.simplify(s.function.xreplace({j: x}) - pmf.weight) == 0:
+                c = c.xreplace({s: total})
+        if c.has(sympy.Sum):
+            return None
+    return loss_value_profile(groups, c)
+
+
+def loss_value_profile(groups: list[tuple[sympy.Expr, sympy.Expr]],
+                       const: sympy.Expr = sympy.S.One, *, tidy: bool = True
+                       ) -> tuple[sympy.Expr, sympy.Expr] | None:
+    r"""(profile, :math:`\max_i \ell_i`) of a loss taking finitely many values:
+    :math:`\delta(\varepsilon) = \sum_i c P_i (1 - e^{\varepsilon - \ell_i})_+`, from
+    ``groups`` of (loss value :math:`\ell`, mass where it is taken, before the factor
+    ``const`` :math:`c`); equal values are merged and ordered (each comparison proved),
+    giving a ``Piecewise`` in :math:`\varepsilon`, zero from the largest value on.
+    ``None`` when two values cannot be ordered; ``tidy=False`` skips the (cosmetic,
+    time-bounded) simplification of each branch.  Used by the closed-form route of
+    :func:`discrete_noise` and by :func:`symgdp.noise.staircase.staircase`.
+    """
     merged: list[list] = []
     for ell, mass in groups:
         for g in merged:
@@ -555,22 +581,11 @@ def _closed_form(pmf: Pmf, shift: sympy.Integer) -> tuple[sympy.Expr, sympy.Expr
                 break
             k += 1
         order.insert(k, g)
-    c = pmf.const
-    if c.has(sympy.Sum):  # a normaliser written as a Sum: a closed form needs its value
-        total = sympy.Add(*[_run_sum(pmf.pieces[i].expr, x, lo, hi)
-                            for i, lo, hi in _runs(pmf.pieces)])
-        for s in c.atoms(sympy.Sum):
-            j = s.limits[0][0]
-            if len(s.limits) == 1 and tuple(s.limits[0][1:]) == (-_OO, _OO) \
-                    and sympy.simplify(s.function.xreplace({j: x}) - pmf.weight) == 0:
-                c = c.xreplace({s: total})
-        if c.has(sympy.Sum):
-            return None
     branches: list[tuple[sympy.Expr, Any]] = [(sympy.S.Zero, sympy.Ge(_EPS, order[0][0]))]
     partial = sympy.S.Zero
     for k, (ell, mass) in enumerate(order):
-        partial += c * mass * (1 - sympy.exp(_EPS - ell))
-        term = _tidy(partial)
+        partial += const * mass * (1 - sympy.exp(_EPS - ell))
+        term = _tidy(partial) if tidy else partial
         cond = sympy.true if k == len(order) - 1 else sympy.Ge(_EPS, order[k + 1][0])
         branches.append((term, cond))
     return sympy.Piecewise(*branches), order[0][0]

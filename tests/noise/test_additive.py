@@ -274,3 +274,16 @@ def test_logistic_closed_form(logistic):
     hand = (sympy.exp(D / (2 * B)) - sympy.exp(symgdp.eps / 2)) ** 2 / (sympy.exp(D / B) - 1)
     assert zero == 0 and sympy.simplify(cond.rhs - D / B) == 0
     assert sympy.simplify(branch - hand) == 0
+
+
+@pytest.mark.parametrize("text", [False, True])
+def test_step_density_refused_naming_the_staircase(text):
+    # a staircase density typed with floor (Geng & Viswanath, gamma = 1/2, eps0 = 1): not
+    # read by the log-concave derivation; refused at once, naming the exact route
+    x = sympy.Symbol("x", real=True)
+    b = sympy.exp(-1)
+    k = sympy.floor(sympy.Abs(x))
+    f = sympy.Piecewise(((1 - b) / (1 + b) * b ** k, sympy.Abs(x) - k < sympy.S.Half),
+                        ((1 - b) / (1 + b) * b ** (k + 1), True))
+    with pytest.raises(ProfileError, match=r"noise\.staircase\.staircase"):
+        symgdp.additive_noise(str(f) if text else f, 1, x)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import math
 import re
 from pathlib import Path
 
@@ -16,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_noise_page_runs(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "noise.md").read_text(encoding="utf-8")
     code = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(code) == 5
+    assert len(code) == 6
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
     out = io.StringIO()
@@ -52,3 +53,15 @@ def test_the_noise_page_runs(tmp_path, monkeypatch):
     assert shapes[2.0][0] <= 1.0 + 1e-3 and shapes[2.0][1] >= 1.0 - 1e-3
     assert shapes[1.0][0] <= 1.3710 <= shapes[1.0][1] + 1e-3
     assert shapes[2.0][1] < shapes[1.5][0] and shapes[1.5][1] < shapes[1.0][0]
+    # section 7: the staircase at gamma* against Laplace, delta(0) against the closed forms
+    # (1 - e^(-e0/2)/2)(1 - e^(-e0)) (the staircase at gamma*, module notes) and
+    # 1 - e^(-e0/2) (Laplace), and the page's claim that the staircase's mu is larger
+    stairs = re.findall(r"eps0 = ([\d.]+): delta\(0\) ([\d.]+) staircase, ([\d.]+) Laplace; "
+                        r"mu in \[([\d.]+), ([\d.]+)\] staircase, \[([\d.]+), ([\d.]+)\]",
+                        printed)
+    assert len(stairs) == 2
+    for row in stairs:
+        e0, ds, dl, sl, su, ll, lu = map(float, row)
+        assert abs(ds - (1 - math.exp(-e0 / 2) / 2) * (1 - math.exp(-e0))) < 1e-6
+        assert abs(dl - (1 - math.exp(-e0 / 2))) < 1e-6
+        assert lu < sl <= su

@@ -101,7 +101,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("noise.density",),
     ("noise.loss", "noise.check"),
     ("noise.discrete", "noise.gengauss"),
-    ("noise.additive",),
+    ("noise.additive", "noise.staircase"),
     ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
     ("training.tailblocks",),
