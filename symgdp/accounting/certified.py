@@ -183,7 +183,7 @@ class _Atom:
 
         self.obj, self.kind, self.certified, self.note = obj, kind, certified, note
         self.name = _label(obj)
-        #: (q, sigma) of a Profile.subsample of a Gaussian: its lower side is the engine's
+        #: (q, sigma) of a Gaussian (q = 1) or its Profile.subsample: see asymmetric()
         self.gauss = subsampled_gaussian_parameters(obj) if kind == "profile" else None
         self._steps: dict[tuple[float, float], StepPMFs] = {}
 
@@ -210,15 +210,17 @@ class _Atom:
         subsampled Gaussian (``gauss``) takes the lower side of the engine instead: the
         remove pair :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), N(0,\sigma^2))`, which
         a record of norm 1 and its absence realise (add/remove), so its optimistic PMF
-        (:func:`symgdp.training.engine.one_step_pmfs`) bounds the mechanism from below."""
+        (:func:`symgdp.training.engine.one_step_pmfs`) bounds the mechanism from below;
+        beside one, so does a plain Gaussian (``q = 1``, ``engine``): no reveal term."""
         return "subsampled" in getattr(self.obj, "meta", {})
 
-    def step(self, disc: float, tail: float) -> StepPMFs:
-        key = (disc, tail)
+    def step(self, disc: float, tail: float, engine: bool = False) -> StepPMFs:
+        use = self.gauss is not None and (engine or self.gauss[0] < 1)
+        key = (disc, tail, use)
         if key not in self._steps:
             if self.kind == "subsampled_gaussian":
                 self._steps[key] = self.obj.step(disc, SCALE_BITS, tail)
-            elif self.gauss is not None:  # the profile's upper side, the engine's lower
+            elif use and self.gauss is not None:  # the profile's upper side, engine's lower
                 from symgdp.training.engine import one_step_pmfs
 
                 up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
@@ -826,7 +828,8 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
 
 def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: float,
                 tol: float, name: str, neighbouring: Neighbouring) -> Composition:
-    steps = [(a.step(disc, tail), k) for a, k in atoms]
+    engine = any(a.gauss is not None and a.gauss[0] < 1 for a, _ in atoms)
+    steps = [(a.step(disc, tail, engine), k) for a, k in atoms]
     sym = all(s.symmetric for s, _ in steps)
     rem: IntPMF | None = None
     add: IntPMF | None = None
@@ -848,10 +851,10 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     curves = [rem.curve()] + ([] if add is None else [add.curve()])  # add is None iff sym
     G = -math.expm1(log1m_g) if math.isfinite(log1m_g) else 1.0
     notes = [a.note for a, _ in atoms if a.note]
-    if any(a.gauss is not None for a, _ in atoms):
-        notes.append("floor of each Profile.subsample of a Gaussian: the exact lower PLD "
-                     "of the Poisson-subsampled Gaussian's remove pair (add/remove), as in "
-                     "symgdp.dpsgd; its upper side is the subsampled profile's")
+    if engine:
+        notes.append("lower side of each Gaussian and Profile.subsample of a Gaussian: "
+                     "the exact lower PLD of the Poisson-subsampled Gaussian's remove pair "
+                     "(add/remove), as in symgdp.dpsgd; upper side: the profiles'")
     if low is False or G >= 1.0:
         low = None
         bare = sorted({a.name for (a, _), (s, _) in zip(atoms, steps, strict=True)
