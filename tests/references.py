@@ -213,27 +213,43 @@ def subsampled_gaussian_loss(x, q, s) -> mpmath.mpf:
     return mpmath.log((1 - q) + q * mpmath.exp((2 * mpmath.mpf(x) - 1) / (2 * s * s)))
 
 
+def _cuts(lo, hi, xs) -> list:
+    """[lo, the points of xs inside (lo, hi), hi], sorted: the integrand's kinks as
+    quadrature breakpoints (tanh-sinh then converges to the working precision)."""
+    return [lo] + sorted(x for x in xs if lo < x < hi) + [hi]
+
+
 def subsampled_gaussian_two_steps(eps, q, s, direction: str) -> mpmath.mpf:
-    """delta(eps) of two steps of one direction, by Gauss-Legendre quadrature over the first
+    """delta(eps) of two steps of one direction, by tanh-sinh quadrature over the first
     step's output (:func:`subsampled_gaussian_h`) at the caller's precision, on [-14s, 1 +
-    14s]: the mass cut off is below 2e-44 (the integrand is at most the density)."""
-    q, s = mpmath.mpf(q), mpmath.mpf(s)
+    14s] (the mass cut off is below 2e-44: the integrand is at most the density), split
+    where the inner argument crosses +-log(1 - q) (where h changes form)."""
+    q, s, eps = mpmath.mpf(q), mpmath.mpf(s), mpmath.mpf(eps)
 
     def a(x):  # the first measure of the direction's pair
         n0 = mpmath.npdf(x, 0, s)
         return (1 - q) * n0 + q * mpmath.npdf(x, 1, s) if direction == "remove" else n0
 
     sign = 1 if direction == "remove" else -1
+    kinks = []
+    if q < 1:  # the first loss at which the inner argument eps - sign L hits the edge
+        edge = eps - mpmath.log(1 - q) if direction == "remove" else -mpmath.log(1 - q) - eps
+        if edge > mpmath.log(1 - q):
+            kinks.append(s * s * mpmath.log((mpmath.exp(edge) - 1 + q) / q) + 0.5)
     return mpmath.quad(lambda x: a(x) * subsampled_gaussian_h(
         eps - sign * subsampled_gaussian_loss(x, q, s), q, s, direction),
-        mpmath.linspace(-14 * s, 1 + 14 * s, 8), method="gauss-legendre")
+        _cuts(-14 * s, 1 + 14 * s, kinks))
 
 
 def gaussian_then_subsampled(eps, sg, q, s, direction: str) -> mpmath.mpf:
     """delta(eps) of a Gaussian step (N(1, sg^2) against N(0, sg^2), symmetric) composed
-    with one step of the subsampled Gaussian's ``direction``, by quadrature on [1 - 14sg,
-    1 + 14sg] (the mass cut off is below 2e-44)."""
-    sg = mpmath.mpf(sg)
+    with one step of the subsampled Gaussian's ``direction``, by tanh-sinh quadrature on
+    [1 - 14sg, 1 + 14sg] (the mass cut off is below 2e-44), split where the inner argument
+    crosses +-log(1 - q)."""
+    sg, q, eps = mpmath.mpf(sg), mpmath.mpf(q), mpmath.mpf(eps)
+    kinks = []
+    if q < 1:  # eps - (2x - 1)/(2 sg^2) = -+log(1 - q)
+        kinks = [((eps - c) * 2 * sg * sg + 1) / 2 for c in (mpmath.log(1 - q), -mpmath.log(1 - q))]
     return mpmath.quad(lambda x: mpmath.npdf(x, 1, sg) * subsampled_gaussian_h(
         eps - (2 * x - 1) / (2 * sg * sg), q, s, direction),
-        mpmath.linspace(1 - 14 * sg, 1 + 14 * sg, 8), method="gauss-legendre")
+        _cuts(1 - 14 * sg, 1 + 14 * sg, kinks))
