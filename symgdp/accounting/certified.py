@@ -185,7 +185,7 @@ class _Atom:
         self.name = _label(obj)
         #: (q, sigma) of a Gaussian (q = 1) or its Profile.subsample: see asymmetric()
         self.gauss = subsampled_gaussian_parameters(obj) if kind == "profile" else None
-        self._steps: dict[tuple[float, float], StepPMFs] = {}
+        self._steps: dict[tuple[float, float, bool], StepPMFs] = {}
 
     def kinks(self) -> tuple[float, ...]:
         if self.kind == "subsampled_gaussian":
@@ -463,9 +463,9 @@ class Composition(Profile):
     def calibration_measurement(self, **kw: Any) -> Any:
         """The head measurement with the mechanism's floor as its lower end (what
         :func:`symgdp.calibrate` needs to decide safe / proven unsafe).  Without a floor
-        (a step without a lower side, e.g. a subsampled profile) the lower end is that of
-        the *upper profile's* measurement: what this composition can prove, not a bound
-        on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
+        (a step without a lower side, e.g. a subsampled Laplace profile) the lower end is
+        that of the *upper profile's* measurement: what this composition can prove, not a
+        bound on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
         import dataclasses
 
         m = self.measurement
