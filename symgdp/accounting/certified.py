@@ -207,9 +207,8 @@ class _Atom:
         (a subsampled one): its profile is the maximum of two different directional
         curves, so the symmetric pair of the lower side (module onestep) can be strictly
         worse than the mechanism after composition, and that lower side is not used.  A
-        subsampled Gaussian (``gauss``) takes the lower side of the engine instead: the
-        remove pair :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), N(0,\sigma^2))`, which
-        a record of norm 1 and its absence realise (add/remove), so its optimistic PMF
+        subsampled Gaussian (``gauss``) takes the engine's instead: a record of norm 1
+        and its absence realise the remove pair (add/remove), so its optimistic PMF
         (:func:`symgdp.training.engine.one_step_pmfs`) bounds the mechanism from below;
         beside one, so does a plain Gaussian (``q = 1``, ``engine``): no reveal term."""
         return "subsampled" in getattr(self.obj, "meta", {})
@@ -854,7 +853,8 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     if engine:
         notes.append("lower side of each Gaussian and Profile.subsample of a Gaussian: "
                      "the exact lower PLD of the Poisson-subsampled Gaussian's remove pair "
-                     "(add/remove), as in symgdp.dpsgd; upper side: the profiles'")
+                     "(add/remove), as in symgdp.dpsgd; upper side: the profiles' (often "
+                     "looser than SubsampledGaussian(q, sigma)'s, the exact pairs composed)")
     if low is False or G >= 1.0:
         low = None
         bare = sorted({a.name for (a, _), (s, _) in zip(atoms, steps, strict=True)
