@@ -112,11 +112,20 @@ def test_gaussian_mixed_with_a_subsampled_gaussian():
 
 
 def test_unsampled_schedule_closed_form():
-    # reference: q = 1 is the Gaussian mechanism (subsample(1) is the profile itself): a
-    # schedule of sigma 2 (3 steps) and sigma 1.5 (2 steps) is sqrt(3/4 + 2/2.25)-GDP
+    # reference: q = 1 is the Gaussian mechanism (subsample(1) is the profile itself), the
+    # closed form sqrt(sum T / sigma^2): sigma 2 (3 steps) and sigma 1.5 (2 steps) make a
+    # sqrt(3/4 + 2/2.25)-GDP schedule
     mu = float(np.sqrt(3 / 4 + 2 / 2.25))
     c = compose((M.gaussian(sigma=2.0).subsample(1.0), 3), (M.gaussian(sigma=1.5), 2), **DISC)
     assert c.mu_floor <= mu <= c.mu_upper <= c.mu_floor + 1e-3
+    # beside a subsampled step the Gaussians take the engine's lower side (q = 1); that
+    # step (q = 1/2, sigma = 1000) is at most 1e-3-GDP (subsampling is a post-processing),
+    # so the truth lies in [mu, sqrt(mu^2 + 1e-6)] (dropping it; GDP composition)
+    c = compose((M.gaussian(sigma=2.0), 3), (M.gaussian(sigma=1.5), 2),
+                M.gaussian(sigma=1000.0).subsample(0.5), **DISC)
+    assert any("lower side of each Gaussian" in n for n in c.notes)
+    assert c.mu_floor <= float(np.sqrt(mu**2 + 1e-6)) and mu <= c.mu_upper
+    assert c.mu_upper <= c.mu_floor + 2e-3
 
 
 def test_a_schedule_of_rates_and_noises_has_a_floor_below_dp_accounting():
