@@ -48,6 +48,7 @@ __all__ = [
     "projected_noisy_sgd",
     "classical_gaussian",
     "shuffle_amplification",
+    "subsampled_gaussian_parameters",
     "EPS0",
     "SENSITIVITY",
 ]
@@ -261,6 +262,72 @@ def gaussian_mu_of(profile: Any) -> sympy.Expr | None:
     if mu.free_symbols or not (mu.is_positive and mu.is_finite):
         return None
     return mu
+
+
+def _directed_float(value: sympy.Expr, up: bool) -> float:
+    """A float64 on the given side of the real number ``value`` (exact for a rational or a
+    float; otherwise a 40-digit value moved two ulps outwards)."""
+    import math
+
+    direction = math.inf if up else -math.inf
+    if value.is_Rational or value.is_Float:
+        exact = sympy.Rational(value)
+        f = float(exact)
+        if (sympy.Rational(f) < exact) if up else (sympy.Rational(f) > exact):
+            f = math.nextafter(f, direction)
+        return f
+    f = float(value.evalf(40))
+    return math.nextafter(math.nextafter(f, direction), direction)
+
+
+def subsampled_gaussian_parameters(profile: Any) -> tuple[float, float] | None:
+    r"""``(q, sigma)`` when ``profile`` is exactly ``gaussian(...).subsample(q)`` with every
+    parameter bound: the Poisson-subsampled Gaussian mechanism with rate :math:`q` and noise
+    multiplier :math:`\sigma = 1/\mu` (noise over sensitivity); ``(1.0, sigma)`` for
+    ``gaussian(...)`` itself; ``None`` otherwise.
+
+    The metadata is not trusted alone: the profile's expression must be the Gaussian
+    profile of its ``mechanism`` tag, or the subsampling formula (theory §7) applied to it,
+    so a profile subsampled twice, or changed after subsampling, is not recognised.  ``q``
+    is rounded down and ``sigma`` up (a float64 each): the pair they name is a
+    post-processing of the true one (less sampling, more noise), so a lower bound computed
+    for it is a lower bound for the mechanism (what :func:`symgdp.compose` uses it for).
+
+    Example:
+        >>> subsampled_gaussian_parameters(gaussian(sigma=2.0).subsample(0.25))
+        (0.25, 2.0)
+        >>> subsampled_gaussian_parameters(gaussian(sigma=2.0).subsample(0.5).subsample(0.5))
+        >>> subsampled_gaussian_parameters(gaussian(sigma=4.0, sensitivity=2.0))
+        (1.0, 2.0)
+    """
+    meta = getattr(profile, "meta", None)
+    if not isinstance(profile, Profile) or profile.source is not None or not meta:
+        return None
+    tag, g = meta.get("mechanism"), meta.get("subsampled", 1)
+    if not (isinstance(tag, tuple) and len(tag) == 2 and tag[0] == "gaussian"):
+        return None
+    m, g = sympy.sympify(tag[1]), sympy.sympify(g)
+    base = _phi_cdf(-_EPS / m + m / 2) - sympy.exp(_EPS) * _phi_cdf(-_EPS / m - m / 2)
+    if profile.var != _EPS:
+        return None
+    if "subsampled" not in meta:
+        if profile.expr != base:
+            return None
+    else:
+        if sympy.sympify(meta.get("unsubsampled")) != base:
+            return None
+        inner = base.xreplace({_EPS: sympy.log(1 + (sympy.exp(_EPS) - 1) / g)})
+        if profile.expr not in (g * inner, g * sympy.Min(1, inner)):
+            return None
+    vals = dict(profile.values)
+    m_val, g_val = m.xreplace(vals), g.xreplace(vals)
+    if not (m_val.is_number and g_val.is_number and m_val.is_positive
+            and g_val.is_positive and (g_val - 1).is_nonpositive):
+        return None
+    q, sigma = _directed_float(g_val, up=False), _directed_float(1 / m_val, up=True)
+    if not (0.0 < q <= 1.0 and 0.0 < sigma < float("inf")):
+        return None
+    return q, sigma
 
 
 def _pure_dp_expr(e0: sympy.Expr) -> sympy.Expr:

@@ -179,3 +179,77 @@ def golden_max(h, xs: list, vals: list, steps: int) -> mpmath.mpf:
             fd = h(d)
     return max(fc, fd)
 
+
+
+# -- the Poisson-subsampled Gaussian under add/remove -----------------------------------------
+def subsampled_gaussian_h(t, q, s, direction: str) -> mpmath.mpf:
+    r"""The hockey-stick :math:`h(t) = A[L > t] - e^t B[L > t]` of one step of the
+    Poisson-subsampled Gaussian (rate ``q``, noise ``s``, sensitivity 1) at any real ``t``,
+    closed form at the caller's precision: ``"remove"`` is :math:`A = (1-q)N(0,s^2) +
+    qN(1,s^2)`, :math:`B = N(0,s^2)`, loss :math:`L(x) = \log((1-q) + q e^{(2x-1)/(2s^2)})`
+    with inverse :math:`x_t = s^2\log((e^t - 1 + q)/q) + 1/2`; ``"add"`` the swapped pair
+    (loss :math:`-L`).  Composition with a step of loss :math:`\ell` under its first
+    measure :math:`a`: :math:`\delta(\varepsilon) = \int a(x)\,h(\varepsilon - \ell(x))\,dx`
+    (condition on the first step's output)."""
+    q, s, t = mpmath.mpf(q), mpmath.mpf(s), mpmath.mpf(t)
+
+    def bar(x, m):  # P(N(m, s^2) > x)
+        return mpmath.erfc((x - m) / (s * mpmath.sqrt(2))) / 2
+
+    if direction == "remove":
+        if q < 1 and t <= mpmath.log(1 - q):
+            return 1 - mpmath.exp(t)  # L > log(1 - q) >= t everywhere
+        x = s * s * mpmath.log((mpmath.exp(t) - 1 + q) / q) + mpmath.mpf(1) / 2
+        return (1 - q) * bar(x, 0) + q * bar(x, 1) - mpmath.exp(t) * bar(x, 0)
+    if q < 1 and -t <= mpmath.log(1 - q):
+        return mpmath.mpf(0)  # -L > t never happens
+    x = s * s * mpmath.log((mpmath.exp(-t) - 1 + q) / q) + mpmath.mpf(1) / 2  # -L > t: below x
+    return (1 - bar(x, 0)) - mpmath.exp(t) * ((1 - q) * (1 - bar(x, 0)) + q * (1 - bar(x, 1)))
+
+
+def subsampled_gaussian_loss(x, q, s) -> mpmath.mpf:
+    """The remove pair's privacy loss L(x) (see :func:`subsampled_gaussian_h`)."""
+    q, s = mpmath.mpf(q), mpmath.mpf(s)
+    return mpmath.log((1 - q) + q * mpmath.exp((2 * mpmath.mpf(x) - 1) / (2 * s * s)))
+
+
+def _cuts(lo, hi, xs) -> list:
+    """[lo, the points of xs inside (lo, hi), hi], sorted: the integrand's kinks as
+    quadrature breakpoints (tanh-sinh then converges to the working precision)."""
+    return [lo] + sorted(x for x in xs if lo < x < hi) + [hi]
+
+
+def subsampled_gaussian_two_steps(eps, q, s, direction: str) -> mpmath.mpf:
+    """delta(eps) of two steps of one direction, by tanh-sinh quadrature over the first
+    step's output (:func:`subsampled_gaussian_h`) at the caller's precision, on [-14s, 1 +
+    14s] (the mass cut off is below 2e-44: the integrand is at most the density), split
+    where the inner argument crosses +-log(1 - q) (where h changes form)."""
+    q, s, eps = mpmath.mpf(q), mpmath.mpf(s), mpmath.mpf(eps)
+
+    def a(x):  # the first measure of the direction's pair
+        n0 = mpmath.npdf(x, 0, s)
+        return (1 - q) * n0 + q * mpmath.npdf(x, 1, s) if direction == "remove" else n0
+
+    sign = 1 if direction == "remove" else -1
+    kinks = []
+    if q < 1:  # the first loss at which the inner argument eps - sign L hits the edge
+        edge = eps - mpmath.log(1 - q) if direction == "remove" else -mpmath.log(1 - q) - eps
+        if edge > mpmath.log(1 - q):
+            kinks.append(s * s * mpmath.log((mpmath.exp(edge) - 1 + q) / q) + 0.5)
+    return mpmath.quad(lambda x: a(x) * subsampled_gaussian_h(
+        eps - sign * subsampled_gaussian_loss(x, q, s), q, s, direction),
+        _cuts(-14 * s, 1 + 14 * s, kinks))
+
+
+def gaussian_then_subsampled(eps, sg, q, s, direction: str) -> mpmath.mpf:
+    """delta(eps) of a Gaussian step (N(1, sg^2) against N(0, sg^2), symmetric) composed
+    with one step of the subsampled Gaussian's ``direction``, by tanh-sinh quadrature on
+    [1 - 14sg, 1 + 14sg] (the mass cut off is below 2e-44), split where the inner argument
+    crosses +-log(1 - q)."""
+    sg, q, eps = mpmath.mpf(sg), mpmath.mpf(q), mpmath.mpf(eps)
+    kinks = []
+    if q < 1:  # eps - (2x - 1)/(2 sg^2) = -+log(1 - q)
+        kinks = [((eps - c) * 2 * sg * sg + 1) / 2 for c in (mpmath.log(1 - q), -mpmath.log(1 - q))]
+    return mpmath.quad(lambda x: mpmath.npdf(x, 1, sg) * subsampled_gaussian_h(
+        eps - (2 * x - 1) / (2 * sg * sg), q, s, direction),
+        _cuts(1 - 14 * sg, 1 + 14 * sg, kinks))

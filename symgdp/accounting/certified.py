@@ -33,11 +33,11 @@ mechanism of sensitivity 1 *in the stated relation*; the sum of records with
 **Theorem.**  Each step :math:`i` (taken :math:`k_i` times) gives, on a common grid
 :math:`\Delta\mathbb Z`, an integer measure :math:`\nu_i` rounded up and one rounded down
 (:mod:`symgdp.pld.onestep` for profiles, :mod:`symgdp.training.dpsgd` for the
-Poisson-subsampled Gaussian); their exact integer convolutions
-(:mod:`symgdp.pld.pmf`) give an upper bound on the composed profile (Blackwell
-domination of each step, then the cone order of the integer rounding) and, after
-subtracting :math:`G = 1 - \prod_i (1 - g_i)^{k_i}`, a lower bound on the composition of
-mechanisms whose profiles are the given ones.  No FFT is involved, so there is no
+Poisson-subsampled Gaussian, also the lower side of its ``Profile.subsample``); their
+exact integer convolutions (:mod:`symgdp.pld.pmf`) give an upper bound on the composed
+profile (Blackwell domination of each step, then the cone order of the integer rounding)
+and, after subtracting :math:`G = 1 - \prod_i (1 - g_i)^{k_i}`, a lower bound on the
+composition of mechanisms whose profiles are the given ones.  No FFT is involved, so there is no
 rounding margin: the bound holds at every :math:`\varepsilon`.  ``mu_upper`` is then the
 upper end of :func:`symgdp.measurement.measure.measure` on the head, ``mu_floor`` the largest
 :math:`\mu_{GDP}(\varepsilon, \text{lower bound})` over a grid of the head, checked at 40
@@ -58,11 +58,12 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
 import numpy as np
 import sympy
 
+from symgdp.accounting.eps_bracket import EpsBracket
 from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError, UnboundParameterError
 from symgdp.pld.curves import curves_source, first_eps_below
@@ -88,33 +89,6 @@ __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "E
 NEIGHBOURING = ("add_remove", "replace_one")
 _LADDER = (4e-3, 1e-3, 2.5e-4, 6.25e-5)
 _RELATION = {"add_remove": "add/remove neighbours", "replace_one": "replace-one neighbours"}
-
-
-class EpsBracket(NamedTuple):
-    r"""The smallest :math:`\varepsilon` with :math:`(\varepsilon, \delta)`-DP lies in
-    ``[lower, upper]``; ``upper`` is itself a guarantee."""
-
-    lower: float
-    upper: float
-
-    def __float__(self) -> float:
-        """The safe end, ``upper``: ``float(b)`` is the guarantee.
-
-        Example:
-            >>> b = EpsBracket(1.5, 1.75)
-            >>> float(b), str(b)
-            (1.75, '[1.50, 1.75]')
-            >>> str(EpsBracket(1.8282041, 1.8282436))
-            '[1.82820, 1.82825]'
-        """
-        return float(self.upper)
-
-    def __str__(self) -> str:
-        """The interval, rounded outwards (:func:`~symgdp.numerics.decimals.format_bracket`)."""
-        from symgdp.numerics.decimals import format_bracket
-
-        lo, up = format_bracket(self.lower, self.upper)
-        return f"[{lo}, {up}]"
 
 
 class SubsampledGaussian:
@@ -179,9 +153,13 @@ class _Atom:
     """One kind of step: a bound profile, a numeric source or a SubsampledGaussian."""
 
     def __init__(self, obj: Any, kind: str, certified: bool, note: str = "") -> None:
+        from symgdp.mechanisms import subsampled_gaussian_parameters
+
         self.obj, self.kind, self.certified, self.note = obj, kind, certified, note
         self.name = _label(obj)
-        self._steps: dict[tuple[float, float], StepPMFs] = {}
+        #: (q, sigma) of a Gaussian (q = 1) or its Profile.subsample: see asymmetric()
+        self.gauss = subsampled_gaussian_parameters(obj) if kind == "profile" else None
+        self._steps: dict[tuple[float, float, bool], StepPMFs] = {}
 
     def kinks(self) -> tuple[float, ...]:
         if self.kind == "subsampled_gaussian":
@@ -199,17 +177,28 @@ class _Atom:
         return ()
 
     def asymmetric(self) -> bool:
-        """A profile of a mechanism known to differ between the add and remove directions
+        r"""A profile of a mechanism known to differ between the add and remove directions
         (a subsampled one): its profile is the maximum of two different directional
         curves, so the symmetric pair of the lower side (module onestep) can be strictly
-        worse than the mechanism after composition, and there is no lower side."""
+        worse than the mechanism after composition, and that lower side is not used.  A
+        subsampled Gaussian (``gauss``) takes the engine's instead: a record of norm 1
+        and its absence realise the remove pair (add/remove), so its optimistic PMF
+        (:func:`symgdp.training.engine.one_step_pmfs`) bounds the mechanism from below;
+        beside one, so does a plain Gaussian (``q = 1``, ``engine``): no reveal term."""
         return "subsampled" in getattr(self.obj, "meta", {})
 
-    def step(self, disc: float, tail: float) -> StepPMFs:
-        key = (disc, tail)
+    def step(self, disc: float, tail: float, engine: bool = False) -> StepPMFs:
+        use = self.gauss is not None and (engine or self.gauss[0] < 1)
+        key = (disc, tail, use)
         if key not in self._steps:
             if self.kind == "subsampled_gaussian":
                 self._steps[key] = self.obj.step(disc, SCALE_BITS, tail)
+            elif use and self.gauss is not None:  # the profile's upper side, engine's lower
+                from symgdp.training.engine import one_step_pmfs
+
+                up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
+                opt = one_step_pmfs(*self.gauss, disc, tail, SCALE_BITS).optimistic
+                self._steps[key] = StepPMFs(up.remove, up.add, opt, 0.0, symmetric=True)
             else:
                 self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
                                                 lower=self.kind == "profile"
@@ -364,8 +353,9 @@ class Composition(Profile):
         mechanisms whose profiles are exactly the given ones is not mu-GDP on ``[0, eps_h]``
         for any smaller mu.  It is a floor of the mechanism's own mu when each profile is
         the mechanism's exact profile (the known mechanisms); for a profile that is only an
-        upper bound, it bounds what the profile can prove.  ``nan`` when no lower side is
-        available (numeric items, asymmetric profiles such as subsampled ones)."""
+        upper bound, it bounds what the profile can prove.  A ``Profile.subsample`` of a
+        Gaussian (add/remove) takes the DP-SGD engine's lower side (see ``notes``).  ``nan``
+        when a step has no lower side (numeric items, other subsampled profiles)."""
         return self._bracket()["mu_floor"]
 
     @property
@@ -450,9 +440,9 @@ class Composition(Profile):
     def calibration_measurement(self, **kw: Any) -> Any:
         """The head measurement with the mechanism's floor as its lower end (what
         :func:`symgdp.calibrate` needs to decide safe / proven unsafe).  Without a floor
-        (a step without a lower side, e.g. a subsampled profile) the lower end is that of
-        the *upper profile's* measurement: what this composition can prove, not a bound
-        on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
+        (a step without a lower side, e.g. a subsampled Laplace profile) the lower end is
+        that of the *upper profile's* measurement: what this composition can prove, not a
+        bound on the mechanism (:attr:`floorless` says so, and calibrate notes it)."""
         import dataclasses
 
         m = self.measurement
@@ -836,7 +826,8 @@ def _gaussian_route(atoms: list[tuple[_Atom, int]], fp: float, tol: float, name:
 
 def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: float,
                 tol: float, name: str, neighbouring: Neighbouring) -> Composition:
-    steps = [(a.step(disc, tail), k) for a, k in atoms]
+    engine = any(a.gauss is not None and a.gauss[0] < 1 for a, _ in atoms)
+    steps = [(a.step(disc, tail, engine), k) for a, k in atoms]
     sym = all(s.symmetric for s, _ in steps)
     rem: IntPMF | None = None
     add: IntPMF | None = None
@@ -858,11 +849,19 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     curves = [rem.curve()] + ([] if add is None else [add.curve()])  # add is None iff sym
     G = -math.expm1(log1m_g) if math.isfinite(log1m_g) else 1.0
     notes = [a.note for a, _ in atoms if a.note]
+    if engine:
+        notes.append("lower side of each Gaussian and Profile.subsample of a Gaussian: "
+                     "the exact lower PLD of the Poisson-subsampled Gaussian's remove pair "
+                     "(add/remove), as in symgdp.dpsgd; upper side: the profiles' (often "
+                     "looser than SubsampledGaussian(q, sigma)'s, the exact pairs composed)")
     if low is False or G >= 1.0:
         low = None
-        notes.append("no floor: a step has no proved lower side (a numeric source, a "
-                     "subsampled (asymmetric) profile, or a profile its grid values prove "
-                     "is not convex in e^eps)")
+        bare = sorted({a.name for (a, _), (s, _) in zip(atoms, steps, strict=True)
+                       if s.low is None or not s.g < 1})
+        notes.append(f"no floor: {', '.join(bare) or 'a step'} has no proved lower side (a "
+                     "numeric source, a subsampled (asymmetric) profile other than a "
+                     "subsampled Gaussian, or a profile its grid values prove is not convex "
+                     "in e^eps), so the composition has none")
     info = {"atoms": tuple(atoms), "certified": all(a.certified for a, _ in atoms),
             "neighbouring": neighbouring, "disc": disc, "low": low,
             "G": G * (1 + 1e-9) if G > 0 else 0.0, "failure_prob": fp, "tol": tol,

@@ -93,11 +93,11 @@ class CalibrationResult:
         seconds: wall time.
         notes: remarks on how the result was obtained.
         floorless: the profile is a composition without a floor (a step without a
-            proved lower side, e.g. a subsampled profile): the unsafe end of ``bracket``
-            and ``measurement.lower`` then bound what the composed *upper* profile proves,
-            not the mechanism, whose exact calibration may lie beyond the unsafe end (a
-            value the composition cannot prove safe may be safe for the mechanism);
-            ``value`` is safe either way.
+            proved lower side, e.g. a subsampled Laplace profile; the composition's notes
+            name it): the unsafe end of ``bracket`` and ``measurement.lower`` then bound
+            what the composed *upper* profile proves, not the mechanism, whose exact
+            calibration may lie beyond the unsafe end (a value the composition cannot
+            prove safe may be safe for the mechanism); ``value`` is safe either way.
     """
 
     parameter: str
@@ -605,7 +605,7 @@ def _measured_route(p: Profile, sym: sympy.Symbol, target: float, bracket: Any,
         raise PrecisionError(f"internal: the answer {sv!r} is not safe")
     if s.floorless:
         notes.append("the composition has no floor (a step without a lower side, e.g. a "
-                     "subsampled profile): the unsafe end of the bracket is where the "
+                     "subsampled Laplace profile): the unsafe end of the bracket is where the "
                      "composed upper profile is proved above the target, so the bracket "
                      "holds the calibration this composition can prove, not necessarily "
                      "the mechanism's (the value is safe either way)")

@@ -73,14 +73,17 @@ def test_reaches_reads_the_head_and_the_failure_probability():
 
 
 def test_calibrate_through_a_floorless_composition():
-    # a subsampled profile has no lower side (no floor): the search reads the composed
+    # a subsampled Laplace profile has no lower side, so a composition with it has no
+    # floor (a subsampled Gaussian alone now has one): the search reads the composed
     # upper profile's lower ends and says so; it used to stop at 'mu does not change
-    # measurably'.  Reference: dpsgd's bracket of the same mechanism (the exact directional
-    # pairs, a second algorithm) must lie at or below the target at the returned noise
+    # measurably'.  Reference: dpsgd's bracket of the Gaussian steps alone (the exact
+    # directional pairs, a second algorithm; dropping steps only lowers mu) must lie at or
+    # below the target at the returned noise
     from symgdp import dpsgd
 
     q = sympy.Rational(1, 2)
-    r = calibrate(compose(mechanisms.gaussian(sigma=S).subsample(q), times=4), "s",
+    lap = mechanisms.laplace(0.1).subsample(q)
+    r = calibrate(compose((mechanisms.gaussian(sigma=S).subsample(q), 4), (lap, 1)), "s",
                   target_mu=1.0, rtol=1e-3)
     assert r.measurement.upper <= 1.0
     assert any("no floor" in n for n in r.notes)
