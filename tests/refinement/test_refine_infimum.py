@@ -122,7 +122,11 @@ POINTS = sorted({mpmath.mpf(i) / 10 for i in range(0, 41)}
 @pytest.mark.parametrize("name", list(CASES))
 def test_refinement_matches_the_infimum(name):
     expr, dfun, jumps, dense = CASES[name]
-    refined = Profile(expr).refine()
+    # "several crossings": one family's stationarity equation mixes exp(-eps^2) with
+    # exp(20 eps), which solveset can only run out of time on (40 s at the suite's budget
+    # scale); a short budget takes the numeric roots at once, the route this case exercises
+    # (the same refinement: a timeout changes the route, never the answer)
+    refined = Profile(expr).refine(timeout=1.0 if name.startswith("several") else None)
     ref = _reference(dfun, jumps, dense, POINTS)
     worst = mpmath.mpf(0)
     for x, inf in zip(POINTS, ref, strict=True):
