@@ -296,7 +296,8 @@ def _tail_form(e: sympy.Expr) -> sympy.Expr:
     return e.xreplace(reps) if reps else e
 
 
-def _generalized_gaussian(noise: Any, variable: Any, shift: Any) -> Profile | None:
+def _generalized_gaussian(noise: Any, variable: Any, shift: Any,
+                          timeout: float | None = None) -> Profile | None:
     r"""The certified profile of :math:`c\,e^{-a|x|^k}` (numbers, :math:`k \ge 1`, not 1
     or 2), whose threshold and CDF SymPy does not find
     (:func:`symgdp.noise.gengauss.generalized_gaussian`); ``None`` for other noise."""
@@ -308,7 +309,10 @@ def _generalized_gaussian(noise: Any, variable: Any, shift: Any) -> Profile | No
         expr, x, _ = _from_expression(noise, variable)
     except SymgdpError:
         return None  # read_density reports it
-    shape = match_generalized_gaussian(expr, x)
+    try:  # its simplify calls under the budget, as every symbolic step
+        shape = run_bounded(match_generalized_gaussian, expr, x, timeout=timeout)
+    except AnalysisTimeout:
+        return None  # not recognised in time: the symbolic route reads it, and says so
     if shape is None:
         return None
     if shift is None:
@@ -404,7 +408,7 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         raise DomainError(f"support must be 'reals' or 'integers', got {support!r}")
     times: dict[str, float] = {}
     shift, values = _sensitivity(sensitivity)
-    shaped = _generalized_gaussian(noise, variable, values.get(shift))
+    shaped = _generalized_gaussian(noise, variable, values.get(shift), timeout)
     if shaped is not None:
         return shaped
     _refuse_steps(noise, variable)
