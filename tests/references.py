@@ -158,17 +158,17 @@ def gdpt_below(eps, d, iterations: int = 90) -> mpmath.mpf:
     return lo
 
 
-def golden_max(h, xs: list, vals: list, steps: int) -> mpmath.mpf:
-    """max of ``h`` near the best of the grid points ``xs`` (values ``vals``): golden
-    section between the best point's neighbours, ``steps`` times (0.618^steps of the
-    bracket); returns the larger of the two last evaluations (at least the grid's best when
-    h is unimodal there)."""
+def golden_section(h, lo, hi, *, steps: int | None = None, width=None):
+    """Golden-section search for the max of ``h`` on ``[lo, hi]`` (unimodal there):
+    ``steps`` contractions (0.618^steps of the bracket) or until it is narrower than
+    ``width``; returns ``(lo, hi, inner)`` with ``inner`` the larger of the two last
+    evaluations inside."""
     g = (mpmath.sqrt(5) - 1) / 2
-    i = max(range(len(xs)), key=vals.__getitem__)
-    lo, hi = xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)]
     c, d = hi - g * (hi - lo), lo + g * (hi - lo)
     fc, fd = h(c), h(d)
-    for _ in range(steps):
+    k = 0
+    while (k < steps) if steps is not None else (hi - lo > width):
+        k += 1
         if fc > fd:
             hi, d, fd = d, c, fc
             c = hi - g * (hi - lo)
@@ -177,7 +177,16 @@ def golden_max(h, xs: list, vals: list, steps: int) -> mpmath.mpf:
             lo, c, fc = c, d, fd
             d = lo + g * (hi - lo)
             fd = h(d)
-    return max(fc, fd)
+    return lo, hi, max(fc, fd)
+
+
+def golden_max(h, xs: list, vals: list, steps: int) -> mpmath.mpf:
+    """max of ``h`` near the best of the grid points ``xs`` (values ``vals``): golden
+    section between the best point's neighbours, ``steps`` times (0.618^steps of the
+    bracket); returns the larger of the two last evaluations (at least the grid's best when
+    h is unimodal there)."""
+    i = max(range(len(xs)), key=vals.__getitem__)
+    return golden_section(h, xs[max(i - 1, 0)], xs[min(i + 1, len(xs) - 1)], steps=steps)[2]
 
 
 

@@ -14,7 +14,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from references import gdp_curve
+from references import gdp_curve, golden_section
 
 from symgdp import compose, dpsgd, mechanisms
 from symgdp.errors import DomainError
@@ -173,19 +173,8 @@ def _conjugate(profile, a: float) -> mpmath.mpf:
 
         lo, hi = (mpmath.mpf(1), mpmath.mpf(1e4)) if branch == 1 else (mpmath.mpf(1e-4),
                                                                         mpmath.mpf(1))
-        r = (mpmath.sqrt(5) - 1) / 2
-        c, d = hi - r * (hi - lo), lo + r * (hi - lo)
-        gc, gd = g(c), g(d)
-        while hi - lo > mpmath.mpf(10) ** -25:
-            if gc >= gd:
-                hi, d, gd = d, c, gc
-                c = hi - r * (hi - lo)
-                gc = g(c)
-            else:
-                lo, c, gc = c, d, gd
-                d = lo + r * (hi - lo)
-                gd = g(d)
-        best = max(best, g(lo), g(hi), g(mpmath.mpf(1)))
+        lo, hi, inner = golden_section(g, lo, hi, width=mpmath.mpf(10) ** -25)
+        best = max(best, inner, g(lo), g(hi), g(mpmath.mpf(1)))
     return best
 
 
