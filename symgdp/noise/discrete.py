@@ -216,25 +216,30 @@ def _read(expr: sympy.Expr, x: sympy.Symbol) -> tuple:
 
 
 def _total_symbolic(const: sympy.Expr, weight: sympy.Expr, x: sympy.Symbol,
-                    pieces: tuple[Piece, ...]) -> tuple[sympy.Expr, bool]:
-    """(total mass, proved equal to 1); runs in a bounded child."""
+                    pieces: tuple[Piece, ...]) -> tuple[sympy.Expr, bool, tuple]:
+    """(total mass, proved equal to 1, the sums of the constant that are not a constant
+    multiple of ``w``); runs in a bounded child."""
     # a normaliser written as Sum(w(j), (j, -oo, oo)) is recognised: c w summed is 1
-    norm = {}
+    norm, foreign = {}, []
     for s in const.atoms(sympy.Sum):
+        j = s.limits[0][0]
+        g = s.function.xreplace({j: x})
         if len(s.limits) == 1 and tuple(s.limits[0][1:]) == (-_OO, _OO):
-            j = s.limits[0][0]
-            if sympy.simplify(s.function.xreplace({j: x}) - weight) == 0:
+            if sympy.simplify(g - weight) == 0:
                 norm[s] = sympy.Dummy("W", positive=True)
+                continue
+        if x in sympy.simplify(g / weight).free_symbols:
+            foreign.append(s)
     if norm:
         total = sympy.simplify(const.xreplace(norm) * next(iter(norm.values())))
         if len(norm) == 1 and total == 1:
-            return sympy.S.One, True
+            return sympy.S.One, True, ()
     parts = [_run_sum(pieces[i].expr, x, lo, hi) for i, lo, hi in _runs(pieces)]
     total = sympy.simplify(const * sympy.Add(*parts))
     if total.has(sympy.Sum):
-        return total, False
+        return total, False, tuple(foreign)
     d = sympy.simplify(total - 1)
-    return total, d == 0 or sympy.simplify(d.rewrite(sympy.exp)) == 0
+    return total, d == 0 or sympy.simplify(d.rewrite(sympy.exp)) == 0, tuple(foreign)
 
 
 def read_pmf(noise: Any, variable: Any = None, *, timeout: float | None = None) -> Pmf:
@@ -282,7 +287,8 @@ def read_pmf(noise: Any, variable: Any = None, *, timeout: float | None = None) 
     monotone = ("w is log-concave on the real line, so its restriction to the integers is "
                 "a log-concave sequence and L is non-increasing for every integer shift ("
                 + monotone.split(", so ")[0] + ")")
-    total, proved = run_bounded(_total_symbolic, const, weight, x, pieces, timeout=timeout)
+    total, proved, foreign = run_bounded(_total_symbolic, const, weight, x, pieces,
+                                         timeout=timeout)
     if proved:
         mass = "1 (proved symbolically)"
     elif not total.has(sympy.Sum):
@@ -297,6 +303,13 @@ def read_pmf(noise: Any, variable: Any = None, *, timeout: float | None = None) 
     elif params:
         raise ProfileError(f"SymPy cannot sum the PMF {expr}; the certified summation needs "
                            "numbers for its parameters " + ", ".join(map(str, params)))
+    elif foreign:
+        # the certified sum's tail bound is geometric, valid for log-concave terms: proved
+        # for w, not for another function in the constant
+        raise ProfileError(f"SymPy cannot sum the PMF {expr}, and its constant holds "
+                           f"{foreign[0]}, whose terms are not a constant multiple of the "
+                           f"weight {weight}: the certified summation is proved for the "
+                           "weight only (write the normaliser as a Sum of the weight)")
     else:
         with ctx.workprec(_PREC):
             ball = _Summer(weight, x, sympy.Integer(1)).total() * _const_ball(const, weight, x)

@@ -177,6 +177,31 @@ def test_not_log_concave_refused():
                               variable=K, support="integers")
 
 
+def test_a_normaliser_of_another_function_is_not_summed_by_the_weights_bound():
+    # the certified sum bounds its tail geometrically, which holds for the log-concave
+    # weight (proved) only: a constant holding the Sum of a heavier, non-log-concave
+    # g(j) = exp(-sqrt(j^2 + 1)) (SymPy cannot sum it) is refused, not checked with a
+    # bound that does not hold for g
+    g = sympy.exp(-sympy.sqrt(J**2 + 1))
+    w = sympy.exp(-K**2 / 2)
+    pmf = sympy.Mul(w, 1 / sympy.Sum(sympy.exp(-J**2 / 2), (J, -sympy.oo, sympy.oo)),
+                    3 / sympy.Sum(g, (J, -sympy.oo, sympy.oo)), evaluate=False)
+    with pytest.raises(ProfileError, match="not a constant multiple of the weight"):
+        symgdp.additive_noise(pmf, variable=K, support="integers")
+    # a constant multiple of the weight is summed (certified ball around 1)
+    ok = 2 * w / sympy.Sum(2 * sympy.exp(-J**2 / 2), (J, -sympy.oo, sympy.oo))
+    p = symgdp.additive_noise(ok, variable=K, support="integers")
+    # independent reference: the discrete Gaussian (s = 1) profile at eps = 1 by a 40-digit
+    # direct sum over |k| <= 60
+    with mpmath.workdps(40):
+        ks = range(-60, 61)
+        z = mpmath.fsum(mpmath.exp(-mpmath.mpf(k)**2 / 2) for k in ks)
+        ref = mpmath.fsum(max(mpmath.mpf(0), mpmath.exp(-mpmath.mpf(k)**2 / 2)
+                              - mpmath.e * mpmath.exp(-mpmath.mpf(k - 1)**2 / 2))
+                          for k in ks) / z
+    assert ref <= mpmath.mpf(p(1.0)) <= ref * (1 + 1e-9)
+
+
 def test_asymmetric_certified_route_with_one_bounded_direction():
     # w = e^{k/2} for k < 0, e^{-k^2/8} for k >= 0 (log-concave: the slope drops from 1/2
     # to 0 at 0). One direction has L = 1/2 on its left run (sup L = 1/2), the other an
