@@ -107,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --noise: EXPR is a density on the real line (default) or a "
                    "PMF on the integers (write a normaliser as Sum(w(j), (j, -oo, oo)); the "
                    "--set values are bound in the PMF first, Delta an integer, default 1)")
+    a.add_argument("--variables", metavar="X1,X2,...",
+                   help="with --noise: EXPR is a density on R^d in these variables (a "
+                   "Gaussian with any positive definite covariance, reduced exactly to the "
+                   "1-D shift; other multivariate densities are refused by name)")
+    a.add_argument("--norm", choices=("l2", "l1", "linf"), default="l2",
+                   help="with --variables: the norm of the sensitivity ball (default l2)")
     cert = a.add_mutually_exclusive_group()
     cert.add_argument("--certify", action="store_true",
                       help="require bounds proved in interval arithmetic (the default "
@@ -338,7 +344,14 @@ def _analyze(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int:
         else:
             from symgdp.noise.additive import additive_noise
 
-            subject = additive_noise(args.expr, timeout=args.timeout)
+            variable = None
+            if args.variables:
+                variable = [v.strip() for v in args.variables.split(",") if v.strip()]
+            subject = additive_noise(args.expr, variable=variable, norm=args.norm,
+                                     timeout=args.timeout)
+    elif args.variables or args.norm != "l2":
+        raise UsageError("--variables and --norm describe a vector noise: give --noise "
+                         "with them")
     elif args.support != "reals":
         raise UsageError(f"--support {args.support} describes a noise: give --noise with it")
     elif args.notion != "profile":

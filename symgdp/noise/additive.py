@@ -58,7 +58,7 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy
@@ -76,6 +76,7 @@ from symgdp.noise.density import (
 from symgdp.noise.discrete import discrete_noise
 from symgdp.noise.gengauss import generalized_gaussian, match_generalized_gaussian
 from symgdp.noise.loss import Loss, privacy_loss
+from symgdp.noise.vector import NORMS, reduce_vector_gaussian
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import resolve_timeout, run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
@@ -111,6 +112,8 @@ class Derivation:
             (:func:`symgdp.noise.check.crosscheck`), or why it did not run.
         relation: the neighbouring relation assumed.
         timings: seconds per step.
+        reduction: for vector noise, how it was reduced to the 1-D shift derived below
+            (:mod:`symgdp.noise.vector`); empty otherwise.
     """
 
     noise: str
@@ -130,6 +133,7 @@ class Derivation:
     check: str = ""
     relation: str = RELATION
     timings: dict[str, float] = field(default_factory=dict)
+    reduction: str = ""
 
     def latex_rows(self) -> list[tuple[str, str]]:
         """(label, LaTeX) pairs, one per derived step (the report's rows)."""
@@ -157,6 +161,8 @@ class Derivation:
         ]
         if self.check:
             rows.append(("check", rf"\text{{{tex_text(self.check)}}}"))
+        if self.reduction:
+            rows.insert(0, ("reduction", rf"\text{{{tex_text(self.reduction)}}}"))
         return rows
 
     def to_latex(self) -> str:
@@ -168,6 +174,7 @@ class Derivation:
         """(label, text) pairs for plain-text reports."""
         x = self.variable
         return [
+            *([("reduction", self.reduction)] if self.reduction else []),
             ("noise", f"p({x}) = {self.density} ({self.noise}); sensitivity "
                       f"{self.sensitivity}"
                       + ("" if self.sensitivity_value is None
@@ -356,7 +363,8 @@ def _verdict(loss_sup: sympy.Expr, limit: sympy.Expr | None) -> str:
 
 
 def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
-                   support: str = "reals", timeout: float | None = None) -> Profile:
+                   support: str = "reals", norm: str = "l2",
+                   timeout: float | None = None) -> Profile:
     r"""The privacy profile of the mechanism :math:`f(D) + Z`, derived from the noise.
 
     Args:
@@ -370,11 +378,17 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
             derivation keeps the symbol :math:`\Delta`) or a positive SymPy expression;
             default the free symbol
             :math:`\Delta` (:data:`symgdp.mechanisms.SENSITIVITY`).
-        variable: the density's variable (default: its only symbol, or ``x``).
+        variable: the density's variable (default: its only symbol, or ``x``), or a
+            list of :math:`d \ge 2` variables for vector noise: a Gaussian density on
+            :math:`\mathbb{R}^d` (any positive definite covariance) is reduced exactly to
+            the 1-D shift (:mod:`symgdp.noise.vector`); other multivariate densities are
+            refused by name.
         support: ``"reals"`` (a density) or ``"integers"``: ``noise`` is then a PMF on
             the integers and ``sensitivity`` a positive integer (default 1); see
             :func:`symgdp.noise.discrete.discrete_noise` (a closed form where the sums
             have one, else a certified numeric profile).
+        norm: the norm of the sensitivity ball for vector noise: ``"l2"`` (default),
+            ``"l1"`` or ``"linf"`` (on the line all three are the same).
         timeout: budget in seconds of each bounded SymPy step.
 
     Returns:
@@ -408,7 +422,19 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         raise DomainError(f"support must be 'reals' or 'integers', got {support!r}")
     times: dict[str, float] = {}
     shift, values = _sensitivity(sensitivity)
-    shaped = _generalized_gaussian(noise, variable, values.get(shift), timeout)
+    reduced = None
+    if isinstance(variable, (list, tuple)):
+        t0 = time.perf_counter()
+        reduced = reduce_vector_gaussian(noise, variable, norm, timeout=timeout)
+        times["reduction"] = time.perf_counter() - t0
+        # the mechanism is exactly the standard normal shifted by Delta * factor
+        variable = sympy.Symbol("x", real=True)
+        noise = sympy.exp(-variable**2 / 2) / sympy.sqrt(2 * sympy.pi)
+        shift = shift * reduced.factor
+    elif norm not in NORMS:
+        raise DomainError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}")
+    shaped = None if reduced is not None else \
+        _generalized_gaussian(noise, variable, values.get(shift), timeout)
     if shaped is not None:
         return shaped
     _refuse_steps(noise, variable)
@@ -460,11 +486,16 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         threshold_range=(main.eps_low, main.eps_high), directions=directions,
         profile=expr, loss_bound=sup, tail_limit=limit, verdict=_verdict(sup, limit),
         check=check, timings=times)
+    name = f"{density.name} noise"
+    if reduced is not None:
+        name = f"{len(reduced.variables)}-dimensional Gaussian noise ({norm} ball)"
+        derivation = replace(derivation, noise=name, reduction=reduced.text,
+                             relation=reduced.relation)
     # A numeric sensitivity is substituted into the profile (the derivation keeps the
     # symbol): the profile then has no Delta left to re-bind by mistake.
     meta: dict[str, Any] = {"derivation": derivation,
                             "sensitivity": shift.xreplace(values)}
     if sup != sympy.oo:
         meta["eps0"] = sup.xreplace(values)
-    return Profile(expr.xreplace(values), name=f"{density.name} noise",
+    return Profile(expr.xreplace(values), name=name,
                    reference="derived from the noise density (symgdp.noise)", **meta)

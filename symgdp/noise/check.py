@@ -100,6 +100,8 @@ def crosscheck(density: Density, expr: sympy.Expr, shift: sympy.Expr,
     at.update(_values((expr.free_symbols | density.expr.free_symbols | shift.free_symbols)
                       - {x, _EPS} - set(at)))
     s = shift.xreplace(at)
+    if not s.is_Integer:  # e.g. a vector noise's Delta*sqrt(3): a number mpmath reads
+        s = sympy.N(s, _DPS + 10)
     logp = sympy.expand_log(sympy.log(density.expr.xreplace(at)), force=True)
     pdf = sympy.lambdify(x, logp, "mpmath")
     mirror = sympy.lambdify(x, logp.xreplace({x: -x}), "mpmath")
