@@ -248,9 +248,10 @@ def reduce_vector_gaussian(noise: Any, variable: Any, norm: str = "l2", *,
     if pd is not True:
         what = "is not positive definite" if pd is False else \
             "is not proved positive definite"
+        why = "not the density of a Gaussian" if pd is False else \
+            "give its parameters as numbers, or declare them so that it follows"
         raise (DomainError if pd is False else ProfileError)(
-            f"the precision matrix {A.tolist()} of the density {expr} {what}: not the "
-            "density of a Gaussian")
+            f"the precision matrix {A.tolist()} of the density {expr} {what}: {why}")
     if mass != 1:
         at = {s: sympy.Integer(1) for s in mass.free_symbols}
         value = sympy.N(mass.xreplace(at), 15)
