@@ -280,7 +280,8 @@ def _directed_float(value: sympy.Expr, up: bool) -> float:
     return math.nextafter(math.nextafter(f, direction), direction)
 
 
-def subsampled_gaussian_parameters(profile: Any) -> tuple[float, float] | None:
+def subsampled_gaussian_parameters(profile: Any, *, upper: bool = False
+                                   ) -> tuple[float, float] | None:
     r"""``(q, sigma)`` when ``profile`` is exactly ``gaussian(...).subsample(q)`` with every
     parameter bound: the Poisson-subsampled Gaussian mechanism with rate :math:`q` and noise
     multiplier :math:`\sigma = 1/\mu` (noise over sensitivity); ``(1.0, sigma)`` for
@@ -292,6 +293,8 @@ def subsampled_gaussian_parameters(profile: Any) -> tuple[float, float] | None:
     is rounded down and ``sigma`` up (a float64 each): the pair they name is a
     post-processing of the true one (less sampling, more noise), so a lower bound computed
     for it is a lower bound for the mechanism (what :func:`symgdp.compose` uses it for).
+    With ``upper=True`` the other way (``q`` up, ``sigma`` down): the pair named then
+    dominates the true one, so an upper bound computed for it holds for the mechanism.
 
     Example:
         >>> subsampled_gaussian_parameters(gaussian(sigma=2.0).subsample(0.25))
@@ -324,7 +327,8 @@ def subsampled_gaussian_parameters(profile: Any) -> tuple[float, float] | None:
     if not (m_val.is_number and g_val.is_number and m_val.is_positive
             and g_val.is_positive and (g_val - 1).is_nonpositive):
         return None
-    q, sigma = _directed_float(g_val, up=False), _directed_float(1 / m_val, up=True)
+    q = min(_directed_float(g_val, up=upper), 1.0)
+    sigma = _directed_float(1 / m_val, up=not upper)
     if not (0.0 < q <= 1.0 and 0.0 < sigma < float("inf")):
         return None
     return q, sigma

@@ -64,6 +64,12 @@ import numpy as np
 import sympy
 
 from symgdp.accounting.eps_bracket import EpsBracket
+from symgdp.accounting.subsampled_gaussian import (
+    NEIGHBOURING,
+    SubsampledGaussian,
+    engine_bracket,
+    engine_phases,
+)
 from symgdp.contracts import Neighbouring
 from symgdp.errors import DomainError, UnboundParameterError
 from symgdp.pld.curves import curves_source, first_eps_below
@@ -86,52 +92,8 @@ __all__ = ["compose", "Composition", "LazyComposition", "SubsampledGaussian", "E
            "NEIGHBOURING"]
 
 #: the neighbouring relations a result can name
-NEIGHBOURING = ("add_remove", "replace_one")
 _LADDER = (4e-3, 1e-3, 2.5e-4, 6.25e-5)
 _RELATION = {"add_remove": "add/remove neighbours", "replace_one": "replace-one neighbours"}
-
-
-class SubsampledGaussian:
-    r"""The Poisson-subsampled Gaussian mechanism (rate ``q``, noise multiplier ``sigma``
-    relative to the clipping norm 1 of each record's contribution) under ``neighbouring``:
-    one step with the exact dominating pair of the relation
-    (:func:`symgdp.training.engine.one_step_pmfs`).  ``"add_remove"``: the remove pair
-    :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), N(0,\sigma^2))` and its swap, asymmetric;
-    ``"replace_one"``: :math:`((1-q)N(0,\sigma^2) + qN(1,\sigma^2), (1-q)N(0,\sigma^2) +
-    qN(-1,\sigma^2))`, symmetric (at :math:`q = 1` the Gaussian of sensitivity 2).
-
-    Example:
-        >>> SubsampledGaussian(0.5, 2.0, neighbouring="replace_one")
-        SubsampledGaussian(q=0.5, sigma=2, replace_one)
-    """
-
-    def __init__(self, q: float, sigma: float, neighbouring: str = "add_remove") -> None:
-        q, sigma = float(q), float(sigma)
-        if not (0 < q <= 1):
-            raise DomainError(f"the sampling rate must lie in (0, 1], got {q!r}")
-        if not (math.isfinite(sigma) and sigma > 0):
-            raise DomainError(f"sigma must be a finite number > 0, got {sigma!r}")
-        if neighbouring not in NEIGHBOURING:
-            raise DomainError(f"neighbouring must be one of {NEIGHBOURING}, "
-                              f"got {neighbouring!r}")
-        self.q, self.sigma, self.neighbouring = q, sigma, neighbouring
-        self.name = f"SubsampledGaussian(q={q:g}, sigma={sigma:g}, {neighbouring})"
-
-    def __repr__(self) -> str:
-        return self.name
-
-    def step(self, disc: float, bits: int, tail: float) -> StepPMFs:
-        from symgdp.training.engine import one_step_pmfs
-
-        st = one_step_pmfs(self.q, self.sigma, disc, tail, bits, self.neighbouring)
-        if self.neighbouring == "replace_one":  # one direction: the pair is symmetric
-            rem = st.directions[0]
-            return StepPMFs(rem, rem, st.optimistic, 0.0, symmetric=True)
-        rem, add = st.directions
-        return StepPMFs(rem, add, st.optimistic, 0.0, symmetric=False)
-
-    def kinks(self) -> tuple[float, ...]:
-        return ()
 
 
 def _check_count(count: Any, item: Any) -> int:
@@ -159,6 +121,9 @@ class _Atom:
         self.name = _label(obj)
         #: (q, sigma) of a Gaussian (q = 1) or its Profile.subsample: see asymmetric()
         self.gauss = subsampled_gaussian_parameters(obj) if kind == "profile" else None
+        #: the same, rounded the other way (q up, sigma down): a dominating pair
+        self.gauss_up = (subsampled_gaussian_parameters(obj, upper=True)
+                         if self.gauss is not None else None)
         self._steps: dict[tuple[float, float, bool], StepPMFs] = {}
 
     def kinks(self) -> tuple[float, ...]:
@@ -193,12 +158,20 @@ class _Atom:
         if key not in self._steps:
             if self.kind == "subsampled_gaussian":
                 self._steps[key] = self.obj.step(disc, SCALE_BITS, tail)
-            elif use and self.gauss is not None:  # the profile's upper side, engine's lower
+            elif use and self.gauss is not None:  # the engine's pairs on both sides
                 from symgdp.training.engine import one_step_pmfs
 
-                up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
                 opt = one_step_pmfs(*self.gauss, disc, tail, SCALE_BITS).optimistic
-                self._steps[key] = StepPMFs(up.remove, up.add, opt, 0.0, symmetric=True)
+                if self.gauss_up is not None and self.gauss_up[0] < 1:
+                    # the exact pairs of the subsampled Gaussian (q up, sigma down): they
+                    # dominate every mechanism with this Gaussian profile, subsampled
+                    # (module notes, *Subsampled Gaussian profiles*)
+                    rem, add = one_step_pmfs(*self.gauss_up, disc, tail,
+                                             SCALE_BITS).directions
+                    self._steps[key] = StepPMFs(rem, add, opt, 0.0, symmetric=False)
+                else:
+                    up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
+                    self._steps[key] = StepPMFs(up.remove, up.add, opt, 0.0, symmetric=True)
             else:
                 self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
                                                 lower=self.kind == "profile"
@@ -768,6 +741,16 @@ def compose(*items: Any, times: Any = None, certify: bool = True,
     exact = None if engine else _gaussian_route(atoms, fp, tol, name, neighbouring)
     if exact is not None:
         return exact
+    phases = None if engine else engine_phases(
+        [(a.obj, a.kind, a.gauss, a.gauss_up, k) for a, k in atoms], neighbouring)
+    if phases is not None:  # every step a (subsampled) Gaussian: the DP-SGD engine
+        src, bracket, low, note, grid = engine_bracket(phases, neighbouring, fp, tol,
+                                                       discretization)
+        p = _new(src, name, {"atoms": tuple(atoms), "certified": True, "low": low,
+                             "G": 0.0, "neighbouring": neighbouring, "disc": grid,
+                             "failure_prob": fp, "tol": tol, "notes": [note]})
+        p._cache["bracket"] = bracket
+        return p
     result = None
     t0 = time.perf_counter()
     # refuse before any work what even the coarsest grid cannot hold in memory
@@ -850,10 +833,11 @@ def _compose_on(atoms: list[tuple[_Atom, int]], disc: float, tail: float, fp: fl
     G = -math.expm1(log1m_g) if math.isfinite(log1m_g) else 1.0
     notes = [a.note for a, _ in atoms if a.note]
     if engine:
-        notes.append("lower side of each Gaussian and Profile.subsample of a Gaussian: "
-                     "the exact lower PLD of the Poisson-subsampled Gaussian's remove pair "
-                     "(add/remove), as in symgdp.dpsgd; upper side: the profiles' (often "
-                     "looser than SubsampledGaussian(q, sigma)'s, the exact pairs composed)")
+        notes.append("Profile.subsample of a Gaussian: the exact pairs of the "
+                     "Poisson-subsampled Gaussian (add/remove; both directions on the upper "
+                     "side, q rounded up and sigma down; the remove pair's lower PLD on the "
+                     "lower side, q down and sigma up), as in symgdp.dpsgd: they dominate "
+                     "every mechanism with that Gaussian profile, subsampled")
     if low is False or G >= 1.0:
         low = None
         bare = sorted({a.name for (a, _), (s, _) in zip(atoms, steps, strict=True)

@@ -28,7 +28,11 @@ from symgdp import Profile, calibrate, compose
 from symgdp import mechanisms as M
 from symgdp.mechanisms import subsampled_gaussian_parameters
 
-DISC = dict(discretization=4e-3)
+# compositions of (subsampled) Gaussians are answered by the DP-SGD engine at its own grid;
+# GENERAL forces the general composition (its engine-side lower and upper steps) on a
+# coarse grid
+DISC: dict = {}
+GENERAL = dict(discretization=4e-3, _engine=True)
 
 
 def _profile_one(e, q, s):
@@ -59,12 +63,14 @@ def _check_points(c, xs, truth):
         assert t <= float(c(x)) * (1 + 1e-12), (x, t, float(c(x)))
 
 
+@pytest.mark.parametrize("route", ["engine", "general"])
 @pytest.mark.parametrize("q, s", [(0.1, 2.0), (0.5, 1.0)])
-def test_one_step_floor_against_the_exact_profile(q, s):
+def test_one_step_floor_against_the_exact_profile(q, s, route):
     # reference: the exact one-step profile, max of both directions, closed form at 40
     # digits; lower_delta <= truth <= upper pointwise, and the GDPT sup bracket of the
-    # truth on the head meets [mu_floor, mu_upper]
-    c = compose(M.gaussian(sigma=s).subsample(q), **DISC)
+    # truth on the head meets [mu_floor, mu_upper] -- through the DP-SGD engine and through
+    # the general composition (the engine's one-step pairs on both sides)
+    c = compose(M.gaussian(sigma=s).subsample(q), **(DISC if route == "engine" else GENERAL))
     assert not c.floorless and c.certified and c.neighbouring == "add_remove"
     xs = [c.eps_h * i / 24 for i in range(25)]
     truth = [_profile_one(x, q, s) for x in xs]
@@ -72,7 +78,8 @@ def test_one_step_floor_against_the_exact_profile(q, s):
     lo, hi = _sup_bracket(xs, truth)
     assert c.mu_floor <= hi and lo <= c.mu_upper
     assert c.mu_floor >= lo - 5e-3  # the floor is not trivial: within 0.005 of the truth
-    assert any("exact lower PLD" in n for n in c.notes)
+    assert any(("DP-SGD engine" if route == "engine" else "the exact pairs") in n
+               for n in c.notes)
 
 
 def test_two_steps_against_quadrature():
@@ -123,7 +130,7 @@ def test_unsampled_schedule_closed_form():
     # so the truth lies in [mu, sqrt(mu^2 + 1e-6)] (dropping it; GDP composition)
     c = compose((M.gaussian(sigma=2.0), 3), (M.gaussian(sigma=1.5), 2),
                 M.gaussian(sigma=1000.0).subsample(0.5), **DISC)
-    assert any("lower side of each Gaussian" in n for n in c.notes)
+    assert any("DP-SGD engine" in n for n in c.notes)
     assert c.mu_floor <= float(np.sqrt(mu**2 + 1e-6)) and mu <= c.mu_upper
     assert c.mu_upper <= c.mu_floor + 2e-3
 

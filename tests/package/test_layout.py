@@ -114,7 +114,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.accountant",),
     ("training",),
     # composing mechanisms: dp_accounting's float route, certified, pure DP, events
-    ("accounting.float_route", "accounting.eps_bracket"),
+    ("accounting.float_route", "accounting.eps_bracket", "accounting.subsampled_gaussian"),
     ("accounting.certified",),
     ("accounting.pure_dp", "accounting.events"),
     ("accounting",),
