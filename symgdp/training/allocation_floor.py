@@ -25,12 +25,19 @@ epoch, :math:`E` epochs; :math:`e_j` the :math:`j`-th unit vector of :math:`\mat
   (the record against one whose gradient is 0, the batch sizes kept): every other gradient
   0, the pair above with :math:`c = 1`.
 
-These are the relations the upper bounds are stated for (:math:`c\sqrt E/\sigma`, with
+The mechanism is the one the upper bounds are proved for: every step's noisy sum is released
+(the model updates are post-processing of them), the loss function is the trainer's (here a
+linear one, whose clipped gradients are the constants above).  These are the relations the
+upper bounds are stated for (:math:`c\sqrt E/\sigma`, with
 :math:`c = 1` add/remove or zero-out, 2 replace-one).  The gradients are fixed, so the epochs
 (independent permutations or allocations, independent noise) give the :math:`E`-fold product
 :math:`(P^E, Q^E)`, attained in both orders (both are pairs of neighbours).
 
-**The max statistic** (Chua et al. 2024, Section 4).  Post-processing each epoch by
+**The max statistic.**  Chua et al. 2024 lower-bound one epoch of shuffled batches with
+tests on the largest coordinate; the multi-epoch lower bounds of shuffling are in Chua,
+Ghazi, Kamath, Kumar, Manurangsi, Sinha & Zhang, "Scalable DP-SGD: Shuffling vs. Poisson
+Subsampling", NeurIPS 2024 (arXiv:2411.04205).  What is used here is proved here, in full:
+no step rests on a numbered result of either paper.  Post-processing each epoch by
 :math:`M = \max_j y_j` gives one-dimensional laws with closed-form CDFs
 
 .. math::
