@@ -205,8 +205,9 @@ def floor_grid(t: int, c: float, sigma: float, epochs: int,
                max_cells: int = MAX_CELLS) -> float:
     r"""The loss grid :math:`\Delta` of the floor: about :math:`\varepsilon`-scale / (100 E)
     (each epoch's losses are rounded down by about :math:`\Delta`, so the floor's profile
-    moves by about :math:`E\Delta`), coarser when one epoch would need more than
-    ``max_cells`` cells or the :math:`E`-fold support would pass about ``4e5`` points.
+    moves by about :math:`E\Delta`) or a 2000th of one epoch's loss range if smaller (many
+    steps: small losses), coarser when one epoch would need more than ``max_cells`` cells or
+    the :math:`E`-fold support would pass about ``4e5`` points.
 
     Example:
         >>> 0 < floor_grid(10, 1.0, 2.0, 5) <= 1e-2
@@ -217,7 +218,9 @@ def floor_grid(t: int, c: float, sigma: float, epochs: int,
     width = max(hi_r - lo_r, hi_a - lo_a, 1e-12)
     # the scale of the epsilons that matter: that of the Gaussian bound c sqrt(E) / sigma
     scale = max(c * math.sqrt(epochs) / sigma, 0.05)
-    disc = scale / (100.0 * epochs)
+    # finer where one epoch's losses are all small (many steps: amplification), so that
+    # rounding them down does not wipe them out
+    disc = min(scale / (100.0 * epochs), width / 2000.0)
     disc = max(disc, width / max_cells)
     # the E-fold support: the tails cut at 1e-19 keep about 20 standard deviations
     spread = min(epochs * width, 20.0 * math.sqrt(epochs) * width / 4.0 + width)
