@@ -234,6 +234,11 @@ def _points(t: int, c: float, sigma: float, disc: float, remove: bool) -> np.nda
     ``_AIM`` of a step above (remove: L(b) >= k disc) or below (add: -L(b) >= -k disc)."""
     a, b = _range(t, c, sigma, remove)
     la, lb = float(max_statistic_loss(a, t, c, sigma)), float(max_statistic_loss(b, t, c, sigma))
+    if (lb - la) / disc > _REFUSE:  # before any array of that size is built
+        raise DomainError(f"the max statistic with t={t}, c={c:g}, sigma={sigma:g} on the "
+                          f"grid {disc:g} needs about {(lb - la) / disc:.3g} cells per epoch "
+                          f"(more than {_REFUSE}): no floor (a coarser grid, or a larger "
+                          "sigma)")
     if remove:
         ks = np.arange(math.ceil(la / disc), math.floor(lb / disc) + 1, dtype=np.float64)
         target = (ks + _AIM) * disc

@@ -233,6 +233,22 @@ def test_band_from_the_floor():
     assert bool(np.all(b.lower <= b.upper))
 
 
+def test_a_floor_grid_not_a_power_of_two_and_the_refusals():
+    # any grid: 1e-3 is not a binary fraction; still below the 40-digit quadrature
+    for remove in (True, False):
+        pmf = one_epoch_pmf(10, 1.0, 1.0, 1e-3, remove)
+        assert float(pmf.lower_delta(0.3)[0]) <= ref_hockey(10, 1.0, 1.0, 0.3, remove)
+    # a grid too fine for one epoch: no floor (nan), and the assumption says why
+    r = dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=2,
+              floor_discretization=1e-7, **FAST)
+    assert math.isnan(r.mu_floor) and "floor not computed" in r.assumption
+    assert "1e-07" in r.assumption and r.mu_upper >= math.sqrt(2)
+    # floor=False: none asked, none given
+    n = dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=2, floor=False,
+              **FAST)
+    assert math.isnan(n.mu_floor) and n.floor_profile is None
+
+
 @pytest.mark.parametrize("args,word", [
     ((0, 1.0, 1.0, 1), "steps per epoch"), ((3, 1.0, -1.0, 1), "sigma"),
     ((3, 0.0, 1.0, 1), "sensitivity"), ((3, 1.0, 1.0, 0), "epochs"),
