@@ -207,9 +207,10 @@ class DPSGDResult:
         schedule: the phases ``((q, sigma, steps), ...)`` the engine composed (for a
             sampling other than Poisson, those of :class:`~symgdp.training.sampling.SamplingPlan`:
             the dominating pair's, not the trainer's).
-        sampling, tight, assumption: the sampling scheme, whether the bracket contains the
-            mechanism's own mu (else ``mu_upper`` is a proved bound only and ``mu_floor``
-            nan), and the scheme with its theorem in words.
+        sampling, tight, assumption: the sampling scheme, whether the bracket is tight
+            (else ``mu_upper`` is a proved bound without amplification and ``mu_floor``
+            Chua et al. 2024's certified max-statistic lower bound, or ``nan`` where none
+            is attained), and the scheme with its theorem in words.
         sampling_params, poisson_reference: the scheme's parameters; the Poisson result
             beside a bound without amplification (**not a bound** for the scheme).
         surrogate_lower: the lower end of the measured bracket on what the *upper
@@ -230,6 +231,8 @@ class DPSGDResult:
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
         pld_floor: the certified PLD's mass at infinity.
+        floor_profile: the certified lower profile behind ``mu_floor`` of ``shuffle`` and
+            ``random_allocation`` (:mod:`symgdp.training.allocation_floor`), else ``None``.
         examples_per_user: the examples each user contributes (1: record level; else
             add/remove of one *user*, :mod:`symgdp.training.userlevel`).
         measurement: the :class:`~symgdp.measurement.measure.Measurement` behind ``mu_upper``.
@@ -276,6 +279,7 @@ class DPSGDResult:
     profile: Any = field(default=None, compare=False, repr=False)
     composed: Any = field(default=None, compare=False, repr=False)
     closed_form: bool = False
+    floor_profile: Any = field(default=None, compare=False, repr=False)
     seconds: float = field(default=math.nan, compare=False)
 
     def __float__(self) -> float:
@@ -331,6 +335,8 @@ class DPSGDResult:
         r"""A proven lower bound on DP-SGD's true :math:`\delta(\varepsilon)` (the floor
         theorem, or :math:`\delta_{\texttt{mu\_floor}}` for the closed form); vectorised."""
         if not self.tight:
+            if self.floor_profile is not None:  # the max-statistic pair (allocation_floor)
+                return self.floor_profile.delta_lower(eps)
             raise DomainError(f"sampling={self.sampling!r}: the result is a proved upper "
                               "bound only; no lower bound on the mechanism's profile")
         if self.closed_form:
@@ -447,7 +453,8 @@ class DPSGDResult:
                else f"; CLT approximation {self.mu_clt:.4f} (not a bound)")
         if self.sampling != "poisson" or self.examples_per_user != 1:
             head = (f"{head}; sampling: {self.assumption}"
-                    + ("" if self.tight else " (a proved upper bound, not tight)"))
+                    + ("" if self.tight else " (a proved upper bound, not tight)"
+                       if math.isnan(self.mu_floor) else " (a proved bracket, not tight)"))
         return (f"DP-SGD {self._params()}, neighbouring: {rel}: {head} on "
                 f"[0, {format_upper(self.eps_h, 4)}] (failure probability "
                 f"{format_upper(self.failure_prob, 3)}){clt}")
@@ -509,27 +516,13 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> 
     """Largest mu_gdp(eps, proven lower bound on the true delta(eps)) over a grid of
     [0, eps_h], rounded down and checked in ball arithmetic: every mu for which DP-SGD is
     mu-GDP on [0, eps_h] is at least this."""
-    from symgdp.gaussian.gdp_balls import delta_mu_proved_at_most
-    from symgdp.gaussian.vectorised import mu_gdp
+    from symgdp.training.allocation_floor import mu_floor_from_lower
 
     xs = _floor_grid(eps_h, argmax)
     d = lower_profile(comp, xs)
     if plan is not None and plan.truncation:  # the truncated mechanism: minus T p (1 + e^eps)
         d = np.nextafter(d - plan.extra_delta(xs), -np.inf)
-    ok = d > 0
-    if not np.any(ok):
-        return 0.0
-    mus = np.asarray(mu_gdp(xs[ok], d[ok], rounding="down"), dtype=np.float64)
-    order = np.argsort(-mus)[:3]
-    for i in order:
-        e, dl, m = float(xs[ok][i]), float(d[ok][i]), float(mus[i])
-        for shrink in (1e-9, 1e-6, 1e-3):
-            cand = m * (1.0 - shrink)
-            # delta_mu is increasing in mu: delta_cand(e) <= dl <= delta_true(e) forces
-            # every valid mu above cand
-            if delta_mu_proved_at_most(e, cand, dl):
-                return cand
-    return 0.0
+    return mu_floor_from_lower(xs, d)
 
 
 def _floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
@@ -623,7 +616,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         floor_discretization: a separate grid for the floor (another composition);
             default: the same composition as ``mu_upper``, or automatically a finer grid
             when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
-            twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`).
+            twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`);
+            for shuffle and random allocation the max-statistic floor's loss grid.
         rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
         sampling: how batches are drawn, one of ``"poisson"`` (``q, sigma, steps``),
             ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``),
@@ -633,9 +627,11 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             each scheme's theorem and what it proves in :mod:`symgdp.training.sampling`
             (``neighbouring="auto"`` takes the relation the scheme is stated for: replace-one
             for ``without_replacement``, add/remove otherwise).  The result names it
-            (``sampling``, ``assumption``; ``tight`` false: a proved upper bound only,
-            ``mu_floor`` nan, and ``poisson_reference`` the Poisson number beside it,
-            not a bound).
+            (``sampling``, ``assumption``; ``tight`` false: a proved upper bound without
+            amplification, ``mu_floor`` the certified max-statistic lower bound of Chua et
+            al. 2024 (:mod:`symgdp.training.allocation_floor`; ``nan`` for shuffled batches
+            that do not divide the data set), and ``poisson_reference`` the Poisson
+            number beside it, not a bound).
         dataset_size, batch_size, epochs, max_batch_size: the scheme's parameters.
         examples_per_user: ``k``, the examples each user contributes (Poisson sampling,
             add/remove of a *user*): each example sampled independently with rate
@@ -722,6 +718,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                     failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
                     floor=False, rdp_only=False)
     out = plan.finish(out, ref)
+    if floor and plan.floor_pair is not None:  # shuffle, random allocation: Chua et al.'s
+        from symgdp.training.allocation_floor import scheme_floor
+
+        fl, fg, fprof, note = scheme_floor(plan, out.eps_h, floor_discretization)
+        if fl > out.mu_upper:  # a floor above a proved bound is a bug: never shown
+            raise SymgdpError(f"internal: the floor {fl!r} is above mu_upper {out.mu_upper!r}")
+        out = dataclasses.replace(out, mu_floor=fl, floor_discretization=fg,
+                                  floor_profile=fprof, assumption=out.assumption + note)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 

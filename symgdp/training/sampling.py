@@ -45,6 +45,10 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   it, the other batches unchanged: for a fixed-size cut this is the zero-out relation)
   or 2 (replace-one), composed adaptively over the epochs (Dong, Roth & Su 2022,
   Corollary 3.3): :math:`\mu = \sqrt{E}/\sigma` or :math:`2\sqrt{E}/\sigma`, exactly.
+  When :math:`b` divides :math:`n`, ``mu_floor`` is the certified max-statistic lower
+  bound of Chua, Ghazi, Kamath et al. 2024 (:mod:`symgdp.training.allocation_floor`: the
+  pair it rests on is attained, with :math:`t = n/b` batches and sensitivity 1 under this
+  zero-out reading of add/remove, 2 under replace-one); otherwise no floor (``nan``).
   Beside it, as tensorflow/privacy's privacy statement does, the Poisson number for
   :math:`q = b/n` and :math:`E\lceil n/b\rceil` steps (``poisson_reference``): **not a
   bound** for shuffling (Chua, Ghazi, Kamath et al. 2024 show shuffled batches can be
@@ -59,6 +63,10 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   random allocation is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`;
   their explicit lower-order terms are not certified here, so the Poisson number with rate
   :math:`1/t` is shown beside it as ``poisson_reference`` and is **not a bound**.
+  ``mu_floor`` is the certified max-statistic lower bound (Chua, Ghazi, Kamath et al. 2024;
+  :mod:`symgdp.training.allocation_floor`) of the attained pair with sensitivity 1 (under
+  replace-one too: the record replaced by one whose gradient is 0; loose there by up to a
+  factor 2).
 
 * ``"truncated_poisson"`` (``q, sigma, steps, dataset_size, max_batch_size``): Poisson
   sampling, the batch cut to at most ``max_batch_size`` records by any rule.  The two
@@ -118,6 +126,11 @@ _TEXT = {
 }
 
 
+#: the floor of shuffled epochs and random allocation, in words
+_FLOOR = ("the max-statistic lower bound of Chua, Ghazi, Kamath et al. 2024 (arXiv:2403.17673), "
+          "certified")
+
+
 def _int(name: str, value: Any, low: int = 1) -> int:
     ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
     if not ok and isinstance(value, float) and value.is_integer():
@@ -161,13 +174,17 @@ class SamplingPlan:
         neighbouring: the relation the result is stated under.
         q, sigma, steps: the trainer's rate (``b/n``, or ``1/t``), noise and total steps.
         tight: the engine's bracket contains the mechanism's own :math:`\mu` (else the
-            result is a proved upper bound only and ``mu_floor`` is ``nan``).
+            result is a proved upper bound, and ``mu_floor`` is the floor of
+            ``floor_pair``, or ``nan`` without one).
         truncation: :math:`Tp` (``truncated_poisson``): the profile gets
             :math:`Tp(1 + e^\varepsilon)` added.
         poisson: ``(q, steps)`` of the Poisson number shown beside a bound without
             amplification (not a bound for the scheme), or ``None``.
         examples_per_user: ``k`` examples per user (Poisson, add/remove of a user:
             :mod:`symgdp.training.userlevel`); 1 for record-level accounting.
+        floor_pair: ``(t, c)`` of the attained max-statistic pair behind a floor of a bound
+            without amplification (``shuffle``, ``random_allocation``:
+            :mod:`symgdp.training.allocation_floor`), or ``None`` (no floor).
         assumption: the scheme in words, with its theorem.
         params: the scheme's parameters as given.
     """
@@ -186,6 +203,7 @@ class SamplingPlan:
     assumption: str = ""
     params: Any = None
     examples_per_user: int = 1
+    floor_pair: tuple[int, float] | None = None
 
     def extra_delta(self, eps: Any) -> Any:
         r""":math:`Tp(1 + e^\varepsilon)` rounded up (vectorised; 0 without truncation)."""
@@ -217,8 +235,9 @@ class SamplingPlan:
         if self.examples_per_user != 1:  # no Renyi curve or CLT of the user-level pair here
             kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan)
         if not self.tight:
-            kw.update(mu_floor=math.nan, mu_clt=math.nan, eps_clt=math.nan,
-                      mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
+            # (the floor of floor_pair, if any, is put in by symgdp.dpsgd afterwards)
+            kw.update(mu_floor=math.nan, floor_discretization=math.nan, mu_clt=math.nan,
+                      eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
         return dataclasses.replace(result, **kw)
 
 
@@ -348,21 +367,30 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
         return SamplingPlan(name, ((gamma, s / 2.0, t),), "add_remove", rel, gamma, s, t,
                             symmetrise=True, assumption=text, params=params)
     if name in ("shuffle", "random_allocation"):
+        pair: tuple[int, float] | None
         if name == "shuffle":
             _refuse_extra(name, given, ("sigma", "dataset_size", "batch_size", "epochs"))
             _need(name, given, ("dataset_size", "batch_size", "sigma", "epochs"))
             n, b = sizes()
             per, rate = math.ceil(n / b), b / n
+            # the max-statistic pair is attained for t = n/b equal batches only
+            pair = (n // b, 2.0 if rel == "replace_one" else 1.0) if n % b == 0 else None
+            text += ("; floor: " + _FLOOR if pair else
+                     f"; no floor (batch_size={b} does not divide dataset_size={n})")
         else:
             _refuse_extra(name, given, ("sigma", "steps", "epochs"))
             _need(name, given, ("sigma", "steps"))
             per = _int("steps", steps)
             rate = 1.0 / per
+            pair = (per, 1.0)  # under replace-one: the record replaced by a zero gradient
+            text += "; floor: " + _FLOOR + (" (sensitivity 1: loose under replace-one)"
+                                            if rel == "replace_one" else "")
         e = _int("epochs", 1 if epochs is None else epochs)
         _, s, _ = check_phase(1.0, sigma, 1)
         engine = ((1.0, s, e),)
         return SamplingPlan(name, engine, rel, rel, rate, s, e * per, tight=False,
-                            poisson=(rate, e * per), assumption=text, params=params)
+                            poisson=(rate, e * per), assumption=text, params=params,
+                            floor_pair=pair)
     # truncated_poisson
     _refuse_extra(name, given, ("q", "sigma", "steps", "dataset_size", "max_batch_size"))
     _need(name, given, ("q", "sigma", "steps", "dataset_size", "max_batch_size"))

@@ -12,9 +12,11 @@ lists, as tensorflow/privacy's privacy statement does, the same training run und
 * fixed-size batches drawn without replacement (replace-one: the relation it is analysed
   under);
 * shuffled epochs, each record once per epoch (no tight analysis exists: the proved
-  bound without amplification);
+  bound without amplification, and where :math:`b \mid n` the certified max-statistic
+  lower bound of Chua, Ghazi, Kamath et al. 2024 as the floor,
+  :mod:`symgdp.training.allocation_floor`);
 * random allocation, each record in exactly one of the :math:`\lceil n/b\rceil` steps of
-  an epoch (the same proved bound).
+  an epoch (the same proved bound and floor).
 
 Every number is certified (a proved upper bound; where a bracket is shown it contains the
 mechanism's own :math:`\mu`); a scheme whose relation has no analysis says so on its line.
@@ -52,9 +54,14 @@ class PrivacyStatement:
 def _mu_text(r: Any) -> str:
     from symgdp.numerics.decimals import format_bracket, format_upper
 
-    if r.tight and not math.isnan(r.mu_floor):
+    if not math.isnan(r.mu_floor):
         lo, up = format_bracket(r.mu_floor, r.mu_upper)
-        return f"mu in [{lo}, {up}]"
+        if r.tight:
+            return f"mu in [{lo}, {up}]"
+        # shuffle, random allocation: the bound without amplification and Chua et al.'s
+        # certified max-statistic floor (symgdp.training.allocation_floor)
+        return (f"mu in [{lo}, {up}] (a proved bracket, not tight: upper without "
+                "amplification, floor the max-statistic lower bound of Chua et al. 2024)")
     return f"mu <= {format_upper(r.mu_upper)} (a proved bound, not tight)"
 
 

@@ -103,11 +103,16 @@ def test_other_schemes_that_are_q_one():
     assert mpmath.mpf(w.mu_floor) <= mu <= w.mu_upper
     s = symgdp.dpsgd(sampling="shuffle", dataset_size=10, batch_size=10, sigma=3.0,
                      epochs=5)
-    assert s.closed_form and not s.tight and math.isnan(s.mu_floor)
+    assert s.closed_form and not s.tight
     assert _mu([(5, 1, 3.0)]) <= s.mu_upper <= math.nextafter(float(_mu([(5, 1, 3.0)])),
                                                               math.inf)
+    # b = n: one batch, so the max-statistic floor's pair is the Gaussian itself: the floor
+    # is below the closed form and within its grid's rounding of it
+    assert 0.99 * _mu([(5, 1, 3.0)]) <= s.mu_floor <= _mu([(5, 1, 3.0)])
+    o = symgdp.dpsgd(sampling="shuffle", dataset_size=11, batch_size=10, sigma=3.0,
+                     epochs=5)   # 10 does not divide 11: no floor
     with pytest.raises(DomainError, match="upper bound only"):
-        s.delta_lower(1.0)
+        o.delta_lower(1.0)
     a = symgdp.dpsgd(sampling="random_allocation", sigma=3.0, steps=1, epochs=5,
                      neighbouring="replace_one")
     assert a.closed_form and _mu([(5, 2, 3.0)]) <= a.mu_upper

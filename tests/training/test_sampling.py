@@ -18,6 +18,7 @@ import pytest
 
 from symgdp import dpsgd
 from symgdp.errors import DomainError
+from symgdp.gaussian.vectorised import delta_mu
 from symgdp.training.sampling import plan_sampling, truncation_probability
 
 FAST = dict(tol=1e-3, value_discretization_interval=1e-3)
@@ -162,10 +163,18 @@ def test_shuffle_is_one_gaussian_per_epoch(rel, factor):
               neighbouring=rel, **FAST)
     truth = factor * 2.0 / 3.0
     assert truth <= r.mu_upper <= truth + 2e-3
-    assert not r.tight and math.isnan(r.mu_floor) and r.neighbouring == rel
-    assert "no tight analysis" in r.assumption
+    assert not r.tight and r.neighbouring == rel
+    assert "no tight analysis" in r.assumption and "Chua" in r.assumption
+    # b | n: the max-statistic floor (t = 10 batches, sensitivity `factor`), below the
+    # closed form of the bound without amplification (a floor above it would be a bug)
+    assert 0 < r.mu_floor < truth and r.plan.floor_pair == (10, factor)
+    assert 0 < r.delta_lower(0.5) <= float(delta_mu(0.5, truth, rounding="up"))
+    # b does not divide n: no floor, and no lower profile
+    odd = dpsgd(sampling="shuffle", dataset_size=101, batch_size=10, sigma=3.0, epochs=4,
+                neighbouring=rel, **FAST)
+    assert math.isnan(odd.mu_floor) and "does not divide" in odd.assumption
     with pytest.raises(DomainError, match="upper bound only"):
-        r.delta_lower(1.0)
+        odd.delta_lower(1.0)
     # beside it, the Poisson number for q = b/n and E ceil(n/b) steps (not a bound)
     ref = r.poisson_reference
     assert ref.schedule == ((0.1, 3.0, 40),) and ref.neighbouring == rel
@@ -176,6 +185,7 @@ def test_random_allocation_bound_and_poisson_beside():
     r = dpsgd(sampling="random_allocation", sigma=2.0, steps=50, epochs=9, **FAST)
     truth = 3.0 / 2.0  # closed form sqrt(9)/2
     assert truth <= r.mu_upper <= truth + 2e-3 and r.steps == 450
+    assert 0 < r.mu_floor < truth and not r.tight  # the max-statistic floor, t = 50
     assert r.poisson_reference.schedule == ((0.02, 2.0, 450),)
 
 
@@ -329,10 +339,11 @@ def test_the_pair_is_above_its_swap_for_nonnegative_eps(gamma, sigma):
 
 
 def test_bounds_without_a_floor_give_no_band():
-    # a proved upper bound only (shuffle): no lower bound on the profile, so no band's
-    # upper side, on either route
-    r = dpsgd(sampling="shuffle", dataset_size=20, batch_size=5, sigma=2.0, epochs=1,
+    # a proved upper bound only (shuffle with b not dividing n: no floor): no lower bound
+    # on the profile, so no band's upper side, on either route
+    r = dpsgd(sampling="shuffle", dataset_size=21, batch_size=5, sigma=2.0, epochs=1,
               **FAST)
+    assert math.isnan(r.mu_floor)
     with pytest.raises(DomainError):
         r.tradeoff([0.1])
     with pytest.raises(DomainError, match="shuffle"):
