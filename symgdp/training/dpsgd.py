@@ -101,7 +101,6 @@ import numpy as np
 from symgdp.contracts import Neighbouring, NeighbouringOrAuto, Sampling
 from symgdp.errors import DomainError, SymgdpError
 from symgdp.gaussian.vectorised import eps_gdp
-from symgdp.numerics.rounding import exp_up
 from symgdp.training.engine import (
     check_neighbouring,
     check_phase,
@@ -110,6 +109,9 @@ from symgdp.training.engine import (
     one_step_pmfs,
 )
 from symgdp.training.sampling import plan_sampling, user_plan
+from symgdp.training.upper import Bracketed as _Bracketed
+from symgdp.training.upper import RDPOnly as _RDPOnly
+from symgdp.training.upper import UpperProfile as _UpperProfile
 
 __all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
 
@@ -139,48 +141,6 @@ def subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
     (see :func:`symgdp.training.engine.one_step_pmfs`)."""
     st = one_step_pmfs(q, sigma, disc, tail, bits, "add_remove")
     return st.directions[0], st.directions[1], st.optimistic
-
-
-class _UpperProfile:
-    """min(pessimistic PLD profile, RDP bound) as a vectorised log delta (the PLD alone
-    when no Rényi curve is given).  Both are proved upper bounds on the true profile
-    (the certified PLD's values are rounded up, the Rényi conversion is rounded up and
-    ``total_rdp`` is taken one rounding above its float value), so ``proved_values``:
-    the measurement trusts these values without a float64 slack (that slack, 1e-13 in
-    log delta, is more than all of 1 - delta when mu is large)."""
-
-    proved_values = True
-
-    def __init__(self, pld_profile: Any, orders: Any, total_rdp: Any) -> None:
-        self.pld_profile = pld_profile
-        self.orders = orders
-        # the float sum and division that made total_rdp: a few ulps, rounded up
-        if total_rdp is not None:
-            t = np.asarray(total_rdp, dtype=np.float64)
-            total_rdp = t + 8.0 * 2.0**-52 * np.abs(t)
-        self.total_rdp = total_rdp
-        self.name = "min(PLD, RDP)" if orders is not None else "PLD"
-
-    def rdp_log_delta(self, eps: Any) -> Any:
-        from symgdp.notions.renyi import log_delta_from_rdp
-
-        if self.orders is None:
-            return np.zeros(np.shape(eps)) if np.ndim(eps) else 0.0
-        return log_delta_from_rdp(self.orders, self.total_rdp, eps)
-
-    def log_delta(self, eps: Any) -> Any:
-        x = np.asarray(eps, dtype=np.float64)
-        out = np.asarray(self.pld_profile.log_delta(x))
-        if self.orders is not None:
-            out = np.minimum(out, np.asarray(self.rdp_log_delta(x)))
-        return float(out) if np.ndim(eps) == 0 else out
-
-    def __call__(self, eps: Any) -> Any:
-        # a certified upper delta: exp of the (upper) log rounded up, never to nearest
-        return exp_up(self.log_delta(eps))
-
-    def _mp_log(self, e: float) -> float:
-        return float(self.log_delta(float(e)))
 
 
 @dataclass(frozen=True)
@@ -272,7 +232,7 @@ class DPSGDResult:
     tight: bool = True
     assumption: str = ""
     sampling_params: Any = field(default=None, compare=False)
-    poisson_reference: Any = field(default=None, compare=False, repr=False)
+    _poisson: Any = field(default=None, compare=False, repr=False)  # its arguments, cache
     plan: Any = field(default=None, compare=False, repr=False)
     examples_per_user: int = 1
     measurement: Any = field(default=None, compare=False, repr=False)
@@ -281,6 +241,18 @@ class DPSGDResult:
     closed_form: bool = False
     floor_profile: Any = field(default=None, compare=False, repr=False)
     seconds: float = field(default=math.nan, compare=False)
+
+    @property
+    def poisson_reference(self) -> DPSGDResult | None:
+        """The Poisson result beside a bound (computed on first use; ``None`` when the
+        scheme has none or the engine refuses it): not a bound for the scheme."""
+        p = self._poisson
+        if p is not None and "result" not in p:
+            try:
+                p["result"] = dpsgd(*p["args"], **p["kw"])
+            except SymgdpError:
+                p["result"] = None
+        return None if p is None else p["result"]
 
     def __float__(self) -> float:
         """The safe end of the bracket, ``mu_upper``: ``float(r)`` is the guarantee."""
@@ -712,11 +684,10 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     out = dataclasses.replace(out, seconds=time.perf_counter() - t0)
     if plan is None:
         return out
-    ref = None
-    if plan.poisson is not None:  # the Poisson number beside a bound (not a bound)
-        ref = dpsgd(plan.poisson[0], plan.sigma, plan.poisson[1], neighbouring=plan.neighbouring,
-                    failure_prob=fp, delta=d, tol=tol, value_discretization_interval=disc,
-                    floor=False, rdp_only=False)
+    ref = None if plan.poisson is None else {  # the Poisson number beside a bound, lazily
+        "args": (plan.poisson[0], plan.sigma, plan.poisson[1]),
+        "kw": dict(neighbouring=plan.neighbouring, failure_prob=fp, delta=d, tol=tol,
+                   value_discretization_interval=disc, floor=False, rdp_only=False)}
     out = plan.finish(out, ref)
     if floor and plan.floor_pair is not None:  # shuffle, random allocation: Chua et al.'s
         from symgdp.training.allocation_floor import scheme_floor
@@ -857,19 +828,6 @@ def _eps_for_delta(profile: Any, delta: float) -> float:
     return first_eps_below(profile, math.log(delta), 1e-9)
 
 
-class _RDPOnly:
-    """The Rényi bound alone, for the side-by-side ``mu_rdp``."""
-
-    def __init__(self, upper: _UpperProfile) -> None:
-        self._u = upper
-
-    def log_delta(self, eps: Any) -> Any:
-        return self._u.rdp_log_delta(eps)
-
-    def _mp_log(self, e: float) -> float:
-        return float(self.log_delta(float(e)))
-
-
 @functools.lru_cache(maxsize=4)
 def _lower_pmf(q: float, sigma: float, steps: int, disc: float, tail: float) -> Any:
     """The optimistic T-fold integer composition (remove direction): its ``lower_delta``
@@ -878,20 +836,3 @@ def _lower_pmf(q: float, sigma: float, steps: int, disc: float, tail: float) -> 
 
     _, _, opt = subsampled_gaussian_pmfs(q, sigma, disc, tail, SCALE_BITS)
     return int_self_compose(opt, steps)
-
-
-class _Bracketed:
-    """An upper profile with a proved lower bound beside it (what a band needs)."""
-
-    def __init__(self, upper: Any, lower_delta: Any) -> None:
-        self._upper, self._lower_delta = upper, lower_delta
-
-    def log_delta(self, eps: Any) -> Any:
-        return self._upper.log_delta(eps)
-
-    def log_delta_lower(self, eps: Any) -> Any:
-        with np.errstate(divide="ignore"):
-            # np.log is within an ulp: the factor moves the (non-positive) value down
-            out = np.log(np.asarray(self._lower_delta(eps), dtype=np.float64)) \
-                * (1.0 + 2.0**-50)
-        return float(np.ravel(out)[0]) if np.ndim(eps) == 0 else out

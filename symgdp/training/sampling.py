@@ -222,7 +222,7 @@ class SamplingPlan:
         kw: dict[str, Any] = dict(
             sampling=self.sampling, neighbouring=self.neighbouring, tight=self.tight,
             assumption=self.assumption, sampling_params=self.params,
-            poisson_reference=poisson_reference, plan=self,
+            _poisson=poisson_reference, plan=self,
             examples_per_user=self.examples_per_user)
         if self.sampling != "poisson" or len(self.phases) == 1:
             kw.update(q=self.q, sigma=self.sigma, steps=self.steps)

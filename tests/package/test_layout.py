@@ -109,7 +109,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.engine",),
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
     ("training.allocation_floor",),                 # max-statistic floor (shuffle, allocation)
-    ("training.sampling", "training.symmetrised", "training.statement"),  # sampling
+    ("training.sampling", "training.symmetrised", "training.statement",  # sampling
+     "training.upper"),                             # the result's numeric profiles
     ("training.dpsgd",),
     ("training.sigma", "training.event_route"),    # least noise; dp_accounting's events
     ("training.accountant",),
