@@ -16,11 +16,16 @@ epoch, :math:`E` epochs; :math:`e_j` the :math:`j`-th unit vector of :math:`\mat
   :math:`c = 1`.  Under replace-one the same pair (:math:`c = 1`) is attained by replacing
   that record by one whose gradient is 0 (no pair with :math:`c = 2` is attained here: the
   replacing record lands in its own uniform step, so the floor is loose by up to a factor 2).
-* Shuffle with :math:`t = n/b` batches (:math:`b \mid n`; otherwise no floor is given, and
-  the result says so), replace-one: every other record's gradient is :math:`-u` and the
-  replaced record's moves from :math:`u` to :math:`-u`; the batch holding it sums to
-  :math:`-(b - 2)u`, every other batch to :math:`-bu`, against :math:`-bu` everywhere: after
-  the shift by :math:`bu` (post-processing) the pair above with :math:`c = 2`.
+* Shuffle with :math:`t = \lceil n/b\rceil` batches (the last one holding the
+  :math:`n - (t-1)b` records left when :math:`b \nmid n`), replace-one: every other
+  record's gradient is :math:`-u` and the replaced record's moves from :math:`u` to
+  :math:`-u`; batch :math:`j` (of size :math:`b_j`) sums to :math:`-b_j u`, the one holding
+  the record to :math:`-(b_j - 2)u`: after the shift by :math:`b_j u` in each coordinate
+  (post-processing; the sizes are fixed by position) the pair
+  :math:`P = \sum_j w_j N(c\,e_j, \sigma^2 I_t)` against :math:`Q` with :math:`c = 2` and
+  :math:`w_j = b_j/n` the chance that the record falls in batch :math:`j`.  The weights do
+  not matter below: the law of the largest coordinate is the same under every
+  :math:`N(c\,e_j, \sigma^2 I_t)`, so :math:`P(M \le m)` is the same as for equal weights.
 * Shuffle, add/remove: :mod:`symgdp.training.sampling` states it as the zero-out relation
   (the record against one whose gradient is 0, the batch sizes kept): every other gradient
   0, the pair above with :math:`c = 1`.

@@ -45,10 +45,10 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   it, the other batches unchanged: for a fixed-size cut this is the zero-out relation)
   or 2 (replace-one), composed adaptively over the epochs (Dong, Roth & Su 2022,
   Corollary 3.3): :math:`\mu = \sqrt{E}/\sigma` or :math:`2\sqrt{E}/\sigma`, exactly.
-  When :math:`b` divides :math:`n`, ``mu_floor`` is the certified max-statistic lower
-  bound of Chua, Ghazi, Kamath et al. 2024 (:mod:`symgdp.training.allocation_floor`: the
-  pair it rests on is attained, with :math:`t = n/b` batches and sensitivity 1 under this
-  zero-out reading of add/remove, 2 under replace-one); otherwise no floor (``nan``).
+  ``mu_floor`` is the certified max-statistic lower bound of Chua, Ghazi, Kamath et al.
+  2024 (:mod:`symgdp.training.allocation_floor`: the pair it rests on is attained, with
+  :math:`t = \lceil n/b\rceil` batches, the last one partial when :math:`b \nmid n`, and
+  sensitivity 1 under this zero-out reading of add/remove, 2 under replace-one).
   Beside it, as tensorflow/privacy's privacy statement does, the Poisson number for
   :math:`q = b/n` and :math:`E\lceil n/b\rceil` steps (``poisson_reference``): **not a
   bound** for shuffling (Chua, Ghazi, Kamath et al. 2024 show shuffled batches can be
@@ -373,10 +373,11 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
             _need(name, given, ("dataset_size", "batch_size", "sigma", "epochs"))
             n, b = sizes()
             per, rate = math.ceil(n / b), b / n
-            # the max-statistic pair is attained for t = n/b equal batches only
-            pair = (n // b, 2.0 if rel == "replace_one" else 1.0) if n % b == 0 else None
-            text += ("; floor: " + _FLOOR if pair else
-                     f"; no floor (batch_size={b} does not divide dataset_size={n})")
+            # the max-statistic pair of t = ceil(n/b) batches (the last one partial when
+            # b does not divide n: the max's law does not depend on which batch holds the
+            # record, allocation_floor)
+            pair = (per, 2.0 if rel == "replace_one" else 1.0)
+            text += "; floor: " + _FLOOR
         else:
             _refuse_extra(name, given, ("sigma", "steps", "epochs"))
             _need(name, given, ("sigma", "steps"))

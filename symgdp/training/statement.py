@@ -12,7 +12,7 @@ lists, as tensorflow/privacy's privacy statement does, the same training run und
 * fixed-size batches drawn without replacement (replace-one: the relation it is analysed
   under);
 * shuffled epochs, each record once per epoch (no tight analysis exists: the proved
-  bound without amplification, and where :math:`b \mid n` the certified max-statistic
+  bound without amplification, and the certified max-statistic
   lower bound of Chua, Ghazi, Kamath et al. 2024 as the floor,
   :mod:`symgdp.training.allocation_floor`);
 * random allocation, each record in exactly one of the :math:`\lceil n/b\rceil` steps of

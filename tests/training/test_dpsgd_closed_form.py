@@ -110,9 +110,8 @@ def test_other_schemes_that_are_q_one():
     # is below the closed form and within its grid's rounding of it
     assert 0.99 * _mu([(5, 1, 3.0)]) <= s.mu_floor <= _mu([(5, 1, 3.0)])
     o = symgdp.dpsgd(sampling="shuffle", dataset_size=11, batch_size=10, sigma=3.0,
-                     epochs=5)   # 10 does not divide 11: no floor
-    with pytest.raises(DomainError, match="upper bound only"):
-        o.delta_lower(1.0)
+                     epochs=5)   # 10 does not divide 11: two batches, the floor of t = 2
+    assert 0 < o.mu_floor < s.mu_floor <= _mu([(5, 1, 3.0)]) <= o.mu_upper
     a = symgdp.dpsgd(sampling="random_allocation", sigma=3.0, steps=1, epochs=5,
                      neighbouring="replace_one")
     assert a.closed_form and _mu([(5, 2, 3.0)]) <= a.mu_upper
