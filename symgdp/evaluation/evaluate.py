@@ -61,7 +61,7 @@ from symgdp.evaluation.trust import (
     _zero_condition,
 )
 from symgdp.gaussian.gdp_balls import erfc_form
-from symgdp.symbolic.budget import run_bounded
+from symgdp.symbolic.budget import OutOfTime, run_bounded, with_budget
 from symgdp.symbolic.implicit import LogDeltaRoot
 
 __all__ = ["Evaluator"]
@@ -77,6 +77,8 @@ _ARB_FLOOR = -1e9
 # Symbolic preparation of an expression at most this large (sympy.count_ops, no Sum) runs
 # in-process; larger ones run under the time budget of symgdp.symbolic.budget.
 _SMALL_OPS = 300
+#: the in-process budget of a small expression's rewriting (it takes milliseconds)
+_SMALL_SECONDS = 2.0
 
 
 def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
@@ -86,7 +88,12 @@ def _prepare(fn: Any, expr: sympy.Expr, fallback: Any) -> Any:
     evaluate (the high-precision path), never a wrong one.
     """
     if not expr.has(sympy.Sum) and sympy.count_ops(expr) <= _SMALL_OPS:
-        return fn(expr)
+        # small: in this process (no fork), still under a budget -- expand_log(force=True)
+        # of log(tanh(1/2) (e^eps - e)/(1 - e)) runs without end in SymPy 1.14
+        try:
+            return with_budget(lambda: fn(expr), _SMALL_SECONDS)
+        except OutOfTime:
+            return fallback()
     try:
         return run_bounded(fn, expr)
     except AnalysisTimeout:

@@ -65,6 +65,20 @@ def test_discrete_laplace_is_the_closed_form(dlaplace):
     assert dlaplace.meta["eps0"] == 1 / B
 
 
+def test_discrete_laplace_of_scale_one_is_not_refused():
+    # eps0 = 1 falls on the cross-check's grid: the 30-digit direct sum there is dust
+    # (~4e-47, each term's rounding), not 0; that is agreement with the exact 0, not a
+    # disagreement (it was refused).  Reference: the closed form above at b = 1,
+    # (1 - e^{eps - 1}) / (1 + e^{-1}), at 40 digits
+    p = symgdp.additive_noise(sympy.tanh(sympy.Rational(1, 2)) * sympy.exp(-sympy.Abs(K)),
+                              sensitivity=1, variable=K, support="integers")
+    assert p(1.0) == 0.0 and p(2.0) == 0.0
+    with mpmath.workdps(40):
+        for e in (0.0, 0.3, 0.9):
+            ref = (1 - mpmath.exp(e - 1)) / (1 + mpmath.exp(-1))
+            assert abs(mpmath.mpf(p(e)) - ref) <= 1e-14 * ref
+
+
 @pytest.mark.parametrize("b, shift", [(2.0, 1), (0.7, 3), (5.0, 2)])
 def test_discrete_laplace_against_dp_accounting(b, shift):
     p = symgdp.additive_noise(sympy.tanh(1 / (2 * B)) * sympy.exp(-sympy.Abs(K) / B),
