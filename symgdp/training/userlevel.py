@@ -341,7 +341,7 @@ def check_weights(weights: Any, k: int) -> tuple[float, ...] | None:
 def floor_grid_step(phases: Any, k: int, disc: float, failure_prob: float, eps_h: float,
                     weights: tuple[float, ...] | None = None) -> float:
     r"""The floor's grid at user level, as the record-level one
-    (:func:`symgdp.training.dpsgd._floor_grid_step`): ``disc`` unless the floor's shift
+    (:func:`symgdp.training.grids.floor_grid_step`): ``disc`` unless the floor's shift
     (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a twentieth of the head, then a finer
     grid, at most 32 times finer and at most about :math:`3\cdot10^5` one-step points of
     the *mixture's* grid (it only chooses the grid; every grid gives a proved floor)."""
