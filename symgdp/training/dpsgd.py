@@ -126,12 +126,8 @@ def mu_clt(q: float, sigma: float, steps: int) -> float:
         >>> round(mu_clt(0.01, 1.0, 1000), 4)
         0.4145
     """
-    q, sigma, steps = _check(q, sigma, steps)
+    q, sigma, steps = check_phase(q, sigma, steps)
     return q * math.sqrt(steps * math.expm1(1.0 / sigma**2))
-
-
-def _check(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
-    return check_phase(q, sigma, steps)
 
 
 def subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
@@ -473,7 +469,7 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     """
     from symgdp.pld.curves import check_discretization
 
-    q, sigma, steps = _check(q, sigma, steps)
+    q, sigma, steps = check_phase(q, sigma, steps)
     disc = check_discretization(value_discretization_interval)
     comp = _compose([(q, sigma, steps)], disc, float(failure_prob), neighbouring)
     return _pld_profile(comp)
@@ -701,6 +697,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             and (plan is None or plan.truncation == 0):
         out = _closed_form(phases, rel, k, fp, d, tol_, disc, floor, compare, rdp_only,
                            plan is not None and plan.symmetrise)
+        out = dataclasses.replace(out, grid_rule="automatic: no grid (closed form)"
+                                  if any(auto) else "given")
     else:
         out = _engine_result(phases, rel, k, weights, plan, fp, d, tol_, disc, floor,
                              floor_discretization, compare, rdp_only, auto)
