@@ -776,9 +776,11 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
 def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: Any, fp: float,
                    d: float, tol: float, disc: float, floor: bool,
                    floor_discretization: float | None, compare: bool,
-                   rdp_only: bool, auto: tuple[bool, bool] = (False, False)) -> DPSGDResult:
+                   rdp_only: bool, auto: tuple[bool, bool] = (False, False),
+                   least: float = 0.0) -> DPSGDResult:
     """The certified PLD engine's bracket (module notes); ``auto``: the grid, the tol are
-    chosen (:mod:`symgdp.training.grids`), this run on ``disc``, ``tol`` being the first."""
+    chosen (:mod:`symgdp.training.grids`), this run on ``disc``, ``tol`` being the first;
+    ``least``: the floor's own grid is no finer."""
     from symgdp.notions.renyi import eps_from_rdp
     from symgdp.pld.head import head_measure
 
@@ -808,7 +810,8 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
         if ch.disc != disc:
             return dataclasses.replace(_engine_result(
                 phases, rel, k, weights, plan, fp, d, ch.tol, ch.disc, floor,
-                floor_discretization, compare, rdp_only), grid_rule=ch.text)
+                floor_discretization, compare, rdp_only, least=ch.floor_least),
+                grid_rule=ch.text)
         if ch.tol != tol:
             m, fail = head_measure(upper, fp, ch.tol)
         rule = ch.text
@@ -823,11 +826,11 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
         if floor_discretization is not None:
             fdisc = float(floor_discretization)
         elif not user:
-            fdisc = floor_grid_step(phases, disc, fp, rel, m.eps_h)
+            fdisc = floor_grid_step(phases, disc, fp, rel, m.eps_h, least)
         else:
             from symgdp.training.userlevel import floor_grid_step as user_floor_grid
 
-            fdisc = user_floor_grid(phases, k, disc, fp, m.eps_h, weights)
+            fdisc = user_floor_grid(phases, k, disc, fp, m.eps_h, weights, least)
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \

@@ -28,8 +28,8 @@ defaults of :func:`symgdp.dpsgd`):
    the run on
 
    .. math:: \Delta = \mathrm{clamp}\Big(\rho\,\frac{\hat\mu}{\sqrt T},\;
-      \Delta_{cost},\; 10^{-4}\Big), \qquad \mathtt{tol} = \min(10^{-4},\,
-      10^{-3}\hat\mu),
+      \Delta_{cost},\; 10^{-4}\Big), \qquad \mathtt{tol} = \min\big(10^{-4},\,
+      \max(10^{-3}\hat\mu,\; 2\cdot10^{-6})\big),
 
    :math:`\rho` = :data:`TARGET_REL` :math:`= 10^{-2}`, :math:`T` the total number of
    steps, :math:`\Delta_{cost}` the grid on which the composed measure would have
@@ -37,14 +37,19 @@ defaults of :func:`symgdp.dpsgd`):
    :math:`1/\Delta`) or a one-step PMF :data:`MAX_STEP_POINTS` points.  The second run
    is skipped when it would be less than a quarter finer.  When the cost clamp binds the
    relative width is above :math:`\rho` (``dpsgd(1e-4, 5, 10**6)``: about 4 %); pass a
-   finer grid by hand for more.
+   finer grid by hand for more.  The floor's own finer grid (:func:`floor_grid_step`, for
+   tiny heads) is then no finer than :math:`\min(\Delta_{cost}, 10^{-4}/32)`, so it costs
+   at most what the first grid's floor would.  The absolute floor :data:`TOL_FLOOR` on
+   ``tol`` bounds the measurement's cost, which grows like 1/``tol`` for a tiny
+   :math:`\mu`: below :math:`\mu \approx 2\cdot10^{-3}` it, not the grid, limits the
+   relative width.
 
 With an explicit grid and ``tol=None`` only ``tol`` is chosen (step 3's ``tol``, the same
 composition re-measured); with an explicit ``tol`` and no grid only the grid is.  The
 result records what was used: ``discretization`` (the grid), ``floor_discretization``,
 ``measurement.tol`` and ``grid_rule`` (the rule's steps in words); passing
-``value_discretization_interval=r.discretization, tol=r.measurement.tol`` reproduces
-``r`` exactly.
+``value_discretization_interval=r.discretization, tol=r.measurement.tol,
+floor_discretization=r.floor_discretization`` reproduces ``r`` exactly.
 """
 
 from __future__ import annotations
@@ -56,7 +61,7 @@ from typing import Any
 from symgdp.training.engine import _loss_grid, one_step_tail
 
 __all__ = ["BASE_GRID", "BASE_TOL", "REFINE_BELOW", "TARGET_REL", "MAX_POINTS",
-           "MAX_STEP_POINTS", "TOL_REL", "GridChoice", "auto_grid", "floor_grid_step",
+           "MAX_STEP_POINTS", "TOL_REL", "TOL_FLOOR", "GridChoice", "auto_grid", "floor_grid_step",
            "step_points"]
 
 #: the first run's grid and tol (dp_accounting's default grid)
@@ -66,8 +71,10 @@ BASE_TOL = 1e-4
 REFINE_BELOW = 0.2
 #: the relative width aimed at: the grid is TARGET_REL * mu / sqrt(T)
 TARGET_REL = 1e-2
-#: the tol aimed at, relative to mu
+#: the tol aimed at, relative to mu, and its absolute floor (the measurement of a tiny mu
+#: costs about 1/tol: 2 s at mu = 2e-4, tol = 2e-6)
 TOL_REL = 1e-3
+TOL_FLOOR = 2e-6
 #: cost clamps: points of the composed measure, of a one-step PMF
 MAX_POINTS = 600_000
 MAX_STEP_POINTS = 300_000
@@ -80,6 +87,9 @@ class GridChoice:
     disc: float
     tol: float
     text: str
+    #: the floor's own grid is no finer than this (the cost clamp, or the first grid / 32,
+    #: the floor's finest grid on the first grid, whichever is finer)
+    floor_least: float = 0.0
 
 
 def auto_grid(mu_upper: float, steps: int, disc: float, tol: float, composed_points: int,
@@ -103,30 +113,32 @@ def auto_grid(mu_upper: float, steps: int, disc: float, tol: float, composed_poi
                                      f"below {REFINE_BELOW:g}")
     new_disc, new_tol = disc, tol
     why = [f"{first}: mu_upper {mu_upper:.4g} < {REFINE_BELOW:g}"]
+    least = disc * max(composed_points, 1) / MAX_POINTS
+    if step_pts is not None:
+        least = max(least, disc * max(step_pts, 1) / MAX_STEP_POINTS)
     if auto[0]:
         want = TARGET_REL * mu_upper / math.sqrt(steps)
-        least = disc * max(composed_points, 1) / MAX_POINTS
-        if step_pts is not None:
-            least = max(least, disc * max(step_pts, 1) / MAX_STEP_POINTS)
         cand = min(max(want, least), disc)
         if cand < 0.75 * disc:
             new_disc = cand
             why.append(f"grid {TARGET_REL:g} mu_upper / sqrt(T) = {want:.3g}, used "
                        f"{new_disc:.3g}" + (" (cost clamp)" if least > want else ""))
     if auto[1]:
-        new_tol = min(tol, max(TOL_REL * mu_upper, 1e-9))
+        new_tol = min(tol, max(TOL_REL * mu_upper, TOL_FLOOR))
         if new_tol < tol:
             why.append(f"tol {TOL_REL:g} mu_upper = {new_tol:.3g}")
     if new_disc == disc and new_tol == tol:
         why.append("kept (no finer grid or tol within the clamps)")
-    return GridChoice(new_disc, new_tol, "; ".join(why))
+    return GridChoice(new_disc, new_tol, "; ".join(why), min(least, disc / 32.0))
 
 
-def floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
+def floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float,
+                    least: float = 0.0) -> float:
     r"""The floor's grid: ``disc`` unless its shift (about :math:`\Delta\sqrt{11.5\,T}` in
     :math:`\varepsilon`, the Bernstein deviation at :math:`e^{-23}`) exceeds a twentieth of
     the head, as for tiny heads (small :math:`q`, large :math:`\sigma`); then a finer grid
-    (at most 32 times finer, and at most about :math:`3\cdot10^5` one-step points).
+    (at most 32 times finer, at most about :math:`3\cdot10^5` one-step points, and no
+    finer than ``least``: the automatic rule's :attr:`GridChoice.floor_least`).
 
     Example:
         >>> floor_grid_step([(0.01, 1.0, 1000)], 1e-4, 1e-10, "add_remove", 3.29)
@@ -136,7 +148,7 @@ def floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float)
     shift = disc * math.sqrt(11.5 * total)
     if shift <= eps_h / 20.0:
         return disc
-    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)), least)
     tau = one_step_tail(fp, total)
     points = sum(j1 - j0 for j0, j1 in (_loss_grid(q, s, fine, tau, rel) for q, s, _ in phases))
     if points > MAX_STEP_POINTS:
