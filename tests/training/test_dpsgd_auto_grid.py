@@ -165,3 +165,42 @@ def test_bad_explicit_grid_is_refused(bad):
 
     with pytest.raises(DomainError, match="value_discretization_interval"):
         dpsgd(0.01, 1.0, 10, value_discretization_interval=bad)
+
+
+def test_cli_chooses_the_grid_unless_given():
+    # reference: the Python call with the same arguments (the CLI is a front end to it)
+    import io
+    import json
+
+    from symgdp.cli.main import main
+
+    def run(*extra):
+        out, err = io.StringIO(), io.StringIO()
+        status = main(["dpsgd", "--q", "0.01", "--sigma", "10", "--steps", "1000", "--json",
+                       *extra], stdout=out, stderr=err)
+        assert status == 0, err.getvalue()
+        return json.loads(out.getvalue())
+
+    auto = run()
+    r = dpsgd(0.01, 10.0, 1000)
+    assert auto["grid_rule"].startswith("automatic") and auto["grid_rule"] == r.grid_rule
+    assert (auto["mu_floor"], auto["mu_upper"], auto["discretization"]) == (
+        r.mu_floor, r.mu_upper, r.discretization)
+    given = run("--discretization", "1e-4", "--tol", "1e-4")
+    assert given["grid_rule"] == "given" and given["discretization"] == 1e-4
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["dpsgd", "--q", "0.01", "--sigma", "10", "--steps", "10",
+                 "--discretization", "2"], stdout=out, stderr=err) == 2
+    assert "value_discretization_interval" in err.getvalue() and "2" in err.getvalue()
+
+
+@pytest.mark.slow
+def test_statement_lets_each_scheme_choose_its_grid():
+    # reference: each line's own dpsgd call with the automatic rule (a grid chosen for one
+    # scheme's mu is not the grid for another's: replace-one's mu is about twice this one)
+    r = dpsgd(sampling="poisson", dataset_size=10000, batch_size=10, sigma=20.0, steps=500)
+    st = r.statement()
+    rep = st.results["poisson_replace_one"]
+    assert rep.grid_rule.startswith("automatic") and rep.discretization != r.discretization
+    alone = dpsgd(0.001, 20.0, 500, neighbouring="replace_one")
+    assert (rep.mu_floor, rep.mu_upper) == (alone.mu_floor, alone.mu_upper)
