@@ -683,7 +683,7 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     # None: automatic (the rule of symgdp.training.grids); given values are used as given
     auto = (value_discretization_interval is None, tol is None)
     disc = BASE_GRID if auto[0] else check_discretization(value_discretization_interval)
-    tol_ = BASE_TOL if auto[1] else tol
+    tol_ = BASE_TOL if tol is None else tol
     if floor and floor_discretization is not None:
         fdisc = float(floor_discretization)
         if not (math.isfinite(fdisc) and 0 < fdisc <= 1):
