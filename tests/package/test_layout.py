@@ -108,7 +108,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.closed_form",),                      # q = 1 and Gaussian compositions: exact
     ("training.engine",),
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
-    ("training.grids",),                            # the automatic grid and tol, the floor grid
+    ("training.grids", "training.comparison"),      # automatic grid and tol; dp_accounting beside
     ("training.sampling", "training.symmetrised", "training.statement"),  # sampling
     ("training.dpsgd",),
     ("training.sigma", "training.event_route"),    # least noise; dp_accounting's events
