@@ -75,7 +75,10 @@ def add_dpsgd_parser(sub: Any, *, positive_float: Any, positive_int: Any,
                    help="print the least noise multiplier proved to give (E, --delta)-DP")
     d.add_argument("--compare", action="store_true",
                    help="also run dp_accounting's own (float64) PLD for comparison")
-    head_options(d)
+    d.add_argument("--discretization", type=positive_float(), default=None, metavar="D",
+                   help="the PLD's grid (default automatic: 1e-4, or about 1e-2 mu/sqrt(T) "
+                   "for mu below 0.2; symgdp.training.grids)")
+    head_options(d, auto_tol=True)
     d.set_defaults(run=run_dpsgd)
 
 
@@ -141,16 +144,19 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
         if user_phases:  # user-level phases
             r = dpsgd(schedule=_dpsgd_phases(args), failure_prob=args.failure_prob,
                       delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      value_discretization_interval=args.discretization,
                       examples_per_user=args.examples_per_user)
         elif wor_phases:  # phases (batch_size, sigma, steps) of fixed-size batches
             schedule = [(int(b) if float(b).is_integer() else b, s, t)
                         for b, s, t in _dpsgd_phases(args) or []]
             r = dpsgd(schedule=schedule, sampling="without_replacement",
                       dataset_size=args.dataset_size, failure_prob=args.failure_prob,
-                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring)
+                      delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      value_discretization_interval=args.discretization)
         else:
             r = dpsgd(args.q, args.sigma, args.steps, failure_prob=args.failure_prob,
                       delta=args.delta, tol=args.tol, neighbouring=args.neighbouring,
+                      value_discretization_interval=args.discretization,
                       **scheme_args)
         st = r.statement() if args.statement else None
         text = str(st) if st is not None else str(r)
@@ -178,7 +184,9 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
         target = None if args.target_eps is None else (args.target_eps, args.delta)
         c = dpsgd_sigma(args.q, args.steps, args.target_mu, target=target,
                         failure_prob=args.failure_prob, neighbouring=args.neighbouring,
-                        examples_per_user=args.examples_per_user)
+                        examples_per_user=args.examples_per_user,
+                        **({} if args.discretization is None
+                           else {"value_discretization_interval": args.discretization}))
         if args.json:
             out = {"command": "dpsgd", "sigma": json_number(c.value),
                    "sigma_below": json_number(c.sigma_below),
@@ -199,6 +207,7 @@ def run_dpsgd(args: argparse.Namespace, stdout: IO[str], stderr: IO[str]) -> int
     if phases is None and (args.q is None or args.sigma is None or args.steps is None):
         raise DomainError("dpsgd needs --q, --sigma and --steps (or --phase Q:S:T ...)")
     kw = dict(failure_prob=args.failure_prob, delta=args.delta, tol=args.tol,
+              value_discretization_interval=args.discretization,
               neighbouring=args.neighbouring, compare=args.compare)
     r = (dpsgd(schedule=phases, **kw) if phases is not None
          else dpsgd(args.q, args.sigma, args.steps, **kw))

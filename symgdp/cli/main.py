@@ -493,14 +493,17 @@ def _add_compose_parser(sub: Any) -> None:
     c.set_defaults(run=_run_compose)
 
 
-def _add_head_options(p: Any) -> None:
-    """The options compose and dpsgd share: delta, failure probability, tol, output."""
+def _add_head_options(p: Any, auto_tol: bool = False) -> None:
+    """The options compose and dpsgd share: delta, failure probability, tol, output
+    (``auto_tol``: no default tol, the command chooses it)."""
     p.add_argument("--delta", type=_probability(), default=1e-5, metavar="D",
                    help="report epsilon at this delta (default 1e-5)")
     p.add_argument("--failure-prob", type=_probability(), default=1e-10, metavar="P",
                    help="end the measured head where the profile falls to P (default 1e-10)")
-    p.add_argument("--tol", type=_positive_float(), default=1e-4, metavar="T",
-                   help="width of the measured mu bracket (default 1e-4)")
+    p.add_argument("--tol", type=_positive_float(), default=None if auto_tol else 1e-4,
+                   metavar="T", help="width of the measured mu bracket (default "
+                   + ("automatic: 1e-4, or 1e-3 mu for mu below 0.2)" if auto_tol
+                      else "1e-4)"))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--debug", action="store_true",
                    help="show the traceback of an internal error")

@@ -101,6 +101,7 @@ import numpy as np
 from symgdp.contracts import Neighbouring, NeighbouringOrAuto, Sampling
 from symgdp.errors import DomainError, SymgdpError
 from symgdp.gaussian.vectorised import eps_gdp
+from symgdp.training.comparison import eps_pld as _eps_pld
 from symgdp.training.engine import (
     check_neighbouring,
     check_phase,
@@ -108,6 +109,7 @@ from symgdp.training.engine import (
     lower_profile,
     one_step_pmfs,
 )
+from symgdp.training.grids import BASE_GRID, BASE_TOL, auto_grid, floor_grid_step, step_points
 from symgdp.training.sampling import plan_sampling, user_plan
 from symgdp.training.upper import Bracketed as _Bracketed
 from symgdp.training.upper import RDPOnly as _RDPOnly
@@ -127,12 +129,8 @@ def mu_clt(q: float, sigma: float, steps: int) -> float:
         >>> round(mu_clt(0.01, 1.0, 1000), 4)
         0.4145
     """
-    q, sigma, steps = _check(q, sigma, steps)
+    q, sigma, steps = check_phase(q, sigma, steps)
     return q * math.sqrt(steps * math.expm1(1.0 / sigma**2))
-
-
-def _check(q: Any, sigma: Any, steps: Any) -> tuple[float, float, int]:
-    return check_phase(q, sigma, steps)
 
 
 def subsampled_gaussian_pmfs(q: float, sigma: float, disc: float, tail: float,
@@ -187,6 +185,8 @@ class DPSGDResult:
         eps_clt: :math:`\varepsilon(\delta)` of ``mu_clt``-GDP (approximate).
         discretization: the PLD's ``value_discretization_interval``.
         floor_discretization: the grid the floor was read from (``nan`` without floor).
+        grid_rule: ``"given"``, or how the automatic grid and tol were chosen
+            (:mod:`symgdp.training.grids`); ``measurement.tol`` is the tol used.
         eps_certified: the smallest :math:`\varepsilon` at which the upper profile is
             at most ``delta`` (rounded up): DP-SGD is
             :math:`(\varepsilon_{certified}, \delta)`-DP.
@@ -227,6 +227,7 @@ class DPSGDResult:
     discretization: float
     eps_certified: float = math.nan
     floor_discretization: float = math.nan
+    grid_rule: str = "given"
     pld_floor: float = math.nan
     sampling: str = "poisson"
     tight: bool = True
@@ -391,7 +392,7 @@ class DPSGDResult:
         out = {k: getattr(self, k) for k in (
             "mu_floor", "mu_upper", "eps_h", "failure_prob", "neighbouring", "q", "sigma",
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
-            "eps_rdp", "eps_clt", "discretization", "floor_discretization",
+            "eps_rdp", "eps_clt", "discretization", "floor_discretization", "grid_rule",
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
             "examples_per_user", "closed_form", "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
@@ -448,7 +449,7 @@ def certified_pld(q: float, sigma: float, steps: int, *,
     """
     from symgdp.pld.curves import check_discretization
 
-    q, sigma, steps = _check(q, sigma, steps)
+    q, sigma, steps = check_phase(q, sigma, steps)
     disc = check_discretization(value_discretization_interval)
     comp = _compose([(q, sigma, steps)], disc, float(failure_prob), neighbouring)
     return _pld_profile(comp)
@@ -497,25 +498,6 @@ def _mu_floor(comp: Any, eps_h: float, argmax: Any = None, plan: Any = None) -> 
     return mu_floor_from_lower(xs, d)
 
 
-def _floor_grid_step(phases: Any, disc: float, fp: float, rel: str, eps_h: float) -> float:
-    r"""The floor's grid: ``disc`` unless its shift (about :math:`\Delta\sqrt{11.5\,T}` in
-    :math:`\varepsilon`, the Bernstein deviation at :math:`e^{-23}`) exceeds a twentieth of
-    the head, as for tiny heads (small :math:`q`, large :math:`\sigma`); then a finer grid
-    (at most 32 times finer, and at most about :math:`3\cdot10^5` one-step points)."""
-    from symgdp.training.engine import _loss_grid, one_step_tail
-
-    total = sum(t for _, _, t in phases)
-    shift = disc * math.sqrt(11.5 * total)
-    if shift <= eps_h / 20.0:
-        return disc
-    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
-    tau = one_step_tail(fp, total)
-    points = sum(j1 - j0 for j0, j1 in (_loss_grid(q, s, fine, tau, rel) for q, s, _ in phases))
-    if points > 300_000:
-        fine *= points / 300_000
-    return fine if fine < disc * 0.75 else disc
-
-
 def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     if schedule is not None:
         if q is not None or sigma is not None or steps is not None:
@@ -527,39 +509,10 @@ def _phases(q: Any, sigma: Any, steps: Any, schedule: Any) -> tuple[Any, ...]:
     return (check_phase(q, sigma, steps),)
 
 
-def _eps_pld(phases: Any, disc: float, delta: float, rel: str, k: int = 1,
-             weights: Any = None) -> float:
-    """dp_accounting's own pessimistic PLD (FFT, float64) epsilon, for comparison (for
-    ``k`` examples per user its mixture of Gaussians with binomial weights)."""
-    from dp_accounting import NeighboringRelation
-
-    from symgdp.pld.curves import pld_module
-
-    P = pld_module()
-    nr = (NeighboringRelation.ADD_OR_REMOVE_ONE if rel == "add_remove"
-          else NeighboringRelation.REPLACE_ONE)
-    total: Any = None  # a dp_accounting PLD (untyped); phases is never empty
-    for q, s, t in phases:
-        if k != 1 or weights is not None:
-            from symgdp.training.userlevel import binomial_weights
-
-            w = list(binomial_weights(k, q)) if weights is None else list(weights)
-            one = P.from_mixture_gaussian_mechanism(
-                s, [float(j) for j in range(k + 1)], w, value_discretization_interval=disc)
-        else:
-            one = P.from_gaussian_mechanism(s, sensitivity=1.0,
-                                            value_discretization_interval=disc,
-                                            sampling_prob=q, use_connect_dots=True,
-                                            neighboring_relation=nr)
-        part = one.self_compose(t) if t > 1 else one
-        total = part if total is None else total.compose(part)
-    return float(total.get_epsilon_for_delta(delta))
-
-
 def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None = None, *,
           schedule: Any = None, neighbouring: NeighbouringOrAuto = "auto",
-          failure_prob: float = 1e-10, delta: float = 1e-5, tol: float = 1e-4,
-          value_discretization_interval: float = 1e-4, floor: bool = True,
+          failure_prob: float = 1e-10, delta: float = 1e-5, tol: float | None = None,
+          value_discretization_interval: float | None = None, floor: bool = True,
           compare: bool = False, floor_discretization: float | None = None,
           rdp_only: bool = True, sampling: Sampling = "poisson", dataset_size: int | None = None,
           batch_size: int | None = None, epochs: int | None = None,
@@ -580,8 +533,11 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         neighbouring: ``"add_remove"`` (add or remove one record) or ``"replace_one"``.
         failure_prob: the largest acceptable :math:`\delta(\varepsilon_h)`.
         delta: the :math:`\delta` at which the ``eps_*`` fields are reported.
-        tol: width of the measured bracket of ``mu_upper``.
-        value_discretization_interval: the PLD's discretisation.
+        tol: width of the measured bracket of ``mu_upper``; ``None``: automatic.
+        value_discretization_interval: the PLD's grid; ``None``: automatic, :math:`10^{-4}`
+            unless that run's ``mu_upper`` is below 0.2, then about :math:`10^{-2}\mu/\sqrt
+            T` (``tol`` :math:`10^{-3}\mu`): a relative width near 1 %
+            (:mod:`symgdp.training.grids`; ``grid_rule`` says what was done).
         floor: also compute ``mu_floor`` (cheap: same composition); ``nan`` otherwise.
         compare: also compute ``eps_pld`` with dp_accounting's own (float64 FFT) PLD
             (it costs as much as dp_accounting itself); ``nan`` otherwise.
@@ -664,7 +620,10 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     d = float(delta)
     if not (0 < d < 1):
         raise DomainError(f"delta must lie in (0, 1), got {delta!r}")
-    disc = check_discretization(value_discretization_interval)
+    # None: automatic (the rule of symgdp.training.grids); given values are used as given
+    auto = (value_discretization_interval is None, tol is None)
+    disc = BASE_GRID if auto[0] else check_discretization(value_discretization_interval)
+    tol_ = BASE_TOL if tol is None else tol
     if floor and floor_discretization is not None:
         fdisc = float(floor_discretization)
         if not (math.isfinite(fdisc) and 0 < fdisc <= 1):
@@ -676,18 +635,21 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                           f"of failure_prob={fp:g}; raise max_batch_size or failure_prob")
     if not _engine and weights is None and all(p[0] == 1.0 for p in phases) \
             and (plan is None or plan.truncation == 0):
-        out = _closed_form(phases, rel, k, fp, d, tol, disc, floor, compare, rdp_only,
+        out = _closed_form(phases, rel, k, fp, d, tol_, disc, floor, compare, rdp_only,
                            plan is not None and plan.symmetrise)
+        out = dataclasses.replace(out, grid_rule="automatic: no grid (closed form)"
+                                  if any(auto) else "given")
     else:
-        out = _engine_result(phases, rel, k, weights, plan, fp, d, tol, disc, floor,
-                             floor_discretization, compare, rdp_only)
+        out = _engine_result(phases, rel, k, weights, plan, fp, d, tol_, disc, floor,
+                             floor_discretization, compare, rdp_only, auto)
     out = dataclasses.replace(out, seconds=time.perf_counter() - t0)
     if plan is None:
         return out
     ref = None if plan.poisson is None else {  # the Poisson number beside a bound, lazily
         "args": (plan.poisson[0], plan.sigma, plan.poisson[1]),
         "kw": dict(neighbouring=plan.neighbouring, failure_prob=fp, delta=d, tol=tol,
-                   value_discretization_interval=disc, floor=False, rdp_only=False)}
+                   value_discretization_interval=value_discretization_interval,
+                   floor=False, rdp_only=False)}
     out = plan.finish(out, ref)
     if floor and plan.floor_pair is not None:  # shuffle, random allocation: Chua et al.'s
         from symgdp.training.allocation_floor import scheme_floor
@@ -761,8 +723,11 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
 def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: Any, fp: float,
                    d: float, tol: float, disc: float, floor: bool,
                    floor_discretization: float | None, compare: bool,
-                   rdp_only: bool) -> DPSGDResult:
-    """The certified PLD engine's bracket (module notes)."""
+                   rdp_only: bool, auto: tuple[bool, bool] = (False, False),
+                   least: float = 0.0) -> DPSGDResult:
+    """The certified PLD engine's bracket (module notes); ``auto``: the grid, the tol are
+    chosen (:mod:`symgdp.training.grids`), this run on ``disc``, ``tol`` being the first;
+    ``least``: the floor's own grid is no finer."""
     from symgdp.notions.renyi import eps_from_rdp
     from symgdp.pld.head import head_measure
 
@@ -782,10 +747,22 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
     else:  # no Rényi curve of the replace-one or user-level pair here: the PLD alone
         upper = _UpperProfile(pld_profile, None, None)
         eps_rdp = clt = math.nan
-    eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
     if plan is not None:
         upper = plan.wrap(upper)
     m, fail = head_measure(upper, fp, tol)
+    rule = "given"
+    if any(auto):  # a small mu: a finer grid and/or tol (symgdp.training.grids)
+        sp = step_points(phases, disc, fp, rel) if k == 1 and weights is None else None
+        ch = auto_grid(m.upper, total_steps, disc, tol, comp.pmfs[0].size, sp, auto=auto)
+        if ch.disc != disc:
+            return dataclasses.replace(_engine_result(
+                phases, rel, k, weights, plan, fp, d, ch.tol, ch.disc, floor,
+                floor_discretization, compare, rdp_only, least=ch.floor_least),
+                grid_rule=ch.text)
+        if ch.tol != tol:
+            m, fail = head_measure(upper, fp, ch.tol)
+        rule = ch.text
+    eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
     mu_rdp = math.nan
     if rdp_only and getattr(upper, "orders", None) is not None:
         mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
@@ -796,11 +773,11 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
         if floor_discretization is not None:
             fdisc = float(floor_discretization)
         elif not user:
-            fdisc = _floor_grid_step(phases, disc, fp, rel, m.eps_h)
+            fdisc = floor_grid_step(phases, disc, fp, rel, m.eps_h, least)
         else:
-            from symgdp.training.userlevel import floor_grid_step
+            from symgdp.training.userlevel import floor_grid_step as user_floor_grid
 
-            fdisc = floor_grid_step(phases, k, disc, fp, m.eps_h, weights)
+            fdisc = user_floor_grid(phases, k, disc, fp, m.eps_h, weights, least)
         # the composition of mu_upper serves whenever the floor's grid is its grid (also
         # when floor_discretization names that same grid)
         mu_fl = _mu_floor(comp, m.eps_h, argmax, plan) if floor_discretization is None \
@@ -817,6 +794,7 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
         surrogate_lower=m.lower, mu_clt=clt, mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
         eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
         discretization=disc, floor_discretization=fdisc,
+        grid_rule=rule,
         eps_certified=_eps_for_delta(upper, d),
         pld_floor=pld_profile.source.floor, measurement=m, profile=upper, composed=comp)
 

@@ -115,9 +115,10 @@ def build_statement(run: Callable[..., Any], r: Any) -> PrivacyStatement:
     :func:`symgdp.dpsgd`, with ``r``'s delta, failure probability, grid)."""
     p = dict(r.sampling_params or {})
     n, b = p.get("dataset_size"), p.get("batch_size")
+    auto = getattr(r, "grid_rule", "given") != "given"  # each run chooses its own grid
     opts = dict(delta=r.delta, failure_prob=min(max(r.failure_prob, 1e-10), 0.5),
-                value_discretization_interval=r.discretization,
-                tol=getattr(r.measurement, "tol", 1e-4), rdp_only=False)
+                value_discretization_interval=None if auto else r.discretization,
+                tol=None if auto else getattr(r.measurement, "tol", 1e-4), rdp_only=False)
     k = getattr(r, "examples_per_user", 1)
     if k != 1:  # the user-level line, then the same run at record level
         if n is not None and b is not None:

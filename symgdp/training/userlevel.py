@@ -339,16 +339,17 @@ def check_weights(weights: Any, k: int) -> tuple[float, ...] | None:
 
 
 def floor_grid_step(phases: Any, k: int, disc: float, failure_prob: float, eps_h: float,
-                    weights: tuple[float, ...] | None = None) -> float:
+                    weights: tuple[float, ...] | None = None, least: float = 0.0) -> float:
     r"""The floor's grid at user level, as the record-level one
-    (:func:`symgdp.training.dpsgd._floor_grid_step`): ``disc`` unless the floor's shift
+    (:func:`symgdp.training.grids.floor_grid_step`): ``disc`` unless the floor's shift
     (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a twentieth of the head, then a finer
     grid, at most 32 times finer and at most about :math:`3\cdot10^5` one-step points of
-    the *mixture's* grid (it only chooses the grid; every grid gives a proved floor)."""
+    the *mixture's* grid, and no finer than ``least``: it only chooses the grid; every grid
+    gives a proved floor)."""
     total = sum(t for _, _, t in phases)
     if disc * math.sqrt(11.5 * total) <= eps_h / 20.0:
         return disc
-    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)))
+    fine = max(disc / 32.0, eps_h / (20.0 * math.sqrt(11.5 * total)), least)
     tau = one_step_tail(failure_prob, total)
     points = sum(j1 - j0 for j0, j1 in (_grid(k, q, s, fine, tau, weights)
                                         for q, s, _ in phases))

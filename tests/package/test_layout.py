@@ -109,6 +109,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.engine",),
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
     ("training.allocation_floor",),                 # max-statistic floor (shuffle, allocation)
+    ("training.grids", "training.comparison"),      # automatic grid and tol; dp_accounting beside
     ("training.sampling", "training.symmetrised", "training.statement",  # sampling
      "training.upper"),                             # the result's numeric profiles
     ("training.dpsgd",),

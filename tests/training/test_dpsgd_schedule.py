@@ -321,8 +321,9 @@ def test_tiny_heads_get_a_finer_floor_grid():
     # reference: a run on a five times finer grid with a smaller failure probability, so
     # its head contains this one and its certified mu_upper is a second, independent valid
     # mu there; with sigma = 50 the head is [0, 0.03], shorter than the floor's shift on
-    # the default grid, so the floor takes its own finer grid
-    r = dpsgd(0.01, 50.0, 1000, tol=1e-4)
+    # the grid 1e-4, so the floor takes its own finer grid (given by hand: the automatic grid
+    # of a mu this small is already fine enough for the floor)
+    r = dpsgd(0.01, 50.0, 1000, tol=1e-4, value_discretization_interval=1e-4)
     assert r.floor_discretization < r.discretization
     assert 0.8 * r.mu_upper < r.mu_floor <= r.mu_upper
     fine = dpsgd(0.01, 50.0, 1000, tol=1e-4, value_discretization_interval=2e-5,
