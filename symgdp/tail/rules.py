@@ -362,9 +362,14 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
 
 def _structural_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
     """(limit or None, detail) from :func:`_structural_rate`; runs in a bounded child."""
-    from symgdp.tail.asymptotics import NotPositive, Unsupported
+    from symgdp.tail.asymptotics import NotPositive, Unsupported, prepare
 
     try:
+        if expr.has(sympy.erf, sympy.erfc):
+            # erf as 1 - erfc and erfc of arguments tending to -oo as 2 - erfc: the
+            # constants of the erf / Phi spellings then cancel, and each Gaussian profile's
+            # terms form one component again
+            expr = prepare(expr, var)
         r = _structural_rate(expr, var)
     except (NotPositive, Unsupported) as exc:
         return None, f"no structural rule: {exc}"
