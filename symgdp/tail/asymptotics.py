@@ -608,6 +608,9 @@ class TailErfc(sympy.erfc):
     def eval(cls, arg: sympy.Expr) -> None:
         return None
 
+    def _sympystr(self, printer: Any) -> str:
+        return f"erfc({printer.doprint(self.args[0])})"  # the function it is, in details
+
 
 def prepare(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     r"""Rewrite ``erf``/``erfc`` so that every ``erfc`` has an argument tending to
@@ -618,8 +621,9 @@ def prepare(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     Example:
         >>> import sympy
         >>> from symgdp import eps
-        >>> prepare((1 + sympy.erf(-eps)) / 2, eps)
-        erfc(varepsilon)/2
+        >>> e = prepare((1 + sympy.erf(-eps)) / 2, eps)
+        >>> e, e.atoms(TailErfc) == {TailErfc(eps)}
+        (erfc(varepsilon)/2, True)
     """
     cx = _Ctx(var)
     rep: dict[sympy.Expr, sympy.Expr] = {}

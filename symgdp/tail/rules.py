@@ -81,6 +81,16 @@ def _eventual_sign(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> int 
     if expr.is_polynomial(var):
         poly = sympy.Poly(expr, var)
         return _eventual_sign(poly.LC(), var, budget)
+    try:
+        s = budget.call(_series_sign, expr, var)
+    except AnalysisTimeout:
+        return None
+    if s is not None:
+        return s
+    if expr.has(sympy.erf, sympy.erfc) and expr.free_symbols - {var}:
+        # SymPy's limit of a difference of Gaussian-type terms with parameters was 0 (no
+        # sign) after 3-4 s in every case measured: not worth the budget
+        return None
     val = _limit_at_infinity(expr, var, budget)
     if val is None:
         return None
@@ -93,6 +103,23 @@ def _eventual_sign(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> int 
     if val.is_negative:
         return -1
     return None
+
+
+def _series_sign(expr: sympy.Expr, var: sympy.Symbol) -> int | None:
+    """The sign of the leading term of the expansion of ``expr`` (:mod:`symgdp.tail.asymptotics`;
+    exact above its floor, so it is the eventual sign), or None when the rules do not decide
+    it.  Runs in a bounded child."""
+    from symgdp.tail.asymptotics import NotPositive, Unsupported, prepare, value_series
+
+    try:
+        series = value_series(prepare(expr, var), var)
+        lead = series.leading()
+    except (NotPositive, Unsupported, RecursionError, TypeError, ValueError, ArithmeticError):
+        return None
+    if lead is None:
+        return None
+    s = _sign(lead[1])
+    return s if s in (1, -1) else None
 
 
 def _eventually_true(cond: Any, var: sympy.Symbol, budget: _Budget) -> bool | None:
@@ -314,6 +341,7 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
     Raises :class:`~symgdp.tail.asymptotics.Unsupported` (or ``NotPositive``) when a step is
     not provable for every parameter value (a coefficient of undecided sign)."""
     from symgdp.tail.asymptotics import NotPositive, Unsupported
+    from symgdp.tail.weights import undecided_weight_rate
 
     if depth > 12:
         raise Unsupported("structure too deep")
@@ -336,20 +364,27 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
     if isinstance(e, sympy.Add):
         comps = _components(e, var)
         if len(comps) > 1:
-            rates = []
+            rates, signed, undecided = [], [], False
             for c, g in comps:
                 try:
                     r = _structural_rate(g, var, depth + 1)
                 except NotPositive:
                     c, g = -c, -g
                     r = _structural_rate(g, var, depth + 1)
+                signed.append((c, g, r))
                 if c.is_positive:
                     rates.append(r)
                 elif c.is_nonnegative:
                     # the term vanishes where c = 0 and then does not count
                     rates.append(sympy.Piecewise((sympy.oo, sympy.Eq(c, 0)), (r, True)))
+                elif _sign(c) == 1:
+                    rates.append(r)
                 else:
-                    raise Unsupported(f"the weight {c} is not provably non-negative")
+                    undecided = True
+            if undecided:
+                # a weight that may be negative or 0 (w delta_a + (1 - w) delta_b):
+                # symgdp.tail.weights, or Unsupported
+                return undecided_weight_rate(signed, var)
             return sympy.Min(*rates)
     key, coef, shown = _rules_lead(e, var)
     if key is None:
