@@ -608,6 +608,9 @@ class TailErfc(sympy.erfc):
     def eval(cls, arg: sympy.Expr) -> None:
         return None
 
+    def _eval_evalf(self, prec: int) -> Any:
+        return sympy.erfc(self.args[0])._eval_evalf(prec)
+
     def _sympystr(self, printer: Any) -> str:
         return f"erfc({printer.doprint(self.args[0])})"  # the function it is, in details
 
