@@ -400,12 +400,16 @@ def _structural_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
     from symgdp.tail.asymptotics import NotPositive, Unsupported, prepare
 
     try:
-        if expr.has(sympy.erf, sympy.erfc):
+        try:
+            r = _structural_rate(expr, var)
+        except (NotPositive, Unsupported):
+            if not expr.has(sympy.erf, sympy.erfc):
+                raise
             # erf as 1 - erfc and erfc of arguments tending to -oo as 2 - erfc: the
             # constants of the erf / Phi spellings then cancel, and each Gaussian profile's
-            # terms form one component again
-            expr = prepare(expr, var)
-        r = _structural_rate(expr, var)
+            # terms form one component again (only as a second try: the expansion also
+            # flattens products that the structure handles better as they are)
+            r = _structural_rate(prepare(expr, var), var)
     except (NotPositive, Unsupported) as exc:
         return None, f"no structural rule: {exc}"
     except (RecursionError, TypeError, ValueError, ArithmeticError) as exc:

@@ -34,8 +34,10 @@ below holds.  Let :math:`R = \min_{k \ne u} r_k`, attained at :math:`i`.
 * :math:`c_u < 0` and :math:`r_u = r_j` for some :math:`j \ne u` (a *tie*): in general the
   leading terms may cancel and :math:`S` decay faster than :math:`F` says.  The rule is
   used only when every tie is harmless: for each :math:`j \ne u`, either
-  :math:`r_u - r_j` has a proved non-zero sign, or every solution of :math:`r_u = r_j`
-  (SymPy's ``solve`` for one parameter, within its assumptions) makes :math:`g_u` a
+  :math:`r_u - r_j` has a proved non-zero sign, or :math:`r_u - r_j` is a rational
+  function of the parameters and every solution of :math:`r_u = r_j` (SymPy's ``solve``
+  for one parameter: all roots of the numerator, less those its assumptions exclude)
+  makes :math:`g_u` a
   constant multiple :math:`\lambda g_j` of :math:`g_j` *as expressions*, and
   :math:`c_j + \lambda c_u` is then provably positive.  At such a value the two terms are
   one term :math:`(c_j + \lambda c_u) g_j` with a positive weight, rate :math:`r_j`, and a
@@ -98,6 +100,8 @@ def _tie_is_harmless(cu: sympy.Expr, gu: sympy.Expr, ru: sympy.Expr, cj: sympy.E
     syms = sorted(diff.free_symbols - {var}, key=str)
     if not syms:
         return False  # a proved equal rate with no parameter: an ordinary tie, unsettled
+    if not diff.is_rational_function(*syms):
+        return False  # solve lists every root only for rational equations
     for x in syms:
         try:
             sols = sympy.solve(sympy.Eq(ru, rj), x, dict=False)
