@@ -190,6 +190,54 @@ def _parameter_points(params: set) -> list[dict]:
     return out
 
 
+_MAX_ZERO_POINTS = 12
+
+
+def _weight_zero_points(expr: sympy.Expr, var: sympy.Symbol, params: set) -> list[dict]:
+    """Parameter values where a weight of the profile vanishes: for each term's factor free
+    of ``var`` that is a rational function of the parameters, its roots in each parameter
+    (within the parameter's assumptions), the other parameters at 1 and at 3.  A weight
+    like (w - 2)^2 vanishes at no grid value of :func:`_parameter_points`, and SymPy's limit
+    treats it as non-zero: there the limit can jump ((w - 2)^2 e^{-eps^2} + e^{-2 eps^2}:
+    1/2, but 1/4 at w = 2)."""
+    syms = sorted(params, key=str)
+    weights = set()
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, (sympy.Add, sympy.Mul)):
+            for t in node.args:
+                c, _ = t.as_independent(var, as_Add=False)
+                if c.free_symbols and c.free_symbols <= params:
+                    weights.add(c)
+    out: list[dict] = []
+    for c in sorted(weights, key=sympy.default_sort_key):
+        if not c.is_rational_function(*syms):
+            continue
+        for x in sorted(c.free_symbols, key=str):
+            try:
+                sols = sympy.solve(c, x)
+            except (NotImplementedError, TypeError, ValueError):
+                continue
+            for sol in sols if isinstance(sols, list) else []:
+                for base in (sympy.Integer(1), sympy.Integer(3)):
+                    d = {t: base for t in syms if t != x}
+                    v = sympy.sympify(sol).xreplace(d) if isinstance(sol, sympy.Basic) else None
+                    if v is None or not v.is_number or not v.is_real:
+                        continue
+                    d[x] = sympy.nsimplify(v) if v.is_Float else v
+                    if all(_admissible(t, d[t]) for t in syms) and d not in out:
+                        out.append(d)
+                    if len(out) >= _MAX_ZERO_POINTS:
+                        return out
+    return out
+
+
+def _admissible(s: sympy.Symbol, v: sympy.Expr) -> bool:
+    """Whether the value v meets the symbol's declared sign and integrality."""
+    return not ((s.is_positive and not v.is_positive) or (s.is_negative and not v.is_negative)
+                or (s.is_nonnegative and v.is_negative) or (s.is_integer and not v.is_integer)
+                or (s.is_nonzero and v.is_zero))
+
+
 def _bound_truth(expr: sympy.Expr, var: sympy.Symbol, left: float) -> tuple[str, Any]:
     """The tail limit of ``expr`` with every parameter bound, by the exact rules:
     ("limit", value), ("inadmissible", why) when the profile is eventually negative there,
@@ -262,6 +310,12 @@ def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
     values substituted first (exact rules; a 60-digit q(eps) far out where they fail)."""
     params = (expr.free_symbols | lim.free_symbols) - {var}
     points = _parameter_points(params)
+    try:
+        extra = run_bounded(_weight_zero_points, expr, var, params,
+                            timeout=max(min(_POINT_SECONDS, budget.left()), 0.5))
+    except Exception:  # noqa: BLE001 - no extra points: the grid alone
+        extra = []
+    points += [d for d in extra if d not in points]
     allowance = max(budget.left(), _CHECK_MIN_SECONDS)
     end = time.monotonic() + allowance * budget.scale
     try:

@@ -312,7 +312,9 @@ def _recip(r: sympy.Expr) -> sympy.Expr:
 
 def _components(e: sympy.Expr, var: sympy.Symbol) -> list[tuple[sympy.Expr, sympy.Expr]]:
     """A sum split as sum_k c_k g_k: terms grouped by the parameters of their eps-dependent
-    part (the two terms of one Gaussian profile stay together), c_k free of eps."""
+    part (the two terms of one Gaussian profile stay together), c_k free of eps, and within
+    a group by weights that are constant multiples of each other (g_k has no parameter-
+    dependent weight inside)."""
     groups: dict[frozenset, list] = {}
     for t in sympy.Add.make_args(e):
         _, g = t.as_independent(var, as_Add=False)
@@ -324,11 +326,18 @@ def _components(e: sympy.Expr, var: sympy.Symbol) -> list[tuple[sympy.Expr, symp
             c, g = t.as_independent(var, as_Add=False)
             parts[g] = parts.get(g, sympy.S.Zero) + c
         items = [(g, sympy.factor(c)) for g, c in parts.items() if c != 0]
-        if not items:
-            continue
-        c0 = items[0][1]
-        g = sympy.Add(*[sympy.cancel(c / c0) * gi for gi, c in items])
-        out.append((c0, g))
+        # one component per set of terms whose weights are constant multiples of each
+        # other: dividing by a weight that depends on the parameters could divide by 0
+        # ((w - 2)^2 e^{-eps^2} + e^{-2 eps^2} is not (w - 2)^2 (e^{-eps^2} + ...), whose
+        # vanishing at w = 2 would drop the e^{-2 eps^2} term too)
+        while items:
+            c0 = items[0][1]
+            same, rest = [], []
+            for gi, c in items:
+                ratio = sympy.cancel(c / c0)
+                (same if not ratio.free_symbols else rest).append((gi, ratio, c))
+            out.append((c0, sympy.Add(*[ratio * gi for gi, ratio, _ in same])))
+            items = [(gi, c) for gi, _, c in rest]
     return out
 
 

@@ -93,3 +93,20 @@ def test_prepare_keeps_its_flips_for_parameters_named_before_eps():
     with mpmath.workdps(40):
         ref = 1 - mpmath.ncdf(mpmath.mpf(7) / 3 - mpmath.mpf(3) / 2)
         assert abs(sympy.N(p.xreplace({a: 3, eps: 7}), 40) - sympy.Float(ref, 40)) < 1e-35
+
+
+def test_a_weight_vanishing_off_the_grid_is_not_ignored():
+    # (w - 2)^2 e^{-eps^2} + e^{-2 eps^2}: limit 1/2, but 1/4 at w = 2 (hand closed form:
+    # e^{-2 eps^2} alone); w = 2 is no value of the parameter grid.  SymPy's limit says 1/2
+    # for every w: the parameter check must now reject that formula at w = 2
+    from symgdp.profile import Profile
+    from symgdp.tail.limit import _Budget, _parameter_check
+
+    expr = (w - 2) ** 2 * exp(-eps**2) + exp(-2 * eps**2)
+    ok, detail = _parameter_check(expr, eps, Rational(1, 2), _Budget(30))
+    assert ok is False and "w=2" in detail, detail
+    got = Profile(expr).tail_limit(timeout=30)
+    assert got.xreplace({w: 2}) == Rational(1, 4)
+    # 60-digit mpmath reference at w = 1: rate 2 (the slower term), limit 1/2
+    assert float(_rate_mpmath([(1, 1), (1, 2)])) == pytest.approx(2, abs=1e-6)
+    assert got.xreplace({w: 1}) == Rational(1, 2)
