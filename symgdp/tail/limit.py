@@ -306,8 +306,9 @@ def _same_value(formula: Any, truth: sympy.Expr) -> bool | None:
 def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
                      budget: _Budget) -> tuple[bool | None, str]:
     """(True agree / False disagree / None inconclusive, detail): the formula ``lim`` at
-    every point of :func:`_parameter_points` against the limit of the profile with the
-    values substituted first (exact rules; a 60-digit q(eps) far out where they fail)."""
+    every point of :func:`_parameter_points` and of :func:`_weight_zero_points` against the
+    limit of the profile with the values substituted first (exact rules; a 60-digit q(eps)
+    far out where they fail)."""
     params = (expr.free_symbols | lim.free_symbols) - {var}
     points = _parameter_points(params)
     try:
