@@ -595,6 +595,26 @@ def _coarse(terms: list[tuple[int, Series]], how: str, e: sympy.Expr) -> Series:
     return Series({key: coef}, max(floors))
 
 
+class TailErfc(sympy.erfc):
+    r""":math:`\operatorname{erfc}` of an argument tending to :math:`+\infty`, kept as
+    written: SymPy's ``erfc`` rewrites ``erfc(u)`` as ``2 - erfc(-u)`` whenever ``u`` "could
+    extract a minus sign", which depends on the *names* of the symbols (with a parameter
+    ``a``, sorted before :math:`\varepsilon`, ``erfc(eps/a - a/2)`` is turned back into
+    ``2 - erfc(a/2 - eps/a)``), so :func:`prepare`'s flip would be undone by the expansion
+    and the constants of the :math:`\Phi`/``erf`` spellings would not cancel.  The same
+    function (a subclass: every rule for ``erfc`` applies), only without the rewriting."""
+
+    @classmethod
+    def eval(cls, arg: sympy.Expr) -> None:
+        return None
+
+    def _eval_evalf(self, prec: int) -> Any:
+        return sympy.erfc(self.args[0])._eval_evalf(prec)
+
+    def _sympystr(self, printer: Any) -> str:
+        return f"erfc({printer.doprint(self.args[0])})"  # the function it is, in details
+
+
 def prepare(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     r"""Rewrite ``erf``/``erfc`` so that every ``erfc`` has an argument tending to
     :math:`+\infty` (:math:`\operatorname{erf}(u) = 1 - \operatorname{erfc}(u)`,
@@ -604,8 +624,9 @@ def prepare(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
     Example:
         >>> import sympy
         >>> from symgdp import eps
-        >>> prepare((1 + sympy.erf(-eps)) / 2, eps)
-        erfc(varepsilon)/2
+        >>> e = prepare((1 + sympy.erf(-eps)) / 2, eps)
+        >>> e, e.atoms(TailErfc) == {TailErfc(eps)}
+        (erfc(varepsilon)/2, True)
     """
     cx = _Ctx(var)
     rep: dict[sympy.Expr, sympy.Expr] = {}
@@ -618,9 +639,11 @@ def prepare(expr: sympy.Expr, var: sympy.Symbol) -> sympy.Expr:
         except (Unsupported, NotPositive):
             continue
         if isinstance(f, sympy.erf):
-            rep[f] = 1 - sympy.erfc(u) if t > 0 else (sympy.erfc(-u) - 1 if t < 0 else f)
+            rep[f] = 1 - TailErfc(u) if t > 0 else (TailErfc(-u) - 1 if t < 0 else f)
         elif t < 0:
-            rep[f] = 2 - sympy.erfc(-u)
+            rep[f] = 2 - TailErfc(-u)
+        elif t > 0 and type(f) is sympy.erfc:
+            rep[f] = TailErfc(u)
     if not rep:
         return expr
     return sympy.expand(expr.xreplace(rep), power_exp=False, log=False, multinomial=False)

@@ -190,6 +190,54 @@ def _parameter_points(params: set) -> list[dict]:
     return out
 
 
+_MAX_ZERO_POINTS = 12
+
+
+def _weight_zero_points(expr: sympy.Expr, var: sympy.Symbol, params: set) -> list[dict]:
+    """Parameter values where a weight of the profile vanishes: for each term's factor free
+    of ``var`` that is a rational function of the parameters, its roots in each parameter
+    (within the parameter's assumptions), the other parameters at 1 and at 3.  A weight
+    like (w - 2)^2 vanishes at no grid value of :func:`_parameter_points`, and SymPy's limit
+    treats it as non-zero: there the limit can jump ((w - 2)^2 e^{-eps^2} + e^{-2 eps^2}:
+    1/2, but 1/4 at w = 2)."""
+    syms = sorted(params, key=str)
+    weights = set()
+    for node in sympy.preorder_traversal(expr):
+        if isinstance(node, (sympy.Add, sympy.Mul)):
+            for t in node.args:
+                c, _ = t.as_independent(var, as_Add=False)
+                if c.free_symbols and c.free_symbols <= params:
+                    weights.add(c)
+    out: list[dict] = []
+    for c in sorted(weights, key=sympy.default_sort_key):
+        if not c.is_rational_function(*syms):
+            continue
+        for x in sorted(c.free_symbols, key=str):
+            try:
+                sols = sympy.solve(c, x)
+            except (NotImplementedError, TypeError, ValueError):
+                continue
+            for sol in sols if isinstance(sols, list) else []:
+                for base in (sympy.Integer(1), sympy.Integer(3)):
+                    d = {t: base for t in syms if t != x}
+                    v = sympy.sympify(sol).xreplace(d) if isinstance(sol, sympy.Basic) else None
+                    if v is None or not v.is_number or not v.is_real:
+                        continue
+                    d[x] = sympy.nsimplify(v) if v.is_Float else v
+                    if all(_admissible(t, d[t]) for t in syms) and d not in out:
+                        out.append(d)
+                    if len(out) >= _MAX_ZERO_POINTS:
+                        return out
+    return out
+
+
+def _admissible(s: sympy.Symbol, v: sympy.Expr) -> bool:
+    """Whether the value v meets the symbol's declared sign and integrality."""
+    return not ((s.is_positive and not v.is_positive) or (s.is_negative and not v.is_negative)
+                or (s.is_nonnegative and v.is_negative) or (s.is_integer and not v.is_integer)
+                or (s.is_nonzero and v.is_zero))
+
+
 def _bound_truth(expr: sympy.Expr, var: sympy.Symbol, left: float) -> tuple[str, Any]:
     """The tail limit of ``expr`` with every parameter bound, by the exact rules:
     ("limit", value), ("inadmissible", why) when the profile is eventually negative there,
@@ -258,10 +306,17 @@ def _same_value(formula: Any, truth: sympy.Expr) -> bool | None:
 def _parameter_check(expr: sympy.Expr, var: sympy.Symbol, lim: sympy.Expr,
                      budget: _Budget) -> tuple[bool | None, str]:
     """(True agree / False disagree / None inconclusive, detail): the formula ``lim`` at
-    every point of :func:`_parameter_points` against the limit of the profile with the
-    values substituted first (exact rules; a 60-digit q(eps) far out where they fail)."""
+    every point of :func:`_parameter_points` and of :func:`_weight_zero_points` against the
+    limit of the profile with the values substituted first (exact rules; a 60-digit q(eps)
+    far out where they fail)."""
     params = (expr.free_symbols | lim.free_symbols) - {var}
     points = _parameter_points(params)
+    try:
+        extra = run_bounded(_weight_zero_points, expr, var, params,
+                            timeout=max(min(_POINT_SECONDS, budget.left()), 0.5))
+    except Exception:  # noqa: BLE001 - no extra points: the grid alone
+        extra = []
+    points += [d for d in extra if d not in points]
     allowance = max(budget.left(), _CHECK_MIN_SECONDS)
     end = time.monotonic() + allowance * budget.scale
     try:
@@ -598,12 +653,6 @@ def _analyse_uncached(profile: Any, timeout: float | None
                          f": {check}")
         else:
             notes.append(why)
-        # the rules found no answer: is the tail branch negative?  (When they do find
-        # one, log delta was expanded, so the branch is positive.)
-        s = _eventual_sign(tail_expr, var, budget)
-        if s is not None and s < 0:
-            raise ProfileError(f"the profile is eventually negative: {tail_expr} "
-                               f"(decided symbolically)")
         # 2. the structure: sums/Max of parts decay like the slowest part, products add
         #    rates (a Max/Min over the parameters where their order is not known)
         if parametric:
@@ -622,22 +671,35 @@ def _analyse_uncached(profile: Any, timeout: float | None
                              f"{'rejected' if ok is False else 'unconfirmed'}: {check}")
             else:
                 notes.append(why)
-        # 3. SymPy's limit, trusted only when a check agrees
-        try:
-            ratio = var ** 2 / (-2 * sympy.expand_log(sympy.log(tail_expr), force=True))
-        except Exception:  # noqa: BLE001
-            ratio = None
-        val = None if ratio is None else _limit_at_infinity(ratio, var, budget)
-        if val is not None:
-            if val is sympy.S.NegativeInfinity or val.is_negative:
-                val = sympy.oo  # log(delta) > 0 eventually: vacuous (read as 1)
-            ok, check = _check(tail_expr, var, val, budget)
-            if ok is True:
-                return val, "symbolic", f"SymPy limit of the tail branch {tail_expr}; {check}", \
-                    False
-            notes.append(f"SymPy's limit {val} not confirmed: {check}")
+        # the rules found no answer: is the tail branch negative?  (When they do find
+        # one, log delta was expanded, so the branch is positive.)
+        s = _eventual_sign(tail_expr, var, budget)
+        if s is not None and s < 0:
+            raise ProfileError(f"the profile is eventually negative: {tail_expr} "
+                               f"(decided symbolically)")
+        # 3. SymPy's limit, trusted only when a check agrees.  Not with parameters inside
+        #    erf/erfc: there SymPy 1.14 spent 30-70 s of the budget and answered a**2 for
+        #    (delta_a + delta_b)/2 (erf spelling) and for w delta_a + (1 - w) delta_b, both
+        #    wrong at b > a; the check rejected them, so the time bought nothing
+        if parametric and tail_expr.has(sympy.erf, sympy.erfc):
+            notes.append("no rule applies, and SymPy's limit is not used with parameters "
+                         "inside erf/erfc")
         else:
-            notes.append(f"SymPy could not find the limit of the tail branch {tail_expr}")
+            try:
+                ratio = var ** 2 / (-2 * sympy.expand_log(sympy.log(tail_expr), force=True))
+            except Exception:  # noqa: BLE001
+                ratio = None
+            val = None if ratio is None else _limit_at_infinity(ratio, var, budget)
+            if val is not None:
+                if val is sympy.S.NegativeInfinity or val.is_negative:
+                    val = sympy.oo  # log(delta) > 0 eventually: vacuous (read as 1)
+                ok, check = _check(tail_expr, var, val, budget)
+                if ok is True:
+                    return val, "symbolic", \
+                        f"SymPy limit of the tail branch {tail_expr}; {check}", False
+                notes.append(f"SymPy's limit {val} not confirmed: {check}")
+            else:
+                notes.append(f"SymPy could not find the limit of the tail branch {tail_expr}")
         detail = "; ".join(notes)
     elif implicit:
         detail = "the profile is defined implicitly (numeric inversion), no symbolic limit"

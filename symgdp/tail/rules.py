@@ -81,6 +81,16 @@ def _eventual_sign(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> int 
     if expr.is_polynomial(var):
         poly = sympy.Poly(expr, var)
         return _eventual_sign(poly.LC(), var, budget)
+    try:
+        s = budget.call(_series_sign, expr, var)
+    except AnalysisTimeout:
+        return None
+    if s is not None:
+        return s
+    if expr.has(sympy.erf, sympy.erfc) and expr.free_symbols - {var}:
+        # SymPy's limit of a difference of Gaussian-type terms with parameters was 0 (no
+        # sign) after 3-4 s in every case measured: not worth the budget
+        return None
     val = _limit_at_infinity(expr, var, budget)
     if val is None:
         return None
@@ -93,6 +103,23 @@ def _eventual_sign(expr: sympy.Expr, var: sympy.Symbol, budget: _Budget) -> int 
     if val.is_negative:
         return -1
     return None
+
+
+def _series_sign(expr: sympy.Expr, var: sympy.Symbol) -> int | None:
+    """The sign of the leading term of the expansion of ``expr`` (:mod:`symgdp.tail.asymptotics`;
+    exact above its floor, so it is the eventual sign), or None when the rules do not decide
+    it.  Runs in a bounded child."""
+    from symgdp.tail.asymptotics import NotPositive, Unsupported, prepare, value_series
+
+    try:
+        series = value_series(prepare(expr, var), var)
+        lead = series.leading()
+    except (NotPositive, Unsupported, RecursionError, TypeError, ValueError, ArithmeticError):
+        return None
+    if lead is None:
+        return None
+    s = _sign(lead[1])
+    return s if s in (1, -1) else None
 
 
 def _eventually_true(cond: Any, var: sympy.Symbol, budget: _Budget) -> bool | None:
@@ -285,7 +312,9 @@ def _recip(r: sympy.Expr) -> sympy.Expr:
 
 def _components(e: sympy.Expr, var: sympy.Symbol) -> list[tuple[sympy.Expr, sympy.Expr]]:
     """A sum split as sum_k c_k g_k: terms grouped by the parameters of their eps-dependent
-    part (the two terms of one Gaussian profile stay together), c_k free of eps."""
+    part (the two terms of one Gaussian profile stay together), c_k free of eps, and within
+    a group by weights that are constant multiples of each other (g_k has no parameter-
+    dependent weight inside)."""
     groups: dict[frozenset, list] = {}
     for t in sympy.Add.make_args(e):
         _, g = t.as_independent(var, as_Add=False)
@@ -297,11 +326,18 @@ def _components(e: sympy.Expr, var: sympy.Symbol) -> list[tuple[sympy.Expr, symp
             c, g = t.as_independent(var, as_Add=False)
             parts[g] = parts.get(g, sympy.S.Zero) + c
         items = [(g, sympy.factor(c)) for g, c in parts.items() if c != 0]
-        if not items:
-            continue
-        c0 = items[0][1]
-        g = sympy.Add(*[sympy.cancel(c / c0) * gi for gi, c in items])
-        out.append((c0, g))
+        # one component per set of terms whose weights are constant multiples of each
+        # other: dividing by a weight that depends on the parameters could divide by 0
+        # ((w - 2)^2 e^{-eps^2} + e^{-2 eps^2} is not (w - 2)^2 (e^{-eps^2} + ...), whose
+        # vanishing at w = 2 would drop the e^{-2 eps^2} term too)
+        while items:
+            c0 = items[0][1]
+            same, rest = [], []
+            for gi, c in items:
+                ratio = sympy.cancel(c / c0)
+                (same if not ratio.free_symbols else rest).append((gi, ratio, c))
+            out.append((c0, sympy.Add(*[ratio * gi for gi, ratio, _ in same])))
+            items = [(gi, c) for gi, _, c in rest]
     return out
 
 
@@ -314,6 +350,7 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
     Raises :class:`~symgdp.tail.asymptotics.Unsupported` (or ``NotPositive``) when a step is
     not provable for every parameter value (a coefficient of undecided sign)."""
     from symgdp.tail.asymptotics import NotPositive, Unsupported
+    from symgdp.tail.weights import undecided_weight_rate
 
     if depth > 12:
         raise Unsupported("structure too deep")
@@ -336,20 +373,27 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
     if isinstance(e, sympy.Add):
         comps = _components(e, var)
         if len(comps) > 1:
-            rates = []
+            rates, signed, undecided = [], [], False
             for c, g in comps:
                 try:
                     r = _structural_rate(g, var, depth + 1)
                 except NotPositive:
                     c, g = -c, -g
                     r = _structural_rate(g, var, depth + 1)
+                signed.append((c, g, r))
                 if c.is_positive:
                     rates.append(r)
                 elif c.is_nonnegative:
                     # the term vanishes where c = 0 and then does not count
                     rates.append(sympy.Piecewise((sympy.oo, sympy.Eq(c, 0)), (r, True)))
+                elif _sign(c) == 1:
+                    rates.append(r)
                 else:
-                    raise Unsupported(f"the weight {c} is not provably non-negative")
+                    undecided = True
+            if undecided:
+                # a weight that may be negative or 0 (w delta_a + (1 - w) delta_b):
+                # symgdp.tail.weights, or Unsupported
+                return undecided_weight_rate(signed, var)
             return sympy.Min(*rates)
     key, coef, shown = _rules_lead(e, var)
     if key is None:
@@ -362,10 +406,19 @@ def _structural_rate(e: sympy.Expr, var: sympy.Symbol, depth: int = 0) -> sympy.
 
 def _structural_limit(expr: sympy.Expr, var: sympy.Symbol) -> tuple[Any, str]:
     """(limit or None, detail) from :func:`_structural_rate`; runs in a bounded child."""
-    from symgdp.tail.asymptotics import NotPositive, Unsupported
+    from symgdp.tail.asymptotics import NotPositive, Unsupported, prepare
 
     try:
-        r = _structural_rate(expr, var)
+        try:
+            r = _structural_rate(expr, var)
+        except (NotPositive, Unsupported):
+            if not expr.has(sympy.erf, sympy.erfc):
+                raise
+            # erf as 1 - erfc and erfc of arguments tending to -oo as 2 - erfc: the
+            # constants of the erf / Phi spellings then cancel, and each Gaussian profile's
+            # terms form one component again (only as a second try: the expansion also
+            # flattens products that the structure handles better as they are)
+            r = _structural_rate(prepare(expr, var), var)
     except (NotPositive, Unsupported) as exc:
         return None, f"no structural rule: {exc}"
     except (RecursionError, TypeError, ValueError, ArithmeticError) as exc:

@@ -73,6 +73,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("refinement",),
     # the symbolic tail limit and the GDP verdict
     ("tail.asymptotics",),
+    ("tail.weights",),
     ("tail.rules",),
     ("tail.limit",),
     ("tail",),

@@ -268,3 +268,21 @@ def test_double_exponential_decay_is_limit_zero():
     # q(1e6) < 1e12/2e150, and likewise at 1e16 and 1e40 (log delta = -e^x there)
     ident = p.identify(timeout=30)
     assert ident.limit == 0 and "checked numerically far out" in ident.detail, ident.detail
+
+
+@pytest.mark.slow
+def test_weight_that_can_vanish_at_every_ordering():
+    # the formula for w delta_a + (1 - w) delta_b at w = 1/2 (both terms count) and w = 1
+    # (the b term vanishes): every ordering of a, b against the bound-value computation
+    # and the hand closed forms Max(a^2, b^2) and a^2
+    expr = w * gauss(a) + (1 - w) * gauss(b)
+    got = _known(expr, timeout=120)
+    if got is None:
+        return  # unknown is acceptable
+    for wv, ref in ((Rational(1, 2), Max(a**2, b**2)), (1, a**2)):
+        _assert_at_every_ordering(expr.xreplace({w: wv}), got.xreplace({w: wv}), (a, b), ref)
+    # w = 3: the weight -2 of delta_b is admissible only for b < a, where the a term wins;
+    # independent reference: q far out in 60-digit mpmath at a = 3, b = 1 -> 9
+    assert float(got.xreplace({w: 3, a: 3, b: 1})) == pytest.approx(9)
+    q = _q_mpmath(lambda x: 3 * _mp_gauss(3)(x) - 2 * _mp_gauss(1)(x), 10**8)
+    assert float(q) == pytest.approx(9, rel=1e-6)
