@@ -100,7 +100,7 @@ LAYERS: list[tuple[str, ...]] = [
     # additive noise: a density in, a derived profile out
     ("noise.density",),
     ("noise.loss", "noise.check"),
-    ("noise.discrete", "noise.gengauss"),
+    ("noise.discrete", "noise.gengauss", "noise.student"),
     ("noise.additive", "noise.staircase"),
     ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
