@@ -51,7 +51,7 @@ def quadrature_profile(p, eps, shift, dps=40, width=2):
         def g(x):
             return p(x) - mpmath.exp(e) * p(x - s)
 
-        w = 4 * (width + s)                       # the grid [-w, w], 801 points
+        w = 4 * (width + abs(s))                  # the grid [-w, w], 801 points
         grid = [w * (mpmath.mpf(k) / 400 - 1) for k in range(801)]
         i = max(range(len(grid)), key=lambda k: g(grid[k]))
         # near eps0 the positive interval is narrower than the grid's step: the max of g
@@ -73,10 +73,14 @@ def quadrature_profile(p, eps, shift, dps=40, width=2):
                     hi = mid
             return (lo + hi) / 2
 
-        right = end(best + 1)
-        left = end(best - 1) if e > 0 else -mpmath.inf   # eps = 0: a half-line
-        cuts = [left, right] if left == -mpmath.inf else \
-            [left + (right - left) * k / 8 for k in range(9)]
+        # eps = 0: a half-line, x < shift/2 for a positive shift, x > shift/2 for a
+        # negative one (the reversed pair)
+        right = mpmath.inf if e == 0 and s < 0 else end(best + 1)
+        left = -mpmath.inf if e == 0 and s > 0 else end(best - 1)
+        if mpmath.isinf(left) or mpmath.isinf(right):
+            cuts = [left, best, right]
+        else:
+            cuts = [left + (right - left) * k / 8 for k in range(9)]
         return +mpmath.fsum(mpmath.quad(g, [a, b]) for a, b in pairwise(cuts))
 
 
@@ -152,6 +156,18 @@ def test_no_negative_delta_near_eps0(nu):
         ref = quadrature_profile(p, e, 1, dps=50)
         with mpmath.workdps(60):
             assert abs(mpmath.mpf(prof.mp(e, dps=50)) - ref) <= mpmath.mpf(10) ** -15 * ref
+
+
+def test_the_reversed_pair_gives_the_same_profile():
+    # the module's symmetry claim, on the definition: int (p(x - Delta) - e^eps p(x))_+ dx
+    # (the pair Q against P) equals the profile (P against Q), both by quadrature
+    prof = student_t_noise(2, scale=R(7, 10), sensitivity=R(13, 10))
+    p = t_density(2, R(7, 10))
+    shift = mpq(R(13, 10))
+    for e in (0.0, 0.6, 1.5):
+        with mpmath.workdps(40):
+            rev = quadrature_profile(lambda x: p(x - shift), e, -R(13, 10), dps=30)
+            assert abs(rev - prof.mp(e, dps=30)) <= mpmath.mpf(10) ** -20 * rev
 
 
 def test_smaller_shifts_are_no_worse():
