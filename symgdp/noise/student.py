@@ -365,7 +365,9 @@ def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
         profile=expr, eps0=e0,
         verdict=(f"pure DP: L <= {e0}, so delta(eps) = 0 for eps >= {e0} (eps0-DP with "
                  f"eps0 = {e0}); a pure-DP mechanism is mu-GDP for a finite mu (tail "
-                 "limit 0)"),
+                 "limit 0). Measure it with method='staircase' (CLI --method staircase): "
+                 "near eps0 the profile is a difference of nearly equal terms, which the "
+                 "default first-order search does not enclose tightly enough to finish"),
         check=check)
     name = "Cauchy noise" if n == 1 else f"Student-t noise (nu = {n})"
     return Profile(expr, name=name,
