@@ -37,8 +37,9 @@ replace-one) :math:`\Delta` is the sensitivity under.
 
 Student-t noise :math:`c\,(A + Bx^2)^{-k}` (Cauchy at :math:`k = 1`) is not log-concave,
 but its level sets are intervals in closed form: it is recognised (under the time budget)
-and derived exactly by :func:`symgdp.noise.student.student_t_noise` (integer degrees of
-freedom :math:`\nu = 2k - 1`; other :math:`\nu` refused, named).  Other noise that is
+and derived by :func:`symgdp.noise.student.student_t_noise` (exactly for integer degrees
+of freedom :math:`\nu = 2k - 1`; other :math:`\nu` certified numerically, with a numeric
+sensitivity).  Other noise that is
 not proved log-concave is refused with the reason
 (:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  A
 density written with ``floor`` (a step function) is refused at once, naming the staircase

@@ -55,8 +55,13 @@ level sets are nonetheless intervals in closed form.  Write :math:`a = \nu s^2`.
   :math:`\varphi = \arctan m`, :math:`m = -s\sqrt\nu/x` (:math:`\theta = \varphi -
   \pi/2`), finite there and without the cancellation of :math:`\frac12 +
   \theta/\pi`.  (Checked in the tests: :math:`F' = p` symbolically, and
-  :math:`F` against mpmath's quadrature of :math:`p`.)  Non-integer :math:`\nu` (the CDF is
-  a regularised incomplete beta function) is refused, naming :math:`\nu`.
+  :math:`F` against mpmath's quadrature of :math:`p`.)  For non-integer :math:`\nu` the
+  CDF is the regularised incomplete beta function, :math:`F(x) = \frac12
+  I_{a/(a+x^2)}(\nu/2, \frac12)` for :math:`x \le 0` (Abramowitz & Stegun 26.7.1, where
+  :math:`A(t|\nu) = 1 - I_{\nu/(\nu+t^2)}(\nu/2, \frac12)`; checked in the tests against
+  the closed forms at integer :math:`\nu`): :class:`StudentSource` evaluates the same
+  formula in Arb balls
+  (``beta_lower``), a numeric profile of proved upper bounds (numbers only).
 * **Both directions, every shift.**  The density is symmetric, so the reversed pair gives
   the same profile (substitute :math:`x \mapsto \Delta - x`).  Smaller shifts are no
   worse, though the density is not log-concave: for a shift :math:`t > 0`,
@@ -94,14 +99,18 @@ from typing import Any
 
 import mpmath
 import sympy
+from flint import arb, ctx
 
 from symgdp.errors import DomainError, ProfileError
-from symgdp.noise.density import aligned_rows, tex_text
+from symgdp.evaluation.interval import lambdify_arb
+from symgdp.noise.density import aligned_rows, log_delta_each, tex_text
+from symgdp.numerics.balls import to_arb
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
 
-__all__ = ["StudentDerivation", "match_student_t", "student_t_cdf", "student_t_noise"]
+__all__ = ["StudentDerivation", "StudentSource", "match_student_t", "student_t_cdf",
+           "student_t_noise"]
 
 #: the largest degrees of freedom derived (the CDF has about nu/2 terms)
 MAX_NU = 40
@@ -138,12 +147,15 @@ def _positive(value: Any, what: str) -> sympy.Expr:
     return v
 
 
-def _degrees(value: Any) -> sympy.Integer:
-    """nu as a SymPy Integer in [1, MAX_NU]; DomainError naming it otherwise."""
+def _degrees(value: Any, integer: bool = True) -> sympy.Expr:
+    """nu as a SymPy number (an Integer in [1, MAX_NU] unless ``integer`` is False);
+    DomainError naming it otherwise."""
     v = _exact(value, "the degrees of freedom nu")
     if not v.is_number or not (v.is_real and v.is_finite and v > 0):
         raise DomainError(f"the degrees of freedom nu must be a positive number, got "
                           f"{value!r}")
+    if not integer and not v.is_Integer:
+        return v
     if not v.is_Integer:
         raise DomainError(
             f"Student-t noise with nu = {v} degrees of freedom: only integer nu is derived "
@@ -316,6 +328,120 @@ def _density(nu: int, s: sympy.Expr, x: sympy.Symbol) -> sympy.Expr:
         nu, 2))) * (1 + x ** 2 / (nu * s ** 2)) ** -half)
 
 
+_PREC = 256
+
+
+class StudentSource:
+    r"""The profile of Student-t noise with any :math:`\nu > 0` as a numeric source: the
+    same level sets (module notes), with :math:`F(x) = \tfrac12
+    I_{a/(a+x^2)}(\nu/2, \tfrac12)` for :math:`x \le 0` (the regularised incomplete beta
+    function, Arb's ``beta_lower``: rigorous), so :meth:`delta_ball` encloses
+    :math:`\delta(\varepsilon)` in a ball.  Numbers only (no symbolic parameter)."""
+
+    implied = False
+
+    def __init__(self, nu: sympy.Expr, scale: sympy.Expr, shift: sympy.Expr) -> None:
+        self.kind = f"Student-t (nu = {nu})"
+        self.nu_expr, self.scale_expr, self.shift_expr = nu, scale, shift
+        with ctx.workprec(_PREC):
+            # exact balls: a rational exactly, anything else enclosed by the ball compiler
+            self._nu, self._s, self._d = (to_arb(v) if v.is_Rational else
+                                          lambdify_arb(v, _EPS)(0) for v in (nu, scale, shift))
+            self._a = self._nu * self._s ** 2
+            self._rs = self._s * self._nu.sqrt()
+            self._eps0 = (self._nu + 1) * (self._d / (2 * self._rs)).asinh()
+
+    @property
+    def eps0(self) -> arb:
+        r""":math:`\varepsilon_0 = \sup L` as a ball."""
+        return self._eps0
+
+    def _tail(self, m: arb) -> arb:
+        """F(x) at x = -s sqrt(nu)/m <= 0 (m >= 0; F = 0 at m = 0, x = -oo)."""
+        if m.is_zero():
+            return arb(0)
+        z = m ** 2 / (1 + m ** 2)
+        return z.beta_lower(self._nu / 2, arb(0.5), regularized=1) / 2
+
+    def _cdf_point(self, x: arb) -> arb:
+        """F at an exact point."""
+        if x.is_zero():
+            return arb(0.5)
+        low = self._tail(self._rs / abs(x))
+        return low if x < 0 else 1 - low
+
+    def _cdf(self, x: arb) -> arb:
+        """F on a ball: the hull of F at its ends (F increasing)."""
+        lo, hi = self._cdf_point(arb(x.lower())), self._cdf_point(arb(x.upper()))
+        return lo.union(hi)
+
+    def _delta(self, e: arb) -> arb:
+        """delta(e) as a ball, for e < eps0 proved (the roots real)."""
+        a, d, rs = self._a, self._d, self._rs
+        u = e / (self._nu + 1)
+        S, E = u.sinh(), (-u).exp()
+        C = (d ** 2 - 4 * a * S ** 2).sqrt()
+        den = d * E + C
+        x2 = (d ** 2 * E - 2 * a * S) / den
+        m1, m1s = 2 * rs * S / den, 2 * rs * S / (den + 2 * d * S)
+        m2s = rs * den / (2 * a * S + d * C)
+        return (self._cdf(x2) - self._tail(m1)
+                - e.exp() * (self._tail(m2s) - self._tail(m1s)))
+
+    def delta_ball(self, eps: float) -> arb:
+        """An enclosure of delta(eps) whose upper end is a proved upper bound (>= 0)."""
+        for prec in (_PREC, 2 * _PREC, 4 * _PREC):
+            with ctx.workprec(prec):
+                e = arb(eps)
+                if e >= self._eps0:
+                    return arb(0)
+                if not e < self._eps0:
+                    # eps within the ball of eps0: delta does not increase, so delta(eps)
+                    # <= delta(e') at an e' just below the ball
+                    e = arb(self._eps0.lower()) - abs(self._eps0) * arb(2) ** (16 - prec)
+                v = self._delta(e)
+                if v.is_finite() and (v.rad() <= abs(v.mid()) * arb(2) ** -80
+                                      or v.upper() <= 0 or prec == 4 * _PREC):
+                    if not v.is_finite():
+                        break
+                    # at the working precision: the upper end exactly (never a rounding)
+                    return arb(v.upper()).max(arb(0))
+        raise ProfileError(f"the Student-t profile (nu = {self.nu_expr}) at eps = "
+                           f"{eps!r} was not enclosed in {4 * _PREC}-bit balls")
+
+    def log_delta(self, x: Any) -> Any:
+        """Proved upper bound on log delta at each point (float64, vectorised)."""
+        return log_delta_each(self.delta_ball, x, _PREC)
+
+    def tail_limit(self) -> sympy.Expr:
+        """0: the profile vanishes from eps0 on (pure DP)."""
+        return sympy.S.Zero
+
+    def latex(self) -> str:
+        nu, s = sympy.latex(self.nu_expr), sympy.latex(self.scale_expr)
+        return rf"Z \sim t_{{{nu}}}\ \text{{(scale {s})}}"
+
+
+def _numeric_route(nu: sympy.Expr, s: sympy.Expr, d: sympy.Expr) -> Profile:
+    """The certified numeric profile for non-integer nu (:class:`StudentSource`)."""
+    if not (s.is_number and d.is_number):
+        raise DomainError(f"Student-t noise with nu = {nu} (not an integer) is certified "
+                          "numerically: give the scale and the sensitivity as numbers, got "
+                          f"scale {s}, sensitivity {d}")
+    src = StudentSource(nu, s, d)
+    e0 = loss_sup(nu, s, d)
+    derivation = (
+        f"Student-t noise, nu = {nu} (not an integer), scale s = {s}, sensitivity Delta = "
+        f"{d}; {RELATION}. L > eps on the interval between the roots of (r - 1) x^2 + "
+        "2 Delta x + a (r - 1) - Delta^2 (a = nu s^2, r = exp(2 eps/(nu + 1))), so delta(eps) "
+        "= F(x2) - F(x1) - e^eps (F(x2 - Delta) - F(x1 - Delta)) with F from the "
+        "regularised incomplete beta function in Arb balls (an upper bound at each point); "
+        f"pure DP: delta(eps) = 0 for eps >= eps0 = {e0}")
+    return Profile.from_source(src, name=f"Student-t noise (nu = {nu})",
+                               derivation=derivation, eps0=e0, sensitivity=d, nu=nu,
+                               scale=s)
+
+
 def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
                     timeout: float | None = None) -> Profile:
     r"""The exact privacy profile of :math:`f(D) + Z` with Student-t noise :math:`Z`
@@ -323,20 +449,24 @@ def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
     module notes for the derivation.
 
     Args:
-        nu: the degrees of freedom, a positive integer :math:`\le` :data:`MAX_NU`.
+        nu: the degrees of freedom: a positive integer :math:`\le` :data:`MAX_NU` (the
+            exact closed form), or another positive number (a numeric profile of proved
+            upper bounds, :class:`StudentSource`; scale and sensitivity numbers).
         scale: :math:`s > 0`, a number or a positive SymPy expression.
         sensitivity: :math:`\Delta > 0`, a number or a positive SymPy expression.
         timeout: budget in seconds of the symbolic step (and its numeric check).
 
     Returns:
-        A :class:`~symgdp.profile.Profile`, a ``Piecewise`` in :math:`\varepsilon` (0 from
-        :math:`\varepsilon_0 = (\nu+1)\operatorname{asinh}(\Delta/(2s\sqrt\nu))` on);
+        A :class:`~symgdp.profile.Profile`, for integer :math:`\nu` a ``Piecewise`` in
+        :math:`\varepsilon` (0 from :math:`\varepsilon_0 =
+        (\nu+1)\operatorname{asinh}(\Delta/(2s\sqrt\nu))` on);
         ``meta["derivation"]`` is a :class:`StudentDerivation`, ``meta["eps0"]`` the
         pure-DP level.
 
     Raises:
-        DomainError: :math:`\nu` not a positive integer (named) or above
-            :data:`MAX_NU`, a scale or sensitivity not positive.
+        DomainError: :math:`\nu` not positive or an integer above :data:`MAX_NU`
+            (named), a scale or sensitivity not positive, or not a number for
+            non-integer :math:`\nu`.
         ProfileError: the derived profile disagrees with the quadrature of its definition.
 
     Example:
@@ -349,9 +479,12 @@ def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
         >>> 0 < q(0.2) < q(0.1) < 1
         True
     """
-    n = _degrees(nu)
+    n = _degrees(nu, integer=False)
     s = _positive(scale, "the scale s")
     d = _positive(sensitivity, "the sensitivity Delta")
+    if not n.is_Integer:
+        return _numeric_route(n, s, d)
+    n = _degrees(n)
     expr, e0, check = run_bounded(_derive, int(n), s, d, timeout=timeout)
     x = sympy.Symbol("x", real=True)
     a = n * s ** 2

@@ -247,17 +247,59 @@ def test_unnormalised_is_refused_with_its_mass():
         symgdp.additive_noise(1 / (1 + X ** 2), sensitivity=1)
 
 
-def test_non_integer_nu_is_refused_by_name():
+@pytest.mark.parametrize("nu, s, shift", [(R(5, 2), 1, 1), (R(1, 2), R(7, 10), R(13, 10))])
+def test_non_integer_nu_is_certified_numerically(nu, s, shift):
+    # the ball route (regularised incomplete beta in Arb): each value is an upper bound,
+    # within 1e-20 of the 40-digit quadrature of the definition
+    from symgdp.noise.student import StudentSource
+
+    prof = student_t_noise(nu, scale=s, sensitivity=shift)
+    src = StudentSource(nu, sympy.sympify(s), sympy.sympify(shift))
+    e0 = float(prof.meta["eps0"])
+    p = t_density(nu, s)
+    for frac in (0.0, 0.4, 0.9, 0.999):
+        e = frac * e0
+        ref = quadrature_profile(p, e, shift, width=2 * float(s) * float(nu) ** 0.5)
+        with mpmath.workdps(60):
+            up = mpmath.mpf(src.delta_ball(e).str(70, radius=False))   # exact: its upper end
+            # the quadrature is good to about 40 digits
+            assert ref <= up * (1 + mpmath.mpf(10) ** -35)
+            assert up - ref <= mpmath.mpf(10) ** -20 * ref
+        assert prof(e) >= float(ref) * (1 - 1e-15)      # log_delta rounds up
+    assert prof(e0 * (1 + 1e-9)) == 0.0
+
+
+def test_integer_nu_ball_route_agrees_with_the_closed_form():
+    # two independent CDFs: A&S 26.7.3-4 (the exact profile) and Arb's incomplete beta
+    from symgdp.noise.student import StudentSource
+
+    for nu in (1, 2, 5):
+        prof = student_t_noise(nu, scale=R(3, 4), sensitivity=1)
+        src = StudentSource(sympy.Integer(nu), R(3, 4), sympy.Integer(1))
+        e0 = float(prof.meta["eps0"])
+        for frac in (0.0, 0.5, 0.99):
+            ball = src.delta_ball(frac * e0)
+            with mpmath.workdps(80):
+                exact = prof.mp(frac * e0, dps=80)
+                up = mpmath.mpf(ball.str(75, radius=False))   # exact: the upper end
+                assert exact <= up * (1 + mpmath.mpf(10) ** -70)
+                assert up - exact <= mpmath.mpf(10) ** -25 * exact
+
+
+def test_non_integer_nu_refusals_name_the_value():
     from sympy.stats import StudentT
 
+    # certified numerically: the sensitivity must be a number
     with pytest.raises(ProfileError, match="nu = 5/2"):
-        symgdp.additive_noise(StudentT("Z", R(5, 2)), sensitivity=1)
-    with pytest.raises(DomainError, match="nu = 5/2"):
-        student_t_noise(2.5)
+        symgdp.additive_noise(StudentT("Z", R(5, 2)))
+    prof = symgdp.additive_noise(StudentT("Z", R(5, 2)), sensitivity=1)
+    assert prof.meta["nu"] == R(5, 2) and prof.source is not None
     with pytest.raises(DomainError, match="scale"):
         student_t_noise(1, scale=-1)
     with pytest.raises(DomainError, match="nu <= 40"):
         student_t_noise(41)
+    with pytest.raises(DomainError, match="positive number"):
+        student_t_noise(-2)
 
 
 def test_report_shows_the_steps():
