@@ -17,6 +17,9 @@ Rooms:
   sums have one, else a certified ball summation (:func:`discrete_noise`);
 * :mod:`~symgdp.noise.gengauss` -- generalized Gaussian noise :math:`e^{-|x/\sigma|^k}`,
   whose threshold has no closed form: certified in balls (:func:`generalized_gaussian`);
+* :mod:`~symgdp.noise.student` -- Student-t and Cauchy noise, not log-concave but with
+  level sets that are intervals in closed form: the exact pure-DP profile for integer
+  degrees of freedom (:func:`student_t_noise`);
 * :mod:`~symgdp.noise.staircase` -- Geng & Viswanath's staircase noise, piecewise constant
   and not log-concave: its exact pure-DP profile from the masses of its three loss values
   (``symgdp.noise.staircase.staircase``; not re-exported here, where the name would hide
@@ -26,7 +29,7 @@ Rooms:
 
 Exports :func:`additive_noise` (also ``symgdp.additive_noise``), :class:`Derivation`,
 :func:`read_density`, :class:`Density`, :func:`privacy_loss`, :func:`discrete_noise`,
-:func:`read_pmf` and :func:`generalized_gaussian`.
+:func:`read_pmf`, :func:`generalized_gaussian` and :func:`student_t_noise`.
 """
 
 from symgdp.noise.additive import Derivation, additive_noise
@@ -34,6 +37,8 @@ from symgdp.noise.density import Density, read_density
 from symgdp.noise.discrete import discrete_noise, read_pmf
 from symgdp.noise.gengauss import generalized_gaussian
 from symgdp.noise.loss import privacy_loss
+from symgdp.noise.student import student_t_noise
 
 __all__ = ["Density", "Derivation", "additive_noise", "discrete_noise",
-           "generalized_gaussian", "privacy_loss", "read_density", "read_pmf"]
+           "generalized_gaussian", "privacy_loss", "read_density", "read_pmf",
+           "student_t_noise"]

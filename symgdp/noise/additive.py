@@ -35,7 +35,12 @@ a function of :math:`T` (Dong, Roth & Su 2021, Prop. 2.12), is largest at
 directions.  The guarantee holds for whichever neighbouring relation (add/remove or
 replace-one) :math:`\Delta` is the sensitivity under.
 
-Noise that is not proved log-concave (Cauchy, Student-t) is refused with the reason
+Student-t noise :math:`c\,(A + Bx^2)^{-k}` (Cauchy at :math:`k = 1`) is not log-concave,
+but its level sets are intervals in closed form: it is recognised (under the time budget)
+and derived by :func:`symgdp.noise.student.student_t_noise` (exactly for integer degrees
+of freedom :math:`\nu = 2k - 1`; other :math:`\nu` certified numerically, with a numeric
+sensitivity).  Other noise that is
+not proved log-concave is refused with the reason
 (:class:`~symgdp.errors.ProfileError`), as is multivariate noise: not derived yet.  A
 density written with ``floor`` (a step function) is refused at once, naming the staircase
 route :func:`symgdp.noise.staircase.staircase` (Geng & Viswanath's piecewise-constant
@@ -69,6 +74,7 @@ from symgdp.noise.check import crosscheck
 from symgdp.noise.density import (
     Density,
     _from_expression,
+    _from_random_variable,
     aligned_rows,
     read_density,
     tex_text,
@@ -76,6 +82,7 @@ from symgdp.noise.density import (
 from symgdp.noise.discrete import discrete_noise
 from symgdp.noise.gengauss import generalized_gaussian, match_generalized_gaussian
 from symgdp.noise.loss import Loss, privacy_loss
+from symgdp.noise.student import match_student_t, student_t_noise
 from symgdp.noise.vector import NORMS, reduce_vector_gaussian
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import resolve_timeout, run_bounded
@@ -329,6 +336,37 @@ def _generalized_gaussian(noise: Any, variable: Any, shift: Any,
     return generalized_gaussian(shape[0], scale=shape[1], sensitivity=shift)
 
 
+def _student_t(noise: Any, variable: Any, shift: sympy.Expr,
+               timeout: float | None = None) -> Profile | None:
+    r"""The exact profile of Student-t (and Cauchy) noise :math:`c\,(A + Bx^2)^{-k}`,
+    whose loss is not monotone but whose level sets are intervals in closed form
+    (:func:`symgdp.noise.student.student_t_noise`); ``None`` for other noise, and for a
+    density of that form whose mass is not proved 1 (:func:`read_density` then refuses it,
+    naming the mass)."""
+    from sympy.stats.rv import RandomSymbol
+
+    try:
+        if isinstance(noise, RandomSymbol):
+            expr, x, _ = _from_random_variable(noise, variable)
+        else:
+            expr, x, _ = _from_expression(noise, variable)
+    except SymgdpError:
+        return None  # read_density reports it
+    try:  # SymPy's simplify of the mass, under the budget as every symbolic step
+        shape = run_bounded(match_student_t, expr, x, timeout=timeout)
+    except AnalysisTimeout:
+        return None  # not recognised in time: the symbolic route reads it, and says so
+    if shape is None:
+        return None
+    nu, scale, mass = shape
+    if mass != 1:
+        return None
+    try:
+        return student_t_noise(nu, scale=scale, sensitivity=shift, timeout=timeout)
+    except DomainError as exc:  # nu not derived (not an integer, or too large): named
+        raise ProfileError(f"{expr} is Student-t noise: {exc}") from exc
+
+
 def _refuse_steps(noise: Any, variable: Any) -> None:
     r"""Refuse at once a density written with ``floor``, ``ceiling`` or ``frac`` (constant
     on infinitely many pieces: not read here, and SymPy's checks of it only run out of
@@ -437,6 +475,10 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         _generalized_gaussian(noise, variable, values.get(shift), timeout)
     if shaped is not None:
         return shaped
+    student = None if reduced is not None else \
+        _student_t(noise, variable, shift.xreplace(values), timeout)
+    if student is not None:
+        return student
     _refuse_steps(noise, variable)
     t0 = time.perf_counter()
     density = read_density(noise, variable, timeout=timeout)

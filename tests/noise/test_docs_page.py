@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_noise_page_runs(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "noise.md").read_text(encoding="utf-8")
     code = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(code) == 6
+    assert len(code) == 7
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
     out = io.StringIO()
@@ -65,3 +65,14 @@ def test_the_noise_page_runs(tmp_path, monkeypatch):
         assert abs(ds - (1 - math.exp(-e0 / 2) / 2) * (1 - math.exp(-e0))) < 1e-6
         assert abs(dl - (1 - math.exp(-e0 / 2))) < 1e-6
         assert lu < sl <= su
+    # section 8: Student-t noise, eps0 = (nu + 1) asinh(1/(2 sqrt(nu))) and, for the
+    # Cauchy, delta(0) = P(|Z| < 1/2) = 2 atan(1/2)/pi (by hand); the bracket holds
+    # G(0) = 2 Phi^-1((1 + delta(0))/2) <= mu, on the whole line
+    heavy = re.findall(r"nu = (\d+): eps0 = ([\d.]+), delta\(0\) = ([\d.]+), ([\d.]+) <= "
+                       r"mu <= ([\d.]+) \(whole line: True\)", printed)
+    assert [int(r[0]) for r in heavy] == [1, 3, 5]
+    for nu, e0, d0, lo, up in heavy:
+        assert abs(float(e0) - (int(nu) + 1) * math.asinh(1 / (2 * math.sqrt(int(nu))))) < 1e-6
+        g0 = 2 * math.sqrt(2) * float(mpmath.erfinv(float(d0)))
+        assert float(lo) <= float(up) and float(up) >= g0 - 1e-4
+    assert abs(float(heavy[0][2]) - 2 * math.atan(0.5) / math.pi) < 1e-6

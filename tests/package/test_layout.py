@@ -101,7 +101,7 @@ LAYERS: list[tuple[str, ...]] = [
     # additive noise: a density in, a derived profile out
     ("noise.density",),
     ("noise.loss", "noise.check"),
-    ("noise.discrete", "noise.gengauss", "noise.vector"),
+    ("noise.discrete", "noise.gengauss", "noise.vector", "noise.student"),
     ("noise.additive", "noise.staircase"),
     ("noise",),
     # DP-SGD: Taylor-block tails, the engine, the bracket, the accountant
