@@ -332,7 +332,8 @@ def _components(e: sympy.Expr, var: sympy.Symbol) -> list[tuple[sympy.Expr, symp
         # vanishing at w = 2 would drop the e^{-2 eps^2} term too)
         while items:
             c0 = items[0][1]
-            same, rest = [], []
+            same: list[tuple] = []
+            rest: list[tuple] = []
             for gi, c in items:
                 ratio = sympy.cancel(c / c0)
                 (same if not ratio.free_symbols else rest).append((gi, ratio, c))
