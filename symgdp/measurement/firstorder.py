@@ -373,6 +373,10 @@ class _MonotoneTest(_SeriesTest):
         return tau, add
 
     def _rise(self, x: float, y: float) -> tuple[float, float] | None:
+        if getattr(self, "monotone_by", None):
+            # the profile is the exact hockey-stick divergence of a pair (a theorem of the
+            # route that derived it, for this very expression): non-increasing in eps
+            return 0.0, 0.0
         if self._series_state and self._series_nonincreasing(x, y):
             return 0.0, 0.0
         if self._structure is not None:
@@ -508,6 +512,12 @@ class FirstOrder(_MonotoneTest):
             down_balls = [lambdify_arb(c, var)(0) for c in downs]
         self._setup(compiled, pvals, tuple(sorted(float(c) for c in points + downs)),
                     down_balls, [lambdify_arb(j, var) for j in jumps])
+        #: why the profile is non-increasing without a ball proof: a derivation route's
+        #: ``meta["hockey_stick"] = (expr, reason)`` for exactly this expression (an
+        #: exact H_{e^eps}(P || Q) is non-increasing in eps); else None
+        claim = getattr(profile, "meta", {}).get("hockey_stick")
+        self.monotone_by = claim[1] if (isinstance(claim, tuple) and len(claim) == 2
+                                        and claim[0] == profile.expr) else None
 
     @classmethod
     def from_balls(cls, f: Any, d1: Any, l1: Any, l2: Any, *, parts: Any = None,

@@ -498,15 +498,18 @@ def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
         profile=expr, eps0=e0,
         verdict=(f"pure DP: L <= {e0}, so delta(eps) = 0 for eps >= {e0} (eps0-DP with "
                  f"eps0 = {e0}); a pure-DP mechanism is mu-GDP for a finite mu (tail "
-                 "limit 0). Measure it with method='staircase' (CLI --method staircase): "
-                 "near eps0 the profile is a difference of nearly equal terms, which the "
-                 "default first-order search does not enclose tightly enough to finish"),
+                 "limit 0)"),
         check=check)
     name = "Cauchy noise" if n == 1 else f"Student-t noise (nu = {n})"
     return Profile(expr, name=name,
                    reference="derived in symgdp.noise.student (closed-form level sets, "
                              "Abramowitz & Stegun 26.7.3-4)",
-                   derivation=derivation, eps0=e0, sensitivity=d, nu=n, scale=s)
+                   derivation=derivation, eps0=e0, sensitivity=d, nu=n, scale=s,
+                   # the exact hockey-stick divergence of the pair: non-increasing in eps
+                   # (the measurement needs no ball proof of it near eps0, where the
+                   # difference of nearly equal terms defeats one)
+                   hockey_stick=(expr, "the exact profile of Student-t noise (a "
+                                       "hockey-stick divergence, non-increasing in eps)"))
 
 
 @dataclass(frozen=True)

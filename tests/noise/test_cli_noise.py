@@ -89,8 +89,8 @@ def test_analyze_integer_noise_bad_input(argv, why):
 
 def test_analyze_noise_cauchy():
     # the Cauchy density goes to the Student-t route (symgdp.noise.student), end to end;
-    # the default first-order search does not finish near eps0 on this profile (see the
-    # module notes), the published staircase algorithm certifies it
+    # measured here with the published staircase algorithm (test_student measures it with
+    # the default search)
     import mpmath
 
     code, out, err = run("analyze", "--noise", "1/(pi*(1+x**2))", "--set", "Delta=1",
