@@ -86,7 +86,7 @@ def _cases() -> list[tuple[str, Callable[[], Any], dict, Any]]:
         ("generalized Gaussian exp(-|x|^1.5) (Delta = 1)",
          lambda: generalized_gaussian(1.5, sensitivity=1), {}, None),
         ("staircase, eps0 = 1, gamma optimal",
-         lambda: staircase(1.0, optimal_gamma(1.0)), {}, None),
+         lambda: staircase(1.0, float(optimal_gamma(1.0))), {}, None),
         ("Cauchy 1/(pi (1 + x^2)) (Delta = 1)",
          lambda: symgdp.additive_noise(1 / (sympy.pi * (1 + x**2)), sensitivity=1,
                                        variable=x), {}, None),
