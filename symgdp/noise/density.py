@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import pairwise
@@ -44,7 +45,7 @@ import sympy
 from symgdp.errors import DomainError, ProfileError
 from symgdp.symbolic.budget import run_bounded
 
-__all__ = ["Density", "Piece", "read_density"]
+__all__ = ["Density", "Piece", "read_density", "exact_number", "positive_number"]
 
 _OO = sympy.oo
 
@@ -390,3 +391,38 @@ def log_delta_each(delta_ball: Callable[[float], Any], x: Any, prec: int = 256) 
             up = arb(b.upper())
             out.flat[i] = -np.inf if up <= 0 else min(float_above(up.log()), 0.0)
     return float(out[0]) if np.ndim(x) == 0 else out
+
+
+def exact_number(value: Any, what: str) -> sympy.Expr:
+    """``value`` as a SymPy expression (a float as the binary number it stores, exactly);
+    ``what`` names it in the error.
+
+    Example:
+        >>> exact_number(0.5, "q")
+        1/2
+    """
+    if isinstance(value, bool):
+        raise DomainError(f"{what} must be a number, got {value!r}")
+    try:
+        if isinstance(value, float):
+            if not math.isfinite(value):
+                raise DomainError(f"{what} must be finite, got {value!r}")
+            return sympy.Rational(value)
+        return sympy.sympify(value, strict=True)
+    except (sympy.SympifyError, TypeError) as exc:
+        raise DomainError(f"{what} must be a number or a SymPy expression, got "
+                          f"{value!r}") from exc
+
+
+def positive_number(value: Any, what: str, example: str = "s") -> sympy.Expr:
+    """:func:`exact_number`, checked positive and finite (a symbol must be declared
+    positive; ``example`` is the symbol name the error suggests)."""
+    v = exact_number(value, what)
+    if v.is_number:
+        if not (v.is_real and v.is_finite and v > 0):
+            raise DomainError(f"{what} must be a positive finite number, got {value!r}")
+        return v
+    if v.is_positive is not True or v.is_finite is False:
+        raise DomainError(f"{what} = {v} is not proved positive: declare its symbols "
+                          f"positive, e.g. sympy.Symbol({example!r}, positive=True)")
+    return v

@@ -93,7 +93,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -103,7 +102,13 @@ from flint import arb, ctx
 
 from symgdp.errors import DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
-from symgdp.noise.density import aligned_rows, log_delta_each, tex_text
+from symgdp.noise.density import (
+    aligned_rows,
+    exact_number,
+    log_delta_each,
+    positive_number,
+    tex_text,
+)
 from symgdp.numerics.balls import to_arb
 from symgdp.profile import Profile
 from symgdp.symbolic.budget import run_bounded
@@ -121,30 +126,11 @@ RELATION = ("neighbours D ~ D' with |f(D) - f(D')| <= Delta, under whichever rel
 
 
 def _exact(value: Any, what: str) -> sympy.Expr:
-    """``value`` as a SymPy expression (a float as the binary number it stores, exactly)."""
-    if isinstance(value, bool):
-        raise DomainError(f"{what} must be a number, got {value!r}")
-    try:
-        if isinstance(value, float):
-            if not math.isfinite(value):
-                raise DomainError(f"{what} must be finite, got {value!r}")
-            return sympy.Rational(value)
-        return sympy.sympify(value, strict=True)
-    except (sympy.SympifyError, TypeError) as exc:
-        raise DomainError(f"{what} must be a number or a SymPy expression, got "
-                          f"{value!r}") from exc
+    return exact_number(value, what)
 
 
 def _positive(value: Any, what: str) -> sympy.Expr:
-    v = _exact(value, what)
-    if v.is_number:
-        if not (v.is_real and v.is_finite and v > 0):
-            raise DomainError(f"{what} must be a positive finite number, got {value!r}")
-        return v
-    if v.is_positive is not True or v.is_finite is False:
-        raise DomainError(f"{what} = {v} is not proved positive: declare its symbols "
-                          "positive, e.g. sympy.Symbol('s', positive=True)")
-    return v
+    return positive_number(value, what, "s")
 
 
 def _degrees(value: Any, integer: bool = True) -> sympy.Expr:
