@@ -88,7 +88,7 @@ def test_profile_against_a_2d_quadrature_at_the_worst_shift():
             lambda y, x: max(0.0, p(x, y, 0.0) - np.exp(eps) * p(x, y, shift)),
             -9, 9, -9, 9, epsabs=1e-11, epsrel=1e-9)[0]
 
-    for eps in (0.2, 1.0):
+    for eps in (0.7,):
         ref = hockey(eps, v)
         assert abs(prof(eps) - ref) <= 1e-7 * ref + 1e-10
         # a shift of the same l2 length along an eigenvector of the smaller eigenvalue is
