@@ -101,16 +101,8 @@ RELATION = ("neighbours D ~ D' with |f(D) - f(D')| <= Delta, under whichever rel
             "|s| <= Delta proved no worse than Delta)")
 
 
-def _exact(value: Any, what: str) -> sympy.Expr:
-    return exact_number(value, what)
-
-
-def _positive(value: Any, what: str) -> sympy.Expr:
-    return positive_number(value, what, "epsilon_0")
-
-
 def _gamma(value: Any) -> sympy.Expr:
-    v = _exact(value, "gamma")
+    v = exact_number(value, "gamma")
     if not v.is_number:
         raise DomainError(f"gamma = {v} must be a number in [0, 1] (a symbol's range "
                           "cannot be declared, and the profile depends on min(gamma, "
@@ -134,7 +126,7 @@ def optimal_gamma(eps0: Any) -> sympy.Expr:
         >>> optimal_gamma(2)
         1/(1 + E)
     """
-    return 1 / (1 + sympy.exp(_positive(eps0, "eps0") / 2))
+    return 1 / (1 + sympy.exp(positive_number(eps0, "eps0", "epsilon_0") / 2))
 
 
 def _masses(eps0: sympy.Expr, gamma: sympy.Expr) -> tuple[list, bool]:
@@ -255,9 +247,9 @@ def staircase(eps0: Any, gamma: Any, sensitivity: Any = 1, *,
         >>> p(1.0)
         0.0
     """
-    e0 = _positive(eps0, "eps0")
+    e0 = positive_number(eps0, "eps0", "epsilon_0")
     g = _gamma(gamma)
-    delta = _positive(sensitivity, "the sensitivity")
+    delta = positive_number(sensitivity, "the sensitivity", "Delta")
     groups, unit, expr, sup = run_bounded(_derive, e0, g, timeout=timeout)
     if not unit:
         raise ProfileError(f"the masses of the loss values were not proved to sum to 1 "

@@ -125,18 +125,10 @@ RELATION = ("neighbours D ~ D' with |f(D) - f(D')| <= Delta, under whichever rel
             "|t| <= Delta proved no worse than Delta)")
 
 
-def _exact(value: Any, what: str) -> sympy.Expr:
-    return exact_number(value, what)
-
-
-def _positive(value: Any, what: str) -> sympy.Expr:
-    return positive_number(value, what, "s")
-
-
 def _degrees(value: Any, integer: bool = True) -> sympy.Expr:
     """nu as a SymPy number (an Integer in [1, MAX_NU] unless ``integer`` is False);
     DomainError naming it otherwise."""
-    v = _exact(value, "the degrees of freedom nu")
+    v = exact_number(value, "the degrees of freedom nu")
     if not v.is_number or not (v.is_real and v.is_finite and v > 0):
         raise DomainError(f"the degrees of freedom nu must be a positive number, got "
                           f"{value!r}")
@@ -466,8 +458,8 @@ def student_t_noise(nu: Any, scale: Any = 1, sensitivity: Any = 1, *,
         True
     """
     n = _degrees(nu, integer=False)
-    s = _positive(scale, "the scale s")
-    d = _positive(sensitivity, "the sensitivity Delta")
+    s = positive_number(scale, "the scale s", "s")
+    d = positive_number(sensitivity, "the sensitivity Delta", "Delta")
     if not n.is_Integer:
         return _numeric_route(n, s, d)
     n = _degrees(n)
