@@ -205,6 +205,10 @@ class DPSGDResult:
             :class:`~symgdp.training.closed_form.GaussianSource`), ``composed`` is ``None``
             and ``pld_floor``, ``floor_discretization`` are ``nan`` (no PLD, no grid;
             ``discretization`` is the one given, unused).  See :attr:`certification`.
+        amplification: for ``random_allocation`` under add/remove, the amplified bound's
+            source in words when it lowered ``mu_upper`` (then ``profile`` is the smaller
+            of the two upper profiles, measured on the head:
+            :mod:`symgdp.training.allocation_upper`), else ``""``.
         seconds: wall time.
     """
 
@@ -241,6 +245,7 @@ class DPSGDResult:
     composed: Any = field(default=None, compare=False, repr=False)
     closed_form: bool = False
     floor_profile: Any = field(default=None, compare=False, repr=False)
+    amplification: str = ""
     seconds: float = field(default=math.nan, compare=False)
 
     @property
@@ -370,7 +375,8 @@ class DPSGDResult:
         disc = self.discretization if discretization is None else float(discretization)
         if not (math.isfinite(disc) and 0 < disc <= 1):
             raise DomainError(f"discretization must lie in (0, 1], got {discretization!r}")
-        if (discretization is None and self.composed is not None) or self.closed_form:
+        if (discretization is None and (self.composed is not None or self.amplification)) \
+                or self.closed_form:
             # (a closed form has no grid: a valid discretization is not used)
             return band(_Bracketed(self.profile, self.delta_lower), alpha, **kw)
         if len(self.schedule) != 1 or self.neighbouring != "add_remove" \
@@ -394,7 +400,7 @@ class DPSGDResult:
             "steps", "mu_lower", "surrogate_lower", "mu_clt", "mu_rdp", "delta", "eps_pld",
             "eps_rdp", "eps_clt", "discretization", "floor_discretization", "grid_rule",
             "eps_certified", "pld_floor", "sampling", "tight", "assumption",
-            "examples_per_user", "closed_form", "seconds")}
+            "examples_per_user", "closed_form", "amplification", "seconds")}
         out["schedule"] = [list(p) for p in self.schedule]
         out["sampling_params"] = dict(self.sampling_params or {})
         return out
@@ -639,6 +645,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                            plan is not None and plan.symmetrise)
         out = dataclasses.replace(out, grid_rule="automatic: no grid (closed form)"
                                   if any(auto) else "given")
+        if plan is not None and plan.sampling == "random_allocation" and rel == "add_remove":
+            out = _amplified(out, plan, fp, d, tol_)
     else:
         out = _engine_result(phases, rel, k, weights, plan, fp, d, tol_, disc, floor,
                              floor_discretization, compare, rdp_only, auto)
@@ -660,6 +668,31 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         out = dataclasses.replace(out, mu_floor=fl, floor_discretization=fg,
                                   floor_profile=fprof, assumption=out.assumption + note)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
+
+
+def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float
+               ) -> DPSGDResult:
+    """Random allocation under add/remove: the smaller of the bound without amplification
+    (``out``, the Gaussian composition) and the amplified one
+    (:mod:`symgdp.training.allocation_upper`), measured on the head; ``out`` itself when
+    the amplification does not lower mu (then its statement holds on the whole line)."""
+    from symgdp.pld.head import head_measure
+    from symgdp.training.allocation_upper import THEOREM, allocation_upper
+    from symgdp.training.upper import Smaller
+
+    per, epochs = int(plan.params["steps"]), plan.phases[0][2]
+    if per < 2:  # one step per epoch: the Gaussian itself
+        return out
+    amp = allocation_upper(plan.sigma, per, epochs, fp)
+    upper = Smaller(out.profile, amp.profile, name="random allocation: min(Gaussian without "
+                    "amplification, amplified certified PLD)")
+    m, fail = head_measure(upper, fp, tol)
+    if not m.upper < out.mu_upper:
+        return out
+    return dataclasses.replace(
+        out, mu_upper=m.upper, eps_h=m.eps_h, failure_prob=fail, surrogate_lower=m.lower,
+        discretization=amp.disc, eps_certified=_eps_for_delta(upper, d), measurement=m,
+        profile=upper, closed_form=False, amplification=THEOREM)
 
 
 def _rdp_curve(phases: Any) -> tuple[Any, Any]:

@@ -59,10 +59,13 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   same proved bound without amplification (the record's step gains or loses it: joint
   convexity of the hockey-stick divergence over the step it lands in, then adaptive
   composition), :math:`\sqrt{E}/\sigma` (add/remove) or :math:`2\sqrt{E}/\sigma`
-  (replace-one).  Feldman & Shenfeld 2025 (arXiv:2502.08202, their main theorem) prove that
-  random allocation is dominated by Poisson subsampling with rate :math:`(1 + o(1))/t`;
-  their explicit lower-order terms are not certified here, so the Poisson number with rate
-  :math:`1/t` is shown beside it as ``poisson_reference`` and is **not a bound**.
+  (replace-one).  Under add/remove :func:`symgdp.dpsgd` takes the smaller of this and the
+  **amplified** bound of :mod:`symgdp.training.allocation_upper`: the dominating pair of one
+  epoch (Chua et al. 2025, balls-and-bins; Feldman & Shenfeld 2025, arXiv:2502.08202), proved
+  there, with the law of its likelihood ratio certified by mean-preserving spreads and
+  composed over the epochs in exact integers.  Under replace-one no amplified pair is proved
+  here: the bound stays without amplification.  The Poisson number with rate :math:`1/t` is
+  shown beside it as ``poisson_reference`` and is **not a bound**.
   ``mu_floor`` is the certified max-statistic lower bound (Chua, Ghazi, Kamath et al. 2024;
   :mod:`symgdp.training.allocation_floor`) of the attained pair with sensitivity 1 (under
   replace-one too: the record replaced by one whose gradient is 0; loose there by up to a
@@ -120,7 +123,7 @@ _TEXT = {
                "Gaussian)",
     "random_allocation": "random allocation (each record in exactly one step per epoch): "
                          "proved bound without amplification (each epoch one use of the "
-                         "Gaussian); Feldman & Shenfeld 2025's amplification not certified",
+                         "Gaussian)",
     "truncated_poisson": "Poisson sampling truncated to a maximum batch size: the Poisson "
                          "profile plus T p (1 + e^eps), p the probability of truncation",
 }
@@ -384,6 +387,12 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
             per = _int("steps", steps)
             rate = 1.0 / per
             pair = (per, 1.0)  # under replace-one: the record replaced by a zero gradient
+            if rel == "add_remove" and per > 1:
+                text = ("random allocation (each record in exactly one step per epoch): "
+                        "proved bound, the smaller of the bound without amplification (each "
+                        "epoch one use of the Gaussian) and the amplified one (the pair of one "
+                        "epoch, Chua et al. 2025 and Feldman & Shenfeld 2025, its likelihood "
+                        "ratio's law certified: symgdp.training.allocation_upper)")
             text += "; floor: " + _FLOOR + (" (sensitivity 1: loose under replace-one)"
                                             if rel == "replace_one" else "")
         e = _int("epochs", 1 if epochs is None else epochs)

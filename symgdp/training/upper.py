@@ -11,7 +11,7 @@ import numpy as np
 
 from symgdp.numerics.rounding import exp_up
 
-__all__ = ["UpperProfile", "RDPOnly", "Bracketed"]
+__all__ = ["UpperProfile", "RDPOnly", "Bracketed", "Smaller"]
 
 
 class UpperProfile:
@@ -84,3 +84,28 @@ class Bracketed:
             out = np.log(np.asarray(self._lower_delta(eps), dtype=np.float64)) \
                 * (1.0 + 2.0**-50)
         return float(np.ravel(out)[0]) if np.ndim(eps) == 0 else out
+
+
+class Smaller:
+    """The smaller of two proved upper profiles (each a valid bound, so their minimum is
+    one), as a vectorised log delta: e.g. random allocation's bound without amplification
+    and its amplified one (:mod:`symgdp.training.allocation_upper`)."""
+
+    proved_values = True
+
+    def __init__(self, first: Any, second: Any, name: str = "") -> None:
+        self.first, self.second = first, second
+        self.name = name or f"min({getattr(first, 'name', 'first')}, " \
+            f"{getattr(second, 'name', 'second')})"
+
+    def log_delta(self, eps: Any) -> Any:
+        x = np.asarray(eps, dtype=np.float64)
+        out = np.minimum(np.asarray(self.first.log_delta(x), dtype=np.float64),
+                         np.asarray(self.second.log_delta(x), dtype=np.float64))
+        return float(out) if np.ndim(eps) == 0 else out
+
+    def __call__(self, eps: Any) -> Any:
+        return exp_up(self.log_delta(eps))
+
+    def _mp_log(self, e: float) -> float:
+        return float(self.log_delta(float(e)))

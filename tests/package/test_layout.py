@@ -109,7 +109,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.closed_form",),                      # q = 1 and Gaussian compositions: exact
     ("training.engine",),
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
-    ("training.allocation_floor",),                 # max-statistic floor (shuffle, allocation)
+    ("training.allocation_floor",                   # max-statistic floor (shuffle, allocation)
+     "training.allocation_upper"),                  # random allocation, amplified (certified)
     ("training.grids", "training.comparison"),      # automatic grid and tol; dp_accounting beside
     ("training.sampling", "training.symmetrised", "training.statement",  # sampling
      "training.upper"),                             # the result's numeric profiles
