@@ -16,7 +16,8 @@ lists, as tensorflow/privacy's privacy statement does, the same training run und
   lower bound of Chua, Ghazi, Kamath et al. 2024 as the floor,
   :mod:`symgdp.training.allocation_floor`);
 * random allocation, each record in exactly one of the :math:`\lceil n/b\rceil` steps of
-  an epoch (the same proved bound and floor).
+  an epoch (the same floor; under add/remove the amplified upper bound of
+  :mod:`symgdp.training.allocation_upper`).
 
 Every number is certified (a proved upper bound; where a bracket is shown it contains the
 mechanism's own :math:`\mu`); a scheme whose relation has no analysis says so on its line.
@@ -58,10 +59,13 @@ def _mu_text(r: Any) -> str:
         lo, up = format_bracket(r.mu_floor, r.mu_upper)
         if r.tight:
             return f"mu in [{lo}, {up}]"
-        # shuffle, random allocation: the bound without amplification and Chua et al.'s
-        # certified max-statistic floor (symgdp.training.allocation_floor)
-        return (f"mu in [{lo}, {up}] (a proved bracket, not tight: upper without "
-                "amplification, floor the max-statistic lower bound of Chua et al. 2024)")
+        # shuffle, random allocation: the bound without amplification (or the amplified
+        # one, allocation_upper) and Chua et al.'s certified max-statistic floor
+        # (symgdp.training.allocation_floor)
+        upper = ("upper amplified (the pair of one epoch, certified)"
+                 if getattr(r, "amplification", "") else "upper without amplification")
+        return (f"mu in [{lo}, {up}] (a proved bracket, not tight: {upper}, floor the "
+                "max-statistic lower bound of Chua et al. 2024)")
     return f"mu <= {format_upper(r.mu_upper)} (a proved bound, not tight)"
 
 
@@ -99,7 +103,8 @@ def line_for(r: Any) -> str:
                 "epoch, no amplification")
     elif r.sampling == "random_allocation":
         what = (f"random allocation, each record in one of {p.get('steps')} steps per "
-                f"epoch, {p.get('epochs', 1)} epochs, no amplification")
+                f"epoch, {p.get('epochs', 1)} epochs, "
+                + ("amplified" if getattr(r, "amplification", "") else "no amplification"))
     else:
         what = (f"Poisson sampling (q = {r.q:.6g}) truncated to {p.get('max_batch_size')} "
                 f"records, T = {r.steps} steps")
