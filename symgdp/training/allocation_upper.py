@@ -94,7 +94,8 @@ import numpy as np
 
 from symgdp.errors import DomainError
 
-__all__ = ["EpochLaw", "epoch_law", "allocation_upper", "allocation_grid", "THEOREM"]
+__all__ = ["EpochLaw", "epoch_law", "allocation_upper", "allocation_grid", "grid_top",
+           "plan_blocks", "grid_power", "THEOREM"]
 
 #: where the pair comes from, in words
 THEOREM = ("amplified: the dominating pair of one epoch of random allocation (Chua et al. 2025, "
@@ -142,7 +143,7 @@ def _up(x: float, k: int = 1) -> float:
     return x
 
 
-def _grid_power(t: int, k: int) -> int:
+def grid_power(t: int, k: int) -> int:
     """log2 of how much coarser than the final grid the grid of a block of k steps is."""
     return max(0, min(_COARSEST, int(math.floor(0.5 * math.log2(t / k))))) if k < t else 0
 
@@ -378,7 +379,7 @@ def _combine(a: _Block, b: _Block, sigma: float, disc: float, p_out: int) -> _Bl
     return _Block(k, r_out, lo, out, zero, rho, _up(res, 2))
 
 
-def _plan(t: int) -> list[int]:
+def plan_blocks(t: int) -> list[int]:
     """The block sizes to build, smallest first: k from t by halving."""
     sizes = {t}
     frontier = [t]
@@ -390,6 +391,18 @@ def _plan(t: int) -> list[int]:
                     sizes.add(c)
                     frontier.append(c)
     return sorted(sizes)
+
+
+def grid_top(sigma: float, t: int, disc: float, tail: float) -> int:
+    r"""The top grid index (units :math:`\Delta`, a multiple of :math:`2^6`) of one step's
+    :math:`X`: :math:`x_{max} = e^{top\,\Delta}`, i.e. :math:`y_{max} = \sigma^2 top\,\Delta
+    + 1/2`, with the :math:`P`-mass of some coordinate above :math:`y_{max}` at most
+    about ``tail``."""
+    from scipy.special import ndtri
+
+    z = float(-ndtri(tail / (2.0 * t)))
+    unit = disc * (1 << _COARSEST)
+    return (1 << _COARSEST) * math.ceil(((1.0 + sigma * z) - 0.5) / (sigma * sigma) / unit)
 
 
 def allocation_grid(sigma: float, t: int) -> float:
@@ -413,25 +426,21 @@ def epoch_law(sigma: float, t: int, disc: float, tail: float = 1e-18) -> EpochLa
         True
     """
     import flint
-    from scipy.special import ndtri
 
     s, t = float(sigma), int(t)
     if not (math.isfinite(s) and s > 0):
         raise DomainError(f"sigma must be finite and > 0, got {sigma!r}")
     if t < 2:
         raise DomainError(f"random allocation needs at least 2 steps per epoch, got {t!r}")
-    # y_max: P-mass of some coordinate above it at most about tail (t coordinates)
-    z = float(-ndtri(tail / (2.0 * t)))
-    unit = disc * (1 << _COARSEST)
-    top = (1 << _COARSEST) * math.ceil(((1.0 + s * z) - 0.5) / (s * s) / unit)
+    top = grid_top(s, t, disc, tail)
     y_max_num = top  # y_max = sigma^2 top disc + 1/2 (exact in balls)
-    plan = _plan(t)
+    plan = plan_blocks(t)
     blocks: dict[int, _Block] = {}
     for k in plan:
         if k == 1:
-            blocks[1] = _first_block(s, t, disc, y_max_num, _grid_power(t, 1))
+            blocks[1] = _first_block(s, t, disc, y_max_num, grid_power(t, 1))
             continue
-        blocks[k] = _combine(blocks[k // 2], blocks[k - k // 2], s, disc, _grid_power(t, k))
+        blocks[k] = _combine(blocks[k // 2], blocks[k - k // 2], s, disc, grid_power(t, k))
     fin = blocks[t]
     if fin.r != 1:
         raise DomainError("internal: the epoch's block must be on the final grid")

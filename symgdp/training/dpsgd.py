@@ -312,9 +312,9 @@ class DPSGDResult:
     def delta_lower(self, eps: Any) -> Any:
         r"""A proven lower bound on DP-SGD's true :math:`\delta(\varepsilon)` (the floor
         theorem, or :math:`\delta_{\texttt{mu\_floor}}` for the closed form); vectorised."""
+        if self.floor_profile is not None:  # allocation_floor, allocation_tight
+            return self.floor_profile.delta_lower(eps)
         if not self.tight:
-            if self.floor_profile is not None:  # the max-statistic pair (allocation_floor)
-                return self.floor_profile.delta_lower(eps)
             raise DomainError(f"sampling={self.sampling!r}: the result is a proved upper "
                               "bound only; no lower bound on the mechanism's profile")
         if self.closed_form:
@@ -663,11 +663,37 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
         from symgdp.training.allocation_floor import scheme_floor
 
         fl, fg, fprof, note = scheme_floor(plan, out.eps_h, floor_discretization)
+        if out.amplification:  # random allocation: the floor of the attained pair itself
+            fl, fprof, pair_note = _pair_floor(out, plan, fp, fl, fprof)
+            # the upper end is the attained pair's own profile (certified): tight
+            out = dataclasses.replace(out, tight=True)
+            note += pair_note
         if fl > out.mu_upper:  # a floor above a proved bound is a bug: never shown
             raise SymgdpError(f"internal: the floor {fl!r} is above mu_upper {out.mu_upper!r}")
         out = dataclasses.replace(out, mu_floor=fl, floor_discretization=fg,
                                   floor_profile=fprof, assumption=out.assumption + note)
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
+
+
+def _pair_floor(out: DPSGDResult, plan: Any, fp: float, fl: float, fprof: Any
+                ) -> tuple[float, Any, str]:
+    """Random allocation (add/remove, amplified): the larger of the max-statistic floor
+    ``fl`` and the floor of the attained pair itself
+    (:mod:`symgdp.training.allocation_tight`), with the lower profile behind it and a note
+    when the pair's floor is the larger."""
+    from symgdp.training.allocation_floor import mu_floor_from_lower
+    from symgdp.training.allocation_tight import pair_floor
+
+    try:
+        pf = pair_floor(plan.sigma, int(plan.params["steps"]), plan.phases[0][2], fp)
+    except DomainError:
+        return fl, fprof, ""
+    xs = _floor_grid(out.eps_h, getattr(out.measurement, "argmax", None))
+    mu = mu_floor_from_lower(xs, pf.delta_lower(xs))
+    if not mu > fl:
+        return fl, fprof, ""
+    return mu, pf, ("; floor: the attained pair's certified lower profile "
+                    "(symgdp.training.allocation_tight)")
 
 
 def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float

@@ -870,10 +870,10 @@ def _lower_sum(curve: Any, x: np.ndarray) -> np.ndarray:
     return np.maximum(out * (1.0 - 4 * _U), 0.0)
 
 
-def lower_profile(comp: ComposedSGD, eps: Any) -> np.ndarray:
+def lower_profile(comp: ComposedSGD, eps: Any, added: float | None = None) -> np.ndarray:
     r"""A proven lower bound on DP-SGD's true profile at each ``eps`` (the floor theorem
     in :mod:`symgdp.training.engine`), the largest over the directions and over a ladder
-    of deviations :math:`t`."""
+    of deviations :math:`t`; ``added`` bounds :math:`A` of a sub-probability law."""
     x = np.atleast_1d(np.asarray(eps, dtype=np.float64))
     T, D = comp.steps, comp.disc
     em = math.expm1(D)
@@ -889,9 +889,9 @@ def lower_profile(comp: ComposedSGD, eps: Any) -> np.ndarray:
         ts.append((t, math.exp(-k) * (1 + 1e-12)))
     for pmf, mv, ct in zip(comp.pmfs, comp.moved, comp.cut, strict=True):
         curve = _lower_curve(pmf)
-        added = max(math.ldexp(float(pmf.total() + pmf.inf - (1 << pmf.bits)), -pmf.bits),
-                    0.0) * (1 + 1e-12)
-        const = added + 2.0 * ct + mv
+        add = float(added) if added is not None else max(math.ldexp(float(
+            pmf.total() + pmf.inf - (1 << pmf.bits)), -pmf.bits), 0.0) * (1 + 1e-12)
+        const = add + 2.0 * ct + mv
         for t, pt in ts:
             # g_x(l) falls with x: the shifted point is rounded up
             xs = np.nextafter(x + (mean + t), np.inf)

@@ -63,8 +63,10 @@ multiplier :math:`\sigma`, :math:`n` records, batch size :math:`b`):
   **amplified** bound of :mod:`symgdp.training.allocation_upper`: the dominating pair of one
   epoch (Chua et al. 2025, balls-and-bins; Feldman & Shenfeld 2025, arXiv:2502.08202), proved
   there, with the law of its likelihood ratio certified by mean-preserving spreads and
-  composed over the epochs in exact integers.  Under replace-one no amplified pair is proved
-  here: the bound stays without amplification.  The Poisson number with rate :math:`1/t` is
+  composed over the epochs in exact integers; the pair is attained, so its certified lower
+  profile (:mod:`symgdp.training.allocation_tight`) is a floor and the bracket is tight.
+  Under replace-one no amplified pair is proved here: the bound stays without
+  amplification.  The Poisson number with rate :math:`1/t` is
   shown beside it as ``poisson_reference`` and is **not a bound**.
   ``mu_floor`` is the certified max-statistic lower bound (Chua, Ghazi, Kamath et al. 2024;
   :mod:`symgdp.training.allocation_floor`) of the attained pair with sensitivity 1 (under

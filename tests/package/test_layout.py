@@ -111,6 +111,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("training.userlevel",),                        # user-level pair (mixture of Gaussians)
     ("training.allocation_floor",                   # max-statistic floor (shuffle, allocation)
      "training.allocation_upper"),                  # random allocation, amplified (certified)
+    ("training.allocation_tight",),                 # random allocation: the attained pair's floor
     ("training.grids", "training.comparison"),      # automatic grid and tol; dp_accounting beside
     ("training.sampling", "training.symmetrised", "training.statement",  # sampling
      "training.upper"),                             # the result's numeric profiles

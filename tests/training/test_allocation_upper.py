@@ -20,6 +20,7 @@ import pytest
 
 import symgdp
 from symgdp.errors import DomainError
+from symgdp.training.allocation_tight import pair_floor
 from symgdp.training.allocation_upper import allocation_upper, epoch_law
 
 
@@ -57,20 +58,26 @@ def _two_step_truth(sigma: float, eps: float, direction: str) -> mp.mpf:
 @pytest.mark.parametrize("sigma", [0.8, 2.0])
 def test_one_epoch_of_two_steps_against_quadrature(sigma):
     up = allocation_upper(sigma, 2, 1)
+    low = pair_floor(sigma, 2, 1)
     r = symgdp.dpsgd(sampling="random_allocation", sigma=sigma, steps=2, epochs=1, tol=1e-4)
-    assert r.amplification
-    assert r.mu_floor <= r.mu_upper
+    assert r.amplification and r.tight   # the floor is the attained pair's
+    assert r.mu_floor <= r.mu_upper <= r.mu_floor + 2e-3
     worst_mu = 0.0
     arg = float(r.measurement.argmax)   # where the upper profile's GDPT peaks on the head
     for eps in (0.0, 0.5, 1.5, 3.0, arg):
         truth = max(_two_step_truth(sigma, eps, "remove"), _two_step_truth(sigma, eps, "add"))
         u = float(up.profile(eps))
+        lo = float(low.delta_lower(eps))
         assert float(truth) <= u <= float(truth) * (1 + 1e-3) + 1e-15, (sigma, eps, truth, u)
+        # the floor of the pair (a contraction, then the engine's floor theorem)
+        assert lo <= float(truth), (sigma, eps, truth, lo)
+        assert lo >= float(truth) * 0.8 - 1e-12 or float(truth) < 1e-9, (sigma, eps, lo)
         if eps <= r.eps_h:  # the bracket is a statement on the head [0, eps_h]
             worst_mu = max(worst_mu, float(symgdp.mu_gdp(eps, float(truth))))
     # the bracket of this epoch holds the truth's mu on the head (a lower bound on it: the
     # largest mu_gdp over the points above) and is tight above it
     assert worst_mu <= r.mu_upper <= worst_mu + 2e-3, (worst_mu, r.mu_upper)
+    assert r.mu_floor <= r.mu_upper
 
 
 @pytest.mark.parametrize("sigma, t", [(1.0, 10), (2.0, 7), (0.7, 33)])
@@ -90,8 +97,10 @@ def test_epoch_law_moments(sigma, t):
 
 def test_amplified_below_the_gaussian_and_above_the_floor():
     r = symgdp.dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=3)
-    assert r.amplification and r.neighbouring == "add_remove" and not r.tight
+    assert r.amplification and r.neighbouring == "add_remove" and r.tight
     assert r.mu_floor <= r.mu_upper < math.sqrt(3.0)   # without amplification: sqrt(E)/sigma
+    assert r.mu_upper - r.mu_floor < 5e-3   # the pair is attained: the bracket is tight
+    assert "attained pair's certified lower profile" in r.assumption
     for eps in (0.0, 1.0, 2.5):
         assert r.profile(eps) <= symgdp.delta_mu(eps, math.sqrt(3.0), rounding="up")
     assert r.eps_at(1e-5) >= r.eps_certified
