@@ -197,7 +197,7 @@ def _epoch_atoms(sigma: float, t: int, disc: float, tail: float
         blocks[k] = _combine(blocks[k // 2], blocks[k - k // 2], sigma, disc,
                              grid_power(t, k))
     fin = blocks[t]
-    ok = fin.m > 0
+    ok = (fin.m > 0) & (fin.mom > 0)  # (dropping an atom only lowers the profile)
     m, mom = fin.m[ok], fin.mom[ok]
     rho = fin.rho
     q = m / (1.0 + rho) * (1.0 - 4 * _U)
