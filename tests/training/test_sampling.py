@@ -184,15 +184,15 @@ def test_shuffle_is_one_gaussian_per_epoch(rel, factor):
 
 
 def test_random_allocation_bound_and_poisson_beside():
-    r = dpsgd(sampling="random_allocation", sigma=2.0, steps=50, epochs=9, **FAST)
+    r = dpsgd(sampling="random_allocation", sigma=2.0, steps=10, epochs=9, **FAST)
     unamplified = 3.0 / 2.0  # closed form sqrt(9)/2, each epoch one Gaussian
     # add/remove: the amplified bound (test_allocation_upper checks it against quadrature)
-    assert r.amplification and r.mu_upper < unamplified and r.steps == 450
+    assert r.amplification and r.mu_upper < unamplified and r.steps == 90
     # the floor: the attained pair's own (allocation_tight), so the bracket is tight
     assert 0 < r.mu_floor <= r.mu_upper <= r.mu_floor + 5e-3 and r.tight
-    assert r.poisson_reference.schedule == ((0.02, 2.0, 450),)
+    assert r.poisson_reference.schedule == ((0.1, 2.0, 90),)
     # replace-one: no amplified pair here, the closed form 2 sqrt(9)/2
-    rr = dpsgd(sampling="random_allocation", sigma=2.0, steps=50, epochs=9,
+    rr = dpsgd(sampling="random_allocation", sigma=2.0, steps=10, epochs=9,
                neighbouring="replace_one", **FAST)
     assert 3.0 <= rr.mu_upper <= 3.0 + 2e-3 and not rr.amplification
 
