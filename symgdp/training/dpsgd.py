@@ -659,14 +659,14 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
                    value_discretization_interval=value_discretization_interval,
                    floor=False, rdp_only=False)}
     out = plan.finish(out, ref)
+    if out.amplification:  # the upper end is the attained pair's own profile: tight
+        out = dataclasses.replace(out, tight=True)
     if floor and plan.floor_pair is not None:  # shuffle, random allocation: Chua et al.'s
         from symgdp.training.allocation_floor import scheme_floor
 
         fl, fg, fprof, note = scheme_floor(plan, out.eps_h, floor_discretization)
         if out.amplification:  # random allocation: the floor of the attained pair itself
             fl, fprof, pair_note = _pair_floor(out, plan, fp, fl, fprof)
-            # the upper end is the attained pair's own profile (certified): tight
-            out = dataclasses.replace(out, tight=True)
             note += pair_note
         if fl > out.mu_upper:  # a floor above a proved bound is a bug: never shown
             raise SymgdpError(f"internal: the floor {fl!r} is above mu_upper {out.mu_upper!r}")
