@@ -50,12 +50,13 @@ def _peak_gb() -> float:
 
 
 def run() -> tuple[list[dict[str, Any]], dict[str, str]]:
-    import dp_accounting
+    from importlib.metadata import version
+
     import numpy
 
     import symgdp
 
-    info = machine({"numpy": numpy.__version__, "dp_accounting": dp_accounting.__version__})
+    info = machine({"numpy": numpy.__version__, "dp_accounting": version("dp-accounting")})
     rows = []
     for name, (sigma, t, e, delta) in SETTINGS.items():
         t0 = time.perf_counter()
