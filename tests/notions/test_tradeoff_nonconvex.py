@@ -41,11 +41,15 @@ def _g_sym(mu):
 
 @functools.cache
 def _g_mp(mu, a):
-    """G_mu in mpmath (references.gdp_curve, 40 digits, which sets its own precision, so
-    the value depends on (mu, a) only).  Memoised: most of every test's reference grid
-    (_grid: uniform and geometric, ~2150 points) is the same G_1 values, and computing
-    them was most of each test's cost; the cache returns the very same mpf values."""
-    return gdp_curve(mu, a)
+    """G_mu in mpmath (references.gdp_curve at 25 digits, which sets its own precision, so
+    the value depends on (mu, a) only).  25 digits, not 40: the references here are
+    differences 1 - T(a) - e^eps a of at least 1e-6 (delta_1(4) ~ 5e-5, the smallest one
+    checked), compared as floats (their logs) or to 1e-12, and the features of the curves
+    (dips, bumps, the 1e-12 wiggle) are 1e-12 or larger; an absolute error of 1e-25 in G
+    moves none of them, and the inverse erf costs 1.4 times less.  Memoised: most of every
+    test's reference grid (_grid: uniform and geometric, ~2150 points) is the same G_1
+    values; the cache returns the very same mpf values."""
+    return gdp_curve(mu, a, dps=25)
 
 
 def _grid(centres=(), width=0.0):
