@@ -32,10 +32,18 @@ def mpq(v):
 
 def t_density(nu, s):
     """The Student-t density at the working precision (its textbook normaliser, computed
-    at each call: the constants follow the caller's precision)."""
+    once per working precision and kept: the constants follow the caller's precision, and
+    the same precision gives the same digits, so the cache changes no value)."""
+    consts = {}
+
     def p(x):
-        n, sc = mpmath.mpf(nu), mpq(s)
-        c = mpmath.gamma((n + 1) / 2) / (mpmath.sqrt(n * mpmath.pi) * sc * mpmath.gamma(n / 2))
+        prec = mpmath.mp.prec
+        if prec not in consts:
+            n, sc = mpmath.mpf(nu), mpq(s)
+            c = mpmath.gamma((n + 1) / 2) / (mpmath.sqrt(n * mpmath.pi) * sc
+                                             * mpmath.gamma(n / 2))
+            consts[prec] = (n, sc, c)
+        n, sc, c = consts[prec]
         return c * (1 + x ** 2 / (n * sc ** 2)) ** (-(n + 1) / 2)
     return p
 

@@ -9,6 +9,8 @@ mpmath values of the Gaussian profile and of the curves' conjugates.
 
 from __future__ import annotations
 
+import functools
+
 import mpmath
 import pytest
 import sympy
@@ -144,15 +146,31 @@ def test_not_symmetric_agrees_for_symmetric_curves(curve):
     assert max(m1.lower, m2.lower) <= min(m1.upper, m2.upper)
 
 
+@functools.cache
+def _alpha_at(u: mpmath.mpf, prec: int) -> mpmath.mpf:
+    """alpha = Phi(-u) at the working precision ``prec`` (part of the key), memoised: the
+    probit grid of _mp_conjugate is the same for every eps, so its 2001 values are
+    computed once and are the very values a fresh evaluation gives."""
+    return mpmath.erfc(u / mpmath.sqrt(2)) / 2
+
+
+@functools.cache
+def _mp_curve_memo(expr: sympy.Expr, prec: int):
+    """_mp_curve(expr), memoised per point (at the working precision ``prec``, part of
+    the key): the conjugates at several eps evaluate T on the same grid; same values."""
+    return functools.cache(_mp_curve(expr))
+
+
 def _mp_conjugate(expr: sympy.Expr, eps: float) -> mpmath.mpf:
     """delta_T(eps) = sup_alpha 1 - T(alpha) - e^eps alpha, 40 digits: a grid in the
     probit coordinate refined by golden section (concave in alpha for a convex T)."""
     with mpmath.workdps(40):
-        f = _mp_curve(expr)
+        prec = mpmath.mp.prec
+        f = _mp_curve_memo(expr, prec)
         c = mpmath.exp(eps)
 
         def g(u):
-            al = mpmath.erfc(u / mpmath.sqrt(2)) / 2
+            al = _alpha_at(u, prec)
             return 1 - f(al) - c * al
 
         return max(probit_sup(g, -6, 14, iterations=100), mpmath.mpf(0))

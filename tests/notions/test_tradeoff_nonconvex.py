@@ -4,8 +4,8 @@ T-DP mechanism is bounded by the conjugate of T whatever T is (f >= T pointwise 
 f* <= T*), so the proved upper bound must never fall below the conjugate of T as typed.
 
 ``from_tradeoff_curve`` now proves convexity and non-increase or refuses the curve
-(tests/test_tradeoff_convexity.py), so these curves are refused there; their sources are
-built directly (``TradeoffSource``, no input check) to keep testing that the bounds hold
+(tests/notions/test_tradeoff_convexity.py), so these curves are refused there; their sources
+are built directly (``TradeoffSource``, no input check) to keep testing that the bounds hold
 for any curve -- which is what makes a curve whose convexity is only "not proved" safe.
 
 Independent reference everywhere: the conjugate sup_a 1 - T(a) - e^eps a evaluated in
@@ -41,11 +41,15 @@ def _g_sym(mu):
 
 @functools.cache
 def _g_mp(mu, a):
-    """G_mu in mpmath (references.gdp_curve, 40 digits, which sets its own precision, so
-    the value depends on (mu, a) only).  Memoised: most of every test's reference grid
-    (_grid: uniform and geometric, ~2150 points) is the same G_1 values, and computing
-    them was most of each test's cost; the cache returns the very same mpf values."""
-    return gdp_curve(mu, a)
+    """G_mu in mpmath (references.gdp_curve at 25 digits, which sets its own precision, so
+    the value depends on (mu, a) only).  25 digits, not 40: the references here are
+    differences 1 - T(a) - e^eps a of at least 1e-6 (delta_1(4) ~ 5e-5, the smallest one
+    checked), compared as floats (their logs) or to 1e-12, and the features of the curves
+    (dips, bumps, the 1e-12 wiggle) are 1e-12 or larger; an absolute error of 1e-25 in G
+    moves none of them, and the inverse erf costs 1.4 times less.  Memoised: most of every
+    test's reference grid (_grid: uniform and geometric, ~2150 points) is the same G_1
+    values; the cache returns the very same mpf values."""
+    return gdp_curve(mu, a, dps=25)
 
 
 def _grid(centres=(), width=0.0):
@@ -165,8 +169,8 @@ def test_concave_kink_is_refused_or_bounded():
 
 def test_tiny_wiggles():
     # G_1 times 1 + 1e-12 sin(1e6 alpha): a wiggle of relative height 1e-12 and period
-    # ~6e-6 (still convex: G_1'' > 8 G_1, tests/test_tradeoff_convexity.py; accepted with
-    # its ends not proved).  The bound must cover the wiggle, and
+    # ~6e-6 (still convex: G_1'' > 8 G_1, tests/notions/test_tradeoff_convexity.py;
+    # accepted with its ends not proved).  The bound must cover the wiggle, and
     # stay within 1e-6 (log) of delta_1: the wiggle moves delta by at most 1e-12 (closed
     # form delta_1 from mpmath)
     curve = _g_sym(1) * (1 + sympy.Rational(1, 10**12) * sympy.sin(10**6 * A))
