@@ -664,10 +664,19 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     if floor and plan.floor_pair is not None:  # shuffle, random allocation: Chua et al.'s
         from symgdp.training.allocation_floor import scheme_floor
 
-        fl, fg, fprof, note = scheme_floor(plan, out.eps_h, floor_discretization)
+        pf = None
         if out.amplification:  # random allocation: the floor of the attained pair itself
-            fl, fprof, pair_note = _pair_floor(out, plan, fp, fl, fprof)
-            note += pair_note
+            pf = _pair_floor(out, plan, fp)
+        if pf is not None and floor_discretization is None:
+            fl, fg, fprof, note = pf
+        else:  # the max-statistic floor (on its grid, when one is given)
+            fl, fg, fprof, note = scheme_floor(plan, out.eps_h, floor_discretization)
+            if out.amplification:
+                from symgdp.training.allocation_floor import THEOREM as MAX_STAT
+
+                note = f"; floor: {MAX_STAT}{note}"
+            if pf is not None and not fl >= pf[0]:
+                fl, fg, fprof, note = pf
         if fl > out.mu_upper:  # a floor above a proved bound is a bug: never shown
             raise SymgdpError(f"internal: the floor {fl!r} is above mu_upper {out.mu_upper!r}")
         out = dataclasses.replace(out, mu_floor=fl, floor_discretization=fg,
@@ -675,25 +684,23 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
     return dataclasses.replace(out, seconds=time.perf_counter() - t0)
 
 
-def _pair_floor(out: DPSGDResult, plan: Any, fp: float, fl: float, fprof: Any
-                ) -> tuple[float, Any, str]:
-    """Random allocation (add/remove, amplified): the larger of the max-statistic floor
-    ``fl`` and the floor of the attained pair itself
-    (:mod:`symgdp.training.allocation_tight`), with the lower profile behind it and a note
-    when the pair's floor is the larger."""
+def _pair_floor(out: DPSGDResult, plan: Any, fp: float) -> tuple[float, float, Any, str] | None:
+    """Random allocation (add/remove, amplified): the floor of the attained pair itself
+    (:mod:`symgdp.training.allocation_tight`) as ``(mu_floor, grid, lower profile, note)``,
+    or ``None`` when it is refused or proves nothing."""
     from symgdp.training.allocation_floor import mu_floor_from_lower
     from symgdp.training.allocation_tight import pair_floor
 
     try:
         pf = pair_floor(plan.sigma, int(plan.params["steps"]), plan.phases[0][2], fp)
     except DomainError:
-        return fl, fprof, ""
+        return None
     xs = _floor_grid(out.eps_h, getattr(out.measurement, "argmax", None))
     mu = mu_floor_from_lower(xs, pf.delta_lower(xs))
-    if not mu > fl:
-        return fl, fprof, ""
-    return mu, pf, ("; floor: the attained pair's certified lower profile "
-                    "(symgdp.training.allocation_tight)")
+    if not mu > 0:
+        return None
+    return mu, pf.disc, pf, ("; floor: the attained pair's certified lower profile "
+                             "(symgdp.training.allocation_tight)")
 
 
 def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float

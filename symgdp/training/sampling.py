@@ -395,8 +395,9 @@ def plan_sampling(sampling: Any, *, q: Any = None, sigma: Any = None, steps: Any
                         "epoch one use of the Gaussian) and the amplified one (the pair of one "
                         "epoch, Chua et al. 2025 and Feldman & Shenfeld 2025, its likelihood "
                         "ratio's law certified: symgdp.training.allocation_upper)")
-            text += "; floor: " + _FLOOR + (" (sensitivity 1: loose under replace-one)"
-                                            if rel == "replace_one" else "")
+            else:  # (the amplified bound's floor is named by symgdp.dpsgd)
+                text += "; floor: " + _FLOOR + (" (sensitivity 1: loose under replace-one)"
+                                                if rel == "replace_one" else "")
         e = _int("epochs", 1 if epochs is None else epochs)
         _, s, _ = check_phase(1.0, sigma, 1)
         engine = ((1.0, s, e),)

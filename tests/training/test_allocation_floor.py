@@ -239,11 +239,16 @@ def test_a_floor_grid_not_a_power_of_two_and_the_refusals():
         pmf = one_epoch_pmf(10, 1.0, 1.0, 1e-3, remove)
         assert float(pmf.lower_delta(0.3)[0]) <= ref_hockey(10, 1.0, 1.0, 0.3, remove)
     # a grid too fine for one epoch: no floor (nan), and the assumption says why
+    # (replace-one: the max-statistic floor is the only one)
     r = dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=2,
-              floor_discretization=1e-7, **FAST)
+              floor_discretization=1e-7, neighbouring="replace_one", **FAST)
     assert math.isnan(r.mu_floor) and "floor not computed" in r.assumption
-    # the upper end: the amplified bound, below the one without amplification
-    assert "1e-07" in r.assumption and r.amplification and r.mu_upper < math.sqrt(2)
+    assert "1e-07" in r.assumption and r.mu_upper >= 2 * math.sqrt(2)
+    # add/remove: the attained pair's own floor stands in (allocation_tight)
+    a = dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=2,
+              floor_discretization=1e-7, **FAST)
+    assert a.amplification and a.tight and 0 < a.mu_floor <= a.mu_upper < math.sqrt(2)
+    assert "attained pair" in a.assumption
     # floor=False: none asked, none given
     n = dpsgd(sampling="random_allocation", sigma=1.0, steps=10, epochs=2, floor=False,
               **FAST)
