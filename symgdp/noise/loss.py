@@ -319,6 +319,16 @@ def _pieces_and_thresholds(density: Density, sensitivity: sympy.Expr,
     points = _order(inner + [b + sensitivity for b in inner])
     ends = [-_OO, *points, _OO]
     pieces, thresholds = [], []
+    seen: dict = {}
+
+    def limit(e: sympy.Expr, at: sympy.Expr, side: str) -> sympy.Expr:
+        # the end limits of the first and last pieces are also sup L and inf L: each
+        # limit is computed once
+        key = (e, at, side)
+        if key not in seen:
+            seen[key] = _limit(e, x, at, side)
+        return seen[key]
+
     for k, (a, c) in enumerate(pairwise(ends)):
         i = density.piece_index(a, c)
         j = density.piece_index(a - sensitivity, c - sensitivity)
@@ -327,14 +337,14 @@ def _pieces_and_thresholds(density: Density, sensitivity: sympy.Expr,
         pieces.append(Piece(L, a, c))
         if sympy.simplify(sympy.diff(L, x)) == 0:
             continue
-        low, high = _limit(L, x, c, "-"), _limit(L, x, a, "+")
+        low, high = limit(L, c, "-"), limit(L, a, "+")
         xe = _solve_threshold(L, x, low, high, timeout)
         if xe is None:
             raise ProfileError(f"SymPy finds no unique solution of L(x) = eps for the loss "
                                f"{L} on ({a}, {c})")
         thresholds.append(Threshold(k, xe, low, high))
-    sup = _limit(pieces[0].expr, x, -_OO, "+")
-    inf = _limit(pieces[-1].expr, x, _OO, "-")
+    sup = limit(pieces[0].expr, -_OO, "+")
+    inf = limit(pieces[-1].expr, _OO, "-")
     return tuple(pieces), sup, inf, tuple(thresholds)
 
 
