@@ -136,6 +136,31 @@ class _Block:
     res: float      # residual: total mass of unknown place
 
 
+def _check_int(name: str, value: Any, low: int) -> int:
+    """An integer >= low (2.5 epochs are not 2, and True is not 1): else a DomainError."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not ok and isinstance(value, float) and value.is_integer():
+        ok, value = True, int(value)
+    if not ok or int(value) < low:
+        what = "at least 2 steps per epoch" if name == "steps" else f"{name} >= {low}"
+        raise DomainError(f"random allocation needs {what} (an integer), got {value!r}")
+    return int(value)
+
+
+def _check_sigma(sigma: Any) -> float:
+    """sigma finite and > 0, with 1/sigma^2 finite in float64 (else a DomainError)."""
+    try:
+        s = float(sigma)
+    except (TypeError, ValueError):
+        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}") from None
+    if not (math.isfinite(s) and s > 0):
+        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}")
+    if not (s * s > 0 and math.isfinite(s * s)):
+        raise DomainError(f"sigma={sigma!r} is outside what float64 can square (sigma too "
+                          "small or too large for the certified amplified bound)")
+    return s
+
+
 def _up(x: float, k: int = 1) -> float:
     for _ in range(k):
         x = float(np.nextafter(x, np.inf))
@@ -415,11 +440,8 @@ def epoch_law(sigma: float, t: int, disc: float, tail: float = 1e-18) -> EpochLa
     import flint
     from scipy.special import ndtri
 
-    s, t = float(sigma), int(t)
-    if not (math.isfinite(s) and s > 0):
-        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}")
-    if t < 2:
-        raise DomainError(f"random allocation needs at least 2 steps per epoch, got {t!r}")
+    s = _check_sigma(sigma)
+    t = _check_int("steps", t, 2)
     # y_max: P-mass of some coordinate above it at most about tail (t coordinates)
     z = float(-ndtri(tail / (2.0 * t)))
     unit = disc * (1 << _COARSEST)
@@ -508,10 +530,15 @@ def allocation_upper(sigma: float, steps: int, epochs: int, failure_prob: float 
     from symgdp.profile import Profile
     from symgdp.training.engine import _Tracked, compose_phases, one_step_tail, scale_for
 
-    s, t, e = float(sigma), int(steps), int(epochs)
-    if e < 1:
-        raise DomainError(f"epochs must be an integer >= 1, got {epochs!r}")
-    d = allocation_grid(s, t) if disc is None else float(disc)
+    s = _check_sigma(sigma)
+    t = _check_int("steps", steps, 2)
+    e = _check_int("epochs", epochs, 1)
+    if disc is None:
+        d = allocation_grid(s, t)
+    else:
+        d = float(disc)
+        if not (math.isfinite(d) and 0 < d <= 1):
+            raise DomainError(f"disc must lie in (0, 1], got {disc!r}")
     tail = min(one_step_tail(failure_prob, e), 1e-18)
     law = epoch_law(s, t, d, tail)
     bits, cut = scale_for(((1.0, s, e),), "add_remove", float(law.q.size) * math.sqrt(e))

@@ -124,3 +124,27 @@ def test_bad_input_is_refused():
         epoch_law(-1.0, 4, 2.0**-9)
     with pytest.raises(DomainError, match="epochs"):
         allocation_upper(1.0, 4, 0)
+
+
+def test_a_refused_amplified_bound_leaves_the_proved_one():
+    # sigma = 0.1, two steps: the amplified bound refuses (its grid would need 81730 points),
+    # which must not refuse dpsgd: the bound without amplification is proved on its own, the
+    # exact Gaussian composition sqrt(E)/sigma = 10 (it was, before the amplified bound)
+    with pytest.raises(DomainError, match="sigma too small"):
+        allocation_upper(0.1, 2, 1)
+    r = symgdp.dpsgd(sampling="random_allocation", sigma=0.1, steps=2, epochs=1)
+    assert r.amplification == "" and r.closed_form
+    assert r.mu_upper == pytest.approx(10.0, rel=1e-15)
+    assert r.mu_floor <= r.mu_upper
+
+
+@pytest.mark.parametrize("kw", [
+    dict(epochs=2.5), dict(epochs=True), dict(steps=2.5), dict(steps=True),
+    dict(sigma=math.nan), dict(sigma=1e-300), dict(sigma=1e300),
+    dict(disc=0.0), dict(disc=-0.01), dict(disc=math.nan), dict(disc=2.0)])
+def test_bad_arguments_are_domain_errors(kw):
+    # 2.5 epochs were accounted as 2 (int()), fewer than the run's; the others raised
+    # ZeroDivisionError, IndexError or ValueError, or (sigma 1e300) gave the trivial 1
+    args = dict(sigma=1.0, steps=4, epochs=1) | kw
+    with pytest.raises(DomainError):
+        allocation_upper(**args)
