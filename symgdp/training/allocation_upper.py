@@ -102,7 +102,8 @@ THEOREM = ("amplified: the dominating pair of one epoch of random allocation (Ch
            "its likelihood ratio's law certified by mean-preserving spreads")
 
 _U = 2.0**-52
-_PREC = 200            # bits of the split weights' balls
+_PREC = 200            # bits of the split weights' balls (more on grids finer than 2^-13)
+_RAD = 2.0**-182       # the largest radius of a split weight's ball the residual allows
 _FLUSH = 1e-120        # computed masses below this are flushed into the residual
 _ZLO = 13.0            # the lower cut of a block, in standard deviations of its mean log
 _MAX_POINTS = 60_000   # a block on more grid points than this is refused
@@ -178,6 +179,13 @@ def _cut(sigma: float, k: int, disc: float, r: int) -> int:
     return int(math.floor(x / (r * disc))) - 1
 
 
+def _prec(step: float) -> int:
+    """Bits of the split weights' balls on a grid of this step: their radius grows like
+    1/step^2 (a logarithm divided by the step, then an expm1 divided by the step's), so a
+    grid finer than the default's finest, 2^-13, gets two bits more per halving."""
+    return _PREC + 2 * max(0, math.ceil(-math.log2(step)) - 13)
+
+
 def _split(ratio: Any, step: Any) -> tuple[int, float, float]:
     """(o, w_lo, w_hi): the split of the point ``ratio`` (a ball, > 0) onto its neighbours
     e^{o step} <= ratio <= e^{(o+1) step} keeping the mean (w_lo + w_hi = 1 and
@@ -197,6 +205,12 @@ def _split(ratio: Any, step: Any) -> tuple[int, float, float]:
     else:  # pragma: no cover - a ratio whose logarithm the balls cannot place
         raise DomainError(f"cannot place the ratio {ratio} on the grid")
     w_lo = flint.arb(1) - w_hi
+    # each weight is off by at most its radius (absolute) besides its float64 rounding: the
+    # residual of _combine budgets 2^-180 for the two weights of a pair
+    rad = max(float(w_hi.rad()), float(w_lo.rad()))
+    if not rad <= _RAD:
+        raise DomainError(f"internal: a split weight's ball has radius {rad!r}, above the "
+                          f"{_RAD!r} the error bound of random allocation assumes")
     hi = min(max(float(w_hi.mid()), 0.0), 1.0)
     lo = min(max(float(w_lo.mid()), 0.0), 1.0)
     return o, lo, hi
@@ -210,7 +224,7 @@ def _weights(alpha_num: int, alpha_den: int, r_in: int, r_out: int, disc: float,
     import flint
 
     old = flint.ctx.prec
-    flint.ctx.prec = _PREC
+    flint.ctx.prec = _prec(disc * r_out)
     try:
         a = flint.arb(alpha_num) / alpha_den
         b = flint.arb(1) - a
@@ -233,7 +247,7 @@ def _scalar_split(ratio_num: int, ratio_den: int, r_out: int, disc: float
     import flint
 
     old = flint.ctx.prec
-    flint.ctx.prec = _PREC
+    flint.ctx.prec = _prec(disc * r_out)
     try:
         return _split(flint.arb(ratio_num) / ratio_den, flint.arb(disc) * r_out)
     finally:
