@@ -103,7 +103,8 @@ THEOREM = ("amplified: the dominating pair of one epoch of random allocation (Ch
            "its likelihood ratio's law certified by mean-preserving spreads")
 
 _U = 2.0**-52
-_PREC = 200            # bits of the split weights' balls
+_PREC = 200            # bits of the split weights' balls (more on grids finer than 2^-13)
+_RAD = 2.0**-182       # the largest radius of a split weight's ball the residual allows
 _FLUSH = 1e-120        # computed masses below this are flushed into the residual
 _ZLO = 13.0            # the lower cut of a block, in standard deviations of its mean log
 _MAX_POINTS = 60_000   # a block on more grid points than this is refused
@@ -137,6 +138,31 @@ class _Block:
     res: float      # residual: total mass of unknown place
 
 
+def _check_int(name: str, value: Any, low: int) -> int:
+    """An integer >= low (2.5 epochs are not 2, and True is not 1): else a DomainError."""
+    ok = not isinstance(value, bool) and isinstance(value, (int, np.integer))
+    if not ok and isinstance(value, float) and value.is_integer():
+        ok, value = True, int(value)
+    if not ok or int(value) < low:
+        what = "at least 2 steps per epoch" if name == "steps" else f"{name} >= {low}"
+        raise DomainError(f"random allocation needs {what} (an integer), got {value!r}")
+    return int(value)
+
+
+def _check_sigma(sigma: Any) -> float:
+    """sigma finite and > 0, with 1/sigma^2 finite in float64 (else a DomainError)."""
+    try:
+        s = float(sigma)
+    except (TypeError, ValueError):
+        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}") from None
+    if not (math.isfinite(s) and s > 0):
+        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}")
+    if not (s * s > 0 and math.isfinite(s * s)):
+        raise DomainError(f"sigma={sigma!r} is outside what float64 can square (sigma too "
+                          "small or too large for the certified amplified bound)")
+    return s
+
+
 def _up(x: float, k: int = 1) -> float:
     for _ in range(k):
         x = float(np.nextafter(x, np.inf))
@@ -152,6 +178,13 @@ def _cut(sigma: float, k: int, disc: float, r: int) -> int:
     """The lower cut of a block of k steps (exponent in units r * disc, rounded down)."""
     x = -1.0 / (2.0 * sigma * sigma) - _ZLO / (sigma * math.sqrt(k))
     return int(math.floor(x / (r * disc))) - 1
+
+
+def _prec(step: float) -> int:
+    """Bits of the split weights' balls on a grid of this step: their radius grows like
+    1/step^2 (a logarithm divided by the step, then an expm1 divided by the step's), so a
+    grid finer than the default's finest, 2^-13, gets two bits more per halving."""
+    return _PREC + 2 * max(0, math.ceil(-math.log2(step)) - 13)
 
 
 def _split(ratio: Any, step: Any) -> tuple[int, float, float]:
@@ -173,6 +206,12 @@ def _split(ratio: Any, step: Any) -> tuple[int, float, float]:
     else:  # pragma: no cover - a ratio whose logarithm the balls cannot place
         raise DomainError(f"cannot place the ratio {ratio} on the grid")
     w_lo = flint.arb(1) - w_hi
+    # each weight is off by at most its radius (absolute) besides its float64 rounding: the
+    # residual of _combine budgets 2^-180 for the two weights of a pair
+    rad = max(float(w_hi.rad()), float(w_lo.rad()))
+    if not rad <= _RAD:
+        raise DomainError(f"internal: a split weight's ball has radius {rad!r}, above the "
+                          f"{_RAD!r} the error bound of random allocation assumes")
     hi = min(max(float(w_hi.mid()), 0.0), 1.0)
     lo = min(max(float(w_lo.mid()), 0.0), 1.0)
     return o, lo, hi
@@ -186,7 +225,7 @@ def _weights(alpha_num: int, alpha_den: int, r_in: int, r_out: int, disc: float,
     import flint
 
     old = flint.ctx.prec
-    flint.ctx.prec = _PREC
+    flint.ctx.prec = _prec(disc * r_out)
     try:
         a = flint.arb(alpha_num) / alpha_den
         b = flint.arb(1) - a
@@ -209,7 +248,7 @@ def _scalar_split(ratio_num: int, ratio_den: int, r_out: int, disc: float
     import flint
 
     old = flint.ctx.prec
-    flint.ctx.prec = _PREC
+    flint.ctx.prec = _prec(disc * r_out)
     try:
         return _split(flint.arb(ratio_num) / ratio_den, flint.arb(disc) * r_out)
     finally:
@@ -427,11 +466,8 @@ def epoch_law(sigma: float, t: int, disc: float, tail: float = 1e-18) -> EpochLa
     """
     import flint
 
-    s, t = float(sigma), int(t)
-    if not (math.isfinite(s) and s > 0):
-        raise DomainError(f"sigma must be finite and > 0, got {sigma!r}")
-    if t < 2:
-        raise DomainError(f"random allocation needs at least 2 steps per epoch, got {t!r}")
+    s = _check_sigma(sigma)
+    t = _check_int("steps", t, 2)
     top = grid_top(s, t, disc, tail)
     y_max_num = top  # y_max = sigma^2 top disc + 1/2 (exact in balls)
     plan = plan_blocks(t)
@@ -517,10 +553,15 @@ def allocation_upper(sigma: float, steps: int, epochs: int, failure_prob: float 
     from symgdp.profile import Profile
     from symgdp.training.engine import _Tracked, compose_phases, one_step_tail, scale_for
 
-    s, t, e = float(sigma), int(steps), int(epochs)
-    if e < 1:
-        raise DomainError(f"epochs must be an integer >= 1, got {epochs!r}")
-    d = allocation_grid(s, t) if disc is None else float(disc)
+    s = _check_sigma(sigma)
+    t = _check_int("steps", steps, 2)
+    e = _check_int("epochs", epochs, 1)
+    if disc is None:
+        d = allocation_grid(s, t)
+    else:
+        d = float(disc)
+        if not (math.isfinite(d) and 0 < d <= 1):
+            raise DomainError(f"disc must lie in (0, 1], got {disc!r}")
     tail = min(one_step_tail(failure_prob, e), 1e-18)
     law = epoch_law(s, t, d, tail)
     bits, cut = scale_for(((1.0, s, e),), "add_remove", float(law.q.size) * math.sqrt(e))

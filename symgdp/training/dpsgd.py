@@ -708,7 +708,10 @@ def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float
     """Random allocation under add/remove: the smaller of the bound without amplification
     (``out``, the Gaussian composition) and the amplified one
     (:mod:`symgdp.training.allocation_upper`), measured on the head; ``out`` itself when
-    the amplification does not lower mu (then its statement holds on the whole line)."""
+    the amplification does not lower mu (then its statement holds on the whole line), or
+    when the amplified bound refuses the setting (sigma too small for its grid, a
+    composition too large): ``out`` is a proved bound on its own, so a refusal of the
+    amplified one must not refuse the call."""
     from symgdp.pld.head import head_measure
     from symgdp.training.allocation_upper import THEOREM, allocation_upper
     from symgdp.training.upper import Smaller
@@ -716,7 +719,10 @@ def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float
     per, epochs = int(plan.params["steps"]), plan.phases[0][2]
     if per < 2:  # one step per epoch: the Gaussian itself
         return out
-    amp = allocation_upper(plan.sigma, per, epochs, fp)
+    try:
+        amp = allocation_upper(plan.sigma, per, epochs, fp)
+    except DomainError:
+        return out
     upper = Smaller(out.profile, amp.profile, name="random allocation: min(Gaussian without "
                     "amplification, amplified certified PLD)")
     m, fail = head_measure(upper, fp, tol)

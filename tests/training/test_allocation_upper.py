@@ -133,3 +133,55 @@ def test_bad_input_is_refused():
         epoch_law(-1.0, 4, 2.0**-9)
     with pytest.raises(DomainError, match="epochs"):
         allocation_upper(1.0, 4, 0)
+
+
+def test_a_refused_amplified_bound_leaves_the_proved_one():
+    # sigma = 0.1, two steps: the amplified bound refuses (its grid would need 81730 points),
+    # which must not refuse dpsgd: the bound without amplification is proved on its own, the
+    # exact Gaussian composition sqrt(E)/sigma = 10 (it was, before the amplified bound)
+    with pytest.raises(DomainError, match="sigma too small"):
+        allocation_upper(0.1, 2, 1)
+    r = symgdp.dpsgd(sampling="random_allocation", sigma=0.1, steps=2, epochs=1)
+    assert r.amplification == "" and r.closed_form
+    assert r.mu_upper == pytest.approx(10.0, rel=1e-15)
+    assert r.mu_floor <= r.mu_upper
+
+
+@pytest.mark.parametrize("kw", [
+    dict(epochs=2.5), dict(epochs=True), dict(steps=2.5), dict(steps=True),
+    dict(sigma=math.nan), dict(sigma=1e-300), dict(sigma=1e300),
+    dict(disc=0.0), dict(disc=-0.01), dict(disc=math.nan), dict(disc=2.0)])
+def test_bad_arguments_are_domain_errors(kw):
+    # 2.5 epochs were accounted as 2 (int()), fewer than the run's; the others raised
+    # ZeroDivisionError, IndexError or ValueError, or (sigma 1e300) gave the trivial 1
+    args = dict(sigma=1.0, steps=4, epochs=1) | kw
+    with pytest.raises(DomainError):
+        allocation_upper(**args)
+
+
+def test_a_fine_grid_keeps_the_weights_error_budget():
+    # the split weights' balls widen like 1/step^2: at 200 bits a grid of 2^-24 gave radius
+    # 2^-174.4 (sigma 1000, 10^4 steps, disc=2^-24), above the 2^-181 per weight the
+    # residual of _combine budgets (a formal hole of ~1e-52, hidden only by the integer
+    # rounding's slack); the precision now grows with the grid, and _split refuses a wider
+    # ball (DomainError) rather than use it
+    from symgdp.training import allocation_upper as au
+
+    step = 2.0**-24
+    au._weights.cache_clear()
+    # ratios 1/2 e^{d step} + 1/2 far from 1 (d up to 3e6: e^{0.18}), where balls are widest
+    off, wl, wh = au._weights(1, 2, 1, 1, step, 2_999_000, 3_000_000)
+    assert np.all((wl >= 0) & (wl <= 1) & (wh >= 0) & (wh <= 1))
+    # the weights against an independent evaluation at 400 bits: mean and mass kept
+    flint = pytest.importorskip("flint")
+    old = flint.ctx.prec
+    flint.ctx.prec = 400
+    try:
+        for idx in (0, 500, 1000):
+            d = 2_999_000 + idx
+            x = (flint.arb(step) * d).exp() / 2 + flint.arb(1) / 2
+            lo_pt = (flint.arb(step) * int(off[idx])).exp()
+            exact_hi = (x - lo_pt) / (lo_pt * (flint.arb(step).exp() - 1))
+            assert abs(float(exact_hi.mid()) - wh[idx]) <= 2.0**-52 * wh[idx] + 2.0**-181
+    finally:
+        flint.ctx.prec = old
