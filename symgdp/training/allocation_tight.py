@@ -270,6 +270,7 @@ def pair_floor(sigma: float, steps: int, epochs: int, failure_prob: float = 1e-1
     """
     import flint
 
+    from symgdp.training.allocation_upper import _check_int, _check_sigma
     from symgdp.training.engine import (
         ComposedSGD,
         _Tracked,
@@ -278,10 +279,9 @@ def pair_floor(sigma: float, steps: int, epochs: int, failure_prob: float = 1e-1
         scale_for,
     )
 
-    s, t, e = float(sigma), int(steps), int(epochs)
-    if t < 2 or e < 1:
-        raise DomainError(f"random allocation's pair floor needs steps >= 2 and epochs >= "
-                          f"1, got steps={steps!r}, epochs={epochs!r}")
+    s = _check_sigma(sigma)
+    t = _check_int("steps", steps, 2)
+    e = _check_int("epochs", epochs, 1)
     d = allocation_grid(s, t) if disc is None else float(disc)
     if not (0 < d <= 1 and math.frexp(d)[0] == 0.5 and int(refine) >= 1
             and math.frexp(int(refine))[0] == 0.5):

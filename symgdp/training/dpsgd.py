@@ -719,6 +719,10 @@ def _amplified(out: DPSGDResult, plan: Any, fp: float, d: float, tol: float
     per, epochs = int(plan.params["steps"]), plan.phases[0][2]
     if per < 2:  # one step per epoch: the Gaussian itself
         return out
+    if epochs > 10_000:
+        # each epoch's P-atom at +oo (about 1e-20) composes to a floor of E 1e-20 that
+        # spoils the head long before, and the composition costs a minute: not tried
+        return out
     try:
         amp = allocation_upper(plan.sigma, per, epochs, fp)
     except DomainError:
