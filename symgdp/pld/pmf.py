@@ -34,7 +34,7 @@ from symgdp.pld.curves import _U, Curve
 
 __all__ = ["IntPMF", "int_pmf", "int_compose", "int_self_compose", "SCALE_BITS",
            "MAX_SUPPORT", "MAX_COUNT", "check_count", "support_estimate", "check_support",
-           "check_product"]
+           "check_product", "connect_cells"]
 
 
 # -- certified composition in integer arithmetic -------------------------------------------
@@ -611,3 +611,20 @@ def int_self_compose(p: IntPMF, times: int, tail: float = 1e-19) -> IntPMF:
     return repeated(p, k, lambda a, b: int_compose(a, b, tail))
 
 
+def connect_cells(pbar: Any, abar: Any, ey: Any, disc: float) -> list[Any]:
+    r"""Connect the dots (Doroshenko et al. 2022) of a pair's remove direction, in balls at
+    the caller's precision: from the tails :math:`P(L > l_j)` (``pbar``),
+    :math:`\mathbb E_P[e^{-L}; L > l_j]` (``abar``) and :math:`e^{l_j}` (``ey``) at the
+    grid points :math:`l_j = (j_0 + j)\Delta`, each cell's :math:`P_c` goes to its ends
+    keeping :math:`Q_c = \mathbb E_P[e^{-L}; \text{cell}]`: :math:`(e^{l_i}Q_c -
+    e^{-\Delta}P_c)/(1 - e^{-\Delta})` to :math:`l_i`, the rest to :math:`l_{i+1}`."""
+    import flint
+
+    d = flint.arb(disc)
+    edm, ic1 = (-d).exp(), flint.arb(1) / -((-d).expm1())
+    out, carry = [flint.arb(0)] * len(pbar), flint.arb(0)
+    for i in range(len(pbar) - 1):
+        pc, qt = pbar[i] - pbar[i + 1], (abar[i] - abar[i + 1]) * ey[i]
+        out[i], carry = carry + (qt - edm * pc) * ic1, (pc - qt) * ic1
+    out[-1] = carry
+    return out

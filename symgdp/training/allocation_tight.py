@@ -215,24 +215,13 @@ def _ctd(pbar: list, abar: list, ey: list, j0: int, disc: float, bits: int
     import flint
 
     from symgdp.numerics.rounding import arb_ceil
-    from symgdp.pld.pmf import int_pmf
+    from symgdp.pld.pmf import connect_cells, int_pmf
 
     old = flint.ctx.prec
     flint.ctx.prec = 120
     try:
         arb = flint.arb
-        d = arb(disc)
-        c1 = -((-d).expm1())
-        edm, ic1 = (-d).exp(), arb(1) / c1
-        n = len(pbar)
-        out = [arb(0)] * n
-        carry = arb(0)
-        for i in range(n - 1):
-            pc = pbar[i] - pbar[i + 1]
-            qt = (abar[i] - abar[i + 1]) * ey[i]
-            out[i] = carry + (qt - edm * pc) * ic1
-            carry = (pc - qt) * ic1
-        out[n - 1] = carry
+        out = connect_cells(pbar, abar, ey, disc)
         ints = [max(arb_ceil(v, bits), 0) for v in out]
         scale = arb(2) ** (-bits)
         extra = sum(((arb(k) * scale - v).upper() for k, v in zip(ints, out, strict=True)),

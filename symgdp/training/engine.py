@@ -108,7 +108,8 @@ from symgdp.numerics.rounding import arb_ceil, arb_floor
 from symgdp.pld.pmf import chained, check_count, check_product, check_support
 
 __all__ = ["NEIGHBOURING", "check_neighbouring", "check_schedule", "one_step_pmfs",
-           "pmfs_from_tails", "compose_schedule", "ComposedSGD", "lower_profile", "one_step_tail"]
+           "pmfs_from_tails", "compose_schedule", "ComposedSGD", "lower_profile",
+           "one_step_tail"]
 
 #: the neighbouring relations DP-SGD is accounted under
 NEIGHBOURING = ("add_remove", "replace_one")
@@ -262,7 +263,7 @@ def pmfs_from_tails(tails: Any, disc: float, bits: int, rep: bool, full: bool,
     errors)."""
     import flint
 
-    from symgdp.pld.pmf import int_pmf
+    from symgdp.pld.pmf import connect_cells, int_pmf
 
     j0, j1, prec, pbar, abar, ey = tails
     old = flint.ctx.prec
@@ -270,21 +271,11 @@ def pmfs_from_tails(tails: Any, disc: float, bits: int, rep: bool, full: bool,
     try:
         arb = flint.arb
         one, d = arb(1), arb(disc)
-        c1, c2 = -((-d).expm1()), d.expm1()  # 1 - e^{-disc}, e^{disc} - 1, no cancellation
+        c2 = d.expm1()  # e^{disc} - 1, no cancellation
         want_add = full and not rep
         n = j1 - j0 + 1
-        rem = [arb(0)] * n
+        rem = connect_cells(pbar, abar, ey, disc)
         add = [arb(0)] * n  # add[i]: loss -(j0 + i) disc
-        # with y_a - y_b = e^{-l_i}(1 - e^{-disc}): (Q_c - y_b P_c)/(y_a - y_b) =
-        # (e^{l_i} Q_c - e^{-disc} P_c)/c1 to l_i and (P_c - e^{l_i} Q_c)/c1 to l_{i+1}
-        edm, ic1 = (-d).exp(), one / c1
-        carry = arb(0)
-        for i in range(n - 1):
-            pc = pbar[i] - pbar[i + 1]
-            qt = (abar[i] - abar[i + 1]) * ey[i]
-            rem[i] = carry + (qt - edm * pc) * ic1
-            carry = (pc - qt) * ic1
-        rem[n - 1] = carry
         if want_add:
             iy = [one / e for e in ey]
             for i in range(n - 1):
