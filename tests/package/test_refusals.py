@@ -52,6 +52,15 @@ def G(e, d, iterations=120):
     return (lo + hi) / 2
 
 
+@functools.cache
+def _step_truth(*points: tuple[int, str]) -> mpmath.mpf:
+    """max of G(eps, d) over the (eps, d) given: the left limits of a step profile at its
+    steps (closed form in G), computed once per test process for every spelling and both
+    certify settings (the same numbers each time)."""
+    with mpmath.workdps(DPS):
+        return max(G(e, d) for e, d in points)
+
+
 def _contains(m, truth):
     assert m.lower <= truth <= m.upper, (m.lower, float(truth), m.upper)
 
@@ -76,8 +85,7 @@ SPELLINGS = {
 @pytest.mark.parametrize("certify", [False, True])
 @pytest.mark.parametrize("name", sorted(SPELLINGS))
 def test_step_spellings_measured(name, certify):
-    with mpmath.workdps(DPS):
-        truth = max(G(3, "0.3"), G(5, "0.01"))  # closed form: the left limits at the steps
+    truth = _step_truth((3, "0.3"), (5, "0.01"))  # closed form: the left limits at the steps
     m = Profile(SPELLINGS[name]).measure(refine=False, certify=certify)
     assert m.covers_tail
     _contains(m, truth)
@@ -88,8 +96,7 @@ def test_issue_or_profile(certify):
     # the issue's profile: 0.3 on [0, 3), 0.01 after (not GDP: the head on [0, 100] only);
     # its supremum on the head is at 3- or at 100
     e = P((0.3, (eps < 2) | (eps < 3)), (0.01, True))
-    with mpmath.workdps(DPS):
-        truth = max(G(3, "0.3"), G(100, "0.01"))
+    truth = _step_truth((3, "0.3"), (100, "0.01"))
     m = Profile(e).measure(refine=False, certify=certify)
     _contains(m, truth)
 

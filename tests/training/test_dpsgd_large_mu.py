@@ -15,6 +15,7 @@ through dpsgd with q < 1 (the last test).
 from __future__ import annotations
 
 import math
+import os
 
 import mpmath
 import numpy as np
@@ -24,6 +25,7 @@ import symgdp
 from symgdp import mechanisms
 from symgdp.training.engine import _one_minus_ey, compose_schedule
 
+SCALE = max(1, int(os.environ.get("SYMGDP_TEST_SCALE", "1")))
 
 @pytest.fixture(autouse=True)
 def _fifty_digits():
@@ -50,7 +52,13 @@ def _upper_log_delta(comp, xs):
     return out
 
 
-@pytest.mark.parametrize("sigma, steps", [(0.25, 4), (1 / 6, 4)])
+# mu = 12 is the discriminating case (1 - delta(0) = 2e-9 against the direct form's
+# inflation 4e-10, below); mu = 8 (1 - delta(0) = 6e-5) is the same path with room to
+# spare, at the deeper run only
+@pytest.mark.parametrize("sigma, steps", [
+    pytest.param(0.25, 4, marks=pytest.mark.skipif(
+        SCALE < 2, reason="mu = 8 repeats mu = 12's path: set SYMGDP_TEST_SCALE=2")),
+    (1 / 6, 4)])
 def test_certified_curve_near_one_against_closed_form(sigma, steps):
     # reference: q = 1 is the steps-fold Gaussian mechanism, exactly mu-GDP with
     # mu = sqrt(steps)/sigma (8 and 12); its profile's complement at 50 digits

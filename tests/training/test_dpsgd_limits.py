@@ -87,7 +87,10 @@ def test_from_dp_event_huge_counts_refused():
     _refused(lambda: symgdp.from_dp_event(nested), "2^53")
     sampled = dpa.SelfComposedDpEvent(
         dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), HUGE)
-    _refused(lambda: symgdp.from_dp_event(sampled), "grid points")
+    # the grid 1e-2 (2.75e7 points, still beyond MAX_SUPPORT: see the first test) reaches
+    # the same refusal after a one-step PMF a hundredth the size of the default 1e-4's
+    _refused(lambda: symgdp.from_dp_event(sampled, value_discretization_interval=1e-2),
+             "grid points", str(HUGE))
 
 
 def test_int_self_compose_refuses_and_estimate_tracks_the_real_support():
@@ -122,7 +125,9 @@ def test_product_guard_inside_a_composition(monkeypatch):
 
 
 @pytest.mark.parametrize("argv", [
-    ["dpsgd", "--q", "0.01", "--sigma", "1", "--steps", str(HUGE)],
+    # --discretization 0.01: the same "grid points" refusal (2.75e7 > MAX_SUPPORT) after a
+    # one-step PMF a hundredth the size of the default grid's (6 s of it)
+    ["dpsgd", "--q", "0.01", "--sigma", "1", "--steps", str(HUGE), "--discretization", "0.01"],
     ["dpsgd", "--q", "0.01", "--sigma", "1", "--steps", str(ASTRONOMIC)],
     ["dpsgd", "--phase", "0.01:1:1e30"],
     ["dpsgd", "--phase", "0.01:1:1e400"],
@@ -137,6 +142,8 @@ def test_cli_huge_steps_exit_2_one_line(argv):
     text = err.getvalue()
     assert text.count("\n") == 1 and "Traceback" not in text
     assert "error" in text
+    if "--discretization" in argv:
+        assert "grid points" in text and str(HUGE) in text
 
 
 def test_refusal_is_a_symgdp_error_not_overflow():
@@ -154,12 +161,14 @@ def test_q_one_with_tiny_sigma_is_a_clear_refusal():
     # refused it as "cannot separate a grid point from log(1-q) for q=1.0" (log(1-q) = -inf
     # there; e^l - 1 + 1 cancelled), then by a ValueError from a NaN ball; now a
     # DomainError naming the parameters.  dpsgd answers q = 1 in closed form: 1/0.05 (the
-    # float 0.05 is above 1/20, so mu is just below 20)
+    # float 0.05 is above 1/20, so mu is just below 20).  The engine's refusal on the grid
+    # 0.1: the same non-finite ball at loss -364.6 (pmfs_from_tails), a tenth of the
+    # one-step tails the grid 1e-2 built first (17 s)
     import symgdp
     from symgdp.errors import DomainError
 
     r = symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False)
     assert r.closed_form and r.mu_floor <= 20.0 == r.mu_upper
     with pytest.raises(DomainError, match=r"q=1\.0, sigma=0\.05.*no finite enclosure"):
-        symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=1e-2, compare=False,
+        symgdp.dpsgd(1.0, 0.05, 1, value_discretization_interval=0.1, compare=False,
                      _engine=True)

@@ -124,12 +124,14 @@ def test_one_step_profile_against_mpmath(rel):
 @pytest.mark.slow
 @pytest.mark.parametrize("rel", ["add_remove", "replace_one"])
 def test_two_step_profile_against_quadrature(rel):
-    # reference: the exact two-step profile by 25-digit numerical integration
+    # reference: the exact two-step profile by 18-digit numerical integration (at 25 digits
+    # the four values agree with these to 19 significant digits; the asserted bracket is
+    # compared in float64, so 18 digits decide it as 25 do, at two thirds of the time)
     q, s = 0.3, 1.2
     r = dpsgd(schedule=[(q, s, 1), (q, s, 1)], neighbouring=rel, **FAST)
     xs = np.array([0.05, 1.2])
     up, lo = r.profile(xs), r.delta_lower(xs)
-    with mpmath.workdps(25):
+    with mpmath.workdps(18):
         ex = [float(_delta2(x, q, s, rel)) for x in xs]
     for u, e, low in zip(up, ex, lo, strict=True):
         assert low <= e <= u
