@@ -327,7 +327,22 @@ def pair_floor(sigma: float, steps: int, epochs: int, failure_prob: float = 1e-1
     pmf, a_up = _ctd(pbar, abar, ey, j0, d, bits)
     acc, _ = compose_phases([(_Tracked(pmf), e, 0.0)], cut, bits > 80 or cut < 1e-19)
     comp = ComposedSGD((acc.pmf,), (0.0,), (acc.cut,), e, d, "add_remove")
-    # the mass the one-epoch rounding up added, over E epochs of a sub-probability law:
-    # (M + a)^E - M^E <= E a (1 + a)^(E - 1)
-    added = e * a_up * (1.0 + a_up) ** (e - 1) * (1 + 1e-9)
-    return PairFloor(comp, d, added)
+    # A of the floor theorem: nu(all) - M^E, M the one-epoch law's exact total (the cuts
+    # and rounding rests of the composition went to +oo and stay in nu(all)).  Not only
+    # the one-epoch rounding up (a_up): each composition rounds its mass at +oo *up* to
+    # the scale (< 2^-bits, then doubled by every later squaring), which a bound built
+    # from a_up alone missed (~1e-22 at 200 epochs).  M >= T 2^-bits - a_up, T = sum of
+    # the one-epoch integers; evaluated exactly enough in balls.
+    total = int(pmf.total())
+    nu_all = int(acc.pmf.total()) + int(acc.pmf.inf)
+    old = flint.ctx.prec
+    flint.ctx.prec = 256
+    try:
+        arb = flint.arb
+        scale = arb(2) ** (-bits)
+        m_low = arb(total) * scale - arb(a_up)
+        m_low_e = m_low ** e if float(m_low.lower()) > 0 else arb(0)
+        added = max(float((arb(nu_all) * scale - m_low_e).upper()), 0.0)
+    finally:
+        flint.ctx.prec = old
+    return PairFloor(comp, d, float(np.nextafter(added, np.inf)))
