@@ -5,7 +5,9 @@ from __future__ import annotations
 from fractions import Fraction
 
 import flint
+import pytest
 
+from symgdp.errors import DomainError
 from symgdp.training import allocation_tight as at
 
 
@@ -38,3 +40,12 @@ def test_added_covers_the_compositions_rounding_up(monkeypatch):
     need = nu_all - m_up**epochs
     assert need > 0
     assert Fraction(f.added) >= need, (float(need), f.added)
+
+
+@pytest.mark.parametrize("kw", [dict(refine=2.5), dict(refine=True), dict(refine=3),
+                                dict(disc=2.0**-40), dict(refine=2**30)])
+def test_bad_grids_are_domain_errors(kw):
+    # refine=2.5 was read as 2 for the check but divided the grid by 2.5 (not a power of
+    # 2: the grid points j d were no longer exact); a far too fine grid raised MemoryError
+    with pytest.raises(DomainError):
+        at.pair_floor(1.0, 2, 1, **kw)
