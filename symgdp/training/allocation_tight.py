@@ -51,6 +51,8 @@ _U = 2.0**-52
 _PREC = 200
 _FLUSH = 1e-200
 _ZLO = 13.0
+#: the most grid cells of one step's law, or grid points of one epoch's (else refused)
+_MAX_CELLS = 1 << 22
 
 
 @dataclass
@@ -76,6 +78,8 @@ def _first(sigma: float, disc: float, top: int, r: int) -> _Atoms:
     lo = _lower_cut(sigma, 1, disc, r)
     hi = top // r
     n = hi - lo
+    if n > _MAX_CELLS:  # a user's grid far finer than the default (at most ~4e4 cells)
+        raise DomainError(f"the pair floor's grid is too fine: {n} cells of one step's law")
     old = flint.ctx.prec
     flint.ctx.prec = _PREC
     try:
@@ -271,20 +275,22 @@ def pair_floor(sigma: float, steps: int, epochs: int, failure_prob: float = 1e-1
     s = _check_sigma(sigma)
     t = _check_int("steps", steps, 2)
     e = _check_int("epochs", epochs, 1)
+    rf = _check_int("refine", refine, 1)  # 2.5 is not 2: the grid d / refine must be exact
     d = allocation_grid(s, t) if disc is None else float(disc)
-    if not (0 < d <= 1 and math.frexp(d)[0] == 0.5 and int(refine) >= 1
-            and math.frexp(int(refine))[0] == 0.5):
+    if not (0 < d <= 1 and math.frexp(d)[0] == 0.5 and math.frexp(rf)[0] == 0.5):
         raise DomainError(f"the pair floor's grid must be a power of 2 in (0, 1] refined by "
                           f"a power of 2, got disc={disc!r}, refine={refine!r}")
     tail = min(one_step_tail(failure_prob, e), 1e-18)
     q, pos = _epoch_atoms(s, t, d, tail)
-    d = d / refine  # the composition's grid: finer than the atoms' (the floor's shift ~ d)
+    d = d / rf  # the composition's grid: finer than the atoms' (the floor's shift ~ d)
     loss = np.log(pos) - 4 * _U * np.maximum(np.abs(np.log(pos)), 1.0)  # rounded down
     p = q * pos * (1.0 - 4 * _U)  # P-masses, rounded down: less mass at smaller losses
     order = np.argsort(loss, kind="stable")
     loss, p = loss[order], p[order]
     j0 = int(math.floor(loss[0] / d)) - 1
     j1 = int(math.ceil(loss[-1] / d)) + 1
+    if j1 - j0 > _MAX_CELLS:
+        raise DomainError(f"the pair floor's grid is too fine: {j1 - j0} points of one epoch")
     # the law is now (p_i, loss_i) exactly (floats are exact rationals); its tails at the
     # grid points, P(L > l_j) and E_P[e^{-L}; L > l_j], summed exactly enough in balls
     old = flint.ctx.prec
@@ -316,7 +322,22 @@ def pair_floor(sigma: float, steps: int, epochs: int, failure_prob: float = 1e-1
     pmf, a_up = _ctd(pbar, abar, ey, j0, d, bits)
     acc, _ = compose_phases([(_Tracked(pmf), e, 0.0)], cut, bits > 80 or cut < 1e-19)
     comp = ComposedSGD((acc.pmf,), (0.0,), (acc.cut,), e, d, "add_remove")
-    # the mass the one-epoch rounding up added, over E epochs of a sub-probability law:
-    # (M + a)^E - M^E <= E a (1 + a)^(E - 1)
-    added = e * a_up * (1.0 + a_up) ** (e - 1) * (1 + 1e-9)
-    return PairFloor(comp, d, added)
+    # A of the floor theorem: nu(all) - M^E, M the one-epoch law's exact total (the cuts
+    # and rounding rests of the composition went to +oo and stay in nu(all)).  Not only
+    # the one-epoch rounding up (a_up): each composition rounds its mass at +oo *up* to
+    # the scale (< 2^-bits, then doubled by every later squaring), which a bound built
+    # from a_up alone missed (~1e-22 at 200 epochs).  M >= T 2^-bits - a_up, T = sum of
+    # the one-epoch integers; evaluated exactly enough in balls.
+    total = int(pmf.total())
+    nu_all = int(acc.pmf.total()) + int(acc.pmf.inf)
+    old = flint.ctx.prec
+    flint.ctx.prec = 256
+    try:
+        arb = flint.arb
+        scale = arb(2) ** (-bits)
+        m_low = arb(total) * scale - arb(a_up)
+        m_low_e = m_low ** e if float(m_low.lower()) > 0 else arb(0)
+        added = max(float((arb(nu_all) * scale - m_low_e).upper()), 0.0)
+    finally:
+        flint.ctx.prec = old
+    return PairFloor(comp, d, float(np.nextafter(added, np.inf)))
