@@ -43,7 +43,14 @@ from typing import Any
 import numpy as np
 
 from symgdp.errors import DomainError
-from symgdp.training.allocation_upper import allocation_grid, grid_power, grid_top, plan_blocks
+from symgdp.training.allocation_upper import (
+    allocation_grid,
+    cell_cdfs,
+    grid_power,
+    grid_top,
+    on_finer_grid,
+    plan_blocks,
+)
 
 __all__ = ["PairFloor", "pair_floor"]
 
@@ -83,15 +90,7 @@ def _first(sigma: float, disc: float, top: int, r: int) -> _Atoms:
     old = flint.ctx.prec
     flint.ctx.prec = _PREC
     try:
-        s = flint.arb(sigma)
-        s2 = s * s
-        rt = s * flint.arb(2).sqrt()
-        half = flint.arb(1) / 2
-        step = flint.arb(disc) * r
-
-        def cdfs(i: int) -> tuple[Any, Any]:
-            y = s2 * step * i + half
-            return (-(y / rt)).erfc() * half, (-((y - 1) / rt)).erfc() * half
+        cdfs = cell_cdfs(sigma, disc * r)
 
         prev = cdfs(lo)
         m, mom = np.zeros(n), np.zeros(n)
@@ -135,10 +134,7 @@ def _refine(b: _Atoms, r: int) -> _Atoms:
     if b.r == r:
         return b
     f = b.r // r
-    m = np.zeros((b.m.size - 1) * f + 1)
-    mom = np.zeros(m.size)
-    m[::f], mom[::f] = b.m, b.mom
-    return _Atoms(b.k, r, b.lo * f, m, mom, b.rho)
+    return _Atoms(b.k, r, b.lo * f, on_finer_grid(b.m, f), on_finer_grid(b.mom, f), b.rho)
 
 
 def _combine(a: _Atoms, b: _Atoms, sigma: float, disc: float, p_out: int) -> _Atoms:

@@ -95,7 +95,8 @@ import numpy as np
 from symgdp.errors import DomainError
 
 __all__ = ["EpochLaw", "epoch_law", "allocation_upper", "allocation_grid", "grid_top",
-           "plan_blocks", "grid_power", "THEOREM"]
+           "plan_blocks", "grid_power", "cell_cdfs", "on_finer_grid",
+           "THEOREM"]
 
 #: where the pair comes from, in words
 THEOREM = ("amplified: the dominating pair of one epoch of random allocation (Chua et al. 2025, "
@@ -286,17 +287,10 @@ def _first_block(sigma: float, t: int, disc: float, top: int, p: int) -> _Block:
     old = flint.ctx.prec
     flint.ctx.prec = _PREC
     try:
-        s = flint.arb(sigma)
-        s2 = s * s
-        rt = s * flint.arb(2).sqrt()
-        half = flint.arb(1) / 2
-        step = flint.arb(disc) * r
+        cell = cell_cdfs(sigma, disc * r)
 
         def cdfs(i: int) -> tuple[Any, Any, Any]:
-            # the point x = e^{i step}: y = sigma^2 log x + 1/2; Phi(y/sigma), Phi((y-1)/sigma)
-            y = s2 * step * i + half
-            return (-(y / rt)).erfc() * half, (-((y - 1) / rt)).erfc() * half, \
-                (step * i).exp()
+            return (*cell(i), (flint.arb(disc) * r * i).exp())
 
         m = [flint.arb(0)] * n
         prev = cdfs(lo)
@@ -319,14 +313,37 @@ def _first_block(sigma: float, t: int, disc: float, top: int, p: int) -> _Block:
     return _Block(1, r, lo, masses, z, 0.0, 0.0)
 
 
+def cell_cdfs(sigma: float, step: float) -> Any:
+    r"""``i -> (Q(X <= x_i), E_Q[X; X <= x_i])`` at the grid point :math:`x_i = e^{i\,
+    step}` of one step's :math:`X = e^{(Y - 1/2)/\sigma^2}`, :math:`Y \sim N(0,
+    \sigma^2)`: :math:`\Phi(y/\sigma)` and :math:`\Phi((y - 1)/\sigma)` with
+    :math:`y = \sigma^2 i\,step + 1/2` (balls at the caller's precision)."""
+    import flint
+
+    s = flint.arb(sigma)
+    s2, rt, half = s * s, s * flint.arb(2).sqrt(), flint.arb(1) / 2
+    st = flint.arb(step)
+
+    def cdfs(i: int) -> tuple[Any, Any]:
+        y = s2 * st * i + half
+        return (-(y / rt)).erfc() * half, (-((y - 1) / rt)).erfc() * half
+
+    return cdfs
+
+
+def on_finer_grid(values: np.ndarray, f: int) -> np.ndarray:
+    """Masses on a grid ``f`` times finer (every old point is a new point: exact)."""
+    out = np.zeros((values.size - 1) * f + 1)
+    out[::f] = values
+    return out
+
+
 def _refine(b: _Block, r: int) -> _Block:
-    """The same block on a finer grid (every old point is a new point: exact)."""
+    """The same block on a finer grid."""
     if b.r == r:
         return b
     f = b.r // r
-    m = np.zeros((b.m.size - 1) * f + 1)
-    m[::f] = b.m
-    return _Block(b.k, r, b.lo * f, m, b.zero, b.rho, b.res)
+    return _Block(b.k, r, b.lo * f, on_finer_grid(b.m, f), b.zero, b.rho, b.res)
 
 
 def _combine(a: _Block, b: _Block, sigma: float, disc: float, p_out: int) -> _Block:
