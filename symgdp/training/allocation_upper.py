@@ -29,7 +29,11 @@ e^\varepsilon)_+]` and :math:`\mathbb E[(1 - e^\varepsilon\prod_e S_e)_+]`, conv
 
 **Theorem 1 (the pair dominates the trainer, add/remove).**  For every :math:`\varepsilon`
 the profile of DP-SGD with random allocation (adaptive gradients, any data) is at most the
-larger of the two :math:`E`-fold expressions above.
+larger of the two :math:`E`-fold expressions above.  The trainer assumed: each record's
+step is drawn uniformly and independently of the other records' (balls in bins, not a
+shuffle cut into fixed batches), each step releases the sum of its records' clipped
+gradients plus :math:`N(0, \sigma^2 I)` (scaled by a fixed constant, not by the realised
+batch size), and the model is post-processing of these sums.
 
 *Proof.*  Fix the other records' allocations (the hockey-stick divergence is jointly convex,
 and they are drawn the same way on both data sets).  Subtracting what the other records
