@@ -46,6 +46,7 @@ from symgdp.errors import DomainError
 from symgdp.training.allocation_upper import (
     allocation_grid,
     cell_cdfs,
+    diagonals,
     grid_power,
     grid_top,
     on_finer_grid,
@@ -154,19 +155,12 @@ def _combine(a: _Atoms, b: _Atoms, sigma: float, disc: float, p_out: int) -> _At
     m = np.zeros(emax - emin + 1)
     mom = np.zeros(m.size)
     with np.errstate(under="ignore"):
-        for idx in range(off.size):
-            d = dmin + idx
-            j0 = max(0, a.lo - b.lo - d)
-            j1 = min(nb - 1, a.lo + na - 1 - b.lo - d)
-            if j1 < j0:
-                continue
-            i0 = j0 + b.lo + d - a.lo
-            n = j1 - j0 + 1
-            ma, mb = a.m[i0:i0 + n], b.m[j0:j1 + 1]
-            base = (b.lo + j0) * s + int(off[idx]) - emin
+        for idx, i0, j0, n, e0 in diagonals(a.lo, na, b.lo, nb, s):
+            ma, mb = a.m[i0:i0 + n], b.m[j0:j0 + n]
+            base = e0 + int(off[idx]) - emin
             sl = slice(base, base + (n - 1) * s + 1, s)
             m[sl] += ma * mb
-            mom[sl] += alpha * a.mom[i0:i0 + n] * mb + beta * ma * b.mom[j0:j1 + 1]
+            mom[sl] += alpha * a.mom[i0:i0 + n] * mb + beta * ma * b.mom[j0:j0 + n]
     c = _lower_cut(sigma, k, disc, r_out)
     if emin < c:
         m, mom = m[c - emin:].copy(), mom[c - emin:].copy()

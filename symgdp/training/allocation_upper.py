@@ -99,7 +99,7 @@ import numpy as np
 from symgdp.errors import DomainError
 
 __all__ = ["EpochLaw", "epoch_law", "allocation_upper", "allocation_grid", "grid_top",
-           "plan_blocks", "grid_power", "cell_cdfs", "on_finer_grid",
+           "plan_blocks", "grid_power", "cell_cdfs", "on_finer_grid", "diagonals",
            "THEOREM"]
 
 #: where the pair comes from, in words
@@ -342,6 +342,18 @@ def on_finer_grid(values: np.ndarray, f: int) -> np.ndarray:
     return out
 
 
+def diagonals(a_lo: int, na: int, b_lo: int, nb: int, s: int) -> Any:
+    """The pairs (i, j) of two blocks' grid points by d = (a_lo + i) - (b_lo + j): for each d
+    (from the smallest) with pairs, ``(idx, i0, j0, n, e0)``: the pairs are (i0 + m, j0 + m)
+    for m < n, and e0 = (b_lo + j0) s the output exponent of the first before its offset."""
+    dmin = a_lo - (b_lo + nb - 1)
+    for idx, d in enumerate(range(dmin, a_lo + na - b_lo)):
+        j0 = max(0, a_lo - b_lo - d)
+        j1 = min(nb - 1, a_lo + na - 1 - b_lo - d)
+        if j1 >= j0:
+            yield idx, j0 + b_lo + d - a_lo, j0, j1 - j0 + 1, (b_lo + j0) * s
+
+
 def _refine(b: _Block, r: int) -> _Block:
     """The same block on a finer grid."""
     if b.r == r:
@@ -372,17 +384,10 @@ def _combine(a: _Block, b: _Block, sigma: float, disc: float, p_out: int) -> _Bl
                (b.lo + nb - 1) * s + ob) + 1
     out = np.zeros(emax - emin + 1)
     with np.errstate(under="ignore"):
-        for idx in range(off.size):
-            d = dmin + idx
-            # pairs (i, j) with (a.lo + i) - (b.lo + j) = d
-            j0 = max(0, a.lo - b.lo - d)
-            j1 = min(nb - 1, a.lo + na - 1 - b.lo - d)
-            if j1 < j0:
-                continue
-            i0 = j0 + b.lo + d - a.lo
-            prod = a.m[i0:i0 + (j1 - j0 + 1)] * b.m[j0:j1 + 1]
-            base = (b.lo + j0) * s + int(off[idx]) - emin
-            stop = base + (j1 - j0) * s + 1
+        for idx, i0, j0, n, e0 in diagonals(a.lo, na, b.lo, nb, s):
+            prod = a.m[i0:i0 + n] * b.m[j0:j0 + n]
+            base = e0 + int(off[idx]) - emin
+            stop = base + (n - 1) * s + 1
             out[base:stop:s] += prod * wl[idx]
             out[base + 1:stop + 1:s] += prod * wh[idx]
         # the atoms at 0
