@@ -215,6 +215,11 @@ class Profile:
         new = Profile(changes.get("expr", self._expr), changes.get("values", self._values),
                       var=changes.get("var", self._var), name=changes.get("name", self._name),
                       source=self._source if same else None, **kw)
+        bind = getattr(self._source, "bind", None)
+        if not same and callable(bind) and not {"expr", "var"} & set(changes):
+            # a parametric source (e.g. noise with a symbolic shape): new values give the
+            # source of those values (numeric once every parameter is bound)
+            object.__setattr__(new, "_source", bind(dict(new._values)))
         if same:
             # the same function: what was computed from the expression and its values
             # (compiled evaluation, validation) holds for the copy too

@@ -80,7 +80,12 @@ from symgdp.noise.density import (
     tex_text,
 )
 from symgdp.noise.discrete import discrete_noise
-from symgdp.noise.gengauss import generalized_gaussian, match_generalized_gaussian
+from symgdp.noise.gengauss import (
+    GeneralizedGaussianFamily,
+    derivation_parts,
+    match_generalized_gaussian,
+    quadrature_check,
+)
 from symgdp.noise.loss import Loss, privacy_loss
 from symgdp.noise.student import match_student_t, student_t_noise
 from symgdp.noise.vector import NORMS, reduce_vector_gaussian
@@ -121,6 +126,9 @@ class Derivation:
         timings: seconds per step.
         reduction: for vector noise, how it was reduced to the 1-D shift derived below
             (:mod:`symgdp.noise.vector`); empty otherwise.
+        threshold_note: where :math:`x_\varepsilon` has no closed form (``threshold`` is
+            then the symbol :math:`x_\varepsilon`), the equation it solves and how it is
+            proved; empty otherwise.
     """
 
     noise: str
@@ -141,6 +149,7 @@ class Derivation:
     relation: str = RELATION
     timings: dict[str, float] = field(default_factory=dict)
     reduction: str = ""
+    threshold_note: str = ""
 
     def latex_rows(self) -> list[tuple[str, str]]:
         """(label, LaTeX) pairs, one per derived step (the report's rows)."""
@@ -157,7 +166,9 @@ class Derivation:
                              rf"{sympy.latex(self.loss)}"),
             ("monotonicity", rf"\text{{{tex_text(self.monotone)}}}"),
             ("threshold", rf"L({x}_{{{v}}}) = {v} \iff {x}_{{{v}}} = "
-                          rf"{sympy.latex(self.threshold)}\quad ({lo} < {v} < {hi})"),
+                          rf"{sympy.latex(self.threshold)}\quad ({lo} < {v} < {hi})"
+             if not self.threshold_note else
+             rf"L({x}_{{{v}}}) = {v}:\ \text{{{tex_text(self.threshold_note)}}}"),
             ("directions", rf"\text{{{tex_text(self.directions)}}}"),
             ("profile", rf"\delta({v}) = F({x}_{{{v}}}) - e^{{{v}}} F({x}_{{{v}}} - {d}) = "
                         rf"{sympy.latex(self.profile)}"),
@@ -189,7 +200,8 @@ class Derivation:
             ("privacy loss", f"L({x}) = {self.loss}"),
             ("monotonicity", self.monotone),
             ("threshold", f"x_eps = {self.threshold} for {self.threshold_range[0]} < eps < "
-                          f"{self.threshold_range[1]}"),
+                          f"{self.threshold_range[1]}" if not self.threshold_note
+             else self.threshold_note),
             ("directions", self.directions),
             ("derived profile", f"delta(eps) = {self.profile}".replace("varepsilon", "eps")),
             ("noise verdict", self.verdict),
@@ -310,30 +322,52 @@ def _tail_form(e: sympy.Expr) -> sympy.Expr:
     return e.xreplace(reps) if reps else e
 
 
-def _generalized_gaussian(noise: Any, variable: Any, shift: Any,
+def _generalized_gaussian(noise: Any, variable: Any, shift: sympy.Expr, values: dict,
                           timeout: float | None = None) -> Profile | None:
-    r"""The certified profile of :math:`c\,e^{-a|x|^k}` (numbers, :math:`k \ge 1`, not 1
-    or 2), whose threshold and CDF SymPy does not find
-    (:func:`symgdp.noise.gengauss.generalized_gaussian`); ``None`` for other noise."""
+    r"""The profile of :math:`c\,e^{-a|x|^k}` (:math:`k \ge 1` not 1 or 2, or a symbolic
+    shape or scale), whose threshold and CDF SymPy does not find
+    (:mod:`symgdp.noise.gengauss`): the certified numeric source when every parameter is a
+    number, else the parametric family, bound later by ``.replace(values=...)``; its
+    derivation as formulas in the parameters.  ``None`` for other noise."""
     from sympy.stats.rv import RandomSymbol
 
-    if isinstance(noise, (RandomSymbol, str)):
+    if isinstance(noise, RandomSymbol):
         return None
     try:
         expr, x, _ = _from_expression(noise, variable)
     except SymgdpError:
         return None  # read_density reports it
+    t0 = time.perf_counter()
     try:  # its simplify calls under the budget, as every symbolic step
         shape = run_bounded(match_generalized_gaussian, expr, x, timeout=timeout)
     except AnalysisTimeout:
         return None  # not recognised in time: the symbolic route reads it, and says so
     if shape is None:
         return None
-    if shift is None:
-        raise ProfileError(
-            f"{expr} is generalized Gaussian noise (k = {shape[0]}), certified numerically: "
-            "give the sensitivity as a number")
-    return generalized_gaussian(shape[0], scale=shape[1], sensitivity=shift)
+    k, sigma = shape
+    d = shift.xreplace(values)
+    times = {"density": time.perf_counter() - t0}
+    t0 = time.perf_counter()
+    family = GeneralizedGaussianFamily(k, sigma, d)
+    parts = derivation_parts(k, sigma, shift, x)
+    # the independent check: at the numbers, or at sample values on both sides of k = 2
+    samples = family.samples()
+    at = "" if not family.parameters else " (at sample values: the other parameters 1" \
+        + (", the shape 3/2 and 3)" if k.free_symbols else ")")
+    check = ("the certified profile agrees with a 30-digit quadrature of max(0, p(x) - "
+             "e^eps p(x - Delta)) (threshold by bisection of the loss in mpmath) at "
+             + "; ".join(quadrature_check(src) for src in samples) + at)
+    times["check"] = time.perf_counter() - t0
+    name = f"generalized Gaussian noise (k = {k})"
+    derivation = Derivation(
+        noise="generalized Gaussian", density=expr, variable=x, sensitivity=shift,
+        sensitivity_value=values.get(shift), check=check, timings=times, **parts)
+    meta = {"derivation": derivation, "sensitivity": d, "shape": k, "scale": sigma}
+    if not family.parameters:
+        return Profile.from_source(family.bind({}), name=name, **meta)
+    fn = sympy.Function("delta_generalized_Gaussian")
+    return Profile(fn(_EPS, *family.parameters), name=name, source=family,
+                   reference="derived from the noise density (symgdp.noise)", **meta)
 
 
 def _student_t(noise: Any, variable: Any, shift: sympy.Expr,
@@ -409,9 +443,11 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
         noise: the density of :math:`Z` as a SymPy expression in ``variable`` (or a
             string, parsed safely), or a continuous ``sympy.stats`` random variable;
             parameters may stay symbolic (declared real, scales ``positive=True``).  A
-            generalized Gaussian :math:`c\,e^{-a|x|^k}` with numbers :math:`k \ge 1`
-            (not 1 or 2) is certified numerically instead
-            (:func:`symgdp.noise.gengauss.generalized_gaussian`; numeric sensitivity).
+            generalized Gaussian :math:`c\,e^{-a|x|^k}` (a number :math:`k \ge 1` other
+            than 1 and 2, or a symbolic shape or scale) is derived by
+            :mod:`symgdp.noise.gengauss`: formulas in the parameters (the threshold
+            implicit, the tail limit by cases in :math:`k`), certified numerically once
+            ``.replace(values=...)`` binds them.
         sensitivity: :math:`\Delta > 0`, a number (substituted into the profile; the
             derivation keeps the symbol :math:`\Delta`) or a positive SymPy expression;
             default the free symbol
@@ -472,7 +508,7 @@ def additive_noise(noise: Any, sensitivity: Any = None, variable: Any = None, *,
     elif norm not in NORMS:
         raise DomainError(f"norm must be one of {', '.join(NORMS)}, got {norm!r}")
     shaped = None if reduced is not None else \
-        _generalized_gaussian(noise, variable, values.get(shift), timeout)
+        _generalized_gaussian(noise, variable, shift, values, timeout)
     if shaped is not None:
         return shaped
     student = None if reduced is not None else \

@@ -28,6 +28,7 @@ The accepted language:
   ``erfinv``, ``erfcinv``, ``Phi``/``Φ`` (the standard normal CDF
   :math:`\Phi(x) = \operatorname{erfc}(-x/\sqrt 2)/2`), ``Abs``/``abs``, ``Max``/``max``,
   ``Min``/``min``, ``floor``, ``ceiling``/``ceil``, ``binomial``, ``Heaviside``,
+  ``gamma``/``Gamma`` (called: the Gamma function; the bare ``gamma`` is the symbol),
   ``Piecewise((expr, cond), ...)`` and ``Sum(term, (j, lo, hi))``: a sum, left unevaluated,
   over the integer ``j`` (a fresh integer symbol, seen only inside ``term``) from ``lo`` to
   ``hi``, integer numbers or ``-oo``/``oo``, at least one of them infinite (the only
@@ -582,11 +583,15 @@ def _extremum(cls: Any) -> Callable[[_Builder, list[sympy.Expr], ast.Call], symp
     return build
 
 
-def _binomial(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
-    for a in args:
-        if a.is_Number and abs(a) > _MAX_BINOMIAL:
-            raise b.fail(node, f"binomial argument beyond {_MAX_BINOMIAL} in")
-    return sympy.binomial(*args)
+def _sized(f: Callable[..., sympy.Expr], limit: int, what: str, poles: bool = False
+           ) -> Callable[[_Builder, list[sympy.Expr], ast.Call], sympy.Expr]:
+    """``f`` of numbers up to ``limit`` (exact for integers: factorials), not at a pole."""
+    def build(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
+        for a in args:
+            if a.is_Number and (abs(a) > limit or (poles and a.is_integer and a <= 0)):
+                raise b.fail(node, f"{what} argument {a} (beyond {limit}, or a pole) in")
+        return f(*args)
+    return build
 
 
 def _heaviside(b: _Builder, args: list[sympy.Expr], node: ast.Call) -> sympy.Expr:
@@ -616,7 +621,9 @@ _FUNCTIONS: dict[str, _Function] = {
     "floor": _Function(1, 1, _one(sympy.floor)),
     "ceiling": _Function(1, 1, _one(sympy.ceiling)),
     "ceil": _Function(1, 1, _one(sympy.ceiling)),
-    "binomial": _Function(2, 2, _binomial),
+    "binomial": _Function(2, 2, _sized(sympy.binomial, _MAX_BINOMIAL, "binomial")),
+    "gamma": _Function(1, 1, _sized(sympy.gamma, 10**4, "Gamma function", poles=True)),
+    "Gamma": _Function(1, 1, _sized(sympy.gamma, 10**4, "Gamma function", poles=True)),
     "Heaviside": _Function(1, 2, _heaviside),
     "Piecewise": _Function(1, None, _unused),
     "Sum": _Function(2, 2, _unused),

@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_noise_page_runs(tmp_path, monkeypatch):
     text = (ROOT / "docs" / "noise.md").read_text(encoding="utf-8")
     code = re.findall(r"```python\n(.*?)```", text, re.S)
-    assert len(code) == 7
+    assert len(code) == 8
     monkeypatch.chdir(tmp_path)
     namespace: dict = {"__name__": "__docs__"}
     out = io.StringIO()
@@ -53,6 +53,14 @@ def test_the_noise_page_runs(tmp_path, monkeypatch):
     assert shapes[2.0][0] <= 1.0 + 1e-3 and shapes[2.0][1] >= 1.0 - 1e-3
     assert shapes[1.0][0] <= 1.3710 <= shapes[1.0][1] + 1e-3
     assert shapes[2.0][1] < shapes[1.5][0] and shapes[1.5][1] < shapes[1.0][0]
+    # section 6, the shape as a symbol: the proved tail limit by cases, and k = 3 bound:
+    # not GDP, its delta(1) above the 40-digit incomplete-gamma reference (test_gengauss)
+    from test_gengauss import gamma_profile
+
+    assert "Piecewise((0, k < 2), (2*Delta**2/sigma**2, Eq(k, 2)), (oo, True))" in printed
+    gdp, value = re.search(r"^(True|False) ([\d.e-]+)$", printed, re.M).groups()
+    truth = gamma_profile(3, 1, 1, 1.0)
+    assert gdp == "False" and truth <= float(value) <= truth * (1 + 1e-12)
     # section 7: the staircase at gamma* against Laplace, delta(0) against the closed forms
     # (1 - e^(-e0/2)/2)(1 - e^(-e0)) (the staircase at gamma*, module notes) and
     # 1 - e^(-e0/2) (Laplace), and the page's claim that the staircase's mu is larger

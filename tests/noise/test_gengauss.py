@@ -137,8 +137,11 @@ def test_additive_noise_routes_the_generalized_gaussian():
             assert abs(got - truth) <= mpmath.mpf(10) ** -30 * truth
     with pytest.raises(DomainError, match="integrates to 2.0"):
         symgdp.additive_noise(2 * density, sensitivity=1)
-    with pytest.raises(ProfileError, match="give the sensitivity as a number"):
-        symgdp.additive_noise(density)
+    # a symbolic sensitivity: the parametric family, the same source once Delta is bound
+    fam = symgdp.additive_noise(density)
+    with pytest.raises(ProfileError, match="unbound parameters Delta"):
+        fam(1.0)
+    assert fam.replace(values={"Delta": 1})(1.5) == p(1.5)
 
 
 @pytest.mark.parametrize("eps", [4.999, 5.0 - 2.0 ** -50, 5.0, -5.0])

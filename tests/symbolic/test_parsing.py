@@ -699,3 +699,16 @@ def test_a_profile_with_an_infinite_sum_is_refused_not_evaluated():
 
     with pytest.raises(SymgdpError, match="infinite value"):
         Profile(parse_expression("Sum(exp(-j*(1 + eps))/2**j, (j, 1, oo))")).validate()
+
+
+def test_gamma_called_is_the_gamma_function_and_bare_is_the_symbol():
+    # Gamma(1/2) = sqrt(pi) and Gamma(5) = 4! (closed forms); the bare name stays the
+    # canonical subsampling-rate symbol
+    assert parse_expression("gamma(1/2)") == sympy.sqrt(sympy.pi)
+    assert parse_expression("Gamma(5)") == 24
+    k = sympy.Symbol("k", positive=True, real=True)
+    assert parse_expression("k/gamma(1/k)") == k / sympy.gamma(1 / k)
+    assert parse_expression("gamma*eps") == gamma * eps
+    for text in ("gamma(0)", "gamma(-3)", "Gamma(10**5)"):
+        with pytest.raises(ParseError, match="Gamma function argument"):
+            parse_expression(text)
