@@ -212,9 +212,12 @@ class Profile:
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})
         same = not {"expr", "values", "var"} & set(changes)
+        # values for a numeric source without parameters change nothing: it stays
+        keep = same or (not {"expr", "var"} & set(changes) and self._source is not None
+                        and not self._expr.free_symbols - {self._var})
         new = Profile(changes.get("expr", self._expr), changes.get("values", self._values),
                       var=changes.get("var", self._var), name=changes.get("name", self._name),
-                      source=self._source if same else None, **kw)
+                      source=self._source if keep else None, **kw)
         bind = getattr(self._source, "bind", None)
         if not same and callable(bind) and not {"expr", "var"} & set(changes):
             # a parametric source (e.g. noise with a symbolic shape): new values give the

@@ -11,6 +11,9 @@ Every point is an independent, picklable piece of work that carries the SymPy ex
 as a *string* and the parameter values as plain numbers; the worker re-reads the string
 with the safe parser (:mod:`symgdp.symbolic.parsing`, no ``eval``, no pickled functions) and
 measures.  The parent checks once that the string reads back to the same expression.
+A profile with a numeric source and no text form (generalized Gaussian noise with a
+symbolic shape, say, bound at each point) is swept in this process instead: serially, or
+on a :class:`~concurrent.futures.ThreadPoolExecutor`; other executors refuse it by name.
 
 With ``out=`` every record is appended to a JSON-lines file as soon as its point (on an
 executor: its batch, below) finishes -- one JSON object per line: the point,
@@ -39,7 +42,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, Future, as_completed
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,6 +117,24 @@ class _Task:
     fingerprint: str
 
 
+# Profiles with a numeric source (noise with a symbolic shape, a Student-t with symbolic
+# scale, ...) have no text form: their tasks name them here, and they run in this process.
+_LOCAL_TAG = "local:"
+_LOCAL: dict[str, Profile] = {}
+
+
+def _local(p: Profile) -> tuple[str, tuple, tuple, str]:
+    """Register a profile that has no text form: (task text, var, symbols, a description
+    stable across runs for the fingerprint)."""
+    key = f"{_LOCAL_TAG}{id(p)}"
+    _LOCAL[key] = p
+    syms = tuple(sorted((v.name, tuple(sorted(v.assumptions0.items())))
+                        for v in p.expr.free_symbols if v != p.var))
+    var = (p.var.name, tuple(sorted(p.var.assumptions0.items())))
+    stable = f"{sympy.sstr(p.expr)}|{p.name}|{p.meta.get('derivation', '')}"
+    return key, var, syms, stable
+
+
 def _symbol(name: str, assumptions: tuple[tuple[str, bool], ...]) -> sympy.Symbol:
     return sympy.Symbol(name, **dict(assumptions))
 
@@ -132,6 +153,12 @@ _PARSED: dict[tuple, Profile] = {}
 def _profile_of(t: _Task) -> Profile:
     from symgdp.symbolic.parsing import parse_expression
 
+    if t.expr.startswith(_LOCAL_TAG):
+        local = _LOCAL.get(t.expr)
+        if local is None:
+            raise DomainError("a profile with a numeric source (no text form) is swept in the "
+                              "process that built it: executor='serial' or a thread pool")
+        return local.replace(values={k: _to_value(v) for k, v in t.values})
     key = (t.expr, t.var, t.symbols)
     base = _PARSED.get(key)
     if base is None:
@@ -319,7 +346,13 @@ def _tasks(source: Any, points: list[dict[str, Any]], task: str, options: dict[s
         source = Profile.parse(source)
     out: list[_Task | dict[str, Any]] = []
     if isinstance(source, Profile):
-        text, var, syms = _serialise(source)
+        try:
+            text, var, syms = _serialise(source)
+            stable = text
+        except DomainError:
+            if source.source is None:
+                raise
+            text, var, syms, stable = _local(source)
         names = {n for n, _ in syms}
         for pt in points:
             unknown = set(pt) - names
@@ -332,7 +365,7 @@ def _tasks(source: Any, points: list[dict[str, Any]], task: str, options: dict[s
                               "parameter values; sweep the naive profile (every point is "
                               "refined for its values)")
         base = {s.name: _value_text(v) for s, v in source.values.items()}
-        fp = _fingerprint("profile", text + repr(sorted(base.items())), task, options)
+        fp = _fingerprint("profile", stable + repr(sorted(base.items())), task, options)
         for i, pt in enumerate(points):
             vals = {**base, **pt}
             out.append(_Task(i, tuple(pt.items()), text, var, syms,
@@ -349,7 +382,12 @@ def _tasks(source: Any, points: list[dict[str, Any]], task: str, options: dict[s
             p = source(**{k: _to_value(v) for k, v in pt.items()})
             if not isinstance(p, Profile):
                 raise DomainError(f"the factory returned {type(p).__name__}, not a Profile")
-            text, var, syms = _serialise(p)
+            try:
+                text, var, syms = _serialise(p)
+            except DomainError:
+                if p.source is None:
+                    raise
+                text, var, syms, _ = _local(p)
             vals = {s.name: _value_text(v) for s, v in p.values.items()}
             out.append(_Task(i, tuple(pt.items()), text, var, syms, tuple(sorted(vals.items())),
                              task, tuple(sorted(options.items())), fp))
@@ -547,6 +585,9 @@ def sweep(
     finally:
         if fh is not None:
             fh.close()
+        for t in tasks:
+            if not isinstance(t, dict):
+                _LOCAL.pop(t.expr, None)
     return SweepTable(results[i] for i in range(len(points)))
 
 
@@ -562,7 +603,14 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
         raise DomainError(f"chunksize must be a positive integer, got {chunksize!r}")
     if not todo:
         return
-    if executor == "serial" or (executor is None and (workers == 1 or len(todo) == 1)):
+    local = any(t.expr.startswith(_LOCAL_TAG) for t in todo)
+    if local and executor is not None and executor != "serial" \
+            and not isinstance(executor, ThreadPoolExecutor):
+        raise DomainError(f"a profile with a numeric source (no text form) cannot be sent to "
+                          f"the workers of {type(executor).__name__}: use executor='serial' "
+                          "or a ThreadPoolExecutor")
+    if executor == "serial" or (executor is None and (workers == 1 or len(todo) == 1
+                                                      or local)):
         for t in todo:
             yield _run_point(t)
         return

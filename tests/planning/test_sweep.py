@@ -300,3 +300,43 @@ def test_bad_batch_settings_are_named():
                   chunksize=bad)
     with pytest.raises(DomainError, match="workers"):
         sweep(mechanisms.laplace, {"eps0": [1.0, 2.0]}, executor=Counting(), workers=0)
+
+
+def test_a_numeric_source_profile_is_swept_in_this_process(tmp_path):
+    # generalized Gaussian noise with a symbolic shape has no text form: its points run
+    # here (serially, or on threads), each bound to the certified numeric source; each
+    # bracket against the GDPT on a grid of [0, 2] computed independently from the
+    # 40-digit incomplete-gamma reference of tests/noise/test_gengauss.py: its maximum is
+    # at most the sup (<= mu_upper), and within the grid's resolution of it (>= mu_lower)
+    from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+
+    import symgdp
+
+    x = sympy.Symbol("x", real=True)
+    k, s = sympy.symbols("k sigma", positive=True)
+    noise = symgdp.additive_noise(k / (2 * s * sympy.gamma(1 / k))
+                                  * sympy.exp(-sympy.Abs(x / s) ** k),
+                                  sensitivity=1, variable=x).replace(values={"sigma": 1})
+    grid = {"k": [1.5, 3, 0.5]}
+    out = tmp_path / "gg.jsonl"
+    recs = sweep(noise, grid, eps_h=2, tol=1e-3, out=out)
+    assert recs[2]["error"].startswith("DomainError") and "below 1" in recs[2]["error"]
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "noise"))
+    from test_gengauss import gamma_profile
+
+    from symgdp import mu_gdp
+
+    for r, shape in zip(recs[:2], (1.5, 3), strict=True):
+        g = max(mu_gdp(e, float(gamma_profile(shape, 1, 1, e)), rounding="nearest")
+                for e in [i / 20 for i in range(41)])
+        assert r["error"] is None and g * (1 - 1e-12) <= r["mu_upper"]
+        assert r["mu_lower"] <= g * (1 + 1e-3)
+    with ThreadPoolExecutor(2) as ex:
+        again = sweep(noise, grid, eps_h=2, tol=1e-3, executor=ex)
+    assert [r.get("mu_upper") for r in again] == [r.get("mu_upper") for r in recs]
+    assert sweep(noise, grid, eps_h=2, tol=1e-3, out=out, resume=True) == recs
+    with ProcessPoolExecutor(1) as ex, pytest.raises(DomainError, match="no text form"):
+        sweep(noise, grid, eps_h=2, tol=1e-3, executor=ex)
