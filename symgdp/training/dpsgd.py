@@ -559,7 +559,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
             twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`);
             for shuffle and random allocation the max-statistic floor's loss grid.
-        rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
+        rdp_only: also give ``mu_rdp`` (the Rényi bound alone; add/remove only),
+            measured when first read.
         sampling: how batches are drawn, one of ``"poisson"`` (``q, sigma, steps``),
             ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``),
             ``"shuffle"`` (``dataset_size, batch_size, sigma, epochs``),
