@@ -112,7 +112,7 @@ from symgdp.training.engine import (
 from symgdp.training.grids import BASE_GRID, BASE_TOL, auto_grid, floor_grid_step, step_points
 from symgdp.training.sampling import plan_sampling, user_plan
 from symgdp.training.upper import Bracketed as _Bracketed
-from symgdp.training.upper import RDPOnly as _RDPOnly
+from symgdp.training.upper import LazyRDPMu
 from symgdp.training.upper import UpperProfile as _UpperProfile
 
 __all__ = ["DPSGDResult", "dpsgd", "mu_clt", "certified_pld"]
@@ -177,7 +177,8 @@ class DPSGDResult:
         mu_clt: the CLT approximation (Bu, Dong, Long & Su 2020). **Not a bound.**
             (``nan`` for replace-one.)
         mu_rdp: upper end of the bracket measured on the Rényi bound alone (add/remove;
-            ``nan`` for replace-one), same head.
+            ``nan`` for replace-one), same head; measured when first read (a property:
+            :class:`~symgdp.training.upper.LazyRDPMu`, not in ``==`` or ``repr``).
         delta: the :math:`\delta` of the ``eps_*`` fields.
         eps_pld: dp_accounting's own pessimistic PLD :math:`\varepsilon(\delta)`
             (float64 FFT, no error bound; ``nan`` unless ``compare=True``).
@@ -223,7 +224,6 @@ class DPSGDResult:
     schedule: tuple[tuple[float, float, int], ...]
     surrogate_lower: float
     mu_clt: float
-    mu_rdp: float
     delta: float
     eps_pld: float
     eps_rdp: float
@@ -247,6 +247,13 @@ class DPSGDResult:
     floor_profile: Any = field(default=None, compare=False, repr=False)
     amplification: str = ""
     seconds: float = field(default=math.nan, compare=False)
+    _mu_rdp: Any = field(default=math.nan, compare=False, repr=False)  # float or LazyRDPMu
+
+    @property
+    def mu_rdp(self) -> float:
+        """The Rényi bound alone's ``mu_upper`` (measured on first read)."""
+        v = self._mu_rdp
+        return v if isinstance(v, float) else v.value()
 
     @property
     def poisson_reference(self) -> DPSGDResult | None:
@@ -552,7 +559,8 @@ def dpsgd(q: float | None = None, sigma: float | None = None, steps: int | None 
             when the floor's shift (about :math:`\Delta\sqrt{11.5\,T}`) exceeds a
             twentieth of the head (tiny heads: small :math:`q`, large :math:`\sigma`);
             for shuffle and random allocation the max-statistic floor's loss grid.
-        rdp_only: also measure ``mu_rdp`` (the Rényi bound alone; add/remove only).
+        rdp_only: also give ``mu_rdp`` (the Rényi bound alone; add/remove only),
+            measured when first read.
         sampling: how batches are drawn, one of ``"poisson"`` (``q, sigma, steps``),
             ``"without_replacement"`` (``dataset_size, batch_size, sigma, steps``),
             ``"shuffle"`` (``dataset_size, batch_size, sigma, epochs``),
@@ -755,7 +763,6 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
     add/remove, 2 under replace-one, k for a user with k examples), exactly
     :math:`c\sqrt{\sum_i T_i/\sigma_i^2}`-GDP (:mod:`symgdp.training.closed_form`)."""
     from symgdp.notions.renyi import eps_from_rdp
-    from symgdp.pld.head import head_measure
     from symgdp.training.closed_form import (
         THEOREM,
         GaussianSource,
@@ -770,7 +777,8 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
     eps_h, fail = head_end(up, fp)
     m = gaussian_measurement(lo, up, eps_h, tol, src, f"q = 1: DP-SGD is the Gaussian "
                              f"mechanism with sensitivity {c} composed ({THEOREM})")
-    eps_rdp = clt = mu_rdp = math.nan
+    eps_rdp = clt = math.nan
+    mu_rdp: Any = math.nan
     if rel == "add_remove" and not sym and k == 1:  # the Rényi and CLT numbers beside it
         with np.errstate(over="ignore", invalid="ignore"):
             orders, total = _rdp_curve(phases)
@@ -778,18 +786,14 @@ def _closed_form(phases: Any, rel: Neighbouring, k: int, fp: float, d: float, to
         # (far beyond what the engine could compose: e^{1/sigma^2} overflows, inf)
         clt = math.sqrt(sum(t * (math.expm1(1.0 / (s * s)) if s > 0.04 else math.inf)
                             for _, s, t in phases))
-        if rdp_only:
-            try:
-                mu_rdp = head_measure(_RDPOnly(_UpperProfile(None, orders, total)), fp,
-                                      tol)[0].upper
-            except SymgdpError:  # the Rényi bound alone proves no head (huge mu): nothing
-                mu_rdp = math.inf
+        if rdp_only:  # measured when read (inf when the Rényi bound proves no head)
+            mu_rdp = LazyRDPMu(_UpperProfile(None, orders, total), fp, tol)
     single = len(phases) == 1
     return DPSGDResult(
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
         steps=sum(p[2] for p in phases), mu_floor=lo if floor else math.nan, mu_upper=up,
         eps_h=eps_h, failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
-        surrogate_lower=lo, mu_clt=clt, mu_rdp=mu_rdp, delta=d,
+        surrogate_lower=lo, mu_clt=clt, _mu_rdp=mu_rdp, delta=d,
         eps_pld=_eps_pld(phases, disc, d, rel, k) if compare else math.nan,
         eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
         discretization=disc, eps_certified=float(eps_gdp(up, d)), measurement=m,
@@ -839,9 +843,9 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
             m, fail = head_measure(upper, fp, ch.tol)
         rule = ch.text
     eps_pld = _eps_pld(phases, disc, d, rel, k, weights) if compare else math.nan
-    mu_rdp = math.nan
+    mu_rdp: Any = math.nan  # measured when read (the first run's tol, as before)
     if rdp_only and getattr(upper, "orders", None) is not None:
-        mu_rdp = head_measure(_RDPOnly(upper), fp, tol)[0].upper
+        mu_rdp = LazyRDPMu(upper, fp, tol)
     mu_fl, fdisc = math.nan, math.nan
     if floor:
         argmax = getattr(m, "argmax", None)
@@ -867,7 +871,7 @@ def _engine_result(phases: Any, rel: Neighbouring, k: int, weights: Any, plan: A
         q=phases[0][0] if single else math.nan, sigma=phases[0][1] if single else math.nan,
         steps=total_steps, mu_floor=mu_fl, mu_upper=m.upper, eps_h=m.eps_h,
         failure_prob=fail, neighbouring=rel, schedule=tuple(phases),
-        surrogate_lower=m.lower, mu_clt=clt, mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
+        surrogate_lower=m.lower, mu_clt=clt, _mu_rdp=mu_rdp, delta=d, eps_pld=eps_pld,
         eps_rdp=eps_rdp, eps_clt=float(eps_gdp(clt, d)) if clt == clt else math.nan,
         discretization=disc, floor_discretization=fdisc,
         grid_rule=rule,

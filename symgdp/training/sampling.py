@@ -235,14 +235,14 @@ class SamplingPlan:
             kw.update(mu_clt=math.nan, eps_clt=math.nan, eps_rdp=math.nan,
                       eps_pld=math.nan)
         if self.symmetrise:  # no Renyi curve or CLT of the symmetrised measure here
-            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan,
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, _mu_rdp=math.nan, eps_rdp=math.nan,
                       eps_pld=math.nan)
         if self.examples_per_user != 1:  # no Renyi curve or CLT of the user-level pair here
-            kw.update(mu_clt=math.nan, eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan)
+            kw.update(mu_clt=math.nan, eps_clt=math.nan, _mu_rdp=math.nan, eps_rdp=math.nan)
         if not self.tight:
             # (the floor of floor_pair, if any, is put in by symgdp.dpsgd afterwards)
             kw.update(mu_floor=math.nan, floor_discretization=math.nan, mu_clt=math.nan,
-                      eps_clt=math.nan, mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
+                      eps_clt=math.nan, _mu_rdp=math.nan, eps_rdp=math.nan, eps_pld=math.nan)
         return dataclasses.replace(result, **kw)
 
 
