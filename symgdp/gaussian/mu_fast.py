@@ -89,7 +89,7 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     np.log1p(ld, out=ld)
     ld += lp
     d, g, gh = _step4(e, L, s, x, a, ld)
-    _advance(s, x, d)
+    _advance(s, x, d, ok)
     # the iterates now sit at the root's branch of the log delta evaluation (a <= 0 or
     # not): the elements ordered by it once, so that the evaluations work on two slices
     # (no gather and scatter per branch); the arithmetic of every element is unchanged
@@ -102,7 +102,7 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
         d, g, gh = _step4(e, L, s, x, 0.5 * x - e / x, ld)
         if last:
             break
-        _advance(s, x, d)
+        _advance(s, x, d, ok)
     ok &= np.isfinite(d) & (np.abs(d) <= _FAST_STEP) & (x > 0) & np.isfinite(x)
     if up is None:
         y = x * np.exp(d)
@@ -115,12 +115,19 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     return out, np.sort(order[~ok])
 
 
-def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray) -> None:
-    """s += d and x = exp(s) in place, d clipped to [-2, 2] and 0 where it is NaN."""
+def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray, ok: np.ndarray) -> None:
+    """s += d and x = exp(s) in place, d clipped to [-2, 2] and 0 where it is NaN; an x
+    that under- or overflows is declined (``ok`` False) and set to 1, where it is evaluated
+    but not taken (log delta at mu = 0 would go to mpmath)."""
     np.clip(d, -2.0, 2.0, out=d)
     np.nan_to_num(d, copy=False, nan=0.0)
     s += d
     np.exp(s, out=x)
+    out = ~((x > 0) & (x < np.inf))
+    if out.any():
+        ok[out] = False
+        x[out] = 1.0
+        s[out] = 0.0
 
 
 def _step4(e: np.ndarray, L: np.ndarray, s: np.ndarray, x: np.ndarray, a: np.ndarray,
