@@ -23,13 +23,14 @@ from symgdp.gaussian.core import (
     _ULP,
     _log_delta_core,
 )
-from symgdp.gaussian.scalar import _FAST_STEP, _FAST_STEPS, _enclose
+from symgdp.gaussian.scalar import _A_FAR, _FAST_STEP, _FAST_STEPS, _enclose
 
-# a first step without evaluation, then _FAST_STEPS evaluations, each giving a step of
-# order 4; the answer is taken from the last evaluated point where its step is below
-# _FAST_STEP (the enclosure then adds at most ~1e-15 relative to its distance from the
-# root); the scalar path (scalar._mu_fast_scalar) shares both constants.  The elements
-# are taken in blocks of _FAST_BLOCK (see _mu_fast_blocks)
+# a first step without evaluation, then _FAST_STEPS evaluations (one more where the last
+# step is not yet below _FAST_STEP), each giving a step of order 4; the answer is taken
+# from the last evaluated point where its step is below _FAST_STEP (the enclosure then
+# adds at most ~1e-15 relative to its distance from the root); the scalar path
+# (scalar._mu_fast_scalar) shares these constants.  The elements are taken in blocks of
+# _FAST_BLOCK (see _mu_fast_blocks)
 _FAST_BLOCK = 16384
 
 
@@ -89,6 +90,11 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     np.log1p(ld, out=ld)
     ld += lp
     d, g, gh = _step4(e, L, s, x, a, ld)
+    # Far in the tail the step is left out: log Phi(a) = L holds there only to the
+    # accuracy of ndtri_exp (a relative 1e-9 of q at L = -1e9 moves log Phi(a) by q^2 1e-9,
+    # several units), while the start is already within log(|b|/mu)/(|a| c) < 1e-4 of the
+    # root (Phi(a) mu/|b| ~ delta)
+    d[np.abs(a) > _A_FAR] = 0.0
     _advance(s, x, d, ok)
     # the iterates now sit at the root's branch of the log delta evaluation (a <= 0 or
     # not): the elements ordered by it once, so that the evaluations work on two slices
@@ -103,6 +109,20 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
         if last:
             break
         _advance(s, x, d, ok)
+    more = ok & (np.abs(d) > _FAST_STEP) & np.isfinite(d)
+    if more.any():
+        # one more evaluation where the last step was not yet small (far in the tail, where
+        # the start is as good as ndtri_exp): on those elements only, each element's
+        # arithmetic the same whatever its neighbours
+        j = np.flatnonzero(more)
+        ej, Lj, sj, xj, dj, okj = e[j], L[j], s[j], x[j], d[j], ok[j]
+        _advance(sj, xj, dj, okj)
+        errj = None if err is None else np.empty(j.size)
+        ldj = _log_delta_core(ej, xj, errj)
+        d[j], g[j], gh[j] = _step4(ej, Lj, sj, xj, 0.5 * xj - ej / xj, ldj)
+        x[j], ld[j], ok[j] = xj, ldj, okj
+        if err is not None:
+            err[j] = errj
     ok &= np.isfinite(d) & (np.abs(d) <= _FAST_STEP) & (x > 0) & np.isfinite(x)
     if up is None:
         y = x * np.exp(d)

@@ -357,6 +357,8 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
 # taken
 _FAST_STEPS = 2
 _FAST_STEP = 1e-9
+# |a| beyond which the first step (without evaluation) is left out (mu_fast._mu_fast)
+_A_FAR = 100.0
 
 
 def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
@@ -379,11 +381,11 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
     # the first step: log delta = log Phi(a) + log1p(-R) (vectorised._mu_fast)
     R = math.exp(a * a * -0.5 - _LOG2 - lp) * float(_erfcx((x - a) / _SQRT2))
     d = 0.0
-    if R < 1.0:
+    if R < 1.0 and not abs(a) > _A_FAR:
         d = _step4_scalar(L, s, x, a, math.log1p(-R) + lp)[0]
-    for i in range(_FAST_STEPS + 1):
-        if i:  # after the first step: the evaluations
-            last = i == _FAST_STEPS
+    for i in range(_FAST_STEPS + 2):
+        if i:  # after the first step: the evaluations, one more if the step is not small
+            last = i >= _FAST_STEPS
             if last and up is not None:
                 le = _log_delta_scalar_err(e, x)
                 if le is None:
@@ -395,7 +397,7 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
                     return None
                 ld = core
             d, g, gh = _step4_scalar(L, s, x, 0.5 * x - e / x, ld)
-            if last:
+            if last and not abs(d) > _FAST_STEP or i == _FAST_STEPS + 1:
                 break
         d = min(max(d, -2.0), 2.0) if d == d else 0.0
         s = s + d
