@@ -387,6 +387,9 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
     L = _log_delta_input(delta, log_delta)
     scalar, (e, L) = _prepare(eps, L)
     _check_nonneg("eps", e)
+    if bool(((L < 0) & (L > -np.inf) & (e > 0) & (e < np.inf)).all()):
+        # every element regular, eps > 0 (the common case): no masks, no gathers
+        return _finish(scalar, _mu_solve(e.ravel(), L.ravel(), up).reshape(e.shape))
     out = np.full(e.shape, np.nan)
     nan = np.isnan(e) | np.isnan(L)
     zero = ~nan & np.isneginf(L)
@@ -402,16 +405,19 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
         out[at0] = _mu_round(e[at0], L[at0], out[at0], up)
     solve = reg & ~at0
     if np.any(solve):
-        es, Ls = e[solve], L[solve]
-        res, left = _mu_fast_blocks(es, Ls, up)
-        if left.size:
-            # the elements the fast path declined: the bracketed iteration, then the
-            # separate enclosure
-            el, Ll = es[left], Ls[left]
-            r = _mu_gdp_core(el, Ll)
-            res[left] = r if up is None else _mu_round(el, Ll, r, up)
-        out[solve] = res
+        out[solve] = _mu_solve(e[solve], L[solve], up)
     return _finish(scalar, out)
+
+
+def _mu_solve(e: np.ndarray, L: np.ndarray, up: bool | None) -> np.ndarray:
+    """mu_gdp for regular eps > 0 and finite L < 0 (1-d): the fast path, and for the
+    elements it declines the bracketed iteration, then the separate enclosure."""
+    res, left = _mu_fast_blocks(e, L, up)
+    if left.size:
+        el, Ll = e[left], L[left]
+        r = _mu_gdp_core(el, Ll)
+        res[left] = r if up is None else _mu_round(el, Ll, r, up)
+    return res
 
 
 def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarray:
