@@ -356,8 +356,11 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
     :math:`\delta \ge 1` gives ``inf``; for :math:`\varepsilon = \infty` every
     :math:`\delta > 0` gives ``inf``.
 
-    The root is found by a bracketed Halley iteration on :math:`\log\delta_\mu(\varepsilon)`
-    in :math:`\log\mu`, started from the largest of two rigorous lower bounds
+    The root is found by steps of order four on :math:`\log\delta_\mu(\varepsilon)` in
+    :math:`\log\mu` (:mod:`~symgdp.gaussian.mu_fast`: the first one without an evaluation
+    of :math:`\log\delta`, then two evaluations; speed in ``docs/benchmarks.md``); an
+    element where that has not converged is solved by a bracketed Halley iteration,
+    started from the largest of two rigorous lower bounds
     (:math:`\Phi(\mu/2 - \varepsilon/\mu) \ge \delta_\mu(\varepsilon)` and
     :math:`\delta_\mu(0) \ge \delta_\mu(\varepsilon)`); at :math:`\varepsilon = 0` the
     closed form :math:`2\sqrt2\,\mathrm{erf}^{-1}(\delta)` is used.  Relative accuracy is
