@@ -226,31 +226,42 @@ def _log_delta_head(ah: np.ndarray, bh: np.ndarray, eh: np.ndarray, err: np.ndar
                     ) -> np.ndarray:
     """The direct form of :func:`_log_delta_core` (a > 0), or near delta = 1 its
     complement."""
-    # Here b < 0 < a, so Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2 is a sum of
-    # positive terms: accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
-    t = np.expm1(eh)
-    u = special.ndtr(bh)
-    t *= u
-    direct = np.divide(ah, _SQRT2)  # 0.5 (erf(a/sqrt2) + erf(-b/sqrt2)) - t, in place
-    special.erf(direct, out=direct)
-    np.divide(bh, -_SQRT2, out=u)
-    special.erf(u, out=u)
-    direct += u
-    direct *= 0.5
-    direct -= t
-    small = direct < 0.5
+    # Where delta >= 1/2 (most elements with a > 0) the complement
+    # 1 - delta = Phi(-a) + e^eps Phi(b) is the accurate form; it is formed first, and the
+    # direct form only where the complement exceeds 1/2.  There b < 0 < a, so
+    # Phi(a) - Phi(b) = (erf(a/sqrt2) + erf(-b/sqrt2))/2 is a sum of positive terms:
+    # accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
+    comp = np.negative(ah)
+    special.ndtr(comp, out=comp)
+    v = special.log_ndtr(bh)
+    v += eh
+    np.exp(v, out=v)
+    comp += v
+    big = comp <= 0.5
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(direct)
+        np.negative(comp, out=v)
+        out = np.log1p(v)
         if err is not None:
-            amp = (direct + 2.0 * t) / direct
-        if not np.all(small):
-            # Near delta = 1 the complement 1 - delta = Phi(-a) + e^eps Phi(b) is the
-            # accurate one.
-            big = ~small
-            comp = special.ndtr(-ah[big]) + np.exp(eh[big] + special.log_ndtr(bh[big]))
-            out[big] = np.log1p(-comp)
+            amp = comp / (1.0 - comp)
+        if not np.all(big):
+            small = ~big
+            es, bs = eh[small], bh[small]
+            t = np.expm1(es)
+            u = special.ndtr(bs)
+            t *= u
+            direct = np.divide(ah[small], _SQRT2)  # 0.5 (erf(a/sqrt2) + erf(-b/sqrt2)) - t
+            special.erf(direct, out=direct)
+            np.divide(bs, -_SQRT2, out=u)
+            special.erf(u, out=u)
+            direct += u
+            direct *= 0.5
+            direct -= t
+            # past eps = 709.78 expm1 overflows: t is inf or NaN and direct is not positive;
+            # there (delta near 1/2) the complement stays
+            fine = direct > 0.0
+            out[small] = np.where(fine, np.log(direct), out[small])
             if err is not None:
-                amp[big] = comp / (1.0 - comp)
+                amp[small] = np.where(fine, (direct + 2.0 * t) / direct, amp[small])
     if err is not None:
         err[...] = _ERR_C * _ULP * ((1.0 + bh * bh) * amp + np.abs(out))
     return out

@@ -61,13 +61,14 @@ def _log_delta_scalar_core(e: float, m: float) -> float | None:
             return None
         out = -0.5 * a * a - _LOG2 + math.log(d)
     else:
-        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
-            - math.expm1(e) * float(_ndtr(b))
-        if direct < 0.5:
-            out = math.log(direct)
-        else:
-            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
-            out = math.log1p(-comp)
+        # as core._log_delta_head: the complement first, the direct form below 1/2
+        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        out = math.log1p(-comp)
+        if not comp <= 0.5:
+            direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
+                - math.expm1(e) * float(_ndtr(b))
+            if direct > 0.0:
+                out = math.log(direct)
     if out != out:
         return None
     return min(out, 0.0)
@@ -89,15 +90,16 @@ def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
         amp = (2.0 + min(-b, (a - b) / max(-a, 1e-300))) * (2.0 * e1 - d) / d
         extra = 1.0 + a * a
     else:
-        t = math.expm1(e) * float(_ndtr(b))
-        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
-        if direct < 0.5:
-            out = math.log(direct)
-            amp = (1.0 + b * b) * (direct + 2.0 * t) / direct
-        else:
-            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
-            out = math.log1p(-comp)
-            amp = (1.0 + b * b) * comp / (1.0 - comp)
+        # as core._log_delta_head: the complement first, the direct form below 1/2
+        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        out = math.log1p(-comp)
+        amp = (1.0 + b * b) * (comp / (1.0 - comp))
+        if not comp <= 0.5:
+            t = math.expm1(e) * float(_ndtr(b))
+            direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
+            if direct > 0.0:
+                out = math.log(direct)
+                amp = (1.0 + b * b) * ((direct + 2.0 * t) / direct)
         extra = 0.0
     if not out == out or not amp == amp:
         return None

@@ -174,3 +174,18 @@ def test_benchmark_points_stay_on_the_fast_path() -> None:
             y, declined = mu_fast._mu_fast_blocks(e, L, up)
         assert declined.size == 0
         assert np.max(np.abs(y / m - 1)) < 1e-12
+
+
+@pytest.mark.parametrize("eps", [709.0, 709.79, 720.0, 800.0, 5000.0])
+def test_log_delta_head_past_the_exp_overflow(eps: float) -> None:
+    # a = mu/2 - eps/mu slightly above 0 (the direct form's branch), delta just below 1/2:
+    # past eps = 709.78 the direct form's expm1(eps) overflows and the complement form
+    # stays; the log delta of every rounding against the 40-digit reference, on its side
+    for k in (1e-12, 1e-9, 1e-7):
+        mu = math.sqrt(2.0 * eps) * (1.0 + k)
+        ref = ref_log_delta(eps, mu)
+        near = g.log_delta_mu(np.array([eps]), np.array([mu]), rounding="nearest")[0]
+        # (documented: about 1e-14 relative, the exponent's error growing ~1e-17 eps)
+        assert abs(near - float(ref)) <= 1e-14 * abs(float(ref)) + 1e-17 * eps, (eps, mu)
+        assert g.log_delta_mu(eps, mu) >= ref >= g.log_delta_mu(eps, mu, rounding="down")
+        assert float(mpmath.exp(ref)) < 0.5  # the branch the test is about
