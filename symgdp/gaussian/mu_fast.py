@@ -223,7 +223,14 @@ def _mu_start_fast(e: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray
     mu_head = np.exp(L + _LOG_SQRT_2PI)
     big = L >= -0.6931471805599453
     if np.any(big):
-        mu_head[big] = -2.0 * special.ndtri_exp(np.log(-np.expm1(L[big])) - _LOG2)
+        # for delta >= 1/2 (q >= 0): 2 Phi^-1((1 + delta)/2) <= 2 q + 1.349 (the difference
+        # Phi^-1(1 - p/2) - Phi^-1(1 - p) is largest at p = 1/2, 0.6745), below the tail
+        # bound q + sqrt(q^2 + 2 eps) unless 2 eps < 2.698 q + 1.82: only there is it formed
+        # (the start is the same)
+        mu_head[big] = 0.0
+        need = big & (2.0 * e < 2.7 * q + 1.83)
+        if np.any(need):
+            mu_head[need] = -2.0 * special.ndtri_exp(np.log(-np.expm1(L[need])) - _LOG2)
     head = ~(x >= mu_head)  # (NaN: the head bound)
     lp = L.copy()
     if np.any(head):
