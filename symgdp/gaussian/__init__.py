@@ -6,6 +6,7 @@ r"""The Gaussian differential privacy (GDP) family, in float64, mpmath and balls
 * :mod:`~symgdp.gaussian.precise` -- the family in mpmath (``symgdp.mp``): references;
 * :mod:`~symgdp.gaussian.core` -- :math:`\log\delta_\mu` in float64 with its error bound;
 * :mod:`~symgdp.gaussian.scalar` -- the scalar fast path;
+* :mod:`~symgdp.gaussian.mu_fast` -- the fast path of ``mu_gdp`` on arrays;
 * :mod:`~symgdp.gaussian.vectorised` -- the public, vectorised functions
   (:func:`~symgdp.gaussian.vectorised.delta_mu`, :func:`~symgdp.gaussian.vectorised.mu_gdp`,
   ...), re-exported here and from :mod:`symgdp`;

@@ -61,13 +61,14 @@ def _log_delta_scalar_core(e: float, m: float) -> float | None:
             return None
         out = -0.5 * a * a - _LOG2 + math.log(d)
     else:
-        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
-            - math.expm1(e) * float(_ndtr(b))
-        if direct < 0.5:
-            out = math.log(direct)
-        else:
-            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
-            out = math.log1p(-comp)
+        # as core._log_delta_head: the complement first, the direct form below 1/2
+        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        out = math.log1p(-comp)
+        if not comp <= 0.5:
+            direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
+                - math.expm1(e) * float(_ndtr(b))
+            if direct > 0.0:
+                out = math.log(direct)
     if out != out:
         return None
     return min(out, 0.0)
@@ -89,15 +90,16 @@ def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
         amp = (2.0 + min(-b, (a - b) / max(-a, 1e-300))) * (2.0 * e1 - d) / d
         extra = 1.0 + a * a
     else:
-        t = math.expm1(e) * float(_ndtr(b))
-        direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
-        if direct < 0.5:
-            out = math.log(direct)
-            amp = (1.0 + b * b) * (direct + 2.0 * t) / direct
-        else:
-            comp = float(_ndtr(-a)) + math.exp(e + float(_log_ndtr(b)))
-            out = math.log1p(-comp)
-            amp = (1.0 + b * b) * comp / (1.0 - comp)
+        # as core._log_delta_head: the complement first, the direct form below 1/2
+        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        out = math.log1p(-comp)
+        amp = (1.0 + b * b) * (comp / (1.0 - comp))
+        if not comp <= 0.5:
+            t = math.expm1(e) * float(_ndtr(b))
+            direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
+            if direct > 0.0:
+                out = math.log(direct)
+                amp = (1.0 + b * b) * ((direct + 2.0 * t) / direct)
         extra = 0.0
     if not out == out or not amp == amp:
         return None
@@ -353,53 +355,53 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
     return _mu_enclose_scalar(e, L, x, up)
 
 
-# as in vectorised._mu_fast: evaluations, and the largest last step taken
-_FAST_STEPS = 3
+# as in vectorised._mu_fast: evaluations after the first step, and the largest last step
+# taken
+_FAST_STEPS = 2
 _FAST_STEP = 1e-9
+# |a| beyond which the first step (without evaluation) is left out (mu_fast._mu_fast)
+_A_FAR = 100.0
 
 
 def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
     """``vectorised._mu_fast`` for one element (eps > 0), with the same formulas in the
-    same order; None where that path would decline."""
-    q = _quantile_of_log_scalar(L)
+    same order; None where that path would decline (or where a math function raises:
+    the vectorised path then decides)."""
+    q = float(_ndtri_exp(L))
     r = math.sqrt(q * q + 2.0 * e)
-    mu_tail = 2.0 * e / (r - q) if q < 0 else q + r
+    x = 2.0 * e / (r - q) if q < 0 else q + r
     mu_head = math.exp(L + _LOG_SQRT_2PI) if L < -0.6931471805599453 else \
-        _mu_at_eps_zero_scalar(L)
-    x = max(0.0 if mu_tail != mu_tail else mu_tail, mu_head)
-    if not x > 0:
+        -2.0 * float(_ndtri_exp(math.log(-math.expm1(L)) - _LOG2))
+    lp = L
+    if not x >= mu_head:
+        x = mu_head
+        lp = float(_log_ndtr(0.5 * x - e / x))
+    if not 0.0 < x < math.inf:
         return None
     s = math.log(x)
-    x = math.exp(s)
-    for i in range(_FAST_STEPS):
-        last = i == _FAST_STEPS - 1
-        if last and up is not None:
-            le = _log_delta_scalar_err(e, x)
-            if le is None:
-                return None
-            ld, err = le
-        else:
-            core = _log_delta_scalar_core(e, x)
-            if core is None:
-                return None
-            ld = core
-        a = 0.5 * x - e / x
-        c = x - a
-        g = math.exp(s - 0.5 * a * a - _LOG_SQRT_2PI - ld)
-        h = 1.0 - a * c - g
-        gh = g * h
-        h1 = -(a * a + c * c) - gh
-        F3 = g * (h * h + h1)
-        F4 = h * F3 + g * (2.0 * h * h1 - 4.0 * a * c - F3)
-        t = (L - ld) / g
-        A2 = 0.5 * h
-        A3 = F3 / (6.0 * g)
-        A4 = F4 / (24.0 * g)
-        d = t * (1.0 + t * (-A2 + t * ((2.0 * A2 * A2 - A3)
-                                        + t * (A2 * (5.0 * A3 - 5.0 * A2 * A2) - A4))))
-        if last:
-            break
-        d = min(max(d if math.isfinite(d) else 0.0, -2.0), 2.0)
+    a = 0.5 * x - e / x
+    # the first step: log delta = log Phi(a) + log1p(-R) (vectorised._mu_fast)
+    R = math.exp(a * a * -0.5 - _LOG2 - lp) * float(_erfcx((x - a) / _SQRT2))
+    d = 0.0
+    if R < 1.0 and not abs(a) > _A_FAR:
+        d = _step4_scalar(L, s, x, a, math.log1p(-R) + lp)[0]
+    for i in range(_FAST_STEPS + 2):
+        if i:  # after the first step: the evaluations, one more if the step is not small
+            last = i >= _FAST_STEPS
+            if last and up is not None:
+                le = _log_delta_scalar_err(e, x)
+                if le is None:
+                    return None
+                ld, err = le
+            else:
+                core = _log_delta_scalar_core(e, x)
+                if core is None:
+                    return None
+                ld = core
+            d, g, gh = _step4_scalar(L, s, x, 0.5 * x - e / x, ld)
+            if last and not abs(d) > _FAST_STEP or i == _FAST_STEPS + 1:
+                break
+        d = min(max(d, -2.0), 2.0) if d == d else 0.0
         s = s + d
         x = math.exp(s)
     if not (math.isfinite(d) and abs(d) <= _FAST_STEP and 0.0 < x < math.inf):
@@ -408,6 +410,26 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
         return x * math.exp(d)
     return _enclose_scalar(x, ld - L, g, gh, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
                            True)
+
+
+def _step4_scalar(L: float, s: float, x: float, a: float, ld: float
+                  ) -> tuple[float, float, float]:
+    """``vectorised._step4`` for one element, the same operations in the same order."""
+    c = x - a
+    p = a * c
+    aa = a * a
+    g = math.exp(aa * -0.5 + s - _LOG_SQRT_2PI - ld)
+    h = 1.0 - p - g
+    gh = g * h
+    h1 = -(c * c + aa + gh)
+    hh = h * h
+    t = (L - ld) / g
+    k = hh + h1
+    d = k * 0.375 - hh * 0.625 - h1 * (1.0 / 12.0)
+    d = d * h + p * (1.0 / 6.0) + k * g * (1.0 / 24.0)
+    d = d * t + hh * 0.5 - k * (1.0 / 6.0)
+    d = d * t - h * 0.5
+    return (d * t + 1.0) * t, g, gh
 
 
 def _mu_enclose_scalar(e: float, L: float, x: float, up: bool) -> float | None:

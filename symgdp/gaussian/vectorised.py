@@ -65,6 +65,12 @@ from symgdp.gaussian.core import (  # noqa: F401 (re-exported names of the famil
     _rr_side,
     _scalar_first,
 )
+from symgdp.gaussian.mu_fast import (  # noqa: F401 (re-exported names of the fast path)
+    _FAST_BLOCK,
+    _mu_fast,
+    _mu_fast_blocks,
+    _mu_start_fast,
+)
 from symgdp.gaussian.scalar import (  # noqa: F401 (re-exported names of the family's core)
     _FAST_STEP,
     _FAST_STEPS,
@@ -350,8 +356,11 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
     :math:`\delta \ge 1` gives ``inf``; for :math:`\varepsilon = \infty` every
     :math:`\delta > 0` gives ``inf``.
 
-    The root is found by a bracketed Halley iteration on :math:`\log\delta_\mu(\varepsilon)`
-    in :math:`\log\mu`, started from the largest of two rigorous lower bounds
+    The root is found by steps of order four on :math:`\log\delta_\mu(\varepsilon)` in
+    :math:`\log\mu` (:mod:`~symgdp.gaussian.mu_fast`: the first one without an evaluation
+    of :math:`\log\delta`, then two evaluations; speed in ``docs/benchmarks.md``); an
+    element where that has not converged is solved by a bracketed Halley iteration,
+    started from the largest of two rigorous lower bounds
     (:math:`\Phi(\mu/2 - \varepsilon/\mu) \ge \delta_\mu(\varepsilon)` and
     :math:`\delta_\mu(0) \ge \delta_\mu(\varepsilon)`); at :math:`\varepsilon = 0` the
     closed form :math:`2\sqrt2\,\mathrm{erf}^{-1}(\delta)` is used.  Relative accuracy is
@@ -381,6 +390,9 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
     L = _log_delta_input(delta, log_delta)
     scalar, (e, L) = _prepare(eps, L)
     _check_nonneg("eps", e)
+    if bool(((L < 0) & (L > -np.inf) & (e > 0) & (e < np.inf)).all()):
+        # every element regular, eps > 0 (the common case): no masks, no gathers
+        return _finish(scalar, _mu_solve(e.ravel(), L.ravel(), up).reshape(e.shape))
     out = np.full(e.shape, np.nan)
     nan = np.isnan(e) | np.isnan(L)
     zero = ~nan & np.isneginf(L)
@@ -396,100 +408,19 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
         out[at0] = _mu_round(e[at0], L[at0], out[at0], up)
     solve = reg & ~at0
     if np.any(solve):
-        es, Ls = e[solve], L[solve]
-        res, left = _mu_fast_blocks(es, Ls, up)
-        if left.size:
-            # the elements the fast path declined: the bracketed iteration, then the
-            # separate enclosure
-            el, Ll = es[left], Ls[left]
-            r = _mu_gdp_core(el, Ll)
-            res[left] = r if up is None else _mu_round(el, Ll, r, up)
-        out[solve] = res
+        out[solve] = _mu_solve(e[solve], L[solve], up)
     return _finish(scalar, out)
 
 
-# the fast path of mu_gdp: _FAST_STEPS evaluations, each giving a step of order 4; the
-# answer is taken from the last evaluated point where its step is below _FAST_STEP (the
-# enclosure then adds at most ~1e-15 relative to its distance from the root); the scalar
-# path (scalar._mu_fast_scalar) shares both constants
-_FAST_BLOCK = 16384
-
-
-def _mu_fast_blocks(e: np.ndarray, L: np.ndarray, up: bool | None
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_mu_fast` on blocks of _FAST_BLOCK elements: the forty-odd temporaries of a
-    step then stay in cache (about 1.4x faster on 1e6 elements than one pass)."""
-    if e.size <= _FAST_BLOCK:
-        return _mu_fast(e, L, up)
-    out = np.empty(e.shape)
-    left = []
-    for i in range(0, e.size, _FAST_BLOCK):
-        out[i:i + _FAST_BLOCK], bad = _mu_fast(e[i:i + _FAST_BLOCK], L[i:i + _FAST_BLOCK], up)
-        left.append(bad + i)
-    return out, np.concatenate(left)
-
-
-def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
-             ) -> tuple[np.ndarray, np.ndarray]:
-    """mu_gdp for regular eps > 0 and finite L < 0, without brackets: (roots, indices of
-    the elements declined, whose entries are to be overwritten).
-
-    F(s) = log delta_mu(eps) - L in s = log mu has closed-form derivatives: with
-    a = mu/2 - eps/mu, c = mu/2 + eps/mu (da/ds = c, dc/ds = a), G = log(mu phi(a))
-    (G1 = 1 - a c, G2 = -(a^2 + c^2), G3 = -4 a c its derivatives) and
-    g = exp(G - log delta) = F1, h = G1 - g: F2 = g h, F3 = g (h^2 + G2 - g h),
-    F4 = h F3 + g (2 h (G2 - g h) + G3 - F3).  So one evaluation of log delta gives the
-    step of the series reversion of F to fourth order (error ~ step^5).  Nothing here
-    needs a bracket: an answer is only taken where the last step is below _FAST_STEP,
-    and rounded by the enclosure of :func:`_enclose` at the evaluated point, whose side
-    does not depend on how that point was found; the rest is declined.
-    """
-    x = _mu_start_fast(e, L)
-    ok = x > 0  # an underflowed start: declined
-    s = np.log(np.where(ok, x, 1.0))
-    x = np.exp(s)
-    order = None
-    for i in range(_FAST_STEPS):
-        last = i == _FAST_STEPS - 1
-        if i == 1:
-            # after the first step the iterates sit at the root's branch of the log delta
-            # evaluation (a <= 0 or not): the elements ordered by it once, so that the
-            # later evaluations work on two slices (no gather and scatter per branch);
-            # the arithmetic of every element is unchanged
-            order = np.argsort(0.5 * x - e / x > _A_SWITCH, kind="stable")
-            e, L, s, x, ok = e[order], L[order], s[order], x[order], ok[order]
-        err = np.empty(x.shape) if (last and up is not None) else None
-        ld = _log_delta_core(e, x, err)
-        a = 0.5 * x - e / x
-        c = x - a
-        g = np.exp(s - 0.5 * a * a - _LOG_SQRT_2PI - ld)
-        h = 1.0 - a * c - g
-        gh = g * h
-        h1 = -(a * a + c * c) - gh
-        F3 = g * (h * h + h1)
-        F4 = h * F3 + g * (2.0 * h * h1 - 4.0 * a * c - F3)
-        t = (L - ld) / g
-        A2 = 0.5 * h
-        A3 = F3 / (6.0 * g)
-        A4 = F4 / (24.0 * g)
-        d = t * (1.0 + t * (-A2 + t * ((2.0 * A2 * A2 - A3)
-                                        + t * (A2 * (5.0 * A3 - 5.0 * A2 * A2) - A4))))
-        if last:
-            break
-        d = np.clip(np.where(np.isfinite(d), d, 0.0), -2.0, 2.0)
-        s = s + d
-        x = np.exp(s)
-    ok &= np.isfinite(d) & (np.abs(d) <= _FAST_STEP) & (x > 0) & np.isfinite(x)
-    if up is None:
-        y = x * np.exp(d)
-    else:
-        y, bad = _enclose(x, ld - L, g, gh, err + 2.0 * _ULP * np.abs(L) + _SUB_SLACK, up, True)
-        ok &= ~bad
-    if order is None:
-        return y, np.flatnonzero(~ok)
-    out = np.empty(y.shape)
-    out[order] = y
-    return out, np.sort(order[~ok])
+def _mu_solve(e: np.ndarray, L: np.ndarray, up: bool | None) -> np.ndarray:
+    """mu_gdp for regular eps > 0 and finite L < 0 (1-d): the fast path, and for the
+    elements it declines the bracketed iteration, then the separate enclosure."""
+    res, left = _mu_fast_blocks(e, L, up)
+    if left.size:
+        el, Ll = e[left], L[left]
+        r = _mu_gdp_core(el, Ll)
+        res[left] = r if up is None else _mu_round(el, Ll, r, up)
+    return res
 
 
 def _mu_round(e: np.ndarray, L: np.ndarray, x: np.ndarray, up: bool) -> np.ndarray:
@@ -550,29 +481,6 @@ def _mu_start(e: np.ndarray, L: np.ndarray) -> np.ndarray:
     # Lower bound 2: delta_mu(0) = erf(mu / (2 sqrt 2)) = delta.
     mu_head = _mu_at_eps_zero(L)
     return cast(np.ndarray, np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head))
-
-
-def _mu_start_fast(e: np.ndarray, L: np.ndarray) -> np.ndarray:
-    """The start of :func:`_mu_fast`: the lower bound 1 of :func:`_mu_start` (each
-    branch of the quantile on its own elements) and, in place of its lower bound 2,
-    sqrt(2 pi) delta <= 2 sqrt2 erfinv(delta) (erfinv is convex on [0, 1)) while
-    delta <= 1/2; that costs the start little (lower bound 2 matters for about 2% of
-    the benchmark's elements, whose iteration then starts lower)."""
-    deep = L < -0.6931471805599453
-    if np.all(deep):
-        q = special.ndtri_exp(L)
-    else:
-        q = np.empty(L.shape)
-        q[deep] = special.ndtri_exp(L[deep])
-        q[~deep] = -special.ndtri(-np.expm1(L[~deep]))
-    r = np.sqrt(q * q + 2.0 * e)
-    mu_tail = np.where(q < 0, 2.0 * e / (r - q), q + r)
-    mu_head = np.exp(L + _LOG_SQRT_2PI)
-    if not np.all(deep):
-        # delta > 1/2: lower bound 2 itself (near delta = 1 the weak form is far off)
-        mu_head[~deep] = _mu_at_eps_zero(L[~deep])
-    out: np.ndarray = np.maximum(np.nan_to_num(mu_tail, nan=0.0), mu_head)
-    return out
 
 
 def _mu_gdp_core(e: np.ndarray, L: np.ndarray) -> np.ndarray:

@@ -10,7 +10,7 @@ import mpmath
 import numpy as np
 import pytest
 
-from symgdp.gaussian import core, precise
+from symgdp.gaussian import core, mu_fast, precise
 from symgdp.gaussian import vectorised as g
 
 
@@ -52,9 +52,9 @@ def test_mu_gdp_does_not_depend_on_order_or_blocks(rounding: str, monkeypatch) -
     # Blocks of 1024 instead of 16384 (the blocking code reads the module's constant; the
     # arithmetic per element does not depend on it): three blocks from 3,000 points, whose
     # declined ones (each a scalar root, ~5 ms) stay few
-    monkeypatch.setattr(g, "_FAST_BLOCK", 1024)
+    monkeypatch.setattr(mu_fast, "_FAST_BLOCK", 1024)
     e, L = _broad(3_000, 11)
-    assert e.size > 2 * g._FAST_BLOCK
+    assert e.size > 2 * mu_fast._FAST_BLOCK
     whole = g.mu_gdp(e, log_delta=L, rounding=rounding)
     rev = g.mu_gdp(e[::-1], log_delta=L[::-1], rounding=rounding)[::-1]
     bad = np.flatnonzero(whole != rev)

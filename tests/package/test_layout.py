@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("gaussian.precise",),
     ("gaussian.core",),
     ("gaussian.scalar",),
+    ("gaussian.mu_fast",),  # the fast path of mu_gdp
     ("gaussian.vectorised", "gaussian.gdp_balls"),
     ("gaussian",),
     # evaluation of expressions: balls, float trust, float64 first
