@@ -52,7 +52,6 @@ def _cases() -> list[tuple[str, Callable[[], Any], dict, Any]]:
     """(name, derivation, values to bind, the hand-written profile or None)."""
     import symgdp
     from symgdp import mechanisms
-    from symgdp.noise.gengauss import generalized_gaussian
     from symgdp.noise.staircase import optimal_gamma, staircase
 
     x = sympy.Symbol("x", real=True)
@@ -67,6 +66,8 @@ def _cases() -> list[tuple[str, Callable[[], Any], dict, Any]]:
     dlap = sympy.tanh(sympy.Rational(1, 2)) * sympy.exp(-sympy.Abs(k))
     dgauss = sympy.exp(-k**2 / 8) / sympy.Sum(sympy.exp(-j**2 / 8), (j, -sympy.oo, sympy.oo))
     vec = sympy.exp(-(x**2 + y**2) / (2 * s**2)) / (2 * sympy.pi * s**2)
+    shape = sympy.Symbol("k", positive=True)
+    gg = shape / (2 * s * sympy.gamma(1 / shape)) * sympy.exp(-sympy.Abs(x / s) ** shape)
     return [
         ("Gaussian, sigma symbolic (bound: sigma = 2, Delta = 1)",
          lambda: symgdp.additive_noise(gauss, sensitivity=1, variable=x), {"sigma": 2},
@@ -83,8 +84,9 @@ def _cases() -> list[tuple[str, Callable[[], Any], dict, Any]]:
         ("discrete Gaussian, sigma = 2 (Delta = 1)",
          lambda: symgdp.additive_noise(dgauss, sensitivity=1, variable=k,
                                        support="integers"), {}, None),
-        ("generalized Gaussian exp(-|x|^1.5) (Delta = 1)",
-         lambda: generalized_gaussian(1.5, sensitivity=1), {}, None),
+        ("generalized Gaussian, k and sigma symbolic (bound: k = 3/2, sigma = 1, Delta = 1)",
+         lambda: symgdp.additive_noise(gg, sensitivity=1, variable=x),
+         {"k": sympy.Rational(3, 2), "sigma": 1}, None),
         ("staircase, eps0 = 1, gamma optimal",
          lambda: staircase(1.0, float(optimal_gamma(1.0))), {}, None),
         ("Cauchy 1/(pi (1 + x^2)) (Delta = 1)",
