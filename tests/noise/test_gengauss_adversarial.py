@@ -72,3 +72,22 @@ def test_a_shape_near_one_is_derived_and_tight():
     with mpmath.workdps(100):
         truth = gamma_profile(mpmath.mpf(101) / 100, 1, 1, 2.0, dps=100)  # 100 digits
     assert _tight(_upper(p.source, 2.0), truth)
+
+
+def test_new_values_for_a_numeric_source_are_refused_not_ignored():
+    # from_zcdp(rho, values={rho: 1/2}) holds its value inside the source; re-binding rho
+    # kept that source (d6797ed) and answered for rho = 1/2: delta(1) = 0.247 for rho = 8,
+    # below the Gaussian mechanism's delta_mu(1, mu = sqrt(2 rho) = 4) = 0.927, which every
+    # 8-zCDP profile bound is above (the Gaussian is rho-zCDP with rho = mu^2/2)
+    rho = sympy.Symbol("rho", positive=True)
+    p = symgdp.Profile.from_zcdp(rho, 0, values={rho: sympy.Rational(1, 2)})
+    with pytest.raises(symgdp.errors.ProfileError, match=r"values \{'rho': 8\} cannot be"):
+        p.replace(values={"rho": 8})
+    g = generalized_gaussian(3, scale=1, sensitivity=1)
+    with pytest.raises(symgdp.errors.ProfileError, match="sigma"):
+        g.replace(values={"sigma": 3})      # its scale is 1, fixed when it was built
+    # the same (no) values again keep the source (a sweep re-binds a profile's own values)
+    assert g.replace(values={}).source is g.source
+    with mpmath.workdps(30):   # the closed form of delta_mu (Balle & Wang 2018, Thm 8)
+        gauss = mpmath.ncdf(-1 / 4 + 2) - mpmath.e * mpmath.ncdf(-1 / 4 - 2)
+    assert symgdp.Profile.from_zcdp(8)(1.0) >= gauss
