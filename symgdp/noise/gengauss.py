@@ -439,9 +439,9 @@ def match_generalized_gaussian(expr: sympy.Expr, x: sympy.Symbol
               for s in mass.free_symbols}
         value = sympy.N(mass.xreplace(at), 30)
         if value.is_number and abs(value - 1) > sympy.Float("1e-25"):
+            where = (" at " + ", ".join(f"{s} = {v}" for s, v in at.items())) if at else ""
             raise DomainError(f"the density {expr} integrates to {mass}, not 1 (e.g. "
-                              f"{sympy.N(value, 15)} at " + ", ".join(
-                                  f"{s} = {v}" for s, v in at.items()) + ")")
+                              f"{sympy.N(value, 15)}{where})")
     raise ProfileError(f"could not prove that the density {expr} integrates to 1 "
                        f"(its mass is {mass})")
 
