@@ -85,12 +85,13 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from symgdp.errors import DomainError, ProfileError
+from symgdp.errors import AnalysisTimeout, DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
 from symgdp.noise.density import log_delta_each
 from symgdp.numerics.balls import gt3, to_arb
 from symgdp.numerics.bisection import proved_crossing
 from symgdp.profile import Profile
+from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
 
 __all__ = ["GeneralizedGaussianFamily", "GeneralizedGaussianSource", "generalized_gaussian",
@@ -359,6 +360,19 @@ class GeneralizedGaussianFamily:
         for kv in shapes:
             at = {v: (kv if v in self.k_expr.free_symbols else sympy.Integer(1))
                   for v in self.parameters}
+            free = self.k_expr.free_symbols
+            if len(free) == 1 and self.k_expr not in free:
+                # a shape such as k/2 or 2k: the value of its symbol that makes the *shape*
+                # 3/2 or 3 (the symbol at 3/2 gave the shape 3/4, refused as below 1)
+                (v,) = free
+                try:   # a symbolic step: under the time budget, as every one
+                    roots = [r for r in run_bounded(sympy.solve, self.k_expr - kv, v,
+                                                    timeout=4)
+                             if r.is_number and r.is_positive]
+                except AnalysisTimeout:
+                    roots = []
+                if len(roots) == 1:
+                    at[v] = roots[0]
             k, s, d = (e.xreplace(at) for e in (self.k_expr, self.scale_expr,
                                                  self.shift_expr))
             out.append(_numeric_source(k, s, d))

@@ -91,3 +91,18 @@ def test_new_values_for_a_numeric_source_are_refused_not_ignored():
     with mpmath.workdps(30):   # the closed form of delta_mu (Balle & Wang 2018, Thm 8)
         gauss = mpmath.ncdf(-1 / 4 + 2) - mpmath.e * mpmath.ncdf(-1 / 4 - 2)
     assert symgdp.Profile.from_zcdp(8)(1.0) >= gauss
+
+
+def test_a_shape_written_k_over_2_is_checked_at_shapes_3_2_and_3():
+    # exp(-|x/sigma|^(k/2)): the sample check set the *symbol* k to 3/2, i.e. the shape to
+    # 3/4, and refused a density that is valid for every k >= 2 ('k = 3/4 is below 1')
+    sh = k / 2
+    p = symgdp.additive_noise(sh / (2 * s * sympy.gamma(1 / sh)) *
+                              sympy.exp(-sympy.Abs(x / s) ** sh), sensitivity=1, variable=x)
+    check = p.meta["derivation"].check
+    assert "k = 3/2: eps" in check and "k = 3: eps" in check
+    q = p.replace(values={"k": 3, "sigma": 1})               # the shape 3/2
+    truth = gamma_profile(1.5, 1, 1, 0.5)                    # 40-digit mpmath reference
+    assert _tight(_upper(q.source, 0.5), truth)
+    with pytest.raises(symgdp.errors.DomainError, match="below 1"):
+        p.replace(values={"k": 1, "sigma": 1})               # the shape 1/2
