@@ -190,7 +190,10 @@ class Profile:
         value ``None`` is unbound, and ``values=None`` unbinds every parameter.
 
         A refined profile's flat pieces were computed for its parameter values, so new
-        ``values`` (or ``var``) for it are refused: refine the naive profile again.
+        ``values`` (or ``var``) for it are refused: refine the naive profile again.  So are
+        new values for a numeric profile without parameters (:meth:`from_source`: its
+        numbers were computed when it was built); a parametric source (noise with a symbolic
+        shape) is bound to the new values instead.
 
         Example:
             >>> import sympy

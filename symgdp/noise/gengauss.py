@@ -17,8 +17,9 @@ the time budget).  :func:`generalized_gaussian` certifies the profile numericall
   1968, Ch. 1; Saumard & Wellner 2014, Prop. 2.3) and :math:`\{L > \varepsilon\} =
   (-\infty, x_\varepsilon)`.  For :math:`k < 1` the density is not log-concave: refused.
 * **The threshold** is proved in balls: a bracket :math:`[a, b]` with :math:`L(a) >
-  \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected to :math:`2^{-200}`
-  relative (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
+  \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected from binary-fraction
+  ends to :math:`2^{-200}` of the scale :math:`|x|/|x/\sigma|^k` on which :math:`F` moves
+  (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
   :math:`[0, \Delta]` the loss is evaluated as :math:`|x/\sigma|^k
   \operatorname{expm1}(k \operatorname{log1p}(\mp\Delta/|x|))`, so a threshold far out
   (:math:`k` near 1) stays decidable; beyond :math:`|x| = 2^{4096}` it is refused.  For
