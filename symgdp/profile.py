@@ -190,7 +190,10 @@ class Profile:
         value ``None`` is unbound, and ``values=None`` unbinds every parameter.
 
         A refined profile's flat pieces were computed for its parameter values, so new
-        ``values`` (or ``var``) for it are refused: refine the naive profile again.
+        ``values`` (or ``var``) for it are refused: refine the naive profile again.  So are
+        new values for a numeric profile without parameters (:meth:`from_source`: its
+        numbers were computed when it was built); a parametric source (noise with a symbolic
+        shape) is bound to the new values instead.
 
         Example:
             >>> import sympy
@@ -212,12 +215,23 @@ class Profile:
         kw.update({k: v for k, v in changes.items()
                    if k not in ("expr", "values", "var", "name")})
         same = not {"expr", "values", "var"} & set(changes)
-        # values for a numeric source without parameters change nothing: it stays
-        keep = same or (not {"expr", "var"} & set(changes) and self._source is not None
-                        and not self._expr.free_symbols - {self._var})
+        # the same values again for a numeric source without parameters (a sweep re-binding
+        # a profile's own values): it stays.  Other values are not its values (a source may
+        # hold values it was built with, e.g. from_zcdp(rho, values={rho: 0.5}): keeping it
+        # would answer for those; dropping it leaves an opaque symbol): refused
+        fixed = (not {"expr", "var"} & set(changes) and self._source is not None
+                 and not self._expr.free_symbols - {self._var}
+                 and not callable(getattr(self._source, "bind", None)))
+        keep = same or bool(fixed)
         new = Profile(changes.get("expr", self._expr), changes.get("values", self._values),
                       var=changes.get("var", self._var), name=changes.get("name", self._name),
                       source=self._source if keep else None, **kw)
+        if fixed and not same and dict(new._values) != dict(self._values):
+            raise ProfileError(
+                f"the numeric {self._source.kind} profile has no parameters: its numbers "
+                f"were computed when it was built, so values "
+                f"{ {str(k): v for k, v in new._values.items()} } cannot be bound to it; "
+                "build it again with those values")
         bind = getattr(self._source, "bind", None)
         if not same and callable(bind) and not {"expr", "var"} & set(changes):
             # a parametric source (e.g. noise with a symbolic shape): new values give the

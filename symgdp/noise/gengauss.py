@@ -17,8 +17,9 @@ the time budget).  :func:`generalized_gaussian` certifies the profile numericall
   1968, Ch. 1; Saumard & Wellner 2014, Prop. 2.3) and :math:`\{L > \varepsilon\} =
   (-\infty, x_\varepsilon)`.  For :math:`k < 1` the density is not log-concave: refused.
 * **The threshold** is proved in balls: a bracket :math:`[a, b]` with :math:`L(a) >
-  \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected to :math:`2^{-200}`
-  relative (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
+  \varepsilon \ge L(b)` proved (python-flint ``arb``), bisected from binary-fraction
+  ends to :math:`2^{-200}` of the scale :math:`|x|/|x/\sigma|^k` on which :math:`F` moves
+  (:func:`symgdp.numerics.bisection.proved_crossing`).  Outside
   :math:`[0, \Delta]` the loss is evaluated as :math:`|x/\sigma|^k
   \operatorname{expm1}(k \operatorname{log1p}(\mp\Delta/|x|))`, so a threshold far out
   (:math:`k` near 1) stays decidable; beyond :math:`|x| = 2^{4096}` it is refused.  For
@@ -85,12 +86,13 @@ from typing import Any
 import sympy
 from flint import arb, ctx
 
-from symgdp.errors import DomainError, ProfileError
+from symgdp.errors import AnalysisTimeout, DomainError, ProfileError
 from symgdp.evaluation.interval import lambdify_arb
 from symgdp.noise.density import log_delta_each
 from symgdp.numerics.balls import gt3, to_arb
 from symgdp.numerics.bisection import proved_crossing
 from symgdp.profile import Profile
+from symgdp.symbolic.budget import run_bounded
 from symgdp.symbolic.symbols import eps as _EPS
 
 __all__ = ["GeneralizedGaussianFamily", "GeneralizedGaussianSource", "generalized_gaussian",
@@ -139,6 +141,11 @@ class GeneralizedGaussianSource:
         a = abs(x / self._s)
         if a.is_zero():
             return arb(0)
+        if not a > 0:
+            # a ball around 0 (x - Delta at x = Delta, Delta not a binary fraction): the
+            # power lies in [0, upper^k], enclosed (log of the ball would be undefined)
+            top = arb(a.upper())
+            return arb(0).union((self._k * top.log()).exp()) if top > 0 else arb(0)
         return (self._k * a.log()).exp()
 
     def loss(self, x: arb) -> arb:
@@ -165,7 +172,11 @@ class GeneralizedGaussianSource:
         """(a, b) with L(a) > e >= L(b) proved, b - a tiny (:func:`proved_crossing`)."""
         side = self._side(e)
         with ctx.workprec(_PREC):
-            lo, hi = -self._d, self._d + 1
+            # exact starting points (binary fractions, also when Delta is a ball such as
+            # 1/3 or sqrt 2): every midpoint is then exact, and none is a ball around 0,
+            # where the loss would be undecided and the bracket left wide (loose bound)
+            lo = -arb(self._d.upper())
+            hi = arb(self._d.upper()) + 1
             for _ in range(_GROW):
                 if side(lo) is True:
                     break
@@ -179,7 +190,15 @@ class GeneralizedGaussianSource:
                     f"the threshold x_eps of the generalized Gaussian (k = {self.k_expr}) "
                     f"at eps = {e.mid().str(12, radius=False)} lies beyond 2^{_GROW} or "
                     "is not separated in 256-bit balls (k too close to 1 for this eps)")
-            return proved_crossing(side, lo, hi, lambda a, b: (a + b) / 2, _BISECT)
+            # F moves by about |x/sigma|^k times a relative change of x, and delta is a
+            # difference of two such F (k near 1, far out: 30 digits cancel): halve on
+            # until b - a is 2^-200 of the scale |x|/|x/sigma|^k, not of |x| (else the
+            # bound is loose by far more than 1e-8 relative there)
+            ln2 = math.log(2)
+            far = float((self._k * abs(lo / self._s).log()).mid()) / ln2   # log2 |x/s|^k
+            wide = float(abs(lo).log().mid()) / ln2                         # log2 |lo|
+            extra = min(2 * _PREC, max(0, int(far) + 1)) + max(0, int(wide) + 2)
+            return proved_crossing(side, lo, hi, lambda a, b: (a + b) / 2, _BISECT + extra)
 
     def delta_ball(self, eps: float) -> arb:
         """An upper bound on delta(eps), as a ball whose upper end is the bound."""
@@ -342,6 +361,19 @@ class GeneralizedGaussianFamily:
         for kv in shapes:
             at = {v: (kv if v in self.k_expr.free_symbols else sympy.Integer(1))
                   for v in self.parameters}
+            free = self.k_expr.free_symbols
+            if len(free) == 1 and self.k_expr not in free:
+                # a shape such as k/2 or 2k: the value of its symbol that makes the *shape*
+                # 3/2 or 3 (the symbol at 3/2 gave the shape 3/4, refused as below 1)
+                (v,) = free
+                try:   # a symbolic step: under the time budget, as every one
+                    roots = [r for r in run_bounded(sympy.solve, self.k_expr - kv, v,
+                                                    timeout=4)
+                             if r.is_number and r.is_positive]
+                except AnalysisTimeout:
+                    roots = []
+                if len(roots) == 1:
+                    at[v] = roots[0]
             k, s, d = (e.xreplace(at) for e in (self.k_expr, self.scale_expr,
                                                  self.shift_expr))
             out.append(_numeric_source(k, s, d))
@@ -422,9 +454,9 @@ def match_generalized_gaussian(expr: sympy.Expr, x: sympy.Symbol
               for s in mass.free_symbols}
         value = sympy.N(mass.xreplace(at), 30)
         if value.is_number and abs(value - 1) > sympy.Float("1e-25"):
+            where = (" at " + ", ".join(f"{s} = {v}" for s, v in at.items())) if at else ""
             raise DomainError(f"the density {expr} integrates to {mass}, not 1 (e.g. "
-                              f"{sympy.N(value, 15)} at " + ", ".join(
-                                  f"{s} = {v}" for s, v in at.items()) + ")")
+                              f"{sympy.N(value, 15)}{where})")
     raise ProfileError(f"could not prove that the density {expr} integrates to 1 "
                        f"(its mass is {mass})")
 
@@ -512,32 +544,70 @@ def quadrature_check(source: GeneralizedGaussianSource, eps: tuple[float, ...] =
     """
     import mpmath
 
-    with mpmath.workdps(30):
-        k, s, d = (mpmath.mpf(sympy.Rational(v).p) / sympy.Rational(v).q
-                   if sympy.sympify(v).is_Rational else mpmath.mpf(str(sympy.N(v, 40)))
-                   for v in (source.k_expr, source.scale_expr, source.shift_expr))
-        c = k / (2 * s * mpmath.gamma(1 / k))
+    def number(v: sympy.Expr) -> Any:
+        v = sympy.sympify(v)
+        return mpmath.mpf(v.p) / v.q if v.is_Rational else \
+            mpmath.mpf(str(sympy.N(v, mpmath.mp.dps + 10)))
 
-        def p(t: Any) -> Any:
-            return c * mpmath.exp(-abs(t / s) ** k)
-
+    def threshold(k: Any, s: Any, d: Any, e: Any) -> Any:
+        """x_eps by bisection of the loss (relative: the bracket's ends differ by 2)."""
         def loss(t: Any) -> Any:
+            # outside [0, Delta] without the cancellation of two huge powers (k near 1
+            # puts x_eps far out: the plain difference is 0 there, the search endless)
+            if t < 0:
+                return abs(t / s) ** k * mpmath.expm1(k * mpmath.log1p(d / -t))
+            if t > d:
+                return abs(t / s) ** k * mpmath.expm1(k * mpmath.log1p(-d / t))
             return (abs(t - d) ** k - abs(t) ** k) / s ** k
 
-        done = []
-        for e in eps:
-            if k == 1 and e >= d / s:
-                continue
-            lo, hi = -d, d
-            while loss(lo) <= e:
-                lo *= 2
-            for _ in range(200):   # bisection: the loss is monotone (k >= 1)
-                mid = (lo + hi) / 2
-                lo, hi = (mid, hi) if loss(mid) > e else (lo, mid)
-            xe = (lo + hi) / 2
-            truth = mpmath.quad(lambda t, e=e: p(t) - mpmath.exp(e) * p(t - d),
-                                [-mpmath.inf, min(xe, 0), xe] if xe > 0 else
-                                [-mpmath.inf, xe])
+        lo, hi = -d, d
+        for _ in range(_GROW):
+            if loss(lo) > e:
+                break
+            lo, hi = 2 * lo, lo    # L(lo) <= e: the crossing is left of it
+        else:
+            raise ProfileError(f"the {source.kind} threshold at eps = {e} lies beyond "
+                               f"2^{_GROW}: not checked")
+        for _ in range(mpmath.mp.prec + 20):   # bisection: L is monotone (k >= 1)
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if loss(mid) > e else (lo, mid)
+        return (lo + hi) / 2, loss
+
+    def integral(e: Any) -> Any:
+        k, s, d = (number(v) for v in (source.k_expr, source.scale_expr, source.shift_expr))
+        e = mpmath.mpf(e)
+        xe, loss = threshold(k, s, d, e)
+        # split towards x_eps on the density's own scale there (1/|(log p)'|): a far
+        # threshold (small Delta, k near 1) puts the mass in a sliver that one tanh-sinh
+        # panel on (-oo, x_eps] misses; p - e^eps p(. - Delta) written as p (1 - e^(eps -
+        # L)) against the cancellation next to x_eps, and divided by p(x_eps) w (mpmath's
+        # quadrature stops on an absolute error: a tiny integrand would pass after one
+        # panel)
+        w = 1 / max(k * abs(xe) ** (k - 1) / s ** k, 1 / s)
+        pts = sorted({-mpmath.inf, xe, *[xe - w * mpmath.mpf(2) ** j
+                                         for j in range(12, -24, -1)],
+                      *([mpmath.mpf(0)] if xe > 0 else [])})
+        top = abs(xe / s) ** k
+
+        def g(t: Any) -> Any:
+            return -mpmath.exp(top - abs(t / s) ** k) * mpmath.expm1(e - loss(t)) / w
+
+        c = k / (2 * s * mpmath.gamma(1 / k))
+        return mpmath.quad(g, pts) * c * mpmath.exp(-top) * w, top
+
+    done = []
+    for e in eps:
+        if source.k_expr == 1 and e >= source.shift_expr / source.scale_expr:
+            continue
+        with mpmath.workdps(30):
+            truth, top = integral(e)
+        if top > 10**6:
+            # -log p(x_eps) = top has 30 digits: not enough for p(x_eps) itself; again
+            # with the digits of top on top
+            with mpmath.workdps(30 + int(mpmath.log10(top)) + 1):
+                truth, _ = integral(e)
+        with mpmath.workdps(30):
+            truth = +truth
             got = mpmath.mpf(source.delta_ball(e).upper().str(40, radius=False))
             if got < truth * (1 - mpmath.mpf(10) ** -20) or \
                     got > truth * (1 + mpmath.mpf(10) ** -8):
