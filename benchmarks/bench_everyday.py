@@ -123,9 +123,9 @@ def bench_startup() -> dict[str, Any]:
         return cpu, wall, out["stdout"]
 
     heavy = ["sympy", "scipy", "scipy.stats", "scipy.optimize", "matplotlib"]
-    check = ("import symgdp, sys; print(','.join(m for m in %r if m in sys.modules))" % heavy)
+    check = f"import symgdp, sys; print(','.join(m for m in {heavy!r} if m in sys.modules))"
     every = ("import symgdp, sys\nfor n in symgdp.__all__: getattr(symgdp, n)\n"
-             "print(','.join(m for m in %r if m in sys.modules))" % heavy)
+             f"print(','.join(m for m in {heavy!r} if m in sys.modules))")
     help_cpu, help_wall, _ = run(["-m", "symgdp", "--help"])
     imp_cpu, imp_wall, loaded = run(["-c", check])
     all_cpu, all_wall, loaded_all = run(["-c", every])
@@ -163,7 +163,8 @@ def bench_examples(default_too: bool) -> list[tuple[str, dict[str, tuple[float, 
             for label, mode in modes.items():
                 code: dict[str, str] = {}
 
-                def go(script: Any = script, mode: list[str] = mode) -> None:
+                def go(script: Any = script, mode: list[str] = mode,
+                       code: dict[str, str] = code) -> None:
                     try:
                         proc = subprocess.run([sys.executable, str(script), "--out", out,
                                                *mode], capture_output=True, text=True,

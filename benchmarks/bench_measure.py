@@ -198,7 +198,8 @@ def render(results: list[tuple[str, dict[str, Any]]], info: dict[str, str],
             "that steer the search: float64 values, or in the certified columns the "
             "midpoints of the point balls the proofs use anyway (the new search also "
             "evaluates the profile and its derivative on balls: the 'ball evals' column "
-            f"counts the profile's point enclosures). *Staircase*: exactly n + 2 = {n_stair:,} evaluations at tol "
+            "counts the profile's point enclosures). *Staircase*: exactly n + 2 = "
+            f"{n_stair:,} evaluations at tol "
             f"1e-6; at the rate measured on a real staircase run ({rate[1]:,} steps at tol "
             f"1e-3 in {rate[2]:.1f} s, {rate[0]:,.0f} evaluations/s) that is about "
             f"{n_stair / rate[0]:,.0f} s per profile, so it is not run at 1e-6.", ""]

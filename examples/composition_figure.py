@@ -9,9 +9,10 @@ of the optimal profile (theory §8).  Left: against :math:`\delta` at fixed
 by ``examples/composition_table.py``.
 
 Every row has a fixed style (colour-blind-safe colour, marker and line style:
-``symgdp.present.plot.ROW_STYLES``) and its human name (``symgdp.accounting.pure_dp.ROW_LABELS``); one
-legend outside both panels lists them.  ``--rows basic,advanced,optimal,gdp_summary``
-draws a selection.  Written as PNG and as a vector PDF with embedded fonts.
+``symgdp.present.plot.ROW_STYLES``) and its human name
+(``symgdp.accounting.pure_dp.ROW_LABELS``); one legend outside both panels lists them.
+``--rows basic,advanced,optimal,gdp_summary`` draws a selection.  Written as PNG and as a
+vector PDF with embedded fonts.
 """
 
 from __future__ import annotations

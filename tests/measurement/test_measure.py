@@ -453,8 +453,9 @@ def test_a_constant_sympy_rounded_beyond_float_range_is_flagged():
 @pytest.mark.parametrize("e0", [0.3, 1.7])
 def test_certified_search_steers_by_balls_not_float64_values(e0, monkeypatch):
     """A certified first-order measurement takes its steering values from the point balls
-    (every bound is proved afterwards): it needs no float64 profile value.  Reference: the Laplace closed form mu = -2 Phi^{-1}(e^{-e0/2}/2) at 40
-    digits; second route: the same measurement steered by float64 values."""
+    (every bound is proved afterwards): it needs no float64 profile value.  Reference: the
+    Laplace closed form mu = -2 Phi^{-1}(e^{-e0/2}/2) at 40 digits; second route: the same
+    measurement steered by float64 values."""
     import importlib
 
     from symgdp import mechanisms

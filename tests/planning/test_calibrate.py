@@ -178,7 +178,8 @@ def test_mu_target_is_proved_below_the_exact_value():
         m = mu_target(eps, delta)
         with mpmath.workdps(DPS):
             assert ref_log_delta(eps, m) <= mpmath.log(delta)
-            exact = mpmath.findroot(lambda x: ref_log_delta(eps, x) - mpmath.log(delta), m)
+            exact = mpmath.findroot(
+                lambda x, e=eps, d=delta: ref_log_delta(e, x) - mpmath.log(d), m)
         assert m <= exact and (exact - m) / exact < 1e-12
 
 

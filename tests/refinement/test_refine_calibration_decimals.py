@@ -22,7 +22,8 @@ CASES = {
     "classical gaussian": ("sigma = sqrt(2*log(1.25/delta))/eps",
                            lambda e, d: mpmath.sqrt(2 * mpmath.log(mpmath.mpf(5) / 4 / d)) / e),
     "1.25 twice": ("sigma = 1.25/eps*sqrt(log(1.25/delta))",
-                   lambda e, d: mpmath.mpf(5) / 4 / e * mpmath.sqrt(mpmath.log(mpmath.mpf(5) / 4 / d))),
+                   lambda e, d: mpmath.mpf(5) / 4 / e
+                   * mpmath.sqrt(mpmath.log(mpmath.mpf(5) / 4 / d))),
     "log-linear with 0.7": ("sigma = -0.7*log(delta)/eps",
                             lambda e, d: -mpmath.mpf(0.7) * mpmath.log(d) / e),
 }

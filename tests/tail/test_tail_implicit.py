@@ -154,7 +154,8 @@ def test_root_conditions_refuse_what_they_cannot_reduce():
 
 @pytest.mark.parametrize("mu, E", [(0.5, 10.0), (1.8, 100.0), (3.0, 1e3)])
 def test_gaussian_log_lower_is_below_log_delta_mu(mu, E):
-    # reference: log delta_mu in 60-digit mpmath (symgdp.gaussian.precise) on a log grid from E to 1e4
+    # reference: log delta_mu in 60-digit mpmath (symgdp.gaussian.precise) on a log grid
+    # from E to 1e4
     ell = sympy.lambdify(eps, gaussian_log_lower(eps, mu, E), "mpmath")
     with mpmath.workdps(DPS):
         for x in _grid(E):
