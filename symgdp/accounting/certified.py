@@ -239,10 +239,17 @@ def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
     return pairs
 
 
+def _parametric(item: Any) -> bool:
+    """A profile whose parameters can still be bound: a formula, or a numeric source with a
+    ``bind`` (noise with a symbolic shape)."""
+    return isinstance(item, Profile) and (
+        item.source is None or callable(getattr(item.source, "bind", None)))
+
+
 def _unbound(item: Any) -> set[sympy.Symbol]:
     if isinstance(item, LazyComposition):
         return item.unbound_symbols
-    if isinstance(item, Profile) and item.source is None:
+    if _parametric(item):
         return item.unbound_symbols
     return set()
 
@@ -547,13 +554,21 @@ class LazyComposition:
                                         "(bind them with .bind({...}) or calibrate one)")
 
     def replace(self, values: dict[Any, Any] | None = None, **_: Any) -> Any:
-        vals = {**self._values, **dict(values or {})}
+        names = {v.name: v for v in self.free_symbols}
+        given = {}
+        for key, v in dict(values or {}).items():  # a parameter by name or by symbol
+            sym = names.get(key if isinstance(key, str) else getattr(key, "name", ""))
+            if sym is None:
+                raise DomainError(f"this composition has no parameter {key!r} (its "
+                                  f"parameters: {', '.join(sorted(names)) or 'none'})")
+            given[sym] = v
+        vals = {**self._values, **given}
         pairs = []
         for p, k in self.pairs:
             mine = {s: v for s, v in vals.items() if s in getattr(p, "free_symbols", set())}
             if isinstance(p, LazyComposition):
                 p = p.replace(values=mine)
-            elif isinstance(p, Profile) and p.source is None and mine:
+            elif _parametric(p) and mine:
                 p = _rebind(p, mine)
             pairs.append((p, k))
         lazy = LazyComposition(pairs, self.options, vals)

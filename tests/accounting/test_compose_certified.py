@@ -226,6 +226,30 @@ def test_lazy_composition_binds_and_refuses_numeric_work():
         lazy.require_bound()
     bound = lazy.bind({s: 2.0})  # 4-fold 0.5-GDP is 1-GDP
     assert isinstance(bound, Composition) and bound.mu_floor <= 1.0 <= bound.mu_upper
+    # by name, as Profile.replace takes them; a name it does not have is refused
+    by_name = lazy.bind({"s": 2.0})
+    assert by_name.mu_upper == bound.mu_upper
+    with pytest.raises(SymgdpError, match="no parameter 'u'"):
+        lazy.bind({"u": 1.0})
+
+
+def test_lazy_composition_of_noise_with_a_symbolic_shape():
+    # generalized Gaussian noise with k and sigma symbolic composes lazily; bound at k = 2,
+    # sigma = 2 it is the Gaussian with standard deviation sqrt(2), 3-fold mu = sqrt(3/2)
+    # (closed form, Dong, Roth & Su 2021, Cor. 3.3): the certified upper end lies above it
+    import symgdp
+
+    x = sympy.Symbol("x", real=True)
+    k, s = sympy.symbols("k sigma", positive=True)
+    noise = symgdp.additive_noise(k / (2 * s * sympy.gamma(1 / k))
+                                  * sympy.exp(-sympy.Abs(x / s) ** k), sensitivity=1,
+                                  variable=x)
+    lazy = compose(noise, times=3, discretization=4e-3)
+    assert isinstance(lazy, LazyComposition) and {v.name for v in lazy.unbound_symbols} == \
+        {"k", "sigma"}
+    got = lazy.replace(values={"k": 2, "sigma": 2})
+    assert isinstance(got, Composition)
+    assert math.sqrt(1.5) * (1 - 1e-12) <= got.mu_upper <= math.sqrt(1.5) * 1.02
 
 
 def test_calibrate_through_compose():
