@@ -173,8 +173,12 @@ class _Atom:
                     up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
                     self._steps[key] = StepPMFs(up.remove, up.add, opt, 0.0, symmetric=True)
             else:
+                # a lower side for a formula, and for a numeric source that bounds the
+                # exact profile on both sides (delta_bounds: generalized Gaussian noise)
+                encloses = callable(getattr(getattr(self.obj, "source", None),
+                                            "delta_bounds", None))
                 self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
-                                                lower=self.kind == "profile"
+                                                lower=(self.kind == "profile" or encloses)
                                                 and not self.asymmetric())
         return self._steps[key]
 
@@ -335,7 +339,8 @@ class Composition(Profile):
         the mechanism's exact profile (the known mechanisms); for a profile that is only an
         upper bound, it bounds what the profile can prove.  A ``Profile.subsample`` of a
         Gaussian (add/remove) takes the DP-SGD engine's lower side (see ``notes``).  ``nan``
-        when a step has no lower side (numeric items, other subsampled profiles)."""
+        when a step has no lower side (numeric items whose source does not enclose the exact
+        profile, other subsampled profiles)."""
         return self._bracket()["mu_floor"]
 
     @property

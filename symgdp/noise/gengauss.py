@@ -32,7 +32,9 @@ the time budget).  :func:`generalized_gaussian` certifies the profile numericall
   closed form, :math:`F(x) = Q(1/k, |x/\sigma|^k)/2` for :math:`x \le 0` and :math:`1 -
   Q(1/k, |x/\sigma|^k)/2` for :math:`x \ge 0` (:math:`Q` the regularised upper incomplete
   gamma function, Arb's ``gamma_upper``: rigorous, and accurate far into the tail).
-  The density is symmetric, so both directions agree.
+  The density is symmetric, so both directions agree.  The same bracket bounds the profile
+  from below, :math:`F(a) - e^\varepsilon F(b - \Delta)` (``delta_bounds``): a
+  composition (:func:`symgdp.compose`) is then certified with a floor, as for a closed form.
 
 **Tails (proved).**  For :math:`k > 1` write :math:`y = -x > 0`; then
 :math:`L(-y) = ((y + \Delta)^k - y^k)/\sigma^k`, and by the mean value theorem
@@ -121,6 +123,7 @@ class GeneralizedGaussianSource:
     source: :meth:`log_delta` is a proved upper bound (see the module notes)."""
 
     implied = False
+    certified = True   # every value is proved in Arb balls (a composition says so)
     # set on the sources a GeneralizedGaussianFamily binds: re-binds from the family
     bind: Callable[[Any], Any] | None = None
 
@@ -203,25 +206,39 @@ class GeneralizedGaussianSource:
     def delta_ball(self, eps: float) -> arb:
         """An upper bound on delta(eps), as a ball whose upper end is the bound."""
         with ctx.workprec(_PREC):
+            return arb(self.delta_bounds(eps)[1].upper())
+
+    def delta_bounds(self, eps: float) -> tuple[arb, arb]:
+        r"""Balls whose lower end of the first and upper end of the second bound
+        delta(eps): on the threshold's proved bracket :math:`a < x_\varepsilon < b`,
+        :math:`F(a) - e^\varepsilon F(b - \Delta) \le \delta(\varepsilon) \le F(b) -
+        e^\varepsilon F(a - \Delta)` (:math:`F` increasing); the lower one (at least 0)
+        gives a composition its floor."""
+        zero = arb(0)
+        with ctx.workprec(_PREC):
             e = arb(eps)
             if self._sup is not None:  # k = 1: L takes values in [-sup, sup] only
                 sup = self._sup
                 if e >= sup:
-                    return arb(0)
+                    return zero, zero
                 if e <= -sup:
-                    return 1 - e.exp()  # every L >= -sup >= eps: the whole line
+                    whole = 1 - e.exp()  # every L >= -sup >= eps: the whole line
+                    return whole, whole
                 if not e > -sup:
                     # eps within the ball of -sup: delta does not increase, so delta(eps)
                     # <= delta(e') = 1 - e^{e'} at e' = the ball's lower end, <= -sup
-                    return 1 - arb((-sup).lower()).exp()
+                    return zero, 1 - arb((-sup).lower()).exp()
                 if not e < sup:
                     # eps within the ball of sup (eps = Delta/sigma with sigma not a binary
                     # fraction): no point has L > eps proved; delta(eps) <= delta(e') at
                     # an e' < eps below the ball
                     e = arb(sup.lower()) - abs(sup) * arb(2) ** (16 - _PREC)
+                    a, b = self._bracket(e)
+                    return zero, self.cdf(b) - e.exp() * self.cdf(a - self._d)
             a, b = self._bracket(e)
             up = self.cdf(b) - e.exp() * self.cdf(a - self._d)
-            return arb(up.upper())
+            lo = self.cdf(a) - e.exp() * self.cdf(b - self._d)
+            return (lo if lo.lower() > 0 else zero), up
 
     def log_delta(self, x: Any) -> Any:
         """Proved upper bound on log delta at each point (float64, vectorised)."""

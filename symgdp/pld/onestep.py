@@ -160,6 +160,19 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
         pos = np.concatenate([np.arange(0, half, dtype=np.int64),
                               np.arange(half, n_end + stride, stride, dtype=np.int64)])
     source = getattr(profile, "source", None)
+    bounds = getattr(source, "delta_bounds", None)
+    if source is not None and callable(bounds):
+        # a numeric source that bounds the exact profile on both sides (generalized
+        # Gaussian noise): its lower values give the step a lower side (a floor)
+        import flint
+
+        V, A, Cv, Ca = (np.empty(pos.size) for _ in range(4))
+        with flint.ctx.workprec(256):
+            for i, p in enumerate(pos):
+                lo, up = bounds(float(p) * disc)
+                V[i], A[i] = _up(up), _down(lo)
+                Cv[i], Ca[i] = _down(1 - up), _up(1 - lo)
+        return _monotone(pos, V, A, Cv, Ca)
     if source is not None:
         x = pos * disc
         with np.errstate(over="ignore"):
@@ -184,7 +197,12 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
             v = f(flint.arb(int(p)) * d)
             V[i], A[i] = _up(v), _down(v)
             Cv[i], Ca[i] = _down(1 - v), _up(1 - v)
-    # a profile is non-increasing: delta_j <= V_i (i <= j) and delta_j >= A_i (i >= j)
+    return _monotone(pos, V, A, Cv, Ca)
+
+
+def _monotone(pos: np.ndarray, V: np.ndarray, A: np.ndarray, Cv: np.ndarray, Ca: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """A profile is non-increasing: delta_j <= V_i (i <= j) and delta_j >= A_i (i >= j)."""
     V = np.minimum.accumulate(V)
     A = np.maximum.accumulate(A[::-1])[::-1]
     Cv = np.maximum.accumulate(Cv)

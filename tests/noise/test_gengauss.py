@@ -174,3 +174,31 @@ def test_k_near_one_far_threshold(k, eps):
         assert up >= truth                                   # the proved upper bound holds
         assert mpmath.log(up) - mpmath.log(truth) <= 1e-8 * abs(mpmath.log(truth))  # tight
         assert p.log_delta(eps) >= float(mpmath.log(truth))
+
+
+def test_composition_is_certified_with_a_floor():
+    # the source encloses the exact profile (its balls' lower ends too), so a composition
+    # is certified and has a floor.  References: k = 2, sigma = 2 is the Gaussian with
+    # standard deviation sqrt(2), 3-fold mu = sqrt(3/2) (closed form, Dong, Roth & Su 2021,
+    # Cor. 3.3); k = 1, sigma = 2 is Laplace with b = 2, composed through the catalogue's
+    # closed-form profile (a second route): the brackets must overlap
+    import math
+
+    import symgdp
+    from symgdp import mechanisms
+
+    g = symgdp.compose(generalized_gaussian(2, 2.0, 1), times=3, discretization=4e-3)
+    assert g.certified and g.mu_floor <= math.sqrt(1.5) <= g.mu_upper
+    assert g.mu_upper - g.mu_floor < 1e-3
+    lap = symgdp.compose(generalized_gaussian(1, 2.0, 1), times=2, discretization=4e-3)
+    ref = symgdp.compose(mechanisms.laplace(b=2.0), times=2, discretization=4e-3)
+    assert lap.certified and lap.mu_floor <= ref.mu_upper and ref.mu_floor <= lap.mu_upper
+    with mpmath.workdps(DPS), flint.ctx.workprec(256):   # one step's enclosure, 40 digits
+        src = generalized_gaussian(3, 1, 1).source
+        for eps in (0.0, 0.7, 2.5):
+            low, high = src.delta_bounds(eps)
+            truth = gamma_profile(3, 1, 1, eps)
+            lo = mpmath.mpf(low.lower().str(45, radius=False))
+            hi = mpmath.mpf(high.upper().str(45, radius=False))
+            slack = mpmath.mpf(10) ** -35 * truth   # the reference's own accuracy
+            assert lo <= truth + slack and truth - slack <= hi and hi - lo <= 1e-30 * truth
