@@ -173,10 +173,8 @@ class _Atom:
                     up = profile_step(self.obj, disc, SCALE_BITS, tail=tail, lower=False)
                     self._steps[key] = StepPMFs(up.remove, up.add, opt, 0.0, symmetric=True)
             else:
-                # a lower side for a formula, and for a numeric source that bounds the
-                # exact profile on both sides (delta_bounds: generalized Gaussian noise)
-                encloses = callable(getattr(getattr(self.obj, "source", None),
-                                            "delta_bounds", None))
+                # a lower side also for a source bounding the profile on both sides
+                encloses = hasattr(getattr(self.obj, "source", None), "delta_bounds")
                 self._steps[key] = profile_step(self.obj, disc, SCALE_BITS, tail=tail,
                                                 lower=(self.kind == "profile" or encloses)
                                                 and not self.asymmetric())
@@ -244,10 +242,9 @@ def _normalise(items: tuple[Any, ...], times: Any) -> list[tuple[Any, int]]:
 
 
 def _parametric(item: Any) -> bool:
-    """A profile whose parameters can still be bound: a formula, or a numeric source with a
-    ``bind`` (noise with a symbolic shape)."""
-    return isinstance(item, Profile) and (
-        item.source is None or callable(getattr(item.source, "bind", None)))
+    """A formula, or a numeric source with ``bind`` (noise with a symbolic shape)."""
+    src = getattr(item, "source", None)
+    return isinstance(item, Profile) and (src is None or callable(getattr(src, "bind", None)))
 
 
 def _unbound(item: Any) -> set[sympy.Symbol]:

@@ -12,8 +12,9 @@ as a *string* and the parameter values as plain numbers; the worker re-reads the
 with the safe parser (:mod:`symgdp.symbolic.parsing`, no ``eval``, no pickled functions) and
 measures.  The parent checks once that the string reads back to the same expression.
 A profile with a numeric source and no text form (generalized Gaussian noise with a
-symbolic shape, say, bound at each point) is swept in this process instead: serially, or
-on a :class:`~concurrent.futures.ThreadPoolExecutor`; other executors refuse it by name.
+symbolic shape, say, bound at each point) is swept in this process instead, serially
+(not on threads either: python-flint's working precision is global); an executor refuses
+it by name.
 
 With ``out=`` every record is appended to a JSON-lines file as soon as its point (on an
 executor: its batch, below) finishes -- one JSON object per line: the point,
@@ -42,7 +43,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import Executor, Future, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -604,11 +605,12 @@ def _run(todo: list[_Task], executor: Executor | str | None, workers: int | None
     if not todo:
         return
     local = any(t.expr.startswith(_LOCAL_TAG) for t in todo)
-    if local and executor is not None and executor != "serial" \
-            and not isinstance(executor, ThreadPoolExecutor):
+    if local and executor is not None and executor != "serial":
+        # not on threads either: python-flint's working precision is one global setting,
+        # which two threads in ball arithmetic at once would leave changed
         raise DomainError(f"a profile with a numeric source (no text form) cannot be sent to "
-                          f"the workers of {type(executor).__name__}: use executor='serial' "
-                          "or a ThreadPoolExecutor")
+                          f"the workers of {type(executor).__name__}: it is swept in this "
+                          "process, executor='serial' (the default for it)")
     if executor == "serial" or (executor is None and (workers == 1 or len(todo) == 1
                                                       or local)):
         for t in todo:

@@ -304,7 +304,7 @@ def test_bad_batch_settings_are_named():
 
 def test_a_numeric_source_profile_is_swept_in_this_process(tmp_path):
     # generalized Gaussian noise with a symbolic shape has no text form: its points run
-    # here (serially, or on threads), each bound to the certified numeric source; each
+    # here (serially), each bound to the certified numeric source; each
     # bracket against the GDPT on a grid of [0, 2] computed independently from the
     # 40-digit incomplete-gamma reference of tests/noise/test_gengauss.py: its maximum is
     # at most the sup (<= mu_upper), and within the grid's resolution of it (>= mu_lower)
@@ -334,9 +334,7 @@ def test_a_numeric_source_profile_is_swept_in_this_process(tmp_path):
                 for e in [i / 20 for i in range(41)])
         assert r["error"] is None and g * (1 - 1e-12) <= r["mu_upper"]
         assert r["mu_lower"] <= g * (1 + 1e-3)
-    with ThreadPoolExecutor(2) as ex:
-        again = sweep(noise, grid, eps_h=2, tol=1e-3, executor=ex)
-    assert [r.get("mu_upper") for r in again] == [r.get("mu_upper") for r in recs]
     assert sweep(noise, grid, eps_h=2, tol=1e-3, out=out, resume=True) == recs
-    with ProcessPoolExecutor(1) as ex, pytest.raises(DomainError, match="no text form"):
-        sweep(noise, grid, eps_h=2, tol=1e-3, executor=ex)
+    for pool in (ProcessPoolExecutor, ThreadPoolExecutor):   # flint's precision is global
+        with pool(1) as ex, pytest.raises(DomainError, match="no text form"):
+            sweep(noise, grid, eps_h=2, tol=1e-3, executor=ex)
