@@ -72,8 +72,8 @@ from symgdp.gaussian.mu_fast import (  # noqa: F401 (re-exported names of the fa
     _mu_start_fast,
 )
 from symgdp.gaussian.scalar import (  # noqa: F401 (re-exported names of the family's core)
+    _FAST_MORE,
     _FAST_STEP,
-    _FAST_STEPS,
     _check_rounding,
     _delta_mu_scalar,
     _enclose,
