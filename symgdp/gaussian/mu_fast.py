@@ -1,11 +1,13 @@
 """The fast path of :func:`symgdp.gaussian.vectorised.mu_gdp` (eps > 0): a start where
-log Phi(mu/2 - eps/mu) is known, a first step of order 4 without an evaluation of
-log delta, two evaluations of :func:`~symgdp.gaussian.core._log_delta_core` with steps of
-order 4, and the enclosure of the last point (:func:`~symgdp.gaussian.scalar._enclose`),
-whose side is proved by the error bound of that evaluation whatever the point; elements
-whose last step is not below ``_FAST_STEP`` are declined to the bracketed iteration of
-``mu_gdp``.  :func:`symgdp.gaussian.scalar._mu_fast_scalar` is the same path for one
-float, the same operations in the same order (theory §4)."""
+log Phi(mu/2 - eps/mu) is known, a first step of order 5 in u = log(-log delta) without an
+evaluation of log delta, one evaluation of :func:`~symgdp.gaussian.core._log_delta_core`
+(with its error bound) and its step of order 4 (up to _FAST_MORE more where that step is
+not yet below ``_FAST_STEP``), and the enclosure of the last point
+(:func:`~symgdp.gaussian.scalar._enclose`), whose side is proved by the error bound of that
+evaluation whatever the point; elements whose last step is not below ``_FAST_STEP`` are
+declined to the bracketed iteration of ``mu_gdp``.
+:func:`symgdp.gaussian.scalar._mu_fast_scalar` is the same path for one float, the same
+operations in the same order (theory §4)."""
 
 from __future__ import annotations
 
@@ -25,12 +27,12 @@ from symgdp.gaussian.core import (
 )
 from symgdp.gaussian.scalar import _A_FAR, _FAST_MORE, _FAST_STEP, _enclose
 
-# a first step without evaluation, then _FAST_STEPS evaluations (one more where the last
-# step is not yet below _FAST_STEP), each giving a step of order 4; the answer is taken
-# from the last evaluated point where its step is below _FAST_STEP (the enclosure then
-# adds at most ~1e-15 relative to its distance from the root); the scalar path
-# (scalar._mu_fast_scalar) shares these constants.  The elements are taken in blocks of
-# _FAST_BLOCK (see _mu_fast_blocks)
+# a first step without evaluation (order 5 in u = log(-log delta)), then one evaluation
+# (up to _FAST_MORE more where the last step is not yet below _FAST_STEP), each giving a
+# step of order 4; the answer is taken from the last evaluated point where its step is
+# below _FAST_STEP (the enclosure then adds at most ~1e-15 relative to its distance from
+# the root); the scalar path (scalar._mu_fast_scalar) shares these constants.  The
+# elements are taken in blocks of _FAST_BLOCK (see _mu_fast_blocks)
 _FAST_BLOCK = 16384
 
 
@@ -149,7 +151,7 @@ def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray, ok: np.ndarray) -> Non
     that under- or overflows is declined (``ok`` False) and set to 1, where it is evaluated
     but not taken (log delta at mu = 0 would go to mpmath)."""
     np.clip(d, -2.0, 2.0, out=d)
-    np.nan_to_num(d, copy=False, nan=0.0)
+    np.copyto(d, 0.0, where=np.isnan(d))  # (clipped: no infinity is left)
     s += d
     np.exp(s, out=x)
     out = ~((x > 0) & (x < np.inf))
