@@ -25,7 +25,14 @@ from symgdp.gaussian.core import (
     _ULP,
     _log_delta_core,
 )
-from symgdp.gaussian.scalar import _A_FAR, _FAST_MORE, _FAST_STEP, _enclose
+from symgdp.gaussian.scalar import (
+    _A_FAR,
+    _FAST_CURV,
+    _FAST_MORE,
+    _FAST_STEP,
+    _U_FAR,
+    _enclose,
+)
 
 # a first step without evaluation (order 5 in u = log(-log delta)), then one evaluation
 # (up to _FAST_MORE more where the last step is not yet below _FAST_STEP), each giving a
@@ -109,7 +116,7 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     t = np.log(-L)
     t -= np.log(-ld)
     d = _step_u_arr(a, c, g, ld, t)
-    d[~((R < 1.0) & (ld < 0.0))] = 0.0  # (as the scalar path: no step)
+    d[~((R < 1.0) & (ld < 0.0) & (aa + c * c <= _U_FAR))] = 0.0  # (as the scalar path)
     _advance(s, x, d, ok)
     # the iterates now sit at the root's branch of the log delta evaluation (a <= 0 or
     # not): the elements ordered by it once, so that the evaluations work on two slices
@@ -120,10 +127,12 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     ld = _log_delta_core(e, x, err)
     d, g, gh = _step4(e, L, s, x, 0.5 * x - e / x, ld)
     for _ in range(_FAST_MORE):
-        more = ok & (np.abs(d) > _FAST_STEP) & np.isfinite(d)
+        more = ok & np.isfinite(d) & ((np.abs(d) > _FAST_STEP)
+                                      | (np.abs(gh / g) * (d * d) > _FAST_CURV))
         if not more.any():
             break
-        # one more evaluation where the last step was not yet small: on those elements
+        # one more evaluation where the last step was not yet small (or its second-order
+        # term, which the enclosure adds, not yet below _FAST_CURV): on those elements
         # only, each element's arithmetic the same whatever its neighbours
         j = np.flatnonzero(more)
         ej, Lj, sj, xj, dj, okj = e[j], L[j], s[j], x[j], d[j], ok[j]

@@ -360,6 +360,16 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
 # of order 5 in u = log(-log delta): see _step_u)
 _FAST_MORE = 2
 _FAST_STEP = 1e-9
+# an evaluated point is also not the last where the second-order term of its step, which
+# the enclosure adds (|F''/F'| step^2, relative), is above _FAST_CURV: far in the tail
+# (|F''/F'| ~ a^2) a step below _FAST_STEP can leave it above 1e-3 (the enclosure then
+# declines) or well above an ulp (a wider bracket)
+_FAST_CURV = 1e-17
+# where a^2 + c^2 exceeds this the first step is left out: its derivatives (of size
+# (a^2 + c^2)^n before they cancel to a few units) lose too many digits in float64
+# (measured: from a^2 + c^2 ~ 1e10 the step is noise; the start there is already within
+# about log(|b|/mu)/(|a| c) of the root)
+_U_FAR = 2e7
 # |a| beyond which log Phi(a) at the start is evaluated (log_ndtr) rather than taken as L:
 # ndtri_exp's relative accuracy (~1e-9 of q at L = -1e9) moves log Phi(a) by q^2 1e-9
 _A_FAR = 100.0
@@ -387,11 +397,12 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
     # the first step: log delta = log Phi(a) + log1p(-R) (mu_fast._mu_fast), in u
     R = math.exp(a * a * -0.5 - _LOG2 - lp) * float(_erfcx((x - a) / _SQRT2))
     d = 0.0
-    if R < 1.0:
+    c = x - a
+    if R < 1.0 and a * a + c * c <= _U_FAR:
         ld = math.log1p(-R) + lp
         if ld < 0.0:
             g = math.exp(a * a * -0.5 + s - _LOG_SQRT_2PI - ld)
-            d = _step_u(a, x - a, g, ld, math.log(-L) - math.log(-ld))
+            d = _step_u(a, c, g, ld, math.log(-L) - math.log(-ld))
     for _ in range(_FAST_MORE + 1):
         d = min(max(d, -2.0), 2.0) if d == d else 0.0
         s = s + d
@@ -409,7 +420,8 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
                 return None
             ld = core
         d, g, gh = _step4_scalar(L, s, x, 0.5 * x - e / x, ld)
-        if not abs(d) > _FAST_STEP:
+        if not (math.isfinite(d)
+                and (abs(d) > _FAST_STEP or abs(gh / g) * (d * d) > _FAST_CURV)):
             break
     if not (math.isfinite(d) and abs(d) <= _FAST_STEP):
         return None
