@@ -113,8 +113,8 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     g -= _LOG_SQRT_2PI
     g -= ld
     np.exp(g, out=g)
-    t = np.log(-L)
-    t -= np.log(-ld)
+    t = np.divide(L, ld)  # u(root) - u(here) = log(L/ld)
+    np.log(t, out=t)
     d = _step_u_arr(a, c, g, ld, t)
     d[~((R < 1.0) & (ld < 0.0) & (aa + c * c <= _U_FAR))] = 0.0  # (as the scalar path)
     _advance(s, x, d, ok)
@@ -126,23 +126,24 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     err = None if up is None else np.empty(x.shape)
     ld = _log_delta_core(e, x, err)
     d, g, gh = _step4(e, L, s, x, 0.5 * x - e / x, ld)
-    for _ in range(_FAST_MORE):
-        more = ok & np.isfinite(d) & ((np.abs(d) > _FAST_STEP)
-                                      | (np.abs(gh / g) * (d * d) > _FAST_CURV))
-        if not more.any():
+    # one more evaluation where the last step was not yet small (or its second-order term,
+    # which the enclosure adds, not yet below _FAST_CURV): on those elements only (j), each
+    # element's arithmetic the same whatever its neighbours
+    j = np.flatnonzero(_more(ok, d, g, gh))
+    for rnd in range(_FAST_MORE):
+        if j.size == 0:
             break
-        # one more evaluation where the last step was not yet small (or its second-order
-        # term, which the enclosure adds, not yet below _FAST_CURV): on those elements
-        # only, each element's arithmetic the same whatever its neighbours
-        j = np.flatnonzero(more)
         ej, Lj, sj, xj, dj, okj = e[j], L[j], s[j], x[j], d[j], ok[j]
         _advance(sj, xj, dj, okj)
         errj = None if err is None else np.empty(j.size)
         ldj = _log_delta_core(ej, xj, errj)
-        d[j], g[j], gh[j] = _step4(ej, Lj, sj, xj, 0.5 * xj - ej / xj, ldj)
-        s[j], x[j], ld[j], ok[j] = sj, xj, ldj, okj
+        dj, gj, ghj = _step4(ej, Lj, sj, xj, 0.5 * xj - ej / xj, ldj)
+        d[j], g[j], gh[j], x[j], ld[j], ok[j] = dj, gj, ghj, xj, ldj, okj
         if err is not None:
             err[j] = errj
+        if rnd < _FAST_MORE - 1:
+            s[j] = sj
+            j = j[_more(okj, dj, gj, ghj)]
     ok &= np.isfinite(d) & (np.abs(d) <= _FAST_STEP) & (x > 0) & np.isfinite(x)
     if up is None:
         y = x * np.exp(d)
@@ -153,6 +154,13 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     out = np.empty(y.shape)
     out[order] = y
     return out, np.sort(order[~ok])
+
+
+def _more(ok: np.ndarray, d: np.ndarray, g: np.ndarray, gh: np.ndarray) -> np.ndarray:
+    """Where another evaluation is taken: the step d (with F1 = g, F2 = gh) is finite and
+    above _FAST_STEP, or the enclosure's second-order term |F2/F1| d^2 above _FAST_CURV."""
+    return ok & np.isfinite(d) & ((np.abs(d) > _FAST_STEP)
+                                  | (np.abs(gh / g) * (d * d) > _FAST_CURV))
 
 
 def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray, ok: np.ndarray) -> None:

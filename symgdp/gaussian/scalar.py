@@ -402,7 +402,7 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
         ld = math.log1p(-R) + lp
         if ld < 0.0:
             g = math.exp(a * a * -0.5 + s - _LOG_SQRT_2PI - ld)
-            d = _step_u(a, c, g, ld, math.log(-L) - math.log(-ld))
+            d = _step_u(a, c, g, ld, math.log(L / ld))
     for _ in range(_FAST_MORE + 1):
         d = min(max(d, -2.0), 2.0) if d == d else 0.0
         s = s + d
