@@ -105,8 +105,15 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     c = x - a
     cx = c / _SQRT2
     R *= special.erfcx(cx, out=cx)
-    ld = np.negative(R)
-    np.log1p(ld, out=ld)
+    # log1p(-R) as log(w) (-R)/(w - 1), w = 1 - R rounded (-R where w = 1: Goldberg's
+    # form, a few ulps; NumPy's log1p costs three logs), the same in the scalar path
+    w = np.subtract(1.0, R)
+    ld = np.log(w)
+    ld *= R
+    np.negative(ld, out=ld)
+    w -= 1.0
+    ld /= w
+    np.copyto(ld, np.negative(R), where=w == 0.0)
     ld += lp
     g = aa * -0.5  # g = exp(-a^2/2 + s - log sqrt(2 pi) - ld), as in _step4
     g += s

@@ -399,7 +399,8 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
     d = 0.0
     c = x - a
     if R < 1.0 and a * a + c * c <= _U_FAR:
-        ld = math.log1p(-R) + lp
+        w = 1.0 - R  # log1p(-R) as in mu_fast._mu_fast (Goldberg's form)
+        ld = (-R if w - 1.0 == 0.0 else -(math.log(w) * R) / (w - 1.0)) + lp
         if ld < 0.0:
             g = math.exp(a * a * -0.5 + s - _LOG_SQRT_2PI - ld)
             d = _step_u(a, c, g, ld, math.log(L / ld))
