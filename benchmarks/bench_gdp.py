@@ -215,7 +215,10 @@ def accuracy(eps: np.ndarray, mu: np.ndarray) -> dict[str, Any]:
         err_mu = np.abs(mu_rt - mu)
         tol_mu = TARGET_RT * mu + 1e-13 * np.abs(LR) / dl_dmu
         err_mu_d = np.abs(mu_rt_d - mu[inner])
-        tol_mu_d = (TARGET_RT * mu + (1e-13 * np.abs(LR) + 2 * u) / dl_dmu)[inner]
+        # the rounding of delta itself: 2 u, but up to ~50% for a subnormal delta (1e-323
+        # has two significant bits), whose float root is then far from mu
+        rnd = np.maximum(2 * u, np.abs(np.log(DR) - LR))
+        tol_mu_d = (TARGET_RT * mu + (1e-13 * np.abs(LR) + rnd) / dl_dmu)[inner]
         err_eps = np.abs(eps_rt - eps)
         tol_eps = TARGET_RT * eps + 1e-13 * np.abs(LR) / dl_deps
         pos = eps > 0
@@ -314,7 +317,8 @@ def render(mach: dict[str, str], thrs: list[dict[str, Any]], acc: dict[str, Any]
     out += ["### (c) Round trips from the reference log δ", ""]
     out.append("Input: the reference log δ (or δ rounded to float64); truth: the μ or ε it "
                "was computed at. \"error / allowed\" divides the error by 1e-12·truth plus "
-               "the conditioning of the inverse (1e-13·|log δ|, +2u for a rounded δ, over "
+               "the conditioning of the inverse (1e-13·|log δ|, + for a rounded δ its own "
+               "rounding in log δ, at least 2u: a subnormal δ carries far more, over "
                "∂ log δ/∂μ or |∂ log δ/∂ε|): it matters where δ is within ~1e-13 of 1 or "
                "ε ≈ 0, where the answer is only determined to that extent. Target: ≤ 1.")
     out += ["", "| inverse | points | max rel. error | median rel. error | max error / allowed "
