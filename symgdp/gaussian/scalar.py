@@ -449,11 +449,15 @@ def _step_u(a: float, c: float, g: float, ld: float, t: float) -> float:
     sum_(k<n) C(n-1, k-1) mu_k lambda_(n-k) (the same rule).  With A_n = mu_n/n! and
     tt = t/gamma the series reversion is d = tt (1 + tt (-A2 + tt ((2 A2^2 - A3)
     + tt ((5 A2 A3 - 5 A2^3 - A4) + tt (6 A2 A4 + 3 A3^2 - 21 A2^2 A3 + 14 A2^4 - A5))))).
-    tests/gaussian/test_mu_fast_u.py checks the step against mpmath's Taylor series of the
-    exact u and its reversion in mpmath.
+    tests/gaussian/test_mu_fast_u.py checks it against u from a 40-digit reference: run in
+    mpmath arithmetic, its error falls 2^6 times when the step is halved.
 
-    >>> _step_u(-1.0, 2.0, 1.5, -2.0, 0.0)
+    No step where u is already at its target (t = 0); else about t/u', u' = g/ld:
+
+    >>> abs(_step_u(-1.0, 2.0, 1.5, -2.0, 0.0))
     0.0
+    >>> round(_step_u(-1.0, 2.0, 1.5, -2.0, 1e-3) / (1e-3 / (1.5 / -2.0)), 4)
+    1.0015
     """
     p = a * c
     q2 = a * a + c * c
