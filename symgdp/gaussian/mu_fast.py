@@ -76,13 +76,16 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     log delta = log Phi(a) + log1p(-R) with R = e^eps Phi(b)/Phi(a)
     = exp(-a^2/2 - log 2 - log Phi(a)) erfcx(-b/sqrt2) (as e^eps phi(b) = phi(a)), one
     erfcx instead of the two of the erfcx form or the four special functions of the
-    direct form (R near 1 loses digits: only the step suffers).  That step is taken in
-    u, of order 5 (u is much closer to linear in s than log delta: on the
-    benchmark's points it lands within _FAST_STEP of the root for about 4 in 5, against 1
-    in 4 for the fourth-order step in log delta).  Then one evaluation of
+    direct form (R near 1 loses digits: only the step suffers; log1p(-R) in Goldberg's
+    form log(w) (-R)/(w - 1), w = 1 - R).  That step is taken in u, of order 5 (u is much
+    closer to linear in s than log delta: on the benchmark's points it lands within
+    _FAST_STEP of the root for about 4 in 5, against 1 in 4 for the fourth-order step in
+    log delta); it is left out where a^2 + c^2 > _U_FAR (its derivatives cancel in
+    float64; the start is already close there).  Then one evaluation of
     :func:`_log_delta_core`, with its error bound unless rounding to nearest, and its
-    fourth-order step in F; where that step is not below _FAST_STEP, up to _FAST_MORE more
-    (each on those elements only).  Nothing here needs a bracket: an answer is only taken
+    fourth-order step in F; where that step is not below _FAST_STEP (or the enclosure's
+    second-order term |F2/F1| step^2 not below _FAST_CURV), up to _FAST_MORE more (each on
+    those elements only).  Nothing here needs a bracket: an answer is only taken
     where the last step is below _FAST_STEP, and rounded by the enclosure of
     :func:`_enclose` at the evaluated point, whose side does not depend on how that point
     was found; the rest is declined.
