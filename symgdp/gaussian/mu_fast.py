@@ -1,11 +1,13 @@
 """The fast path of :func:`symgdp.gaussian.vectorised.mu_gdp` (eps > 0): a start where
-log Phi(mu/2 - eps/mu) is known, a first step of order 4 without an evaluation of
-log delta, two evaluations of :func:`~symgdp.gaussian.core._log_delta_core` with steps of
-order 4, and the enclosure of the last point (:func:`~symgdp.gaussian.scalar._enclose`),
-whose side is proved by the error bound of that evaluation whatever the point; elements
-whose last step is not below ``_FAST_STEP`` are declined to the bracketed iteration of
-``mu_gdp``.  :func:`symgdp.gaussian.scalar._mu_fast_scalar` is the same path for one
-float, the same operations in the same order (theory §4)."""
+log Phi(mu/2 - eps/mu) is known, a first step of order 5 in u = log(-log delta) without an
+evaluation of log delta, one evaluation of :func:`~symgdp.gaussian.core._log_delta_core`
+(with its error bound) and its step of order 4 (up to _FAST_MORE more where that step is
+not yet below ``_FAST_STEP``), and the enclosure of the last point
+(:func:`~symgdp.gaussian.scalar._enclose`), whose side is proved by the error bound of that
+evaluation whatever the point; elements whose last step is not below ``_FAST_STEP`` are
+declined to the bracketed iteration of ``mu_gdp``.
+:func:`symgdp.gaussian.scalar._mu_fast_scalar` is the same path for one float, the same
+operations in the same order (theory §4)."""
 
 from __future__ import annotations
 
@@ -23,14 +25,21 @@ from symgdp.gaussian.core import (
     _ULP,
     _log_delta_core,
 )
-from symgdp.gaussian.scalar import _A_FAR, _FAST_STEP, _FAST_STEPS, _enclose
+from symgdp.gaussian.scalar import (
+    _A_FAR,
+    _FAST_CURV,
+    _FAST_MORE,
+    _FAST_STEP,
+    _U_FAR,
+    _enclose,
+)
 
-# a first step without evaluation, then _FAST_STEPS evaluations (one more where the last
-# step is not yet below _FAST_STEP), each giving a step of order 4; the answer is taken
-# from the last evaluated point where its step is below _FAST_STEP (the enclosure then
-# adds at most ~1e-15 relative to its distance from the root); the scalar path
-# (scalar._mu_fast_scalar) shares these constants.  The elements are taken in blocks of
-# _FAST_BLOCK (see _mu_fast_blocks)
+# a first step without evaluation (order 5 in u = log(-log delta)), then one evaluation
+# (up to _FAST_MORE more where the last step is not yet below _FAST_STEP), each giving a
+# step of order 4; the answer is taken from the last evaluated point where its step is
+# below _FAST_STEP (the enclosure then adds at most ~1e-15 relative to its distance from
+# the root); the scalar path (scalar._mu_fast_scalar) shares these constants.  The
+# elements are taken in blocks of _FAST_BLOCK (see _mu_fast_blocks)
 _FAST_BLOCK = 16384
 
 
@@ -58,18 +67,28 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     (G1 = 1 - a c, G2 = -(a^2 + c^2), G3 = -4 a c its derivatives) and
     g = exp(G - log delta) = F1, h = G1 - g: F2 = g h, F3 = g (h^2 + G2 - g h),
     F4 = h F3 + g (2 h (G2 - g h) + G3 - F3).  So one value of log delta gives the
-    step of the series reversion of F to fourth order (error ~ step^5) (:func:`_step4`).
+    step of the series reversion of F to fourth order (error ~ step^5) (:func:`_step4`),
+    or of u = log(-log delta) to order 5 (:func:`_step_u_arr`).
 
     The first step needs no evaluation of log delta: the start is placed where
-    log Phi(a) is known (:func:`_mu_start_fast`), and there
+    log Phi(a) is known (:func:`_mu_start_fast`; where |a| > _A_FAR it is evaluated
+    there, as ndtri_exp is not accurate enough to take it as L), and there
     log delta = log Phi(a) + log1p(-R) with R = e^eps Phi(b)/Phi(a)
     = exp(-a^2/2 - log 2 - log Phi(a)) erfcx(-b/sqrt2) (as e^eps phi(b) = phi(a)), one
     erfcx instead of the two of the erfcx form or the four special functions of the
-    direct form (R near 1 loses digits: only the step suffers).  Then _FAST_STEPS
-    evaluations of :func:`_log_delta_core` follow.  Nothing here needs a bracket: an
-    answer is only taken where the last step is below _FAST_STEP, and rounded by the
-    enclosure of :func:`_enclose` at the evaluated point, whose side does not depend on
-    how that point was found; the rest is declined.
+    direct form (R near 1 loses digits: only the step suffers; log1p(-R) in Goldberg's
+    form log(w) (-R)/(w - 1), w = 1 - R).  That step is taken in u, of order 5 (u is much
+    closer to linear in s than log delta: on the benchmark's points it lands within
+    _FAST_STEP of the root for about 4 in 5, against 1 in 4 for the fourth-order step in
+    log delta); it is left out where a^2 + c^2 > _U_FAR (its derivatives cancel in
+    float64; the start is already close there).  Then one evaluation of
+    :func:`_log_delta_core`, with its error bound unless rounding to nearest, and its
+    fourth-order step in F; where that step is not below _FAST_STEP (or the enclosure's
+    second-order term |F2/F1| step^2 not below _FAST_CURV), up to _FAST_MORE more (each on
+    those elements only).  Nothing here needs a bracket: an answer is only taken
+    where the last step is below _FAST_STEP, and rounded by the enclosure of
+    :func:`_enclose` at the evaluated point, whose side does not depend on how that point
+    was found; the rest is declined.
     """
     x, lp = _mu_start_fast(e, L)
     ok = (x > 0) & (x < np.inf)  # a start that underflowed (or NaN): declined
@@ -77,52 +96,64 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
         x[~ok] = 1.0  # (evaluated, not taken: log delta at mu = 0 would go to mpmath)
     s = np.log(x)
     a = 0.5 * x - e / x
+    far = np.abs(a) > _A_FAR
+    if far.any():
+        lp[far] = special.log_ndtr(a[far])
     # log delta = log Phi(a) + log1p(-R), R = exp(-a^2/2 - log 2 - log Phi(a)) erfcx(c/sqrt2)
-    ld = a * a
-    ld *= -0.5
-    ld -= _LOG2
-    ld -= lp
-    np.exp(ld, out=ld)
-    cx = x - a
-    cx /= _SQRT2
-    ld *= special.erfcx(cx, out=cx)
+    aa = a * a
+    R = aa * -0.5
+    R -= _LOG2
+    R -= lp
+    np.exp(R, out=R)
+    c = x - a
+    cx = c / _SQRT2
+    R *= special.erfcx(cx, out=cx)
+    # log1p(-R) as log(w) (-R)/(w - 1), w = 1 - R rounded (-R where w = 1: Goldberg's
+    # form, a few ulps; NumPy's log1p costs three logs), the same in the scalar path
+    w = np.subtract(1.0, R)
+    ld = np.log(w)
+    ld *= R
     np.negative(ld, out=ld)
-    np.log1p(ld, out=ld)
+    w -= 1.0
+    ld /= w
+    np.copyto(ld, np.negative(R), where=w == 0.0)
     ld += lp
-    d, g, gh = _step4(e, L, s, x, a, ld)
-    # Far in the tail the step is left out: log Phi(a) = L holds there only to the
-    # accuracy of ndtri_exp (a relative 1e-9 of q at L = -1e9 moves log Phi(a) by q^2 1e-9,
-    # several units), while the start is already within log(|b|/mu)/(|a| c) < 1e-4 of the
-    # root (Phi(a) mu/|b| ~ delta)
-    d[np.abs(a) > _A_FAR] = 0.0
+    g = aa * -0.5  # g = exp(-a^2/2 + s - log sqrt(2 pi) - ld), as in _step4
+    g += s
+    g -= _LOG_SQRT_2PI
+    g -= ld
+    np.exp(g, out=g)
+    t = np.divide(L, ld)  # u(root) - u(here) = log(L/ld)
+    np.log(t, out=t)
+    d = _step_u_arr(a, c, g, ld, t)
+    d[~((R < 1.0) & (ld < 0.0) & (aa + c * c <= _U_FAR))] = 0.0  # (as the scalar path)
     _advance(s, x, d, ok)
     # the iterates now sit at the root's branch of the log delta evaluation (a <= 0 or
     # not): the elements ordered by it once, so that the evaluations work on two slices
     # (no gather and scatter per branch); the arithmetic of every element is unchanged
     order = np.argsort(0.5 * x - e / x > _A_SWITCH, kind="stable")
     e, L, s, x, ok = e[order], L[order], s[order], x[order], ok[order]
-    for i in range(_FAST_STEPS):
-        last = i == _FAST_STEPS - 1
-        err = np.empty(x.shape) if (last and up is not None) else None
-        ld = _log_delta_core(e, x, err)
-        d, g, gh = _step4(e, L, s, x, 0.5 * x - e / x, ld)
-        if last:
+    err = None if up is None else np.empty(x.shape)
+    ld = _log_delta_core(e, x, err)
+    d, g, gh = _step4(e, L, s, x, 0.5 * x - e / x, ld)
+    # one more evaluation where the last step was not yet small (or its second-order term,
+    # which the enclosure adds, not yet below _FAST_CURV): on those elements only (j), each
+    # element's arithmetic the same whatever its neighbours
+    j = np.flatnonzero(_more(ok, d, g, gh))
+    for rnd in range(_FAST_MORE):
+        if j.size == 0:
             break
-        _advance(s, x, d, ok)
-    more = ok & (np.abs(d) > _FAST_STEP) & np.isfinite(d)
-    if more.any():
-        # one more evaluation where the last step was not yet small (far in the tail, where
-        # the start is as good as ndtri_exp): on those elements only, each element's
-        # arithmetic the same whatever its neighbours
-        j = np.flatnonzero(more)
         ej, Lj, sj, xj, dj, okj = e[j], L[j], s[j], x[j], d[j], ok[j]
         _advance(sj, xj, dj, okj)
         errj = None if err is None else np.empty(j.size)
         ldj = _log_delta_core(ej, xj, errj)
-        d[j], g[j], gh[j] = _step4(ej, Lj, sj, xj, 0.5 * xj - ej / xj, ldj)
-        x[j], ld[j], ok[j] = xj, ldj, okj
+        dj, gj, ghj = _step4(ej, Lj, sj, xj, 0.5 * xj - ej / xj, ldj)
+        d[j], g[j], gh[j], x[j], ld[j], ok[j] = dj, gj, ghj, xj, ldj, okj
         if err is not None:
             err[j] = errj
+        if rnd < _FAST_MORE - 1:
+            s[j] = sj
+            j = j[_more(okj, dj, gj, ghj)]
     ok &= np.isfinite(d) & (np.abs(d) <= _FAST_STEP) & (x > 0) & np.isfinite(x)
     if up is None:
         y = x * np.exp(d)
@@ -135,12 +166,19 @@ def _mu_fast(e: np.ndarray, L: np.ndarray, up: bool | None
     return out, np.sort(order[~ok])
 
 
+def _more(ok: np.ndarray, d: np.ndarray, g: np.ndarray, gh: np.ndarray) -> np.ndarray:
+    """Where another evaluation is taken: the step d (with F1 = g, F2 = gh) is finite and
+    above _FAST_STEP, or the enclosure's second-order term |F2/F1| d^2 above _FAST_CURV."""
+    return ok & np.isfinite(d) & ((np.abs(d) > _FAST_STEP)
+                                  | (np.abs(gh / g) * (d * d) > _FAST_CURV))
+
+
 def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray, ok: np.ndarray) -> None:
     """s += d and x = exp(s) in place, d clipped to [-2, 2] and 0 where it is NaN; an x
     that under- or overflows is declined (``ok`` False) and set to 1, where it is evaluated
     but not taken (log delta at mu = 0 would go to mpmath)."""
     np.clip(d, -2.0, 2.0, out=d)
-    np.nan_to_num(d, copy=False, nan=0.0)
+    np.copyto(d, 0.0, where=np.isnan(d))  # (clipped: no infinity is left)
     s += d
     np.exp(s, out=x)
     out = ~((x > 0) & (x < np.inf))
@@ -148,6 +186,119 @@ def _advance(s: np.ndarray, x: np.ndarray, d: np.ndarray, ok: np.ndarray) -> Non
         ok[out] = False
         x[out] = 1.0
         s[out] = 0.0
+
+
+def _step_u_arr(a: np.ndarray, c: np.ndarray, g: np.ndarray, ld: np.ndarray, t: np.ndarray
+                ) -> np.ndarray:
+    """:func:`~symgdp.gaussian.scalar._step_u` (the fifth-order step in u = log(-log delta))
+    for arrays: the same operations in the same order (up to the order of the two terms of
+    a sum, which does not change a rounding), formed in place (a fresh array per operation
+    would cost more than the arithmetic); the inputs are left unchanged."""
+    p = a * c
+    q2 = a * a
+    w = np.multiply(c, c)
+    q2 += w
+    G1 = np.subtract(1.0, p)
+    G4 = q2 * -4.0  # e4 is formed in its place
+    G2 = np.negative(q2, out=q2)
+    G3 = p
+    G3 *= -4.0
+    e2 = np.multiply(G1, G1)
+    e2 += G2
+    e3 = G1 * e2  # G3 + G1 e2 + (2 G2) G1
+    e3 += G3
+    np.multiply(G2, 2.0, out=w)
+    w *= G1
+    e3 += w
+    e4 = G4  # G4 + G1 e3 + (3 G2) e2 + (3 G3) G1
+    np.multiply(G1, e3, out=w)
+    e4 += w
+    np.multiply(G2, 3.0, out=w)
+    w *= e2
+    e4 += w
+    np.multiply(G3, 3.0, out=w)
+    w *= G1
+    e4 += w
+    v = G2  # G2, G3: scratch arrays from here
+    L2 = G1 - g
+    np.multiply(L2, 2.0, out=w)  # L3 = e2 - g (G1 + 2 L2)
+    w += G1
+    w *= g
+    L3 = e2 - w
+    np.multiply(L2, 3.0, out=w)  # L4 = e3 - g (e2 + (3 L2) G1 + 3 L3)
+    w *= G1
+    w += e2
+    np.multiply(L3, 3.0, out=v)
+    w += v
+    w *= g
+    L4 = e3 - w
+    np.multiply(L2, 4.0, out=w)  # L5 = e4 - g (e3 + (4 L2) e2 + (6 L3) G1 + 4 L4)
+    w *= e2
+    w += e3
+    np.multiply(L3, 6.0, out=v)
+    v *= G1
+    w += v
+    np.multiply(L4, 4.0, out=v)
+    w += v
+    w *= g
+    L5 = np.subtract(e4, w, out=e4)
+    gam = g / ld
+    M2 = L2 - gam
+    np.multiply(M2, 2.0, out=w)  # M3 = L3 - gam (L2 + 2 M2)
+    w += L2
+    w *= gam
+    M3 = L3 - w
+    np.multiply(M2, 3.0, out=w)  # M4 = L4 - gam (L3 + (3 M2) L2 + 3 M3)
+    w *= L2
+    w += L3
+    np.multiply(M3, 3.0, out=v)
+    w += v
+    w *= gam
+    M4 = L4 - w
+    np.multiply(M2, 4.0, out=w)  # M5 = L5 - gam (L4 + (4 M2) L3 + (6 M3) L2 + 4 M4)
+    w *= L3
+    w += L4
+    np.multiply(M3, 6.0, out=v)
+    v *= L2
+    w += v
+    np.multiply(M4, 4.0, out=v)
+    w += v
+    w *= gam
+    M5 = np.subtract(L5, w, out=L5)
+    A2 = np.multiply(M2, 0.5, out=M2)
+    A3 = np.multiply(M3, 1.0 / 6.0, out=M3)
+    A4 = np.multiply(M4, 1.0 / 24.0, out=M4)
+    A5 = np.multiply(M5, 1.0 / 120.0, out=M5)
+    A22 = np.multiply(A2, A2, out=L2)
+    d = A2 * A4  # 6 A2 A4 + 3 A3^2 - 21 A2^2 A3 + 14 A2^4 - A5
+    d *= 6.0
+    np.multiply(A3, A3, out=w)
+    w *= 3.0
+    d += w
+    np.multiply(A22, A3, out=w)
+    w *= 21.0
+    d -= w
+    np.multiply(A22, A22, out=w)
+    w *= 14.0
+    d += w
+    d -= A5
+    tt = np.divide(t, gam, out=gam)
+    d *= tt  # + (A3 - A22) A2 5 - A4
+    np.subtract(A3, A22, out=w)
+    w *= A2
+    w *= 5.0
+    w -= A4
+    d += w
+    d *= tt  # + 2 A22 - A3
+    np.multiply(A22, 2.0, out=w)
+    w -= A3
+    d += w
+    d *= tt
+    d -= A2
+    d *= tt
+    d += 1.0
+    d *= tt
+    return d
 
 
 def _step4(e: np.ndarray, L: np.ndarray, s: np.ndarray, x: np.ndarray, a: np.ndarray,

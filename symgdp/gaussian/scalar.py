@@ -355,16 +355,28 @@ def _mu_gdp_scalar(eps: Any, delta: Any = None, *, log_delta: Any = None,
     return _mu_enclose_scalar(e, L, x, up)
 
 
-# as in vectorised._mu_fast: evaluations after the first step, and the largest last step
-# taken
-_FAST_STEPS = 2
+# as in mu_fast._mu_fast: evaluations after the first one where the last step is not yet
+# below _FAST_STEP, and the largest last step taken (the first step, without evaluation, is
+# of order 5 in u = log(-log delta): see _step_u)
+_FAST_MORE = 2
 _FAST_STEP = 1e-9
-# |a| beyond which the first step (without evaluation) is left out (mu_fast._mu_fast)
+# an evaluated point is also not the last where the second-order term of its step, which
+# the enclosure adds (|F''/F'| step^2, relative), is above _FAST_CURV: far in the tail
+# (|F''/F'| ~ a^2) a step below _FAST_STEP can leave it above 1e-3 (the enclosure then
+# declines) or well above an ulp (a wider bracket)
+_FAST_CURV = 1e-17
+# where a^2 + c^2 exceeds this the first step is left out: its derivatives (of size
+# (a^2 + c^2)^n before they cancel to a few units) lose too many digits in float64
+# (measured: from a^2 + c^2 ~ 1e10 the step is noise; the start there is already within
+# about log(|b|/mu)/(|a| c) of the root)
+_U_FAR = 2e7
+# |a| beyond which log Phi(a) at the start is evaluated (log_ndtr) rather than taken as L:
+# ndtri_exp's relative accuracy (~1e-9 of q at L = -1e9) moves log Phi(a) by q^2 1e-9
 _A_FAR = 100.0
 
 
 def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
-    """``vectorised._mu_fast`` for one element (eps > 0), with the same formulas in the
+    """``mu_fast._mu_fast`` for one element (eps > 0), with the same formulas in the
     same order; None where that path would decline (or where a math function raises:
     the vectorised path then decides)."""
     q = float(_ndtri_exp(L))
@@ -380,36 +392,102 @@ def _mu_fast_scalar(e: float, L: float, up: bool | None) -> float | None:
         return None
     s = math.log(x)
     a = 0.5 * x - e / x
-    # the first step: log delta = log Phi(a) + log1p(-R) (vectorised._mu_fast)
+    if abs(a) > _A_FAR:
+        lp = float(_log_ndtr(a))
+    # the first step: log delta = log Phi(a) + log1p(-R) (mu_fast._mu_fast), in u
     R = math.exp(a * a * -0.5 - _LOG2 - lp) * float(_erfcx((x - a) / _SQRT2))
     d = 0.0
-    if R < 1.0 and not abs(a) > _A_FAR:
-        d = _step4_scalar(L, s, x, a, math.log1p(-R) + lp)[0]
-    for i in range(_FAST_STEPS + 2):
-        if i:  # after the first step: the evaluations, one more if the step is not small
-            last = i >= _FAST_STEPS
-            if last and up is not None:
-                le = _log_delta_scalar_err(e, x)
-                if le is None:
-                    return None
-                ld, err = le
-            else:
-                core = _log_delta_scalar_core(e, x)
-                if core is None:
-                    return None
-                ld = core
-            d, g, gh = _step4_scalar(L, s, x, 0.5 * x - e / x, ld)
-            if last and not abs(d) > _FAST_STEP or i == _FAST_STEPS + 1:
-                break
+    c = x - a
+    if R < 1.0 and a * a + c * c <= _U_FAR:
+        w = 1.0 - R  # log1p(-R) as in mu_fast._mu_fast (Goldberg's form)
+        ld = (-R if w - 1.0 == 0.0 else -(math.log(w) * R) / (w - 1.0)) + lp
+        if ld < 0.0:
+            g = math.exp(a * a * -0.5 + s - _LOG_SQRT_2PI - ld)
+            d = _step_u(a, c, g, ld, math.log(L / ld))
+    for _ in range(_FAST_MORE + 1):
         d = min(max(d, -2.0), 2.0) if d == d else 0.0
         s = s + d
         x = math.exp(s)
-    if not (math.isfinite(d) and abs(d) <= _FAST_STEP and 0.0 < x < math.inf):
+        if not 0.0 < x < math.inf:
+            return None
+        if up is not None:
+            le = _log_delta_scalar_err(e, x)
+            if le is None:
+                return None
+            ld, err = le
+        else:
+            core = _log_delta_scalar_core(e, x)
+            if core is None:
+                return None
+            ld = core
+        d, g, gh = _step4_scalar(L, s, x, 0.5 * x - e / x, ld)
+        if not (math.isfinite(d)
+                and (abs(d) > _FAST_STEP or abs(gh / g) * (d * d) > _FAST_CURV)):
+            break
+    if not (math.isfinite(d) and abs(d) <= _FAST_STEP):
         return None
     if up is None:
         return x * math.exp(d)
     return _enclose_scalar(x, ld - L, g, gh, err + 2.0 * _ULP * abs(L) + _SUB_SLACK, up,
                            True)
+
+
+def _step_u(a: float, c: float, g: float, ld: float, t: float) -> float:
+    """The step in s = log mu of order 5 (error ~ step^6) towards u(s) = u(s0) + t,
+    u = log(-log delta), from s0 where a = mu/2 - eps/mu, c = mu/2 + eps/mu,
+    log delta = ``ld`` < 0 and g = (log delta)' = exp(G - ld), G = log(mu phi(a)).
+    ``mu_fast._step_u_arr`` is the same for arrays, the same operations in the same order.
+
+    u is far closer to linear in s than log delta, where delta is small (u ~ log(a^2/2))
+    as where it is near 1 (u ~ log(1 - delta)), so the first step of
+    :func:`symgdp.gaussian.mu_fast._mu_fast` is taken in u.  The derivatives in closed form
+    (a' = c, c' = a): G' = 1 - a c, G'' = -(a^2 + c^2), G''' = -4 a c,
+    G'''' = -4 (a^2 + c^2); E = e^G = delta' has E^(n)/E = e_n = sum_(k<=n) C(n-1, k-1)
+    G^(k) e_(n-k), so with rho_n = e_(n-1) the derivatives of log delta are g lambda_n,
+    lambda_n = rho_n - g sum_(k<n) C(n-1, k-1) lambda_k rho_(n-k) (the derivatives of a
+    log), and those of u are gamma mu_n, gamma = g/ld, mu_n = lambda_n - gamma
+    sum_(k<n) C(n-1, k-1) mu_k lambda_(n-k) (the same rule).  With A_n = mu_n/n! and
+    tt = t/gamma the series reversion is d = tt (1 + tt (-A2 + tt ((2 A2^2 - A3)
+    + tt ((5 A2 A3 - 5 A2^3 - A4) + tt (6 A2 A4 + 3 A3^2 - 21 A2^2 A3 + 14 A2^4 - A5))))).
+    tests/gaussian/test_mu_fast_u.py checks it against u from a 40-digit reference: run in
+    mpmath arithmetic, its error falls 2^6 times when the step is halved.
+
+    No step where u is already at its target (t = 0); else about t/u', u' = g/ld:
+
+    >>> abs(_step_u(-1.0, 2.0, 1.5, -2.0, 0.0))
+    0.0
+    >>> round(_step_u(-1.0, 2.0, 1.5, -2.0, 1e-3) / (1e-3 / (1.5 / -2.0)), 4)
+    1.0015
+    """
+    p = a * c
+    q2 = a * a + c * c
+    G1 = 1.0 - p
+    G4 = q2 * -4.0
+    G2 = -q2
+    G3 = p * -4.0
+    e2 = G2 + G1 * G1
+    e3 = G3 + G1 * e2 + (G2 * 2.0) * G1
+    e4 = G4 + G1 * e3 + (G2 * 3.0) * e2 + (G3 * 3.0) * G1
+    L2 = G1 - g
+    L3 = e2 - g * (G1 + L2 * 2.0)
+    L4 = e3 - g * (e2 + (L2 * 3.0) * G1 + L3 * 3.0)
+    L5 = e4 - g * (e3 + (L2 * 4.0) * e2 + (L3 * 6.0) * G1 + L4 * 4.0)
+    gam = g / ld
+    M2 = L2 - gam
+    M3 = L3 - gam * (L2 + M2 * 2.0)
+    M4 = L4 - gam * (L3 + (M2 * 3.0) * L2 + M3 * 3.0)
+    M5 = L5 - gam * (L4 + (M2 * 4.0) * L3 + (M3 * 6.0) * L2 + M4 * 4.0)
+    A2 = M2 * 0.5
+    A3 = M3 * (1.0 / 6.0)
+    A4 = M4 * (1.0 / 24.0)
+    A5 = M5 * (1.0 / 120.0)
+    A22 = A2 * A2
+    d = A2 * A4 * 6.0 + A3 * A3 * 3.0 - A22 * A3 * 21.0 + A22 * A22 * 14.0 - A5
+    tt = t / gam
+    d = d * tt + ((A3 - A22) * A2 * 5.0 - A4)
+    d = d * tt + (A22 * 2.0 - A3)
+    d = d * tt - A2
+    return (d * tt + 1.0) * tt
 
 
 def _step4_scalar(L: float, s: float, x: float, a: float, ld: float

@@ -72,8 +72,8 @@ from symgdp.gaussian.mu_fast import (  # noqa: F401 (re-exported names of the fa
     _mu_start_fast,
 )
 from symgdp.gaussian.scalar import (  # noqa: F401 (re-exported names of the family's core)
+    _FAST_MORE,
     _FAST_STEP,
-    _FAST_STEPS,
     _check_rounding,
     _delta_mu_scalar,
     _enclose,
@@ -356,9 +356,11 @@ def mu_gdp(eps: Any, delta: Any = None, *, log_delta: Any = None,
     :math:`\delta \ge 1` gives ``inf``; for :math:`\varepsilon = \infty` every
     :math:`\delta > 0` gives ``inf``.
 
-    The root is found by steps of order four on :math:`\log\delta_\mu(\varepsilon)` in
-    :math:`\log\mu` (:mod:`~symgdp.gaussian.mu_fast`: the first one without an evaluation
-    of :math:`\log\delta`, then two evaluations; speed in ``docs/benchmarks.md``); an
+    The root is found by series-reversion steps in :math:`\log\mu`
+    (:mod:`~symgdp.gaussian.mu_fast`: the first one, of order five in
+    :math:`\log(-\log\delta)`, without an evaluation of :math:`\log\delta`, then one
+    evaluation, up to two more where its step is not yet small; speed in
+    ``docs/benchmarks.md``); an
     element where that has not converged is solved by a bracketed Halley iteration,
     started from the largest of two rigorous lower bounds
     (:math:`\Phi(\mu/2 - \varepsilon/\mu) \ge \delta_\mu(\varepsilon)` and

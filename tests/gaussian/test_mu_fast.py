@@ -1,6 +1,7 @@
 """The fast path of mu_gdp (symgdp.gaussian.mu_fast): a first step without an evaluation
-of log delta, two evaluations, one more where the step is not yet small, the enclosure of
-the last point; the rest declined to the bracketed iteration.
+of log delta, one evaluation, up to two more where the step is not yet small, the
+enclosure of the last point; the rest declined to the bracketed iteration (the first step
+itself: test_mu_fast_u.py).
 
 Every answer's side is checked against the independent 40-digit reference of
 ``tests/references.py`` (delta from Phi(a) - e^eps Phi(b) with mpmath.erfc, no code of
@@ -23,9 +24,9 @@ from symgdp.gaussian import vectorised as g
 
 EPS = [5e-324, 1e-300, 1e-12, 1e-6, 0.01, 0.3, 1.0, 10.0, 50.0, 709.78, 710.0, 1e3, 1e4,
        1e6]
-LOGS = [-1e-300, -1e-30, -1e-16, -1e-8, -1e-3, -0.5, -0.6931471805599453, -0.7, -3.0,
+LOGS = [-1e-300, -1e-30, -1e-17, -1e-16, -1e-8, -1e-3, -0.5, -0.6931471805599453, -0.7, -3.0,
         -11.5, -745.0, -1e3, -1e4, -1e5]
-MUS = [1e-3, 0.05, 0.1, 0.5, 1.0, 3.0, 8.0, 8.5, 20.0, 100.0]
+MUS = [1e-3, 0.05, 0.1, 0.5, 1.0, 3.0, 8.0, 8.5, 20.0, 50.0, 100.0]
 
 
 def _boundary() -> tuple[np.ndarray, np.ndarray]:
