@@ -220,51 +220,9 @@ def _step_u_arr(a: np.ndarray, c: np.ndarray, g: np.ndarray, ld: np.ndarray, t: 
     w *= G1
     e4 += w
     v = G2  # G2, G3: scratch arrays from here
-    L2 = G1 - g
-    np.multiply(L2, 2.0, out=w)  # L3 = e2 - g (G1 + 2 L2)
-    w += G1
-    w *= g
-    L3 = e2 - w
-    np.multiply(L2, 3.0, out=w)  # L4 = e3 - g (e2 + (3 L2) G1 + 3 L3)
-    w *= G1
-    w += e2
-    np.multiply(L3, 3.0, out=v)
-    w += v
-    w *= g
-    L4 = e3 - w
-    np.multiply(L2, 4.0, out=w)  # L5 = e4 - g (e3 + (4 L2) e2 + (6 L3) G1 + 4 L4)
-    w *= e2
-    w += e3
-    np.multiply(L3, 6.0, out=v)
-    v *= G1
-    w += v
-    np.multiply(L4, 4.0, out=v)
-    w += v
-    w *= g
-    L5 = np.subtract(e4, w, out=e4)
+    L2, L3, L4, L5 = _log_rule(G1, e2, e3, e4, g, w, v)  # L5 in e4's place
     gam = g / ld
-    M2 = L2 - gam
-    np.multiply(M2, 2.0, out=w)  # M3 = L3 - gam (L2 + 2 M2)
-    w += L2
-    w *= gam
-    M3 = L3 - w
-    np.multiply(M2, 3.0, out=w)  # M4 = L4 - gam (L3 + (3 M2) L2 + 3 M3)
-    w *= L2
-    w += L3
-    np.multiply(M3, 3.0, out=v)
-    w += v
-    w *= gam
-    M4 = L4 - w
-    np.multiply(M2, 4.0, out=w)  # M5 = L5 - gam (L4 + (4 M2) L3 + (6 M3) L2 + 4 M4)
-    w *= L3
-    w += L4
-    np.multiply(M3, 6.0, out=v)
-    v *= L2
-    w += v
-    np.multiply(M4, 4.0, out=v)
-    w += v
-    w *= gam
-    M5 = np.subtract(L5, w, out=L5)
+    M2, M3, M4, M5 = _log_rule(L2, L3, L4, L5, gam, w, v)  # M5 in L5's place
     A2 = np.multiply(M2, 0.5, out=M2)
     A3 = np.multiply(M3, 1.0 / 6.0, out=M3)
     A4 = np.multiply(M4, 1.0 / 24.0, out=M4)
@@ -357,6 +315,36 @@ def _step4(e: np.ndarray, L: np.ndarray, s: np.ndarray, x: np.ndarray, a: np.nda
     d += 1.0
     d *= t
     return d, g, gh
+
+
+def _log_rule(r1: np.ndarray, r2: np.ndarray, r3: np.ndarray, r4: np.ndarray,
+              h: np.ndarray, w: np.ndarray, v: np.ndarray
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`~symgdp.gaussian.scalar._log_rule` for arrays (the derivatives of a
+    logarithm), the same operations in the same order; ``w``, ``v`` are scratch arrays and
+    the fourth output is formed in ``r4``'s place."""
+    o1 = r1 - h
+    np.multiply(o1, 2.0, out=w)  # o2 = r2 - h (r1 + 2 o1)
+    w += r1
+    w *= h
+    o2 = r2 - w
+    np.multiply(o1, 3.0, out=w)  # o3 = r3 - h (r2 + (3 o1) r1 + 3 o2)
+    w *= r1
+    w += r2
+    np.multiply(o2, 3.0, out=v)
+    w += v
+    w *= h
+    o3 = r3 - w
+    np.multiply(o1, 4.0, out=w)  # o4 = r4 - h (r3 + (4 o1) r2 + (6 o2) r1 + 4 o3)
+    w *= r2
+    w += r3
+    np.multiply(o2, 6.0, out=v)
+    v *= r1
+    w += v
+    np.multiply(o3, 4.0, out=v)
+    w += v
+    w *= h
+    return o1, o2, o3, np.subtract(r4, w, out=r4)
 
 
 def _mu_start_fast(e: np.ndarray, L: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -468,15 +468,9 @@ def _step_u(a: float, c: float, g: float, ld: float, t: float) -> float:
     e2 = G2 + G1 * G1
     e3 = G3 + G1 * e2 + (G2 * 2.0) * G1
     e4 = G4 + G1 * e3 + (G2 * 3.0) * e2 + (G3 * 3.0) * G1
-    L2 = G1 - g
-    L3 = e2 - g * (G1 + L2 * 2.0)
-    L4 = e3 - g * (e2 + (L2 * 3.0) * G1 + L3 * 3.0)
-    L5 = e4 - g * (e3 + (L2 * 4.0) * e2 + (L3 * 6.0) * G1 + L4 * 4.0)
+    L2, L3, L4, L5 = _log_rule(G1, e2, e3, e4, g)
     gam = g / ld
-    M2 = L2 - gam
-    M3 = L3 - gam * (L2 + M2 * 2.0)
-    M4 = L4 - gam * (L3 + (M2 * 3.0) * L2 + M3 * 3.0)
-    M5 = L5 - gam * (L4 + (M2 * 4.0) * L3 + (M3 * 6.0) * L2 + M4 * 4.0)
+    M2, M3, M4, M5 = _log_rule(L2, L3, L4, L5, gam)
     A2 = M2 * 0.5
     A3 = M3 * (1.0 / 6.0)
     A4 = M4 * (1.0 / 24.0)
@@ -488,6 +482,26 @@ def _step_u(a: float, c: float, g: float, ld: float, t: float) -> float:
     d = d * tt + (A22 * 2.0 - A3)
     d = d * tt - A2
     return (d * tt + 1.0) * tt
+
+
+def _log_rule(r1: float, r2: float, r3: float, r4: float, h: float
+              ) -> tuple[float, float, float, float]:
+    """The derivatives 2 to 5 of log f from those of f (the rule :func:`_step_u` applies
+    twice): with h = f'/f and r_k = f^(k+1)/f' (k = 1..4), the o_k with
+    (log f)^(k+1) = h o_k, o_k = r_k - h sum_(j<k) C(k, j) o_j r_(k-1-j) (o_0 = r_0 = 1).
+    ``mu_fast._log_rule`` is the same for arrays.
+
+    f = s at s = 1 (f' = f = 1, no higher derivatives): the derivatives of log s there,
+    -1, 2, -6, 24:
+
+    >>> _log_rule(0.0, 0.0, 0.0, 0.0, 1.0)
+    (-1.0, 2.0, -6.0, 24.0)
+    """
+    o1 = r1 - h
+    o2 = r2 - h * (r1 + o1 * 2.0)
+    o3 = r3 - h * (r2 + (o1 * 3.0) * r1 + o2 * 3.0)
+    o4 = r4 - h * (r3 + (o1 * 4.0) * r2 + (o2 * 6.0) * r1 + o3 * 4.0)
+    return o1, o2, o3, o4
 
 
 def _step4_scalar(L: float, s: float, x: float, a: float, ld: float
