@@ -208,9 +208,10 @@ class GeneralizedGaussianSource:
         with ctx.workprec(_PREC):
             return arb(self.delta_bounds(eps)[1].upper())
 
-    def delta_bounds(self, eps: float) -> tuple[arb, arb]:
+    def delta_bounds(self, eps: float | arb) -> tuple[arb, arb]:
         r"""Balls whose lower end of the first and upper end of the second bound
-        delta(eps): on the threshold's proved bracket :math:`a < x_\varepsilon < b`,
+        delta(eps) (``eps`` a float, or an exact ball such as a grid point): on the
+        threshold's proved bracket :math:`a < x_\varepsilon < b`,
         :math:`F(a) - e^\varepsilon F(b - \Delta) \le \delta(\varepsilon) \le F(b) -
         e^\varepsilon F(a - \Delta)` (:math:`F` increasing); the lower one (at least 0)
         gives a composition its floor."""

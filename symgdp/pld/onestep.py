@@ -167,9 +167,13 @@ def grid_values(profile: Any, disc: float, tail: float, max_points: int
         import flint
 
         V, A, Cv, Ca = (np.empty(pos.size) for _ in range(4))
+        d = flint.arb(disc)
         with flint.ctx.workprec(256):
             for i, p in enumerate(pos):
-                lo, up = bounds(float(p) * disc)
+                # at the grid point itself, p times the float disc exactly (a ball of radius
+                # 0: 53 + 64 bits at most); the float product p * disc is rounded, either
+                # way, and delta(eps) at a rounded-up eps is below delta at the grid point
+                lo, up = bounds(flint.arb(int(p)) * d)
                 V[i], A[i] = _up(up), _down(lo)
                 Cv[i], Ca[i] = _down(1 - up), _up(1 - lo)
         return _monotone(pos, V, A, Cv, Ca)
