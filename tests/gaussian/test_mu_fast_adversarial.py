@@ -1,0 +1,85 @@
+"""Adversarial review of mu_gdp's rounding side (fast path, scalar and array), against an
+mpmath reference written here (not symgdp.gaussian.precise): log delta_mu(eps) from the
+exact floats at 60+ digits, in the complement form log1p(-(Phi(-a) + e^eps Phi(b))) for
+a > 0 (so a 1 - delta far below float64's subnormals is resolved) and in the erfcx form
+(as erfc(x) e^(x^2), at enough extra digits for its cancellation) for a <= 0.
+
+Found by it: near delta = 1 with 1 - delta below the smallest normal float
+(a = mu/2 - eps/mu >= 37.68), scipy's ndtr(-a) flushes Phi(-a) to 0, an error of the whole
+term (up to ~2.5e-310 absolute) that the relative error model of log delta did not cover;
+rounded up, mu_gdp returned a mu about 3.5e-4 relative below the root."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from symgdp.gaussian import core, scalar
+from symgdp.gaussian import vectorised as g
+
+
+def _ref_log_delta(eps: float, mu: float) -> mpmath.mpf:
+    """log delta_mu(eps) from the exact floats eps, mu (60 digits plus those lost to the
+    magnitude of a^2 and to the erfcx cancellation)."""
+    big = abs(mu / 2.0 - eps / mu)
+    extra = 20 + int(2 * math.log10(max(1.0, big))) + int(max(0.0, -math.log10(mu)))
+    with mpmath.workdps(60 + extra):
+        e, m = mpmath.mpf(eps), mpmath.mpf(mu)
+        a = m / 2 - e / m
+        b = -e / m - m / 2
+        if a > 0:
+            comp = mpmath.ncdf(-a) + mpmath.exp(e + mpmath.log(mpmath.ncdf(b)))
+            return +mpmath.log1p(-comp)
+        s2 = mpmath.sqrt(2)
+        d = (mpmath.erfc(-a / s2) * mpmath.exp(a * a / 2)
+             - mpmath.erfc(-b / s2) * mpmath.exp(b * b / 2))
+        return +(-a * a / 2 - mpmath.log(2) + mpmath.log(d))
+
+
+def _points() -> list[tuple[float, float]]:
+    """(eps, L): the two wrong sides found by the review's sweep, and a grid of a at the
+    root across the flush of ndtr(-a) (a^2/2 = 709.78, Phi(-a) ~ 2.4e-310), with L the
+    reference's log delta there rounded to float."""
+    pts = [(2.2202920957628294, -3.8450871430545e-311),
+           (1.680094444433748, -1.36311369e-315)]
+    for eps in (1e-17, 0.3, 2.0, 50.0):
+        for a in (37.4, 37.6, 37.7, 37.9, 38.2, 38.5):
+            mu = a + math.sqrt(a * a + 2.0 * eps)  # mu/2 - eps/mu = a
+            L = float(_ref_log_delta(eps, mu))
+            if L < 0.0:
+                pts.append((eps, L))
+    return pts
+
+
+POINTS = _points()
+
+
+@pytest.mark.parametrize("rounding", ["up", "down"])
+def test_side_where_one_minus_delta_is_subnormal(rounding: str) -> None:
+    # truth: the 60-digit reference above; log delta increases in mu, so a float rounded
+    # up must have log delta >= L (down: <= L), scalar calls and one array call alike
+    e = np.array([p[0] for p in POINTS])
+    L = np.array([p[1] for p in POINTS])
+    arr = g.mu_gdp(e, log_delta=L, rounding=rounding)
+    for i, (eps, Li) in enumerate(POINTS):
+        for y in (g.mu_gdp(eps, log_delta=Li, rounding=rounding), float(arr[i])):
+            diff = _ref_log_delta(eps, y) - mpmath.mpf(Li)
+            assert (diff >= 0) if rounding == "up" else (diff <= 0), (eps, Li, y, diff)
+
+
+def test_log_delta_error_bound_covers_the_flush_of_ndtr() -> None:
+    # truth: the reference above; the bound of the float evaluation (array and scalar)
+    # must cover it, with the subnormal slack the enclosure adds
+    eps = np.array([0.3, 0.3, 2.0, 2.0, 50.0])
+    a = np.array([37.6, 37.8, 37.7, 38.3, 38.0])
+    mu = a + np.sqrt(a * a + 2.0 * eps)
+    err = np.empty(eps.size)
+    ld = core._log_delta_core(eps, mu, err)
+    for i in range(eps.size):
+        truth = _ref_log_delta(float(eps[i]), float(mu[i]))
+        ls, es = scalar._log_delta_scalar_err(float(eps[i]), float(mu[i]))
+        for v, ev in ((ld[i], err[i]), (ls, es)):
+            assert abs(mpmath.mpf(float(v)) - truth) <= ev + core._SUB_SLACK, (i, v, truth)
