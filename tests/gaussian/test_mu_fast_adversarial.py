@@ -83,3 +83,27 @@ def test_log_delta_error_bound_covers_the_flush_of_ndtr() -> None:
         ls, es = scalar._log_delta_scalar_err(float(eps[i]), float(mu[i]))
         for v, ev in ((ld[i], err[i]), (ls, es)):
             assert abs(mpmath.mpf(float(v)) - truth) <= ev + core._SUB_SLACK, (i, v, truth)
+
+
+# eps just below the exp overflow (709.7827) and a = mu/2 - eps/mu just above 0: 1 - delta
+# is above 1/2, so the direct form Phi(a) - Phi(b) - expm1(eps) Phi(b) is taken, with
+# Phi(b) ~ 5.9e-311 times expm1(eps) ~ 1.8e308 (a term of ~0.01); ndtr(b) flushes it to 0
+NEAR_OVERFLOW = [(eps, a) for eps in (709.7826, 709.7827, 709.78271289)
+                 for a in (0.003, 0.01, 0.02, 0.04)]
+
+
+@pytest.mark.parametrize("rounding", ["up", "down"])
+def test_log_delta_and_delta_sides_just_below_the_exp_overflow(rounding: str) -> None:
+    # truth: the 60-digit reference above; log_delta_mu and delta_mu rounded up (down) must
+    # not be below (above) it, in scalar and array calls
+    e = np.array([p[0] for p in NEAR_OVERFLOW])
+    mu = np.array([a + math.sqrt(a * a + 2.0 * eps) for eps, a in NEAR_OVERFLOW])
+    lds = g.log_delta_mu(e, mu, rounding=rounding)
+    ds = g.delta_mu(e, mu, rounding=rounding)
+    sign = 1 if rounding == "up" else -1
+    for i in range(e.size):
+        truth = _ref_log_delta(float(e[i]), float(mu[i]))
+        for v in (g.log_delta_mu(float(e[i]), float(mu[i]), rounding=rounding), lds[i]):
+            assert sign * (mpmath.mpf(float(v)) - truth) >= 0, (e[i], mu[i], v, truth)
+        for v in (g.delta_mu(float(e[i]), float(mu[i]), rounding=rounding), ds[i]):
+            assert sign * (mpmath.mpf(float(v)) - mpmath.exp(truth)) >= 0, (e[i], mu[i], v)
