@@ -256,6 +256,11 @@ def _log_delta_head(ah: np.ndarray, bh: np.ndarray, eh: np.ndarray, err: np.ndar
             es, bs = eh[small], bh[small]
             t = np.expm1(es)
             u = special.ndtr(bs)
+            low = u < _TINY
+            if low.any():
+                # (as Phi(-a) above: expm1(eps) reaches 1.8e308, so a flushed Phi(b) of
+                # ~1e-310 would drop a term of ~0.01 from the direct form)
+                u[low] = np.exp(special.log_ndtr(bs[low]))
             t *= u
             direct = np.divide(ah[small], _SQRT2)  # 0.5 (erf(a/sqrt2) + erf(-b/sqrt2)) - t
             special.erf(direct, out=direct)

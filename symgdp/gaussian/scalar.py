@@ -50,8 +50,8 @@ def _plain(x: Any) -> float | None:
 
 
 def _ndtr_low(x: float) -> float:
-    """Phi(x) for x < 0 as core._log_delta_head forms it: exp(log_ndtr(x)) where ndtr's
-    result is below the normal range (there it flushes to 0)."""
+    """Phi(x) for x < 0 as core._log_delta_head forms Phi(-a) and Phi(b): exp(log_ndtr(x))
+    where ndtr's result is below the normal range (there it flushes to 0)."""
     p = float(_ndtr(x))
     return math.exp(float(_log_ndtr(x))) if p < _TINY else p
 
@@ -74,7 +74,7 @@ def _log_delta_scalar_core(e: float, m: float) -> float | None:
         out = math.log1p(-comp)
         if not comp <= 0.5:
             direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
-                - math.expm1(e) * float(_ndtr(b))
+                - math.expm1(e) * _ndtr_low(b)
             if direct > 0.0:
                 out = math.log(direct)
     if out != out:
@@ -103,7 +103,7 @@ def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
         out = math.log1p(-comp)
         amp = (1.0 + b * b) * (comp / (1.0 - comp))
         if not comp <= 0.5:
-            t = math.expm1(e) * float(_ndtr(b))
+            t = math.expm1(e) * _ndtr_low(b)
             direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
             if direct > 0.0:
                 out = math.log(direct)
