@@ -107,3 +107,18 @@ def test_log_delta_and_delta_sides_just_below_the_exp_overflow(rounding: str) ->
             assert sign * (mpmath.mpf(float(v)) - truth) >= 0, (e[i], mu[i], v, truth)
         for v in (g.delta_mu(float(e[i]), float(mu[i]), rounding=rounding), ds[i]):
             assert sign * (mpmath.mpf(float(v)) - mpmath.exp(truth)) >= 0, (e[i], mu[i], v)
+
+
+@pytest.mark.parametrize("rounding", ["up", "down"])
+def test_tradeoff_side_where_the_result_is_subnormal(rounding: str) -> None:
+    # the same flush of ndtr in tradeoff_gdp: G_mu(alpha) = Phi(-Phi^-1(alpha) - mu) of
+    # ~1e-310..1e-320 came out 0 (rounded up: 1.5e-323, below the truth); truth: mpmath's
+    # ncdf at 60 digits from the float alpha, mu (Phi^-1(0.5) = 0 exactly)
+    mus = [37.5, 37.7, 37.8, 38.2, 38.5]
+    arr = g.tradeoff_gdp(np.full(len(mus), 0.5), np.array(mus), rounding=rounding)
+    sign = 1 if rounding == "up" else -1
+    with mpmath.workdps(60):
+        for i, mu in enumerate(mus):
+            truth = mpmath.ncdf(-mpmath.mpf(mu))
+            for v in (g.tradeoff_gdp(0.5, mu, rounding=rounding), arr[i]):
+                assert sign * (mpmath.mpf(float(v)) - truth) >= 0, (mu, v, truth)
