@@ -46,6 +46,8 @@ _ERR_C = 32.0
 # relative, so a log delta within 1e-308 of 0 (delta within that of 1: the complement
 # 1 - delta is subnormal and carries absolute, not relative, rounding errors) needs it.
 _SUB_SLACK = 8 * 5e-324
+# the smallest normal float64: below it scipy's ndtr may flush its result to 0
+_TINY = 2.2250738585072014e-308
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -233,6 +235,12 @@ def _log_delta_head(ah: np.ndarray, bh: np.ndarray, eh: np.ndarray, err: np.ndar
     # accurate even for tiny mu (delta ~ mu/sqrt(2 pi) at eps = 0).
     comp = np.negative(ah)
     special.ndtr(comp, out=comp)
+    low = comp < _TINY
+    if low.any():
+        # ndtr flushes a result below the normal range to 0 (from a^2/2 > 709.78, where
+        # Phi(-a) ~ 2.4e-310): an error of the whole term, outside the relative error model;
+        # exp(log_ndtr(-a)) keeps it to a relative ulp (a^2/2 + few), within (1 + b^2) of it
+        comp[low] = np.exp(special.log_ndtr(-ah[low]))
     v = special.log_ndtr(bh)
     v += eh
     np.exp(v, out=v)
@@ -248,6 +256,11 @@ def _log_delta_head(ah: np.ndarray, bh: np.ndarray, eh: np.ndarray, err: np.ndar
             es, bs = eh[small], bh[small]
             t = np.expm1(es)
             u = special.ndtr(bs)
+            low = u < _TINY
+            if low.any():
+                # (as Phi(-a) above: expm1(eps) reaches 1.8e308, so a flushed Phi(b) of
+                # ~1e-310 would drop a term of ~0.01 from the direct form)
+                u[low] = np.exp(special.log_ndtr(bs[low]))
             t *= u
             direct = np.divide(ah[small], _SQRT2)  # 0.5 (erf(a/sqrt2) + erf(-b/sqrt2)) - t
             special.erf(direct, out=direct)

@@ -23,6 +23,7 @@ from symgdp.gaussian.core import (
     _RESID_ULPS,
     _SQRT2,
     _SUB_SLACK,
+    _TINY,
     _ULP,
     _half_a_squared,
 )
@@ -48,6 +49,13 @@ def _plain(x: Any) -> float | None:
     return None
 
 
+def _ndtr_low(x: float) -> float:
+    """Phi(x) for x < 0 as core._log_delta_head forms Phi(-a) and Phi(b): exp(log_ndtr(x))
+    where ndtr's result is below the normal range (there it flushes to 0)."""
+    p = float(_ndtr(x))
+    return math.exp(float(_log_ndtr(x))) if p < _TINY else p
+
+
 def _log_delta_scalar_core(e: float, m: float) -> float | None:
     """:func:`_log_delta_core` for one regular point, or None for the mpmath regimes."""
     if m < _MU_TINY:
@@ -62,11 +70,11 @@ def _log_delta_scalar_core(e: float, m: float) -> float | None:
         out = -0.5 * a * a - _LOG2 + math.log(d)
     else:
         # as core._log_delta_head: the complement first, the direct form below 1/2
-        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        comp = _ndtr_low(-a) + math.exp(float(_log_ndtr(b)) + e)
         out = math.log1p(-comp)
         if not comp <= 0.5:
             direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) \
-                - math.expm1(e) * float(_ndtr(b))
+                - math.expm1(e) * _ndtr_low(b)
             if direct > 0.0:
                 out = math.log(direct)
     if out != out:
@@ -91,11 +99,11 @@ def _log_delta_scalar_err(e: float, m: float) -> tuple[float, float] | None:
         extra = 1.0 + a * a
     else:
         # as core._log_delta_head: the complement first, the direct form below 1/2
-        comp = float(_ndtr(-a)) + math.exp(float(_log_ndtr(b)) + e)
+        comp = _ndtr_low(-a) + math.exp(float(_log_ndtr(b)) + e)
         out = math.log1p(-comp)
         amp = (1.0 + b * b) * (comp / (1.0 - comp))
         if not comp <= 0.5:
-            t = math.expm1(e) * float(_ndtr(b))
+            t = math.expm1(e) * _ndtr_low(b)
             direct = 0.5 * (float(_erf(a / _SQRT2)) + float(_erf(-b / _SQRT2))) - t
             if direct > 0.0:
                 out = math.log(direct)

@@ -55,6 +55,7 @@ from symgdp.gaussian.core import (  # noqa: F401 (re-exported names of the famil
     _RESID_ULPS,
     _SQRT2,
     _SUB_SLACK,
+    _TINY,
     _ULP,
     _check_nonneg,
     _finish,
@@ -760,6 +761,11 @@ def tradeoff_gdp(alpha: Any, mu: Any, *, rounding: Rounding = "down") -> Any:
         z = special.ndtri(al)
         x = -z - m
         out = special.ndtr(x)
+        low = out < _TINY
+        if np.any(low):
+            # ndtr flushes a result below the normal range to 0 (from x^2/2 > 709.78);
+            # exp(log_ndtr(x)) keeps it, to a relative ulp (x^2/2 + few) inside rel below
+            out = np.where(low, np.exp(special.log_ndtr(x)), out)
         if up is not None:
             rel = _ERR_C * _ULP * (1.0 + (np.abs(x) + 1.6) * (np.abs(z) + np.abs(x)))
             if up:
